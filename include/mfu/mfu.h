@@ -1,0 +1,8 @@
+/*
+ * mfu/mfu.h - the whole public API of libmfu. Include this one header.
+ * See common.h for the ownership, error and unit conventions that every module follows.
+ */
+#ifndef MFU_MFU_H
+#define MFU_MFU_H
+#include "mfu/common.h"
+#endif

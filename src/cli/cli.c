@@ -1,0 +1,322 @@
+/*
+ * cli.c - option parsing, error reporting, tables and formatting shared by the subcommands.
+ */
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static long find_spec(const cli_optspec *specs, size_t n, const char *name, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(specs[i].name) == len && strncmp(specs[i].name, name, len) == 0)
+            return (long)i;
+    return -1;
+}
+
+bool cli_parse(const char *cmd, int argc, char **argv, const cli_optspec *specs, size_t nspecs,
+               cli_args *out)
+{
+    memset(out, 0, sizeof *out);
+    out->specs = specs;
+    out->nspecs = nspecs;
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!options_done && strcmp(arg, "--") == 0) {
+            options_done = true;
+            continue;
+        }
+        if (!options_done && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)) {
+            out->help = true;
+            continue;
+        }
+        if (options_done || arg[0] != '-' || strcmp(arg, "-") == 0 ||
+            (arg[1] >= '0' && arg[1] <= '9')) {
+            if (out->npos >= CLI_MAX_POSITIONAL) {
+                cli_failf(cmd, CLI_EXIT_USAGE, "too many arguments (at most %d)",
+                          CLI_MAX_POSITIONAL);
+                return false;
+            }
+            out->pos[out->npos++] = arg;
+            continue;
+        }
+        if (arg[1] != '-') {
+            cli_failf(cmd, CLI_EXIT_USAGE, "unknown option '%s' (see 'mfu %s --help')", arg, cmd);
+            return false;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        long k = find_spec(specs, nspecs, name, len);
+        if (k < 0) {
+            cli_failf(cmd, CLI_EXIT_USAGE, "unknown option '--%.*s' (see 'mfu %s --help')",
+                      (int)len, name, cmd);
+            return false;
+        }
+        const char *value = NULL;
+        if (specs[k].takes_value) {
+            if (eq) {
+                value = eq + 1;
+            } else if (i + 1 < argc) {
+                value = argv[++i];
+            } else {
+                cli_failf(cmd, CLI_EXIT_USAGE, "option '--%s' needs a value (see 'mfu %s --help')",
+                          specs[k].name, cmd);
+                return false;
+            }
+        } else if (eq) {
+            cli_failf(cmd, CLI_EXIT_USAGE, "option '--%s' takes no value", specs[k].name);
+            return false;
+        }
+        if (out->nocc >= CLI_MAX_OCCURRENCES) {
+            cli_failf(cmd, CLI_EXIT_USAGE, "too many options (at most %d)", CLI_MAX_OCCURRENCES);
+            return false;
+        }
+        out->occ_spec[out->nocc] = (size_t)k;
+        out->occ_value[out->nocc] = value;
+        out->nocc++;
+    }
+    return true;
+}
+
+static long last_occ(const cli_args *a, const char *name)
+{
+    for (size_t i = a->nocc; i-- > 0;)
+        if (strcmp(a->specs[a->occ_spec[i]].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+const char *cli_get(const cli_args *a, const char *name)
+{
+    long i = last_occ(a, name);
+    return i < 0 ? NULL : a->occ_value[i];
+}
+
+bool cli_has(const cli_args *a, const char *name)
+{
+    return last_occ(a, name) >= 0;
+}
+
+bool cli_each(const cli_args *a, const char *name, bool (*fn)(const char *value, void *ctx),
+              void *ctx)
+{
+    for (size_t i = 0; i < a->nocc; i++)
+        if (strcmp(a->specs[a->occ_spec[i]].name, name) == 0 && !fn(a->occ_value[i], ctx))
+            return false;
+    return true;
+}
+
+bool cli_get_double(const char *cmd, const cli_args *a, const char *name, double *out,
+                    bool *present)
+{
+    const char *v = cli_get(a, name);
+    if (present)
+        *present = v != NULL;
+    if (!v)
+        return true;
+    if (!mfu__parse_double(v, out)) {
+        cli_failf(cmd, CLI_EXIT_USAGE, "--%s: '%s' is not a number", name, v);
+        return false;
+    }
+    return true;
+}
+
+bool cli_get_pos_double(const char *cmd, const cli_args *a, const char *name, double *out,
+                        bool *present)
+{
+    double v = 0;
+    bool p = false;
+    if (!cli_get_double(cmd, a, name, &v, &p))
+        return false;
+    if (present)
+        *present = p;
+    if (!p)
+        return true;
+    if (!(v > 0)) {
+        cli_failf(cmd, CLI_EXIT_USAGE, "--%s must be greater than 0 (got %s)", name,
+                  cli_get(a, name));
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_get_pos_int64(const char *cmd, const cli_args *a, const char *name, int64_t *out,
+                       bool *present)
+{
+    const char *v = cli_get(a, name);
+    if (present)
+        *present = v != NULL;
+    if (!v)
+        return true;
+    int64_t x = 0;
+    if (!mfu__parse_int64(v, &x)) {
+        cli_failf(cmd, CLI_EXIT_USAGE, "--%s: '%s' is not a whole number", name, v);
+        return false;
+    }
+    if (x <= 0) {
+        cli_failf(cmd, CLI_EXIT_USAGE, "--%s must be greater than 0 (got %s)", name, v);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+int cli_fail(const char *cmd, const mfu_error *err, int exit_status)
+{
+    if (err->line > 0)
+        fprintf(stderr, "mfu %s: line %ld: %s\n", cmd, err->line, err->message);
+    else
+        fprintf(stderr, "mfu %s: %s\n", cmd, err->message[0] ? err->message
+                                                              : mfu_strerror(err->code));
+    return exit_status;
+}
+
+int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
+{
+    fprintf(stderr, "mfu %s: ", cmd);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return exit_status;
+}
+
+void cli_fmt_si(char *buf, size_t n, double v, const char *unit)
+{
+    static const struct { double f; const char *p; } pre[] = {
+        {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    if (!isfinite(v)) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    double a = fabs(v);
+    for (size_t i = 0; i < MFU__ARRAY_LEN(pre); i++) {
+        if (a >= pre[i].f) {
+            snprintf(buf, n, "%.3g %s%s", v / pre[i].f, pre[i].p, unit);
+            return;
+        }
+    }
+    snprintf(buf, n, "%.3g %s", v, unit);
+}
+
+void cli_fmt_count(char *buf, size_t n, double v)
+{
+    double a = fabs(v);
+    if (!isfinite(v))
+        snprintf(buf, n, "-");
+    else if (a >= 1e12)
+        snprintf(buf, n, "%.3g T", v / 1e12);
+    else if (a >= 1e9)
+        snprintf(buf, n, "%.3g B", v / 1e9);
+    else if (a >= 1e6)
+        snprintf(buf, n, "%.3g M", v / 1e6);
+    else if (a >= 1e4)
+        snprintf(buf, n, "%.3g k", v / 1e3);
+    else
+        snprintf(buf, n, "%.0f", v);
+}
+
+cli_table *cli_table_new(void)
+{
+    return calloc(1, sizeof(cli_table));
+}
+
+void cli_table_row(cli_table *t, size_t ncells, const char *const *cells)
+{
+    if (t->nrows >= CLI_TABLE_ROWS)
+        return;
+    if (ncells > CLI_TABLE_COLS)
+        ncells = CLI_TABLE_COLS;
+    for (size_t i = 0; i < ncells; i++)
+        mfu__strlcpy(t->cell[t->nrows][i], cells[i] ? cells[i] : "", CLI_TABLE_CELL);
+    if (ncells > t->ncols)
+        t->ncols = ncells;
+    t->nrows++;
+}
+
+void cli_table_rule(cli_table *t)
+{
+    if (t->nrows > 0)
+        t->rule_after[t->nrows - 1] = true;
+}
+
+static bool looks_numeric(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    return (*s >= '0' && *s <= '9') || (*s == '.' && s[1] >= '0' && s[1] <= '9');
+}
+
+/* Display width of a UTF-8 string: count code points, not bytes. */
+static size_t utf8_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+void cli_table_print(const cli_table *t, FILE *out, const char *indent)
+{
+    size_t width[CLI_TABLE_COLS] = {0};
+    for (size_t r = 0; r < t->nrows; r++)
+        for (size_t c = 0; c < t->ncols; c++) {
+            size_t w = utf8_width(t->cell[r][c]);
+            if (w > width[c])
+                width[c] = w;
+        }
+    size_t total = 0;
+    for (size_t c = 0; c < t->ncols; c++)
+        total += width[c] + (c ? 2 : 0);
+    for (size_t r = 0; r < t->nrows; r++) {
+        fputs(indent ? indent : "", out);
+        /* drop trailing empty cells so lines carry no trailing blanks */
+        size_t last = t->ncols;
+        while (last > 0 && t->cell[r][last - 1][0] == '\0')
+            last--;
+        for (size_t c = 0; c < last; c++) {
+            const char *s = t->cell[r][c];
+            size_t pad = width[c] - utf8_width(s);
+            if (c)
+                fputs("  ", out);
+            bool right = c > 0 && looks_numeric(s);
+            if (right)
+                fprintf(out, "%*s", (int)pad, "");
+            fputs(s, out);
+            if (!right && c + 1 < last)
+                fprintf(out, "%*s", (int)pad, "");
+        }
+        fputc('\n', out);
+        if (t->rule_after[r]) {
+            fputs(indent ? indent : "", out);
+            for (size_t i = 0; i < total; i++)
+                fputc('-', out);
+            fputc('\n', out);
+        }
+    }
+}
+
+int cli_print_json(json_t *v)
+{
+    if (!v)
+        return cli_failf("json", CLI_EXIT_FAIL, "out of memory building JSON output");
+    int rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(v);
+    if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+        return CLI_EXIT_FAIL;
+    return CLI_EXIT_OK;
+}
+
+json_t *cli_json_num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}

@@ -1,0 +1,64 @@
+/*
+ * main.c - `mfu`: dispatch to a subcommand. Each subcommand prints its own --help.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+#ifndef MFU_VERSION
+#define MFU_VERSION "0.0.0"
+#endif
+
+static int cmd_version(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    printf("mfu %s\n", MFU_VERSION);
+    return CLI_EXIT_OK;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"version", cmd_version, "print the version of mfu"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "mfu %s - model FLOPs utilization, measured and explained\n\n"
+            "usage: mfu COMMAND [OPTIONS] [ARGS]\n\ncommands:\n",
+            MFU_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'mfu COMMAND --help' for a command's options and examples.\n"
+                 "Examples:\n"
+                 "  mfu flops --model llama3-8b --seq 8192 --convention all\n"
+                 "  mfu estimate --model llama3-8b --device h100-sxm --devices 8 \\\n"
+                 "      --tokens-per-sec 80000\n"
+                 "  mfu devices h100\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0)
+        return cmd_version(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "mfu: unknown command '%s' (run 'mfu --help' for the list)\n", name);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,58 @@
+/*
+ * util/util.h - small internal helpers shared by every module (not part of the public API).
+ *
+ * Error reporting: mfu__fail() fills a caller's optional mfu_error and returns the code, so a
+ * failing path reads `return mfu__fail(err, MFU_E_PARSE, line, "expected ...");`.
+ * Number parsing is strict: the whole string must be a number, finite, in range.
+ */
+#ifndef MFU_UTIL_H
+#define MFU_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mfu/common.h"
+
+#if defined(__GNUC__)
+#define MFU__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define MFU__PRINTF(a, b)
+#endif
+
+#define MFU__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Fill *err (if not NULL) with code, line and a formatted one-line message; return code.
+ * field is cleared. Messages longer than MFU_ERROR_MESSAGE_MAX are truncated. */
+mfu_status mfu__fail(mfu_error *err, mfu_status code, long line, const char *fmt, ...)
+    MFU__PRINTF(4, 5);
+
+/* As mfu__fail, and also records the field or option name concerned (truncated to fit). */
+mfu_status mfu__fail_field(mfu_error *err, mfu_status code, const char *field, const char *fmt,
+                           ...) MFU__PRINTF(4, 5);
+
+/* Copy src into dst of size n (n > 0), always NUL-terminated; returns strlen(src) so that a
+ * result >= n means truncation. */
+size_t mfu__strlcpy(char *dst, const char *src, size_t n);
+
+/* snprintf that appends to dst (size n) after its current string; never overflows. Returns
+ * false when the result was truncated. */
+bool mfu__appendf(char *dst, size_t n, const char *fmt, ...) MFU__PRINTF(3, 4);
+
+/* ASCII case-insensitive comparisons (locale-independent). */
+int mfu__strcasecmp(const char *a, const char *b);
+int mfu__strncasecmp(const char *a, const char *b, size_t n);
+/* First occurrence of needle in hay, ignoring ASCII case; NULL when absent. */
+const char *mfu__strcasestr(const char *hay, const char *needle);
+
+/* Strict parsers: the whole of s (no leading/trailing junk except surrounding blanks) must be
+ * a number. parse_double rejects NaN and infinities. Return false without touching *out on
+ * failure. */
+bool mfu__parse_double(const char *s, double *out);
+bool mfu__parse_int64(const char *s, int64_t *out);
+
+/* strdup in strict C11 (NULL on allocation failure or NULL input). */
+char *mfu__strdup(const char *s);
+
+#endif /* MFU_UTIL_H */

@@ -1,0 +1,94 @@
+/*
+ * test_util.c - unit tests of src/util: strict number parsing, bounded strings, errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static void parse_double_strict(void **state)
+{
+    (void)state;
+    double v = -1;
+    assert_true(mfu__parse_double("  4096 ", &v));
+    assert_true(v == 4096.0);
+    assert_true(mfu__parse_double("1.5e3", &v));
+    assert_true(v == 1500.0);
+    v = 7;
+    assert_false(mfu__parse_double("12abc", &v));
+    assert_false(mfu__parse_double("", &v));
+    assert_false(mfu__parse_double("nan", &v));
+    assert_false(mfu__parse_double("inf", &v));
+    assert_false(mfu__parse_double("1e999", &v));
+    assert_false(mfu__parse_double(NULL, &v));
+    assert_true(v == 7.0); /* untouched on failure */
+}
+
+static void parse_int64_strict(void **state)
+{
+    (void)state;
+    int64_t v = 0;
+    assert_true(mfu__parse_int64("-32", &v));
+    assert_int_equal(v, -32);
+    assert_false(mfu__parse_int64("3.5", &v));
+    assert_false(mfu__parse_int64("99999999999999999999", &v));
+    assert_false(mfu__parse_int64("0x10", &v));
+    assert_int_equal(v, -32);
+}
+
+static void strlcpy_truncates_and_terminates(void **state)
+{
+    (void)state;
+    char buf[4];
+    assert_int_equal(mfu__strlcpy(buf, "abcdef", sizeof buf), 6);
+    assert_string_equal(buf, "abc");
+    assert_true(mfu__appendf(buf, sizeof buf, "%s", "") );
+    char b2[8] = "ab";
+    assert_true(mfu__appendf(b2, sizeof b2, "%d", 12));
+    assert_string_equal(b2, "ab12");
+    assert_false(mfu__appendf(b2, sizeof b2, "%s", "xyzw"));
+    assert_string_equal(b2, "ab12xyz");
+}
+
+static void case_insensitive(void **state)
+{
+    (void)state;
+    assert_int_equal(mfu__strcasecmp("NVIDIA H100", "nvidia h100"), 0);
+    assert_true(mfu__strcasecmp("a", "b") < 0);
+    assert_non_null(mfu__strcasestr("NVIDIA H100 80GB HBM3", "hbm3"));
+    assert_null(mfu__strcasestr("NVIDIA H100", "h200"));
+}
+
+static void fail_fills_error(void **state)
+{
+    (void)state;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu__fail(&e, MFU_E_PARSE, 12, "expected %s", "a number"), MFU_E_PARSE);
+    assert_int_equal(e.code, MFU_E_PARSE);
+    assert_int_equal(e.line, 12);
+    assert_string_equal(e.message, "expected a number");
+    assert_int_equal(mfu__fail_field(&e, MFU_E_MISSING, "num_hidden_layers", "missing"),
+                     MFU_E_MISSING);
+    assert_string_equal(e.field, "num_hidden_layers");
+    assert_int_equal(e.line, 0);
+    /* NULL error is allowed */
+    assert_int_equal(mfu__fail(NULL, MFU_E_IO, 0, "x"), MFU_E_IO);
+    assert_string_equal(mfu_strerror(MFU_E_LIMIT), "size limit exceeded");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_double_strict),
+        cmocka_unit_test(parse_int64_strict),
+        cmocka_unit_test(strlcpy_truncates_and_terminates),
+        cmocka_unit_test(case_insensitive),
+        cmocka_unit_test(fail_fills_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
