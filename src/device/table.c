@@ -473,7 +473,7 @@ static const mfu_device_info table[] = {
     },
     {
         .id = "gh200",
-        .name = "NVIDIA GH200 96GB HBM3 (480GB LPDDR5X)",
+        .name = "NVIDIA GH200 96GB HBM3",
         .vendor = "NVIDIA",
         .unit = "GPU (the Hopper half of the superchip)",
         .dense_flops_per_s = {[FP64] = T(67), [FP32] = T(67), [TF32] = T(494.5),
@@ -515,7 +515,7 @@ static const mfu_device_info table[] = {
     /* ---- NVIDIA Blackwell ---- */
     {
         .id = "b200",
-        .name = "NVIDIA B200 (HGX, 1000 W)",
+        .name = "NVIDIA B200 (HGX)",
         .vendor = "NVIDIA",
         .unit = "GPU (one package, two dies)",
         .dense_flops_per_s = {[FP64] = T(37), [FP32] = T(75), [TF32] = T(1100),
@@ -538,7 +538,7 @@ static const mfu_device_info table[] = {
     },
     {
         .id = "gb200",
-        .name = "NVIDIA GB200 (per Blackwell GPU, NVL72)",
+        .name = "NVIDIA GB200 (per GPU)",
         .vendor = "NVIDIA",
         .unit = "GPU (one of the two Blackwell GPUs of a superchip)",
         .dense_flops_per_s = {[FP64] = T(45), [FP32] = T(80), [TF32] = T(1250),
@@ -560,7 +560,7 @@ static const mfu_device_info table[] = {
     },
     {
         .id = "b300",
-        .name = "NVIDIA B300 (Blackwell Ultra, HGX)",
+        .name = "NVIDIA B300 (HGX)",
         .vendor = "NVIDIA",
         .unit = "GPU (one package, two dies)",
         .dense_flops_per_s = {[FP64] = T(1.25), [FP32] = T(75), [TF32] = T(1100),
@@ -582,7 +582,7 @@ static const mfu_device_info table[] = {
     },
     {
         .id = "gb300",
-        .name = "NVIDIA GB300 (per Blackwell Ultra GPU, NVL72)",
+        .name = "NVIDIA GB300 (per GPU)",
         .vendor = "NVIDIA",
         .unit = "GPU (one of the two Blackwell Ultra GPUs of a superchip)",
         .dense_flops_per_s = {[FP64] = T(1.25), [FP32] = T(80), [TF32] = T(1250),
@@ -908,7 +908,7 @@ static const mfu_device_info table[] = {
     },
     {
         .id = "tpu-v7",
-        .name = "Google TPU7x (Ironwood), per TensorCore device",
+        .name = "Google TPU7x per TensorCore",
         .vendor = "Google",
         .unit = "TensorCore (half a chip; JAX shows each as one device)",
         .dense_flops_per_s = {[BF16] = T(1153.5), [FP8] = T(2307)},
@@ -928,7 +928,7 @@ static const mfu_device_info table[] = {
     },
     {
         .id = "tpu-v7-chip",
-        .name = "Google TPU7x (Ironwood), per chip",
+        .name = "Google TPU7x per chip",
         .vendor = "Google",
         .unit = "chip (2 TensorCores, 2 framework devices)",
         .dense_flops_per_s = {[BF16] = T(2307), [FP8] = T(4614)},
@@ -982,7 +982,7 @@ static const mfu_device_info table[] = {
     /* ---- AWS Trainium ---- */
     {
         .id = "trainium1",
-        .name = "AWS Trainium (Trn1), per chip",
+        .name = "AWS Trainium (per chip)",
         .vendor = "AWS",
         .unit = "chip (2 NeuronCore-v2; torch-neuronx shows each core as a device)",
         .dense_flops_per_s = {[FP32] = T(47.5), [TF32] = T(190), [BF16] = T(190),
@@ -1001,7 +1001,7 @@ static const mfu_device_info table[] = {
     },
     {
         .id = "trainium2",
-        .name = "AWS Trainium2 (Trn2), per chip",
+        .name = "AWS Trainium2 (per chip)",
         .vendor = "AWS",
         .unit = "chip (8 NeuronCore-v3; 4 logical cores at the default LNC=2)",
         .dense_flops_per_s = {[FP32] = T(181), [TF32] = T(667), [BF16] = T(667),
