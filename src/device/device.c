@@ -4,8 +4,8 @@
  * Matching works on words: runs of ASCII letters and digits, lower-cased, with vendor words
  * dropped. Words are compared whole, never as substrings, which is what keeps "GB200" away
  * from B200, "H200" from H20 and "L40S" from L40/L4 (the traps other stacks fell into).
- * Nothing is cached: every call normalises the few hundred table names again (microseconds),
- * so the module holds no state.
+ * Nothing is cached: every call normalises the table's ~190 names again (about 75 us), so the
+ * module holds no state; callers match a name once per run.
  */
 #include <stdint.h>
 #include <stdio.h>
