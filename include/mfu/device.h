@@ -54,10 +54,10 @@ MFU_API mfu_status mfu_dtype_parse(const char *s, mfu_dtype *out, mfu_error *err
 
 /* What the vendor's "with sparsity" figures mean for an entry. */
 typedef enum mfu_sparsity {
-    MFU_SPARSITY_NONE = 0,  /* no sparse figure in the table */
-    MFU_SPARSITY_2_4 = 1,   /* 2:4 structured sparsity: sparse == 2 x dense for every dtype that
-                               has a sparse figure */
-    MFU_SPARSITY_OTHER = 2  /* a vendor sparse figure that is not 2 x dense (see notes) */
+    MFU_SPARSITY_NONE = 0, /* no sparse figure in the table */
+    MFU_SPARSITY_2_4 = 1,  /* 2:4 structured sparsity: sparse == 2 x dense for every dtype that
+                              has a sparse figure */
+    MFU_SPARSITY_OTHER = 2 /* a vendor sparse figure that is not 2 x dense (see notes) */
 } mfu_sparsity;
 
 /* One accelerator. Read-only; fields are only ever appended to. */
@@ -90,18 +90,18 @@ MFU_API size_t mfu_device_count(void);
 MFU_API const mfu_device_info *mfu_device_at(size_t i);
 
 /* Limits of name matching (see docs/internals/device.md). */
-#define MFU_DEVICE_NAME_MAX 256       /* bytes in a name, without the NUL */
-#define MFU_DEVICE_NAME_WORDS_MAX 16  /* words (runs of letters/digits) in a name */
-#define MFU_DEVICE_CANDIDATES_MAX 8   /* candidates kept in a mfu_device_match */
+#define MFU_DEVICE_NAME_MAX 256      /* bytes in a name, without the NUL */
+#define MFU_DEVICE_NAME_WORDS_MAX 16 /* words (runs of letters/digits) in a name */
+#define MFU_DEVICE_CANDIDATES_MAX 8  /* candidates kept in a mfu_device_match */
 
 /* How a name was matched. */
 typedef enum mfu_device_match_kind {
-    MFU_DEVICE_MATCH_NONE = 0,        /* no match (an error was returned) */
-    MFU_DEVICE_MATCH_EXACT = 1,       /* the name is an id, display name or reported name */
-    MFU_DEVICE_MATCH_WORDS = 2,       /* its words select exactly one entry */
-    MFU_DEVICE_MATCH_EQUAL_PEAKS = 3  /* its words select several entries whose dense peaks are
-                                         equal for every dtype; the first in table order is
-                                         returned (memory and bandwidth may differ) */
+    MFU_DEVICE_MATCH_NONE = 0,       /* no match (an error was returned) */
+    MFU_DEVICE_MATCH_EXACT = 1,      /* the name is an id, display name or reported name */
+    MFU_DEVICE_MATCH_WORDS = 2,      /* its words select exactly one entry */
+    MFU_DEVICE_MATCH_EQUAL_PEAKS = 3 /* its words select several entries whose dense peaks are
+                                        equal for every dtype; the first in table order is
+                                        returned (memory and bandwidth may differ) */
 } mfu_device_match_kind;
 
 typedef struct mfu_device_match {
@@ -127,14 +127,12 @@ typedef struct mfu_device_match {
  * Errors: NULL name or out, or a name with no words: MFU_E_INVALID; a name longer than
  * MFU_DEVICE_NAME_MAX bytes or with more than MFU_DEVICE_NAME_WORDS_MAX words: MFU_E_LIMIT.
  * out is always written (device NULL, kind NONE on failure). Never falls back silently. */
-MFU_API mfu_status mfu_device_match_name(const char *name, mfu_device_match *out,
-                                         mfu_error *err);
+MFU_API mfu_status mfu_device_match_name(const char *name, mfu_device_match *out, mfu_error *err);
 
 /* mfu_device_match_name() reduced to the entry: on success *out is the entry (static, not to
  * be freed) and MFU_OK is returned; on failure *out is NULL and the status and message are
  * those of mfu_device_match_name(). NULL out: MFU_E_INVALID. */
-MFU_API mfu_status mfu_device_find(const char *name, const mfu_device_info **out,
-                                   mfu_error *err);
+MFU_API mfu_status mfu_device_find(const char *name, const mfu_device_info **out, mfu_error *err);
 
 /* The peak FLOP/s of dev for dtype: the dense figure, or the vendor sparse one when sparse is
  * true (never use sparse for MFU unless you know why). On success stores it (> 0) in *out.

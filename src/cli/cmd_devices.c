@@ -171,8 +171,8 @@ static void print_one(const mfu_device_match *m, const char *query, int ndtypes,
     char buf[512];
     if (m->kind == MFU_DEVICE_MATCH_EQUAL_PEAKS) {
         buf[0] = '\0';
-        size_t shown = m->ncandidates < MFU_DEVICE_CANDIDATES_MAX ? m->ncandidates
-                                                                   : MFU_DEVICE_CANDIDATES_MAX;
+        size_t shown =
+            m->ncandidates < MFU_DEVICE_CANDIDATES_MAX ? m->ncandidates : MFU_DEVICE_CANDIDATES_MAX;
         for (size_t i = 0; i < shown; i++)
             mfu__appendf(buf, sizeof buf, "%s%s", i ? ", " : "", m->candidates[i]->id);
         char note[768];
@@ -323,8 +323,7 @@ int cmd_devices(int argc, char **argv)
                 json_object_set_new(root, "dtype", json_string(mfu_dtype_name(only)));
             json_t *arr = json_array();
             for (size_t i = 0; i < mfu_device_count(); i++)
-                json_array_append_new(arr, device_json(mfu_device_at(i),
-                                                       have_only ? &only : NULL));
+                json_array_append_new(arr, device_json(mfu_device_at(i), have_only ? &only : NULL));
             json_object_set_new(root, "devices", arr);
             return cli_print_json(root);
         }

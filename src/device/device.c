@@ -23,9 +23,9 @@ typedef struct words {
 } words;
 
 /* Words that say who made the part or what kind of thing it is, never which one it is. */
-static const char *const noise[] = {"nvidia", "amd", "tesla", "geforce", "instinct", "google",
-                                    "cloud",  "intel", "habana", "aws",   "amazon", "gpu",
-                                    "accelerator"};
+static const char *const noise[] = {"nvidia", "amd",   "tesla",      "geforce", "instinct",
+                                    "google", "cloud", "intel",      "habana",  "aws",
+                                    "amazon", "gpu",   "accelerator"};
 
 static bool is_alnum(char c)
 {
@@ -122,8 +122,8 @@ static bool entry_has_key(const mfu_device_info *d, const char *key, words *scra
  * ("80gb", "144g"). A name may carry them when the query leaves them out. */
 static bool is_qualifier(const char *w)
 {
-    static const char *const q[] = {"sxm",  "sxm2",  "sxm3", "sxm4",  "sxm5", "sxm6", "pcie",
-                                    "nvl",  "hbm2",  "hbm2e", "hbm3", "hbm3e", "oam"};
+    static const char *const q[] = {"sxm", "sxm2", "sxm3",  "sxm4", "sxm5",  "sxm6", "pcie",
+                                    "nvl", "hbm2", "hbm2e", "hbm3", "hbm3e", "oam"};
     for (size_t i = 0; i < MFU__ARRAY_LEN(q); i++)
         if (strcmp(w, q[i]) == 0)
             return true;
@@ -351,14 +351,16 @@ mfu_status mfu_device_find(const char *name, const mfu_device_info **out, mfu_er
     return st;
 }
 
-mfu_status mfu_device_peak_flops_per_s(const mfu_device_info *dev, mfu_dtype dtype,
-                                       bool sparse, double *out, mfu_error *err)
+mfu_status mfu_device_peak_flops_per_s(const mfu_device_info *dev, mfu_dtype dtype, bool sparse,
+                                       double *out, mfu_error *err)
 {
     if (!dev || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_device_peak_flops_per_s: NULL argument");
     if ((int)dtype < 0 || dtype >= MFU_DTYPE_COUNT)
-        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_device_peak_flops_per_s: dtype %d out of "
-                         "range", (int)dtype);
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_device_peak_flops_per_s: dtype %d out of "
+                         "range",
+                         (int)dtype);
     const double *peaks = sparse ? dev->sparse_flops_per_s : dev->dense_flops_per_s;
     if (peaks[dtype] > 0) {
         *out = peaks[dtype];

@@ -20,6 +20,8 @@
 #include "mfu/device.h"
 #include "util/util.h"
 
+/* The table is laid out by hand (one dtype group per line); keep clang-format off it. */
+/* clang-format off */
 #define T(x) ((x) * 1e12)          /* TFLOP/s -> FLOP/s */
 #define GB(x) ((x) * 1e9)          /* vendor GB -> bytes */
 #define GIB(x) ((x) * 1073741824.0) /* GiB -> bytes */
@@ -1022,6 +1024,8 @@ static const mfu_device_info table[] = {
                  "logical core is 5% below 667 / 4.",
     },
 };
+
+/* clang-format on */
 
 size_t mfu_device_count(void)
 {

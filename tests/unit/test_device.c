@@ -67,14 +67,22 @@ static void dtype_parse_spellings(void **state)
         const char *s;
         mfu_dtype t;
     } cases[] = {
-        {"bf16", MFU_DTYPE_BF16},         {"BFloat16", MFU_DTYPE_BF16},
-        {"torch.bfloat16", MFU_DTYPE_BF16}, {"fp16", MFU_DTYPE_FP16},
-        {"float16", MFU_DTYPE_FP16},      {"HALF", MFU_DTYPE_FP16},
-        {"fp8", MFU_DTYPE_FP8},           {"float8", MFU_DTYPE_FP8},
-        {"E4M3", MFU_DTYPE_FP8},          {"float8_e4m3fn", MFU_DTYPE_FP8},
-        {"fp32", MFU_DTYPE_FP32},         {"Float32", MFU_DTYPE_FP32},
-        {"tf32", MFU_DTYPE_TF32},         {"fp64", MFU_DTYPE_FP64},
-        {"double", MFU_DTYPE_FP64},       {"int8", MFU_DTYPE_INT8},
+        {"bf16", MFU_DTYPE_BF16},
+        {"BFloat16", MFU_DTYPE_BF16},
+        {"torch.bfloat16", MFU_DTYPE_BF16},
+        {"fp16", MFU_DTYPE_FP16},
+        {"float16", MFU_DTYPE_FP16},
+        {"HALF", MFU_DTYPE_FP16},
+        {"fp8", MFU_DTYPE_FP8},
+        {"float8", MFU_DTYPE_FP8},
+        {"E4M3", MFU_DTYPE_FP8},
+        {"float8_e4m3fn", MFU_DTYPE_FP8},
+        {"fp32", MFU_DTYPE_FP32},
+        {"Float32", MFU_DTYPE_FP32},
+        {"tf32", MFU_DTYPE_TF32},
+        {"fp64", MFU_DTYPE_FP64},
+        {"double", MFU_DTYPE_FP64},
+        {"int8", MFU_DTYPE_INT8},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mfu_dtype out = MFU_DTYPE_COUNT;
@@ -280,8 +288,8 @@ static void published_peaks(void **state)
     assert_true(2 * core->dense_flops_per_s[MFU_DTYPE_FP8] ==
                 chip->dense_flops_per_s[MFU_DTYPE_FP8]);
     assert_true(2 * core->memory_bytes == chip->memory_bytes);
-    assert_true(near(2 * core->memory_bandwidth_bytes_per_s, chip->memory_bandwidth_bytes_per_s,
-                     0.001));
+    assert_true(
+        near(2 * core->memory_bandwidth_bytes_per_s, chip->memory_bandwidth_bytes_per_s, 0.001));
     assert_true(chip->dense_flops_per_s[MFU_DTYPE_BF16] == 2307e12);
 }
 
@@ -301,13 +309,13 @@ static void peaks_from_units_and_clocks(void **state)
         {"l40s", MFU_DTYPE_BF16, 568, 256, 2520, 0.001},
         {"l40", MFU_DTYPE_BF16, 568, 128, 2490, 0.001},
         {"rtx-4090", MFU_DTYPE_BF16, 512, 128, 2520, 0.001}, /* FP32 accumulate */
-        {"rtx-3090", MFU_DTYPE_BF16, 328, 128, 1695, 0.003},  /* whitepaper rounds to 71 */
+        {"rtx-3090", MFU_DTYPE_BF16, 328, 128, 1695, 0.003}, /* whitepaper rounds to 71 */
         {"rtx-a6000", MFU_DTYPE_BF16, 336, 256, 1800, 0.001},
         {"rtx-6000-ada", MFU_DTYPE_BF16, 568, 256, 2505, 0.001},
         {"rtx-5000-ada", MFU_DTYPE_BF16, 400, 256, 2550, 0.001},
         {"rtx-a5000", MFU_DTYPE_BF16, 256, 256, 1695, 0.001},
         {"rtx-a4000", MFU_DTYPE_BF16, 192, 256, 1560, 0.001},
-        {"mi250x", MFU_DTYPE_BF16, 110, 1024, 1700, 0.001},  /* CUs per GCD */
+        {"mi250x", MFU_DTYPE_BF16, 110, 1024, 1700, 0.001}, /* CUs per GCD */
         {"mi250x", MFU_DTYPE_FP64, 110, 256, 1700, 0.001},
         {"mi300x", MFU_DTYPE_BF16, 304, 2048, 2100, 0.001},
         {"mi300x", MFU_DTYPE_FP8, 304, 4096, 2100, 0.001},
@@ -584,9 +592,9 @@ static void peak_lookup(void **state)
     assert_one_line(err.message);
 
     /* no sparse figure on a TPU */
-    assert_int_equal(mfu_device_peak_flops_per_s(must_find("tpu-v5p"), MFU_DTYPE_BF16, true, &v,
-                                                 &err),
-                     MFU_E_UNSUPPORTED);
+    assert_int_equal(
+        mfu_device_peak_flops_per_s(must_find("tpu-v5p"), MFU_DTYPE_BF16, true, &v, &err),
+        MFU_E_UNSUPPORTED);
     assert_non_null(strstr(err.message, "sparse figures: none"));
     /* no sparse fp64 on H100 */
     assert_int_equal(mfu_device_peak_flops_per_s(h100, MFU_DTYPE_FP64, true, &v, &err),
