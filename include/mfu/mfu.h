@@ -5,5 +5,6 @@
 #ifndef MFU_MFU_H
 #define MFU_MFU_H
 #include "mfu/common.h"
+#include "mfu/device.h"
 #include "mfu/estimate.h"
 #endif

@@ -5,5 +5,6 @@
 #ifndef MFU_COMMANDS_H
 #define MFU_COMMANDS_H
 
+int cmd_devices(int argc, char **argv); /* cmd_devices.c: the accelerator table */
 
 #endif

@@ -25,6 +25,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"version", cmd_version, "print the version of mfu"},
+    {"devices", cmd_devices, "the accelerators and their dense peak FLOP/s"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# End-to-end tests of `mfu devices`: the table, one device, JSON (parsed with jq), the name
+# traps, unknown and ambiguous names (exit 1, one line with suggestions), bad usage (exit 2).
+set -u
+bin=${MFU_BIN:?MFU_BIN must point at the mfu binary}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# run ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status in $rc
+run() { "$bin" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
+expect_rc() { [ "$rc" -eq "$1" ] || fail "$2: exit $rc, want $1 (stderr: $(head -c 300 "$tmp/err"))"; }
+out_has() { grep -qF -- "$1" "$tmp/out" || fail "$2: stdout lacks '$1'"; }
+err_has() { grep -qF -- "$1" "$tmp/err" || fail "$2: stderr lacks '$1'"; }
+jq_true() { jq -e "$1" "$tmp/out" >/dev/null || fail "$2: jq '$1' is not true"; }
+
+# --- the table
+run devices
+expect_rc 0 "table"
+out_has "dense peak in TFLOP/s" "table"
+head -2 "$tmp/out" | tail -1 | grep -qE '^id +name +bf16 +fp16 +fp8 +fp32 +mem GB +TB/s$' \
+    || fail "table header: $(head -2 "$tmp/out" | tail -1)"
+grep -qE '^h100-sxm +NVIDIA H100 SXM5 80GB +989\.5 +989\.5 +1979\.0 +67\.0 +80 +3\.35$' "$tmp/out" \
+    || fail "table row h100-sxm: $(grep '^h100-sxm' "$tmp/out")"
+grep -qE '^tpu-v5p .* 459\.0 ' "$tmp/out" || fail "table row tpu-v5p"
+[ -s "$tmp/err" ] && fail "table wrote to stderr"
+rows=$(($(wc -l <"$tmp/out") - 2))
+# every row is aligned: the "mem GB" column ends at the same offset on every line
+awk 'NR>1 { print length($0) }' "$tmp/out" | sort -u | wc -l | grep -qx 1 \
+    || fail "table rows have different widths"
+
+# --- JSON of the whole table
+run devices --json
+expect_rc 0 "json"
+jq_true '.devices | length >= 40' "json count"
+jq_true "(.devices | length) == $rows" "json rows = table rows ($rows)"
+jq_true '[.devices[].id] | (unique | length) == length' "json ids unique"
+jq_true 'all(.devices[]; (.source | length) > 20)' "json sources"
+jq_true '.devices[] | select(.id == "h100-sxm") | .dense_flops_per_s.bf16 == 989500000000000' \
+    "json h100 bf16"
+jq_true '.devices[] | select(.id == "h100-sxm") | .sparse_flops_per_s.bf16 == 1979000000000000' \
+    "json h100 sparse apart"
+jq_true '.devices[] | select(.id == "v100-sxm2") | .dense_flops_per_s.bf16 == null' \
+    "json null for no figure"
+jq_true '.devices[] | select(.id == "a100-sxm4-80gb") | .memory_bytes == 80000000000' \
+    "json memory bytes"
+jq_true 'all(.devices[]; (.dense_flops_per_s | keys) == ["bf16","fp16","fp32","fp64","fp8","int8","tf32"])' \
+    "json stable dtype keys"
+
+run devices --json --dtype fp8
+expect_rc 0 "json dtype"
+jq_true '.dtype == "fp8"' "json dtype key"
+jq_true '.devices[] | select(.id == "h100-sxm") | .peak_flops_per_s == 1979000000000000' \
+    "json dtype peak"
+jq_true '.devices[] | select(.id == "a100-sxm4-80gb") | .peak_flops_per_s == null' \
+    "json dtype peak null"
+
+run devices --dtype bfloat16
+expect_rc 0 "table dtype"
+head -2 "$tmp/out" | tail -1 | grep -qE '^id +name +bf16 +mem GB +TB/s$' || fail "table --dtype header"
+
+# --- one device
+run devices h100-sxm
+expect_rc 0 "one device"
+head -1 "$tmp/out" | grep -q '^h100-sxm  NVIDIA H100 SXM5 80GB (NVIDIA)$' || fail "one device title"
+grep -qE '^  bf16 +989\.5 +1979$' "$tmp/out" || fail "one device bf16 row"
+grep -qE '^  fp64 +67 +-$' "$tmp/out" || fail "one device fp64 row"
+out_has "boost 1980 MHz; peaks quoted at 1830 MHz" "one device clock"
+out_has "'NVIDIA H100 80GB HBM3'" "one device reported names"
+out_has "NVIDIA H100 datasheet" "one device source"
+out_has "989 (torchtitan" "one device notes"
+
+# words without quotes are joined
+run devices NVIDIA H100 80GB HBM3
+expect_rc 0 "unquoted words"
+head -1 "$tmp/out" | grep -q '^h100-sxm ' || fail "unquoted words: $(head -1 "$tmp/out")"
+
+run devices "AMD Instinct MI300X" --json
+expect_rc 0 "mi300x json"
+jq_true '.device.id == "mi300x" and .match == "exact"' "mi300x json"
+jq_true '.device.dense_flops_per_s.bf16 == 1307400000000000' "mi300x bf16"
+
+run devices a100 --json
+expect_rc 0 "a100 equal peaks"
+jq_true '.match == "equal-peaks" and (.candidates | length) == 4 and .device.id == "a100-sxm4-80gb"' \
+    "a100 equal peaks"
+run devices a100
+out_has "matches 4 entries with equal peaks" "a100 note"
+
+# --- the traps, through the CLI
+for pair in "GB200:gb200" "B200:b200" "H200:h200-sxm" "H20:h20" "H100 NVL:h100-nvl" \
+    "L4:l4" "L40:l40" "L40S:l40s" "v5litepod-8:tpu-v5e" "TPU v5 lite:tpu-v5e"; do
+    name=${pair%%:*} want=${pair#*:}
+    run devices "$name" --json
+    got=$(jq -r .device.id "$tmp/out" 2>/dev/null)
+    [ "$rc" -eq 0 ] && [ "$got" = "$want" ] || fail "'$name' -> '$got' (exit $rc), want $want"
+done
+
+# --- unknown and ambiguous: exit 1, one line on stderr, nothing on stdout
+run devices mi300
+expect_rc 1 "unknown"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "unknown: stderr is not one line"
+[ -s "$tmp/out" ] && fail "unknown: wrote to stdout"
+err_has "unknown device 'mi300' (closest: mi300x" "unknown"
+err_has "--peak-tflops" "unknown"
+
+run devices h100 --json
+expect_rc 1 "ambiguous"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "ambiguous: stderr is not one line"
+err_has "ambiguous: it matches h100-sxm, h100-pcie, h100-nvl" "ambiguous"
+
+run devices "$(printf 'x%.0s' $(seq 300))"
+expect_rc 1 "long name"
+err_has "longer than 256 bytes" "long name"
+
+run devices NVIDIA
+expect_rc 1 "no model word"
+err_has "names no model" "no model word"
+
+# --- bad usage: exit 2
+run devices --bogus
+expect_rc 2 "unknown option"
+err_has "unknown option '--bogus'" "unknown option"
+run devices --dtype fp4
+expect_rc 2 "bad dtype"
+err_has "unknown dtype 'fp4'" "bad dtype"
+run devices --dtype
+expect_rc 2 "missing dtype value"
+run devices --json=yes
+expect_rc 2 "flag with value"
+
+# --- help
+run devices --help
+expect_rc 0 "help"
+out_has "examples:" "help"
+out_has "mfu devices NVIDIA H100 80GB HBM3" "help"
+run --help
+out_has "devices" "mfu --help lists devices"
+
+if [ "$fails" -ne 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "devices.sh: all passed"
