@@ -5,4 +5,5 @@
 #ifndef MFU_MFU_H
 #define MFU_MFU_H
 #include "mfu/common.h"
+#include "mfu/model.h"
 #endif
