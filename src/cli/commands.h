@@ -5,5 +5,7 @@
 #ifndef MFU_COMMANDS_H
 #define MFU_COMMANDS_H
 
+/* mfu flops: FLOPs per token of a model under a counting convention (cmd_flops.c) */
+int cmd_flops(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"version", cmd_version, "print the version of mfu"},
+    {"flops", cmd_flops, "FLOPs per token of a model, by component and convention"},
 };
 
 static void usage(FILE *out)
