@@ -327,6 +327,24 @@ static void mla_head_dims(void **state)
     near(e.model_flops - m.model_flops, e.training.router, 1, "megatron drops the router");
 }
 
+static void maxtext_pr1988_halving(void **state)
+{
+    (void)state;
+    /* flops-and-peaks.md section 11 item 4: MaxText PR #1988 (causal halving) moved llama2-7b at
+     * a "129k" context from 125,194 to 72,827 TFLOPs per step. The batch is the same on both
+     * sides, so the ratio is the per-token ratio of causal to full attention. We read "129k" as
+     * 129,000 tokens (the source gives no exact length); maxtext-2025 before and after. */
+    mfu_arch a = preset("llama2-7b");
+    mfu_workload wl = {.seq = 129000};
+    mfu_flops_options causal = {.convention = MFU_CONV_MAXTEXT_2025};
+    mfu_flops_options full = {.convention = MFU_CONV_MAXTEXT_2025,
+                              .attention = MFU_ATTENTION_FULL};
+    mfu_flops fc, ff;
+    assert_int_equal(mfu_flops_compute(&a, &wl, &causal, &fc, NULL), MFU_OK);
+    assert_int_equal(mfu_flops_compute(&a, &wl, &full, &ff, NULL), MFU_OK);
+    near(fc.model_flops / ff.model_flops, 72827.0 / 125194.0, 1e-4, "PR #1988 ratio");
+}
+
 /* ---- parameter totals of presets vs their published figures ------------------------------ */
 
 static void preset_param_totals(void **state)
@@ -747,6 +765,7 @@ int main(void)
         cmocka_unit_test(closed_forms_agree),
         cmocka_unit_test(n_based_formulas),
         cmocka_unit_test(mla_head_dims),
+        cmocka_unit_test(maxtext_pr1988_halving),
         cmocka_unit_test(preset_param_totals),
         cmocka_unit_test(property_gqa_lowers_flops),
         cmocka_unit_test(property_causal_only_changes_core),
