@@ -225,7 +225,15 @@ static void read_windows(reader *r, const struct family *f, mfu_arch *a)
     }
 }
 
-/* MoE blocks of a Qwen MoE model: not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0 */
+static int cmp_int64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* MoE blocks of a Qwen MoE model: block i is MoE iff (i + 1) % decoder_sparse_step == 0 and i is
+ * not in mlp_only_layers. Counted arithmetically (no loop over layers): floor(L / step) minus
+ * the distinct listed blocks that the step would have made MoE. */
 static void read_qwen_moe_layers(reader *r, mfu_arch *a)
 {
     int64_t step = 1;
@@ -238,20 +246,35 @@ static void read_qwen_moe_layers(reader *r, mfu_arch *a)
         return;
     }
     if (a->layers <= 0 || a->layers > MFU_DIM_MAX)
-        return;
+        return; /* resolve reports the layer count */
     size_t n_only = only ? json_array_size(only) : 0;
     if (step == 1 && n_only == 0)
         return; /* every block is MoE: the default pattern says so */
-    int64_t count = 0;
-    for (int64_t i = 0; i < a->layers && i < 100000; i++) {
-        bool dense = (i + 1) % step != 0;
-        for (size_t j = 0; !dense && j < n_only; j++) {
-            json_t *v = json_array_get(only, j);
-            if (json_is_integer(v) && json_integer_value(v) == i)
-                dense = true;
+    int64_t count = a->layers / step;
+    if (n_only > 0) {
+        int64_t *v = malloc(n_only * sizeof *v);
+        if (!v) {
+            if (r->st == MFU_OK)
+                r->st = mfu__fail(r->err, MFU_E_NOMEM, 0, "out of memory reading config.json");
+            return;
         }
-        if (!dense)
-            count++;
+        size_t n = 0;
+        for (size_t j = 0; j < n_only; j++) {
+            json_t *e = json_array_get(only, j);
+            if (!json_is_integer(e)) {
+                free(v);
+                type_error(r, "mlp_only_layers", "an array of layer numbers", e);
+                return;
+            }
+            int64_t i = (int64_t)json_integer_value(e);
+            if (i >= 0 && i < a->layers && (i + 1) % step == 0)
+                v[n++] = i;
+        }
+        qsort(v, n, sizeof *v, cmp_int64);
+        for (size_t j = 0; j < n; j++)
+            if (j == 0 || v[j] != v[j - 1])
+                count--;
+        free(v);
     }
     if (count == 0) {
         a->experts = 0;
