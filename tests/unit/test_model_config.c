@@ -259,6 +259,22 @@ static void config_errors(void **state)
     const char *t7 = "{\"model_type\": \"gpt2\", \"n_layer\": 1e300, \"n_embd\": 64, "
                      "\"n_head\": 4, \"vocab_size\": 10}";
     assert_int_equal(mfu_arch_from_config_text(t7, strlen(t7), NULL, &a, &err), MFU_E_PARSE);
+    /* Qwen MoE layers are counted without a loop over layers; duplicates count once */
+    const char *t8 = "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 12, "
+                     "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+                     "\"num_key_value_heads\": 4, \"intermediate_size\": 128, "
+                     "\"vocab_size\": 10, \"num_experts\": 4, \"num_experts_per_tok\": 2, "
+                     "\"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2, "
+                     "\"mlp_only_layers\": [1, 1, 3, 2, 99, -1]}";
+    assert_int_equal(mfu_arch_from_config_text(t8, strlen(t8), NULL, &a, &err), MFU_OK);
+    assert_int_equal(a.moe_layers, 4); /* 1, 3, 5, 7, 9, 11 minus 1 and 3 */
+    const char *t9 = "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 2000000000, "
+                     "\"hidden_size\": 64, \"num_attention_heads\": 4, "
+                     "\"num_key_value_heads\": 4, \"intermediate_size\": 128, "
+                     "\"vocab_size\": 10, \"num_experts\": 4, \"num_experts_per_tok\": 2, "
+                     "\"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2}";
+    assert_int_equal(mfu_arch_from_config_text(t9, strlen(t9), NULL, &a, &err), MFU_OK);
+    assert_int_equal(a.moe_layers, 1000000000);
     /* the size limit */
     size_t big = (size_t)MFU_CONFIG_MAX_BYTES + 1;
     char *huge = malloc(big);
