@@ -7,4 +7,5 @@
 #include "mfu/common.h"
 #include "mfu/device.h"
 #include "mfu/estimate.h"
+#include "mfu/model.h"
 #endif

@@ -6,5 +6,7 @@
 #define MFU_COMMANDS_H
 
 int cmd_devices(int argc, char **argv); /* cmd_devices.c: the accelerator table */
+/* mfu flops: FLOPs per token of a model under a counting convention (cmd_flops.c) */
+int cmd_flops(int argc, char **argv);
 
 #endif

@@ -1,0 +1,63 @@
+/*
+ * preset.c - bundled model presets: Hugging Face shaped config.json files under
+ * src/model/presets/, compiled into the library by src/model/module.cmake, read with the same
+ * parser as a user's config.json. The file name without ".json" is the preset name; the table
+ * is generated in alphabetical order of file names.
+ */
+#include <string.h>
+
+#include "model/model_internal.h"
+#include "util/embed.h"
+#include "util/util.h"
+
+#define PRESET_NAME_MAX 64
+
+/* The preset's name: the file name without its ".json" (names are ASCII and short). */
+static const char *entry_name(size_t i, char *buf, size_t n)
+{
+    const char *file = mfu__model_presets[i].name;
+    size_t len = strlen(file);
+    if (len > 5 && strcmp(file + len - 5, ".json") == 0)
+        len -= 5;
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, file, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+size_t mfu_preset_count(void)
+{
+    size_t n = 0;
+    while (mfu__model_presets[n].name)
+        n++;
+    return n;
+}
+
+const char *mfu_preset_name(size_t i)
+{
+    return i < mfu_preset_count() ? mfu__model_preset_names[i] : NULL;
+}
+
+mfu_status mfu_preset_find(const char *name, mfu_arch *out, mfu_error *err)
+{
+    if (!name || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_preset_find: NULL argument");
+    char buf[PRESET_NAME_MAX];
+    for (size_t i = 0; mfu__model_presets[i].name; i++) {
+        if (mfu__strcasecmp(entry_name(i, buf, sizeof buf), name) != 0)
+            continue;
+        const struct mfu__embedded *e = &mfu__model_presets[i];
+        mfu_arch a;
+        mfu_status st = mfu_arch_from_config_text((const char *)e->bytes, e->size, NULL, &a, err);
+        if (st != MFU_OK)
+            return st;
+        mfu__strlcpy(a.name, buf, sizeof a.name);
+        *out = a;
+        return MFU_OK;
+    }
+    return mfu__fail_field(err, MFU_E_UNKNOWN, "--model",
+                           "unknown model preset '%.64s': pass --model with a name from 'mfu "
+                           "flops --list-presets', or --config with a config.json",
+                           name);
+}
