@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/flops_out.h"
 #include "cli/model_args.h"
 
 static const cli_optspec specs[] = {MODEL_ARGS_OPTSPECS, {"json", false}, {"list-presets", false}};
@@ -37,149 +38,13 @@ static void help(void)
            MODEL_ARGS_HELP);
 }
 
-/* 4 significant digits with an SI prefix: "48.25 GFLOP". */
-static void fmt_flops(char *buf, size_t n, double v)
-{
-    static const struct {
-        double f;
-        const char *p;
-    } pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
-    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-        if (fabs(v) >= pre[i].f) {
-            snprintf(buf, n, "%.4g %sFLOP", v / pre[i].f, pre[i].p);
-            return;
-        }
-    snprintf(buf, n, "%.4g FLOP", v);
-}
-
-static void fmt_pct(char *buf, size_t n, double part, double whole)
-{
-    if (whole > 0)
-        snprintf(buf, n, "%.1f%%", 100 * part / whole);
-    else
-        snprintf(buf, n, "-");
-}
-
-static const struct component {
-    const char *label;
-    const char *key;
-    size_t offset;
-} components[] = {
-    {"attention projections", "attention_projections",
-     offsetof(mfu_flops_breakdown, attention_projections)},
-    {"attention core", "attention_core", offsetof(mfu_flops_breakdown, attention_core)},
-    {"mlp", "mlp", offsetof(mfu_flops_breakdown, mlp)},
-    {"experts", "experts", offsetof(mfu_flops_breakdown, experts)},
-    {"router", "router", offsetof(mfu_flops_breakdown, router)},
-    {"logits", "logits", offsetof(mfu_flops_breakdown, logits)},
-    {"embedding", "embedding", offsetof(mfu_flops_breakdown, embedding)},
-    {"other", "other", offsetof(mfu_flops_breakdown, other)},
-};
-
-static double part(const mfu_flops_breakdown *b, size_t offset)
-{
-    double v;
-    memcpy(&v, (const char *)b + offset, sizeof v);
-    return v;
-}
-
 /* ---- JSON ------------------------------------------------------------------------------- */
-
-static json_t *breakdown_json(const mfu_flops_breakdown *b)
-{
-    json_t *o = json_object();
-    for (size_t i = 0; i < sizeof components / sizeof components[0]; i++)
-        json_object_set_new(o, components[i].key, cli_json_num(part(b, components[i].offset)));
-    return o;
-}
-
-static json_t *count_json(int64_t v, bool known)
-{
-    return known ? json_integer((json_int_t)v) : json_null();
-}
-
-static json_t *flops_json(const model_args *m, const mfu_flops *f)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "convention", json_string(mfu_convention_name(f->convention)));
-    json_object_set_new(o, "convention_description",
-                        json_string(mfu_convention_description(f->convention)));
-    json_object_set_new(o, "convention_source", json_string(mfu_convention_source(f->convention)));
-    json_object_set_new(o, "attention", json_string(mfu_attention_name(f->attention)));
-    json_object_set_new(o, "count_embeddings", json_boolean(m->options.count_embeddings));
-    json_t *fl = json_object();
-    json_object_set_new(fl, "model", cli_json_num(f->model_flops));
-    json_object_set_new(fl, "hardware", cli_json_num(f->hardware_flops));
-    json_object_set_new(fl, "forward", cli_json_num(f->forward_flops));
-    json_object_set_new(fl, "recompute", cli_json_num(f->hardware_flops - f->model_flops));
-    json_object_set_new(fl, "breakdown", breakdown_json(&f->training));
-    json_object_set_new(fl, "forward_breakdown", breakdown_json(&f->forward));
-    json_object_set_new(o, "flops_per_token", fl);
-    json_object_set_new(o, "attention_context", cli_json_num(f->attention_context));
-    json_object_set_new(o, "n_params", count_json(f->n_params, f->n_params > 0));
-    json_t *mo = json_object();
-    json_object_set_new(mo, "name", json_string(m->arch.name));
-    json_object_set_new(mo, "source", json_string(m->arch.source));
-    bool k = f->has_param_counts;
-    json_object_set_new(mo, "params_total", count_json(f->params.total, k));
-    json_object_set_new(mo, "params_active", count_json(f->params.active, k));
-    json_object_set_new(mo, "params_matmul", count_json(f->params.matmul, k));
-    json_object_set_new(mo, "params_embedding", count_json(f->params.embedding, k));
-    json_object_set_new(mo, "published_params",
-                        count_json(m->arch.published_params, m->arch.published_params > 0));
-    json_object_set_new(o, "model", mo);
-    json_t *w = json_object();
-    json_object_set_new(w, "seq", count_json(m->workload.seq, m->workload.seq > 0));
-    json_object_set_new(w, "recompute", json_string(mfu_recompute_name(m->workload.recompute)));
-    json_object_set_new(w, "doc_count", json_integer((json_int_t)m->workload.doc_count));
-    json_object_set_new(w, "mean_doc_len",
-                        m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
-                                                     : json_null());
-    json_object_set_new(o, "workload", w);
-    return o;
-}
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-static void print_header(const model_args *m)
-{
-    char seq[64] = "unset";
-    if (m->workload.seq > 0)
-        snprintf(seq, sizeof seq, "%lld", (long long)m->workload.seq);
-    printf("model       %s%s%s%s\n", m->arch.name[0] ? m->arch.name : "(from flags)",
-           m->arch.source[0] ? "  (" : "", m->arch.source, m->arch.source[0] ? ")" : "");
-    printf("workload    seq %s, recompute %s", seq, mfu_recompute_name(m->workload.recompute));
-    if (m->workload.doc_count > 0)
-        printf(", %zu packed documents", m->workload.doc_count);
-    if (m->workload.mean_doc_len > 0)
-        printf(", packed documents of mean length %g", m->workload.mean_doc_len);
-    printf("\n");
-}
-
-static void print_params(const model_args *m, const mfu_flops *f)
-{
-    char t[32], a[32], mm[32], e[32];
-    if (f->has_param_counts) {
-        cli_fmt_count(t, sizeof t, (double)f->params.total);
-        cli_fmt_count(a, sizeof a, (double)f->params.active);
-        cli_fmt_count(mm, sizeof mm, (double)f->params.matmul);
-        cli_fmt_count(e, sizeof e, (double)f->params.embedding);
-        printf("parameters  total %s, active %s, matmul %s, embedding %s", t, a, mm, e);
-        if (m->arch.published_params > 0) {
-            cli_fmt_count(t, sizeof t, (double)m->arch.published_params);
-            printf("  (published %s)", t);
-        }
-        printf("\n");
-    }
-    if (f->n_params > 0) {
-        cli_fmt_count(t, sizeof t, (double)f->n_params);
-        printf("N in 6N     %s\n", t);
-    }
-}
-
 static int print_one(const model_args *m, const mfu_flops *f)
 {
-    print_header(m);
+    flops_out_print_model(m);
     printf("convention  %s: %s\n", mfu_convention_name(f->convention),
            mfu_convention_description(f->convention));
     printf("source      %s\n", mfu_convention_source(f->convention));
@@ -191,32 +56,32 @@ static int print_one(const model_args *m, const mfu_flops *f)
     const char *head[] = {"FLOPs per token", "forward", "training", "share"};
     cli_table_row(t, 4, head);
     cli_table_rule(t);
-    for (size_t i = 0; i < sizeof components / sizeof components[0]; i++) {
-        double fw = part(&f->forward, components[i].offset);
-        double tr = part(&f->training, components[i].offset);
-        if (fw == 0 && tr == 0 && i > 2 && strcmp(components[i].key, "logits") != 0)
+    for (size_t i = 0; i < FLOPS_OUT_NCOMPONENTS; i++) {
+        double fw = flops_out_part(&f->forward, flops_out_components[i].offset);
+        double tr = flops_out_part(&f->training, flops_out_components[i].offset);
+        if (fw == 0 && tr == 0 && i > 2 && strcmp(flops_out_components[i].key, "logits") != 0)
             continue;
         char a[32], b[32], c[16];
-        fmt_flops(a, sizeof a, fw);
-        fmt_flops(b, sizeof b, tr);
-        fmt_pct(c, sizeof c, tr, f->model_flops);
-        const char *row[] = {components[i].label, a, b, c};
+        flops_out_fmt(a, sizeof a, fw);
+        flops_out_fmt(b, sizeof b, tr);
+        flops_out_fmt_pct(c, sizeof c, tr, f->model_flops);
+        const char *row[] = {flops_out_components[i].label, a, b, c};
         cli_table_row(t, 4, row);
     }
     cli_table_rule(t);
     char a[32], b[32], c[32], d[16];
-    fmt_flops(a, sizeof a, f->forward_flops);
-    fmt_flops(b, sizeof b, f->model_flops);
+    flops_out_fmt(a, sizeof a, f->forward_flops);
+    flops_out_fmt(b, sizeof b, f->model_flops);
     const char *model_row[] = {"model (MFU numerator)", a, b, "100.0%"};
     cli_table_row(t, 4, model_row);
-    fmt_flops(c, sizeof c, f->hardware_flops);
-    fmt_pct(d, sizeof d, f->hardware_flops, f->model_flops);
+    flops_out_fmt(c, sizeof c, f->hardware_flops);
+    flops_out_fmt_pct(d, sizeof d, f->hardware_flops, f->model_flops);
     const char *hw_row[] = {"hardware (HFU numerator)", "", c, d};
     cli_table_row(t, 4, hw_row);
     cli_table_print(t, stdout, "");
     free(t);
     printf("\n");
-    print_params(m, f);
+    flops_out_print_params(m, f);
     return CLI_EXIT_OK;
 }
 
@@ -245,7 +110,7 @@ static int run_all(const model_args *m, bool json)
         json_t *arr = json_array();
         for (int c = 0; c < MFU_CONV_COUNT; c++) {
             if (st[c] == MFU_OK) {
-                json_array_append_new(arr, flops_json(m, &f[c]));
+                json_array_append_new(arr, flops_out_json(m, &f[c]));
             } else {
                 json_t *o = json_object();
                 json_object_set_new(o, "convention",
@@ -256,13 +121,13 @@ static int run_all(const model_args *m, bool json)
         }
         return cli_print_json(arr);
     }
-    print_header(m);
+    flops_out_print_model(m);
     printf("\n");
     cli_table *t = cli_table_new();
     if (!t)
         return cli_failf("flops", CLI_EXIT_FAIL, "out of memory");
-    const char *head[] = {"convention", "model/token", "hardware/token", "attention",
-                          "vs exact",   "mask"};
+    const char *head[] = {"convention", "model/token", "hardware/token",
+                          "attention",  "vs exact",    "mask"};
     cli_table_row(t, 6, head);
     cli_table_rule(t);
     double exact = st[MFU_CONV_EXACT] == MFU_OK ? f[MFU_CONV_EXACT].model_flops : 0;
@@ -274,9 +139,9 @@ static int run_all(const model_args *m, bool json)
             continue;
         }
         char a[32], b[32], share[16], vs[16] = "-";
-        fmt_flops(a, sizeof a, f[c].model_flops);
-        fmt_flops(b, sizeof b, f[c].hardware_flops);
-        fmt_pct(share, sizeof share, f[c].training.attention_core, f[c].model_flops);
+        flops_out_fmt(a, sizeof a, f[c].model_flops);
+        flops_out_fmt(b, sizeof b, f[c].hardware_flops);
+        flops_out_fmt_pct(share, sizeof share, f[c].training.attention_core, f[c].model_flops);
         if (exact > 0)
             snprintf(vs, sizeof vs, "%+.1f%%", 100 * (f[c].model_flops / exact - 1));
         const char *mask =
@@ -296,7 +161,7 @@ static int run_all(const model_args *m, bool json)
     printf("\n");
     for (int c = 0; c < MFU_CONV_COUNT; c++)
         if (st[c] == MFU_OK) {
-            print_params(m, &f[c]);
+            flops_out_print_params(m, &f[c]);
             break;
         }
     return CLI_EXIT_OK;
@@ -331,7 +196,7 @@ static int list_presets(bool json)
             json_object_set_new(o, "params_total", json_integer((json_int_t)p.total));
             json_object_set_new(o, "params_active", json_integer((json_int_t)p.active));
             json_object_set_new(o, "published_params",
-                                count_json(a.published_params, a.published_params > 0));
+                                flops_out_count_json(a.published_params, a.published_params > 0));
             json_object_set_new(o, "source", json_string(a.source));
             json_array_append_new(arr, o);
             continue;
@@ -379,7 +244,7 @@ int cmd_flops(int argc, char **argv)
         if (st != MFU_OK)
             rc = cli_failf("flops", model_args_exit_status(st), "%s", err.message);
         else
-            rc = json ? cli_print_json(flops_json(&m, &f)) : print_one(&m, &f);
+            rc = json ? cli_print_json(flops_out_json(&m, &f)) : print_one(&m, &f);
     }
     model_args_free(&m);
     return rc;

@@ -1,0 +1,143 @@
+/*
+ * flops_out.c - text and JSON rendering of FLOPs per token (see flops_out.h).
+ */
+#include "cli/flops_out.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* 4 significant digits with an SI prefix: "48.25 GFLOP". */
+void flops_out_fmt(char *buf, size_t n, double v)
+{
+    static const struct {
+        double f;
+        const char *p;
+    } pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (fabs(v) >= pre[i].f) {
+            snprintf(buf, n, "%.4g %sFLOP", v / pre[i].f, pre[i].p);
+            return;
+        }
+    snprintf(buf, n, "%.4g FLOP", v);
+}
+
+void flops_out_fmt_pct(char *buf, size_t n, double part, double whole)
+{
+    if (whole > 0)
+        snprintf(buf, n, "%.1f%%", 100 * part / whole);
+    else
+        snprintf(buf, n, "-");
+}
+
+const struct flops_out_component flops_out_components[] = {
+    {"attention projections", "attention_projections",
+     offsetof(mfu_flops_breakdown, attention_projections)},
+    {"attention core", "attention_core", offsetof(mfu_flops_breakdown, attention_core)},
+    {"mlp", "mlp", offsetof(mfu_flops_breakdown, mlp)},
+    {"experts", "experts", offsetof(mfu_flops_breakdown, experts)},
+    {"router", "router", offsetof(mfu_flops_breakdown, router)},
+    {"logits", "logits", offsetof(mfu_flops_breakdown, logits)},
+    {"embedding", "embedding", offsetof(mfu_flops_breakdown, embedding)},
+    {"other", "other", offsetof(mfu_flops_breakdown, other)},
+};
+
+double flops_out_part(const mfu_flops_breakdown *b, size_t offset)
+{
+    double v;
+    memcpy(&v, (const char *)b + offset, sizeof v);
+    return v;
+}
+
+json_t *flops_out_breakdown_json(const mfu_flops_breakdown *b)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < FLOPS_OUT_NCOMPONENTS; i++)
+        json_object_set_new(o, flops_out_components[i].key,
+                            cli_json_num(flops_out_part(b, flops_out_components[i].offset)));
+    return o;
+}
+
+json_t *flops_out_count_json(int64_t v, bool known)
+{
+    return known ? json_integer((json_int_t)v) : json_null();
+}
+
+json_t *flops_out_json(const model_args *m, const mfu_flops *f)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "convention", json_string(mfu_convention_name(f->convention)));
+    json_object_set_new(o, "convention_description",
+                        json_string(mfu_convention_description(f->convention)));
+    json_object_set_new(o, "convention_source", json_string(mfu_convention_source(f->convention)));
+    json_object_set_new(o, "attention", json_string(mfu_attention_name(f->attention)));
+    json_object_set_new(o, "count_embeddings", json_boolean(m->options.count_embeddings));
+    json_t *fl = json_object();
+    json_object_set_new(fl, "model", cli_json_num(f->model_flops));
+    json_object_set_new(fl, "hardware", cli_json_num(f->hardware_flops));
+    json_object_set_new(fl, "forward", cli_json_num(f->forward_flops));
+    json_object_set_new(fl, "recompute", cli_json_num(f->hardware_flops - f->model_flops));
+    json_object_set_new(fl, "breakdown", flops_out_breakdown_json(&f->training));
+    json_object_set_new(fl, "forward_breakdown", flops_out_breakdown_json(&f->forward));
+    json_object_set_new(o, "flops_per_token", fl);
+    json_object_set_new(o, "attention_context", cli_json_num(f->attention_context));
+    json_object_set_new(o, "n_params", flops_out_count_json(f->n_params, f->n_params > 0));
+    json_t *mo = json_object();
+    json_object_set_new(mo, "name", json_string(m->arch.name));
+    json_object_set_new(mo, "source", json_string(m->arch.source));
+    bool k = f->has_param_counts;
+    json_object_set_new(mo, "params_total", flops_out_count_json(f->params.total, k));
+    json_object_set_new(mo, "params_active", flops_out_count_json(f->params.active, k));
+    json_object_set_new(mo, "params_matmul", flops_out_count_json(f->params.matmul, k));
+    json_object_set_new(mo, "params_embedding", flops_out_count_json(f->params.embedding, k));
+    json_object_set_new(
+        mo, "published_params",
+        flops_out_count_json(m->arch.published_params, m->arch.published_params > 0));
+    json_object_set_new(o, "model", mo);
+    json_t *w = json_object();
+    json_object_set_new(w, "seq", flops_out_count_json(m->workload.seq, m->workload.seq > 0));
+    json_object_set_new(w, "recompute", json_string(mfu_recompute_name(m->workload.recompute)));
+    json_object_set_new(w, "doc_count", json_integer((json_int_t)m->workload.doc_count));
+    json_object_set_new(w, "mean_doc_len",
+                        m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
+                                                     : json_null());
+    json_object_set_new(o, "workload", w);
+    return o;
+}
+
+void flops_out_print_model(const model_args *m)
+{
+    char seq[64] = "unset";
+    if (m->workload.seq > 0)
+        snprintf(seq, sizeof seq, "%lld", (long long)m->workload.seq);
+    printf("model       %s%s%s%s\n", m->arch.name[0] ? m->arch.name : "(from flags)",
+           m->arch.source[0] ? "  (" : "", m->arch.source, m->arch.source[0] ? ")" : "");
+    printf("workload    seq %s, recompute %s", seq, mfu_recompute_name(m->workload.recompute));
+    if (m->workload.doc_count > 0)
+        printf(", %zu packed documents", m->workload.doc_count);
+    if (m->workload.mean_doc_len > 0)
+        printf(", packed documents of mean length %g", m->workload.mean_doc_len);
+    printf("\n");
+}
+
+void flops_out_print_params(const model_args *m, const mfu_flops *f)
+{
+    char t[32], a[32], mm[32], e[32];
+    if (f->has_param_counts) {
+        cli_fmt_count(t, sizeof t, (double)f->params.total);
+        cli_fmt_count(a, sizeof a, (double)f->params.active);
+        cli_fmt_count(mm, sizeof mm, (double)f->params.matmul);
+        cli_fmt_count(e, sizeof e, (double)f->params.embedding);
+        printf("parameters  total %s, active %s, matmul %s, embedding %s", t, a, mm, e);
+        if (m->arch.published_params > 0) {
+            cli_fmt_count(t, sizeof t, (double)m->arch.published_params);
+            printf("  (published %s)", t);
+        }
+        printf("\n");
+    }
+    if (f->n_params > 0) {
+        cli_fmt_count(t, sizeof t, (double)f->n_params);
+        printf("N in 6N     %s\n", t);
+    }
+}
