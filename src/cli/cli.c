@@ -200,11 +200,11 @@ void cli_fmt_si(char *buf, size_t n, double v, const char *unit)
     double a = fabs(v);
     for (size_t i = 0; i < MFU__ARRAY_LEN(pre); i++) {
         if (a >= pre[i].f) {
-            snprintf(buf, n, "%.3g %s%s", v / pre[i].f, pre[i].p, unit);
+            snprintf(buf, n, "%.4g %s%s", v / pre[i].f, pre[i].p, unit);
             return;
         }
     }
-    snprintf(buf, n, "%.3g %s", v, unit);
+    snprintf(buf, n, "%.4g %s", v, unit);
 }
 
 void cli_fmt_count(char *buf, size_t n, double v)

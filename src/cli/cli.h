@@ -85,7 +85,8 @@ int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
 
 /* ---- output ----------------------------------------------------------------------------- */
 
-/* Format v with an SI prefix and unit: 1.234e15, "FLOP/s" -> "1.23 PFLOP/s". */
+/* Format v with an SI prefix and unit, 4 significant digits: 1.2345e15, "FLOP/s" ->
+ * "1.235 PFLOP/s". */
 void cli_fmt_si(char *buf, size_t n, double v, const char *unit);
 /* Format a count as 8.03 B / 46.7 M / 1,234 (parameters, tokens). */
 void cli_fmt_count(char *buf, size_t n, double v);

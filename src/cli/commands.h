@@ -8,5 +8,7 @@
 int cmd_devices(int argc, char **argv); /* cmd_devices.c: the accelerator table */
 /* mfu flops: FLOPs per token of a model under a counting convention (cmd_flops.c) */
 int cmd_flops(int argc, char **argv);
+/* mfu estimate: MFU/HFU/tokens/s from model, device, throughput (cmd_estimate.c) */
+int cmd_estimate(int argc, char **argv);
 
 #endif

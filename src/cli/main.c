@@ -26,6 +26,7 @@ static const struct {
 } commands[] = {
     {"version", cmd_version, "print the version of mfu"},
     {"devices", cmd_devices, "the accelerators and their dense peak FLOP/s"},
+    {"estimate", cmd_estimate, "MFU, HFU and tokens/s from a model, a device and a throughput"},
     {"flops", cmd_flops, "FLOPs per token of a model, by component and convention"},
 };
 
