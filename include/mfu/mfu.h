@@ -5,4 +5,6 @@
 #ifndef MFU_MFU_H
 #define MFU_MFU_H
 #include "mfu/common.h"
+#include "mfu/run.h"
+#include "mfu/ingest.h"
 #endif
