@@ -5,5 +5,6 @@
 #ifndef MFU_COMMANDS_H
 #define MFU_COMMANDS_H
 
+int cmd_convert(int argc, char **argv);
 
 #endif

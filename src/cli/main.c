@@ -25,6 +25,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"version", cmd_version, "print the version of mfu"},
+    {"convert", cmd_convert, "read training logs, write canonical JSON-lines"},
 };
 
 static void usage(FILE *out)

@@ -67,6 +67,9 @@ typedef struct mfu__format {
     mfu_status (*finish)(void *state, mfu__ictx *c);
     /* Release what state owns. */
     void (*cleanup)(void *state);
+    /* true: mfu__emit stores steps exactly as given (no tokens from the header, no sentinel
+     * conversion, no rank/time from the prefix); for formats that are already normalised. */
+    bool raw_emit;
 } mfu__format;
 
 /* ---- what a format calls -------------------------------------------------------------- */

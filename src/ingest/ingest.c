@@ -120,6 +120,8 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     mfu_step s = *in;
     const mfu__line *ln = c->ln;
     const mfu_run_meta *m = mfu_run_meta_get(c->ing->run);
+    if (c->ing->fmt->raw_emit)
+        goto append;
     if (ln) {
         if (s.rank < 0)
             s.rank = ln->rank;
@@ -142,6 +144,7 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
             s.flags |= MFU_STEP_TOKENS_DERIVED;
         }
     }
+append:;
     bool merged = false;
     mfu_error e;
     memset(&e, 0, sizeof e);

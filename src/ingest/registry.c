@@ -8,7 +8,18 @@
  */
 #include "ingest/format.h"
 
-#define MFU__FORMATS(X) X(megatron)
+/* One line per format. Keep the generic readers (jsonl, csv) last. */
+/* clang-format off */
+#define MFU__FORMATS(X) \
+    X(mfu)              \
+    X(megatron)         \
+    X(nemo)             \
+    X(nanogpt)          \
+    X(llmc)             \
+    X(torchtitan)       \
+    X(jsonl)            \
+    X(csv)
+/* clang-format on */
 
 #define MFU__DECLARE(name) extern const mfu__format mfu__fmt_##name;
 #define MFU__ENTRY(name) &mfu__fmt_##name,
