@@ -35,6 +35,7 @@ struct mfu__reader {
     z_stream z;
     bool z_live;
     ZSTD_DStream *zs;
+    size_t zlast; /* the decoder's last answer that made progress (0 = frame complete) */
 
     unsigned char in[MFU__READER_CHUNK];
     size_t in_n, in_pos;
@@ -199,8 +200,10 @@ static mfu_status decode(mfu__reader *r, mfu_error *err)
                                  ZSTD_getErrorName(zr));
             r->in_pos += zin.pos;
             r->out_n = zout.pos;
+            if (zin.pos > 0 || zout.pos > 0)
+                r->zlast = zr;
             if (avail == 0 && zout.pos == 0) {
-                if (zr != 0) /* 0 means the last frame was whole and flushed */
+                if (r->zlast != 0) /* 0: the last frame was whole and flushed */
                     return mfu__fail(err, MFU_E_IO, 0,
                                      "zstd data ends early (truncated file); recompress or "
                                      "pass the uncompressed log");
