@@ -82,8 +82,9 @@ void mfu__skip(mfu__ictx *c, const char *fmt, ...) MFU__PRINTF(2, 3);
 
 /* Append a step to the run (merging a repeated step number, see mfu/run.h) and mark the line
  * used. Fills rank from the line prefix and time_s from the prefix timestamp when s leaves
- * them unset, and normalises sentinels: a negative mfu becomes NaN with MFU_STEP_MFU_SENTINEL.
- * Errors (MFU_E_LIMIT, MFU_E_NOMEM) end the session: return them. */
+ * them unset, and normalises sentinels: a negative mfu becomes NaN with MFU_STEP_MFU_SENTINEL,
+ * an infinite value becomes NaN (an infinite loss also sets MFU_STEP_LOSS_NAN), and tokens come
+ * from the header (MFU_STEP_TOKENS_DERIVED) when the step lacks them. Errors (MFU_E_LIMIT, MFU_E_NOMEM) end the session: return them. */
 mfu_status mfu__emit(mfu__ictx *c, const mfu_step *s);
 
 /* A fatal error from a format: records "SOURCE:LINE: message" as the session's error and

@@ -120,6 +120,15 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     mfu_step s = *in;
     const mfu__line *ln = c->ln;
     const mfu_run_meta *m = mfu_run_meta_get(c->ing->run);
+    /* infinities are not values a run keeps: absent, and an infinite loss is flagged */
+    if (isinf(s.loss))
+        s.flags |= MFU_STEP_LOSS_NAN;
+    double *d[] = {&s.time_s,       &s.step_time_s, &s.tokens,    &s.samples,
+                   &s.loss,         &s.lr,          &s.grad_norm, &s.memory_bytes,
+                   &s.tokens_per_s, &s.flops_per_s, &s.mfu,       &s.samples_per_s};
+    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
+        if (isinf(*d[i]))
+            *d[i] = NAN;
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {
