@@ -85,9 +85,11 @@ static void kv_str(writer *w, const char *k, const char *v)
     put_str(w->f, v);
 }
 
-static void kv_scope(writer *w, const char *k, double v, mfu_scope s)
+/* A scope is written whenever it is known, even without its value (an MFU printed as a
+ * sentinel keeps its "device" scope). */
+static void kv_scope(writer *w, const char *k, mfu_scope s)
 {
-    if (isnan(v) || s == MFU_SCOPE_UNKNOWN)
+    if (s == MFU_SCOPE_UNKNOWN)
         return;
     key(w, k);
     put_str(w->f, mfu_scope_name(s));
@@ -143,13 +145,13 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
         kv_num(&w, "grad_norm", s.grad_norm);
         kv_num(&w, "memory_bytes", s.memory_bytes);
         kv_num(&w, "tokens_per_s", s.tokens_per_s);
-        kv_scope(&w, "tokens_per_s_scope", s.tokens_per_s, s.tokens_per_s_scope);
+        kv_scope(&w, "tokens_per_s_scope", s.tokens_per_s_scope);
         kv_num(&w, "flops_per_s", s.flops_per_s);
-        kv_scope(&w, "flops_per_s_scope", s.flops_per_s, s.flops_per_s_scope);
+        kv_scope(&w, "flops_per_s_scope", s.flops_per_s_scope);
         kv_num(&w, "mfu", s.mfu);
-        kv_scope(&w, "mfu_scope", s.mfu, s.mfu_scope);
+        kv_scope(&w, "mfu_scope", s.mfu_scope);
         kv_num(&w, "samples_per_s", s.samples_per_s);
-        kv_scope(&w, "samples_per_s_scope", s.samples_per_s, s.samples_per_s_scope);
+        kv_scope(&w, "samples_per_s_scope", s.samples_per_s_scope);
         if (s.rank >= 0)
             kv_int(&w, "rank", s.rank);
         kv_true(&w, "skipped", s.flags & MFU_STEP_SKIPPED);
@@ -176,10 +178,10 @@ typedef struct mfu_state {
 static int mfu_detect(const mfu__line *ln)
 {
     mfu__span s = {ln->text, ln->len};
+    /* Only the header identifies the format: step objects alone look like any metrics JSONL
+     * and are left to the generic jsonl reader, which reads the same key names. */
     if (mfu__span_starts(s, "{\"mfu_run\":"))
-        return 5 * MFU__DETECT_STEP; /* a header says it all */
-    if (mfu__span_starts(s, "{\"step\":"))
-        return MFU__DETECT_STEP;
+        return 5 * MFU__DETECT_STEP;
     return MFU__DETECT_NONE;
 }
 
