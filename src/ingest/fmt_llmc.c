@@ -168,7 +168,7 @@ static mfu_status llmc_line(void *state, mfu__ictx *c, const mfu__line *ln)
     st.grad_norm = after_label(r, "norm ", NULL);
     st.lr = after_label(r, "lr ", NULL);
     double ms = before_label(r, " ms");
-    st.step_time_s = ms / 1000.0;
+    st.step_time_s = mfu__scale10(ms, -3);
     long mfu_at = mfu__span_find(r, " MFU");
     if (mfu_at > 0) {
         mfu__span head = {r.p, (size_t)mfu_at};
@@ -179,7 +179,7 @@ static mfu_status llmc_line(void *state, mfu__ictx *c, const mfu__line *ln)
                 break;
             }
         if (pct > 0) {
-            st.mfu = before(r, (size_t)pct) / 100.0;
+            st.mfu = mfu__scale10(before(r, (size_t)pct), -2);
             st.mfu_scope = MFU_SCOPE_DEVICE;
         }
     }

@@ -151,12 +151,12 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
             continue; /* router stats, text fields */
         double v = n.value;
         if (mfu__span_eq(key, "elapsed time per iteration (ms)"))
-            s.step_time_s = v / 1000.0;
+            s.step_time_s = mfu__scale10(v, -3);
         else if (mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)")) {
-            s.flops_per_s = v * 1e12;
+            s.flops_per_s = mfu__scale10(v, 12);
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
         } else if (mfu__span_eq(key, "TFLOPs")) { /* Megatron-DeepSpeed */
-            s.flops_per_s = v * 1e12;
+            s.flops_per_s = mfu__scale10(v, 12);
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
             st->deepspeed_seen = true;
         } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
@@ -284,7 +284,7 @@ static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
     if (mfu__span_starts(s, "Total number of parameters in billions:")) {
         double b = mfu__num_value((mfu__span){s.p + 39, s.n - 39});
         if (!isnan(b))
-            m->model_params = b * 1e9;
+            m->model_params = mfu__scale10(b, 9);
         mfu__used(c);
         return MFU_OK;
     }

@@ -95,7 +95,7 @@ static bool common_key(mfu_step *st, mfu__span key, const mfu__num *n, double *g
     } else if (mfu__span_eq(key, "train_step_timing in s")) {
         st->step_time_s = n->value;
     } else if (mfu__span_eq(key, "TFLOPS_per_GPU")) {
-        st->flops_per_s = n->value * 1e12;
+        st->flops_per_s = mfu__scale10(n->value, 12);
         st->flops_per_s_scope = MFU_SCOPE_DEVICE;
     } else if (mfu__span_eq(key, "tokens_per_sec_per_gpu")) {
         st->tokens_per_s = n->value;

@@ -83,7 +83,7 @@ static mfu_status torchtitan_line(void *state, mfu__ictx *c, const mfu__line *ln
             st.tokens_per_s = n.value;
             st.tokens_per_s_scope = MFU_SCOPE_DEVICE;
         } else if (mfu__span_eq(key, "tflops")) {
-            st.flops_per_s = n.value * 1e12;
+            st.flops_per_s = mfu__scale10(n.value, 12);
             st.flops_per_s_scope = MFU_SCOPE_DEVICE;
         } else if (mfu__span_eq(key, "mfu")) {
             st.mfu_scope = MFU_SCOPE_DEVICE;

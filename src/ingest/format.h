@@ -170,6 +170,10 @@ bool mfu__num_parse(mfu__span s, mfu__num *out);
  * number or is a sentinel. */
 double mfu__num_value(mfu__span s);
 
+/* v x 10^k, rounded as if v's shortest decimal had been written with that exponent, so that
+ * 15210.6 ms gives 15.2106 s exactly (v * 1e-3 would give 15.210600000000001). */
+double mfu__scale10(double v, int k);
+
 /* Read an integer (optional thousands separators, optional quotes) covering span s. */
 bool mfu__int_parse(mfu__span s, int64_t *out);
 

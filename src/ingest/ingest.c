@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/fieldmap.h"
 #include "ingest/internal.h"
 
 /* A held line: bytes follow the header in the hold buffer. */
@@ -255,6 +256,12 @@ mfu_status mfu_ingest_new(const mfu_ingest_opts *opts, mfu_ingest **out, mfu_err
     mfu_status st = copy_map(ing, &o, err);
     if (st != MFU_OK)
         goto fail;
+    if (ing->opts.nmap) { /* check the map now: usage errors before any input is read */
+        mfu__fieldmap fm;
+        st = mfu__fieldmap_parse(&fm, ing->opts.map, ing->opts.nmap, err);
+        if (st != MFU_OK)
+            goto fail;
+    }
     ing->run = mfu_run_new();
     ing->clean_buf = malloc(ing->max_line + 1);
     ing->scores = calloc(mfu__format_count(), sizeof *ing->scores);

@@ -111,6 +111,28 @@ bool mfu__kv(mfu__span piece, const char *kvsep, mfu__span *key, mfu__span *val)
 
 /* ---- numbers ---------------------------------------------------------------------------- */
 
+double mfu__scale10(double v, int k)
+{
+    if (!isfinite(v) || k == 0)
+        return v;
+    char buf[64];
+    for (int prec = 15; prec <= 17; prec++) { /* the shortest decimal that is v */
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    /* fold k into the exponent of that decimal */
+    char *e = strchr(buf, 'e');
+    int exp10 = k;
+    if (e) {
+        exp10 += (int)strtol(e + 1, NULL, 10);
+        *e = '\0';
+    }
+    char out[80];
+    snprintf(out, sizeof out, "%se%d", buf, exp10);
+    return strtod(out, NULL);
+}
+
 static bool word_at(const char *p, const char *end, const char *w, bool case_fold)
 {
     size_t n = strlen(w);
@@ -126,7 +148,7 @@ static bool word_at(const char *p, const char *end, const char *w, bool case_fol
 static const struct {
     const char *text;
     mfu__unit unit;
-    double factor;
+    double factor; /* applied through mfu__scale10 when it is a power of ten */
 } units[] = {
     {"TFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e12},
     {"GFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e9},
@@ -292,8 +314,11 @@ unit:;
         if (units[i].unit == MFU__UNIT_FRACTION && u != q)
             continue; /* "13.99%" only, not "13.99 %" of something else */
         r.unit = units[i].unit;
-        if (r.kind == MFU__NUM_FINITE)
-            r.value = r.printed * units[i].factor;
+        if (r.kind == MFU__NUM_FINITE) {
+            double lg = log10(units[i].factor);
+            r.value =
+                lg == floor(lg) ? mfu__scale10(r.printed, (int)lg) : r.printed * units[i].factor;
+        }
         q = after;
         break;
     }

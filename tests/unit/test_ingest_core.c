@@ -76,6 +76,13 @@ static void numbers(void **state)
     assert_int_equal(i, 1024);
     assert_false(mfu__int_parse(mfu__span_of("794.5"), &i));
     assert_false(mfu__int_parse(mfu__span_of("4GiB"), &i));
+    /* unit scaling by powers of ten is exact in decimal */
+    assert_true(mfu__scale10(15210.6, -3) == 15.2106);
+    assert_true(mfu__scale10(410, -3) == 0.41);
+    assert_true(mfu__scale10(1.5e-5, 3) == 0.015);
+    assert_true(num("15210.6ms").value == 15.2106);
+    assert_true(num("34.29%").value == 0.3429);
+    assert_true(num("339.16TFLOPS").value == 339.16e12);
     /* scan stops after the number and its unit */
     const char *s = "49.66GiB(52.28%)  tps";
     const char *p = s;
