@@ -207,12 +207,16 @@ static void canonical_round_trip_fixtures(void **state)
 {
     (void)state;
     static const char *const fx[] = {
+        "logs/megatron-lm/epfllm-megatron-llm-issue11-a.log",
         "logs/megatron-lm/fixstars-mdk-gpt3-7b-fp8-2node.log",
+        "logs/megatron-lm/megatron-issue756-mixtral-8x7b-16xh100-a.log",
         "logs/megatron-lm/nccl-issue743-megatron-bert-2022-timers.log",
+        "logs/nanogpt/nanogpt-issue110-gpt2-124m-8xa100-preMFU.log",
         "logs/nanogpt/nanogpt-issue215-v100-fp16-nan.log",
         "logs/llm.c/llmc-discussion677-gpt2-1558m-8xh100.log",
         "logs/llm.c/llmc-issue796-blackwell-unknown-mfu.log",
         "logs/torchtitan/torchtitan-pr1287-llama3-8b-h100-gc-profiler.log",
+        "logs/torchtitan/torchtitan-pr2389-moe-b200-8rank-noprefix.log",
         "logs/nemo/nemo-automodel-pr3473-tps.log",
         "logs/nemo/nemo2-bionemo-pr740-progress-printer.log",
     };
