@@ -81,8 +81,9 @@ static double after_label(mfu__span s, const char *label, mfu__numkind *kind)
     return n.value;
 }
 
-/* The number that ends right before position pos (skipping blanks), NaN when none. */
-static double before(mfu__span s, size_t pos)
+/* The number that ends right before position pos (skipping blanks), times 10^shift (exact in
+ * decimal); NaN when none. */
+static double before(mfu__span s, size_t pos, int shift)
 {
     size_t e = pos;
     while (e > 0 && s.p[e - 1] == ' ')
@@ -91,15 +92,17 @@ static double before(mfu__span s, size_t pos)
     while (b > 0 && (isdigit((unsigned char)s.p[b - 1]) || s.p[b - 1] == '.' || s.p[b - 1] == '-' ||
                      s.p[b - 1] == '+' || s.p[b - 1] == 'e'))
         b--;
-    if (b == e)
+    mfu__num n;
+    if (b == e || !mfu__num_parse_shift((mfu__span){s.p + b, e - b}, shift, &n) ||
+        n.kind != MFU__NUM_FINITE)
         return NAN;
-    return mfu__num_value((mfu__span){s.p + b, e - b});
+    return n.value;
 }
 
-static double before_label(mfu__span s, const char *label)
+static double before_label(mfu__span s, const char *label, int shift)
 {
     long at = mfu__span_find(s, label);
-    return at < 0 ? NAN : before(s, (size_t)at);
+    return at < 0 ? NAN : before(s, (size_t)at, shift);
 }
 
 /* "key=value" integer after key in s. */
@@ -167,8 +170,7 @@ static mfu_status llmc_line(void *state, mfu__ictx *c, const mfu__line *ln)
     }
     st.grad_norm = after_label(r, "norm ", NULL);
     st.lr = after_label(r, "lr ", NULL);
-    double ms = before_label(r, " ms");
-    st.step_time_s = mfu__scale10(ms, -3);
+    st.step_time_s = before_label(r, " ms", -3);
     long mfu_at = mfu__span_find(r, " MFU");
     if (mfu_at > 0) {
         mfu__span head = {r.p, (size_t)mfu_at};
@@ -179,11 +181,11 @@ static mfu_status llmc_line(void *state, mfu__ictx *c, const mfu__line *ln)
                 break;
             }
         if (pct > 0) {
-            st.mfu = mfu__scale10(before(r, (size_t)pct), -2);
+            st.mfu = before(r, (size_t)pct, -2);
             st.mfu_scope = MFU_SCOPE_DEVICE;
         }
     }
-    st.tokens_per_s = before_label(r, " tok/s");
+    st.tokens_per_s = before_label(r, " tok/s", 0);
     if (!isnan(st.tokens_per_s))
         st.tokens_per_s_scope = MFU_SCOPE_GLOBAL;
     if (isnan(st.step_time_s)) {

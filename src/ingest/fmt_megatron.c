@@ -146,17 +146,21 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
     while (mfu__split_next(&rest, "|", &piece)) {
         if (!mfu__kv(piece, ": ", &key, &val))
             continue;
+        /* ms -> s and TFLOP/s -> FLOP/s are scaled in the decimal, exactly */
+        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
+        bool is_tflops =
+            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
         mfu__num n;
-        if (!mfu__num_parse(val, &n))
+        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
             continue; /* router stats, text fields */
         double v = n.value;
-        if (mfu__span_eq(key, "elapsed time per iteration (ms)"))
-            s.step_time_s = mfu__scale10(v, -3);
+        if (is_ms)
+            s.step_time_s = v;
         else if (mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)")) {
-            s.flops_per_s = mfu__scale10(v, 12);
+            s.flops_per_s = v;
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
         } else if (mfu__span_eq(key, "TFLOPs")) { /* Megatron-DeepSpeed */
-            s.flops_per_s = mfu__scale10(v, 12);
+            s.flops_per_s = v;
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
             st->deepspeed_seen = true;
         } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {

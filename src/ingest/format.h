@@ -84,7 +84,8 @@ void mfu__skip(mfu__ictx *c, const char *fmt, ...) MFU__PRINTF(2, 3);
  * used. Fills rank from the line prefix and time_s from the prefix timestamp when s leaves
  * them unset, and normalises sentinels: a negative mfu becomes NaN with MFU_STEP_MFU_SENTINEL,
  * an infinite value becomes NaN (an infinite loss also sets MFU_STEP_LOSS_NAN), and tokens come
- * from the header (MFU_STEP_TOKENS_DERIVED) when the step lacks them. Errors (MFU_E_LIMIT, MFU_E_NOMEM) end the session: return them. */
+ * from the header (MFU_STEP_TOKENS_DERIVED) when the step lacks them. Errors (MFU_E_LIMIT,
+ * MFU_E_NOMEM) end the session: return them. */
 mfu_status mfu__emit(mfu__ictx *c, const mfu_step *s);
 
 /* A fatal error from a format: records "SOURCE:LINE: message" as the session's error and
@@ -165,6 +166,10 @@ bool mfu__num_scan(const char **p, const char *end, mfu__num *out);
 
 /* As mfu__num_scan, but the whole span (trimmed) must be the number. */
 bool mfu__num_parse(mfu__span s, mfu__num *out);
+
+/* As mfu__num_parse, with the value also multiplied by 10^shift in decimal (exact for what was
+ * printed): ms -> s is mfu__num_parse_shift(s, -3, &n). */
+bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out);
 
 /* Convenience: the value of span s as a finite plain or unit number, or NaN when s is not a
  * number or is a sentinel. */

@@ -145,44 +145,49 @@ static bool word_at(const char *p, const char *end, const char *w, bool case_fol
 }
 
 /* Unit suffixes, longest first within a family. factor converts to the base unit. */
+#define U(t, u, f)                                                                                 \
+    {                                                                                              \
+        t, sizeof(t) - 1, u, f                                                                     \
+    }
 static const struct {
     const char *text;
+    size_t len;
     mfu__unit unit;
     double factor; /* applied through mfu__scale10 when it is a power of ten */
 } units[] = {
-    {"TFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e12},
-    {"GFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e9},
-    {"PFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e15},
-    {"MFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e6},
-    {"FLOP/s", MFU__UNIT_FLOPS_PER_S, 1.0},
-    {"TFLOPS", MFU__UNIT_FLOPS_PER_S, 1e12},
-    {"GFLOPS", MFU__UNIT_FLOPS_PER_S, 1e9},
-    {"PFLOPS", MFU__UNIT_FLOPS_PER_S, 1e15},
-    {"MFLOPS", MFU__UNIT_FLOPS_PER_S, 1e6},
-    {"FLOPS", MFU__UNIT_FLOPS_PER_S, 1.0},
-    {"TFLOP", MFU__UNIT_FLOPS, 1e12},
-    {"GFLOP", MFU__UNIT_FLOPS, 1e9},
-    {"PFLOP", MFU__UNIT_FLOPS, 1e15},
-    {"FLOP", MFU__UNIT_FLOPS, 1.0},
-    {"KiB", MFU__UNIT_BYTES, 1024.0},
-    {"MiB", MFU__UNIT_BYTES, 1048576.0},
-    {"GiB", MFU__UNIT_BYTES, 1073741824.0},
-    {"TiB", MFU__UNIT_BYTES, 1099511627776.0},
-    {"KB", MFU__UNIT_BYTES, 1e3},
-    {"kB", MFU__UNIT_BYTES, 1e3},
-    {"MB", MFU__UNIT_BYTES, 1e6},
-    {"GB", MFU__UNIT_BYTES, 1e9},
-    {"TB", MFU__UNIT_BYTES, 1e12},
-    {"ms", MFU__UNIT_SECONDS, 1e-3},
-    {"us", MFU__UNIT_SECONDS, 1e-6},
-    {"\xc2\xb5s", MFU__UNIT_SECONDS, 1e-6},
-    {"ns", MFU__UNIT_SECONDS, 1e-9},
-    {"min", MFU__UNIT_SECONDS, 60.0},
-    {"sec", MFU__UNIT_SECONDS, 1.0},
-    {"s", MFU__UNIT_SECONDS, 1.0},
-    {"h", MFU__UNIT_SECONDS, 3600.0},
-    {"B", MFU__UNIT_BYTES, 1.0},
-    {"%", MFU__UNIT_FRACTION, 0.01},
+    U("TFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e12),
+    U("GFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e9),
+    U("PFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e15),
+    U("MFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e6),
+    U("FLOP/s", MFU__UNIT_FLOPS_PER_S, 1.0),
+    U("TFLOPS", MFU__UNIT_FLOPS_PER_S, 1e12),
+    U("GFLOPS", MFU__UNIT_FLOPS_PER_S, 1e9),
+    U("PFLOPS", MFU__UNIT_FLOPS_PER_S, 1e15),
+    U("MFLOPS", MFU__UNIT_FLOPS_PER_S, 1e6),
+    U("FLOPS", MFU__UNIT_FLOPS_PER_S, 1.0),
+    U("TFLOP", MFU__UNIT_FLOPS, 1e12),
+    U("GFLOP", MFU__UNIT_FLOPS, 1e9),
+    U("PFLOP", MFU__UNIT_FLOPS, 1e15),
+    U("FLOP", MFU__UNIT_FLOPS, 1.0),
+    U("KiB", MFU__UNIT_BYTES, 1024.0),
+    U("MiB", MFU__UNIT_BYTES, 1048576.0),
+    U("GiB", MFU__UNIT_BYTES, 1073741824.0),
+    U("TiB", MFU__UNIT_BYTES, 1099511627776.0),
+    U("KB", MFU__UNIT_BYTES, 1e3),
+    U("kB", MFU__UNIT_BYTES, 1e3),
+    U("MB", MFU__UNIT_BYTES, 1e6),
+    U("GB", MFU__UNIT_BYTES, 1e9),
+    U("TB", MFU__UNIT_BYTES, 1e12),
+    U("ms", MFU__UNIT_SECONDS, 1e-3),
+    U("us", MFU__UNIT_SECONDS, 1e-6),
+    U("\xc2\xb5s", MFU__UNIT_SECONDS, 1e-6),
+    U("ns", MFU__UNIT_SECONDS, 1e-9),
+    U("min", MFU__UNIT_SECONDS, 60.0),
+    U("sec", MFU__UNIT_SECONDS, 1.0),
+    U("s", MFU__UNIT_SECONDS, 1.0),
+    U("h", MFU__UNIT_SECONDS, 3600.0),
+    U("B", MFU__UNIT_BYTES, 1.0),
+    U("%", MFU__UNIT_FRACTION, 0.01),
 };
 
 /* Read an unsigned decimal mantissa with optional thousands separators into buf (separators
@@ -251,9 +256,29 @@ static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bu
     return (size_t)(p - s);
 }
 
-bool mfu__num_scan(const char **pp, const char *end, mfu__num *out)
+/* strtod of the decimal in buf (blen bytes, may end in an exponent) times 10^shift, done in
+ * the decimal: the exponent is rewritten, so the result is correctly rounded. */
+static double strtod_shift(char *buf, size_t blen, size_t cap, int shift)
+{
+    if (shift == 0)
+        return strtod(buf, NULL);
+    long e10 = shift;
+    char *e = memchr(buf, 'e', blen);
+    if (e) {
+        e10 += strtol(e + 1, NULL, 10);
+        blen = (size_t)(e - buf);
+    }
+    snprintf(buf + blen, cap - blen, "e%ld", e10);
+    return strtod(buf, NULL);
+}
+
+/* Scan a number at *pp; its value is multiplied by 10^shift (in decimal) as well as by its
+ * unit's factor. */
+static bool scan(const char **pp, const char *end, int shift, mfu__num *out)
 {
     const char *p = *pp;
+    char buf[96];
+    size_t blen = 0;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     char quote = 0;
@@ -273,7 +298,8 @@ bool mfu__num_scan(const char **pp, const char *end, mfu__num *out)
     } sentinels[] = {{"nan", MFU__NUM_NAN}, {"infinity", MFU__NUM_INF}, {"inf", MFU__NUM_INF},
                      {"N/A", MFU__NUM_NA},  {"NA", MFU__NUM_NA},        {"None", MFU__NUM_NA},
                      {"null", MFU__NUM_NA}};
-    for (size_t i = 0; i < MFU__ARRAY_LEN(sentinels); i++) {
+    bool maybe_word = q < end && isalpha((unsigned char)*q);
+    for (size_t i = 0; maybe_word && i < MFU__ARRAY_LEN(sentinels); i++) {
         bool fold = sentinels[i].kind != MFU__NUM_NA;
         if (word_at(q, end, sentinels[i].w, fold)) {
             r.kind = sentinels[i].kind;
@@ -284,11 +310,9 @@ bool mfu__num_scan(const char **pp, const char *end, mfu__num *out)
         }
     }
     {
-        char buf[80];
-        size_t blen = 0;
-        if (neg && blen + 1 < sizeof buf)
+        if (neg)
             buf[blen++] = '-';
-        size_t used = scan_mantissa(q, end, buf, sizeof buf, &blen);
+        size_t used = scan_mantissa(q, end, buf, 80, &blen);
         if (used == 0)
             return false;
         q += used;
@@ -300,12 +324,15 @@ bool mfu__num_scan(const char **pp, const char *end, mfu__num *out)
         r.value = r.printed = v;
     }
 unit:;
+    double unit_factor = 1.0;
     /* unit suffix, optionally after one blank; a suffix must not run into a letter */
     const char *u = q;
     if (u < end && *u == ' ')
         u++;
-    for (size_t i = 0; i < MFU__ARRAY_LEN(units); i++) {
-        size_t n = strlen(units[i].text);
+    /* a suffix starts with a letter, '%' or the first byte of 'µ' */
+    bool maybe_unit = u < end && (isalpha((unsigned char)*u) || *u == '%' || *u == '\xc2');
+    for (size_t i = 0; maybe_unit && i < MFU__ARRAY_LEN(units); i++) {
+        size_t n = units[i].len;
         if ((size_t)(end - u) < n || memcmp(u, units[i].text, n) != 0)
             continue;
         const char *after = u + n;
@@ -314,13 +341,19 @@ unit:;
         if (units[i].unit == MFU__UNIT_FRACTION && u != q)
             continue; /* "13.99%" only, not "13.99 %" of something else */
         r.unit = units[i].unit;
-        if (r.kind == MFU__NUM_FINITE) {
-            double lg = log10(units[i].factor);
-            r.value =
-                lg == floor(lg) ? mfu__scale10(r.printed, (int)lg) : r.printed * units[i].factor;
-        }
+        unit_factor = units[i].factor;
         q = after;
         break;
+    }
+    if (r.kind == MFU__NUM_FINITE && (unit_factor != 1.0 || shift != 0)) {
+        double lg = log10(unit_factor);
+        if (lg == floor(lg)) {
+            r.value = strtod_shift(buf, blen, sizeof buf, shift + (int)lg);
+        } else {
+            r.value = strtod_shift(buf, blen, sizeof buf, shift) * unit_factor;
+        }
+        if (!isfinite(r.value))
+            return false;
     }
     if (quote) {
         if (q < end && *q == quote)
@@ -333,7 +366,24 @@ unit:;
     return true;
 }
 
+bool mfu__num_scan(const char **pp, const char *end, mfu__num *out)
+{
+    return scan(pp, end, 0, out);
+}
+
+static bool parse_shift(mfu__span s, int shift, mfu__num *out);
+
 bool mfu__num_parse(mfu__span s, mfu__num *out)
+{
+    return parse_shift(s, 0, out);
+}
+
+bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out)
+{
+    return parse_shift(s, shift, out);
+}
+
+static bool parse_shift(mfu__span s, int shift, mfu__num *out)
 {
     s = mfu__span_trim(s);
     if (s.n == 0)
@@ -346,7 +396,7 @@ bool mfu__num_parse(mfu__span s, mfu__num *out)
     }
     const char *p = s.p, *end = s.p + s.n;
     mfu__num r;
-    if (!mfu__num_scan(&p, end, &r))
+    if (!scan(&p, end, shift, &r))
         return false;
     while (p < end && blank(*p))
         p++;
