@@ -8,4 +8,6 @@
 #include "mfu/device.h"
 #include "mfu/estimate.h"
 #include "mfu/model.h"
+#include "mfu/run.h"
+#include "mfu/ingest.h"
 #endif

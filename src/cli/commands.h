@@ -10,5 +10,6 @@ int cmd_devices(int argc, char **argv); /* cmd_devices.c: the accelerator table 
 int cmd_flops(int argc, char **argv);
 /* mfu estimate: MFU/HFU/tokens/s from model, device, throughput (cmd_estimate.c) */
 int cmd_estimate(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

@@ -28,6 +28,7 @@ static const struct {
     {"devices", cmd_devices, "the accelerators and their dense peak FLOP/s"},
     {"estimate", cmd_estimate, "MFU, HFU and tokens/s from a model, a device and a throughput"},
     {"flops", cmd_flops, "FLOPs per token of a model, by component and convention"},
+    {"convert", cmd_convert, "read training logs, write canonical JSON-lines"},
 };
 
 static void usage(FILE *out)

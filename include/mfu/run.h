@@ -1,0 +1,172 @@
+/*
+ * mfu/run.h - a training run: a columnar table of step records plus run metadata.
+ *
+ * A run is what every later stage (analysis, report, store) reads. Ingest fills it from a log;
+ * the in-process API can fill it directly. Each record keeps what the log said, normalised to
+ * base units: seconds, FLOP/s, bytes, ratios as fractions 0..1. A double that the log did not
+ * give is NaN ("absent"); the flags say when a value was printed but is not a number
+ * (MFU_STEP_LOSS_NAN) or was a sentinel (MFU_STEP_MFU_SENTINEL).
+ *
+ * Figures the framework printed about itself (its tokens/s, TFLOP/s and MFU) are kept raw,
+ * each with its scope (per device or global), so that a report can compare them with its own
+ * recomputation later. Nothing here recomputes anything.
+ *
+ * Repeated steps: several ranks often print the same step. mfu_run_append() merges a record
+ * whose step number repeats a recent one (see MFU_RUN_DEDUP_WINDOW) into the existing row
+ * instead of adding a row, filling only the fields that row lacks. A step number that goes
+ * back (a restarted run) is never merged: it starts a new row.
+ *
+ * Ownership and errors follow common.h. A run is used by one thread at a time.
+ */
+#ifndef MFU_RUN_H
+#define MFU_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mfu/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most rows a run holds (a named limit: appending beyond it fails with MFU_E_LIMIT).
+ * 10 million steps is ~1 GB of columns; a run may set a lower limit. */
+#define MFU_RUN_MAX_STEPS 10000000L
+
+/* How many of the most recent rows mfu_run_append() searches for a repeated step number. */
+#define MFU_RUN_DEDUP_WINDOW 64
+
+/* Who a figure is about: one device, or the whole job. */
+typedef enum mfu_scope {
+    MFU_SCOPE_UNKNOWN = 0,
+    MFU_SCOPE_DEVICE = 1, /* per GPU / per chip / per rank */
+    MFU_SCOPE_GLOBAL = 2  /* all devices together */
+} mfu_scope;
+
+/* Step flags (bit set). Only ever appended to. */
+enum {
+    MFU_STEP_SKIPPED = 1u << 0,       /* the optimizer skipped this step (fp16 overflow, ...) */
+    MFU_STEP_LOSS_NAN = 1u << 1,      /* the loss was printed as nan or inf (loss is NaN) */
+    MFU_STEP_MFU_SENTINEL = 1u << 2,  /* MFU printed as a sentinel (-100%, N/A): mfu is NaN */
+    MFU_STEP_TOKENS_DERIVED = 1u << 3 /* tokens came from the header (batch x seq), not the line */
+};
+
+/* One step record. Doubles are NaN when absent. */
+typedef struct mfu_step {
+    int64_t step;        /* step / iteration number as printed */
+    double time_s;       /* wall-clock timestamp, seconds since 1970 (printed time taken as UTC) */
+    double step_time_s;  /* wall time of one step (Megatron: averaged over the log interval) */
+    double tokens;       /* tokens processed by the whole job in this step */
+    double samples;      /* sequences (samples) processed by the whole job in this step */
+    double loss;         /* training loss */
+    double lr;           /* learning rate */
+    double grad_norm;    /* gradient norm */
+    double memory_bytes; /* device memory the log reported (peak reserved/allocated), bytes */
+    double tokens_per_s; /* the framework's own tokens/s */
+    mfu_scope tokens_per_s_scope;
+    double flops_per_s; /* the framework's own FLOP/s (printed as TFLOP/s etc.) */
+    mfu_scope flops_per_s_scope;
+    double mfu; /* the framework's own MFU, fraction 0..1 */
+    mfu_scope mfu_scope;
+    double samples_per_s; /* the framework's own samples (sequences) per second */
+    mfu_scope samples_per_s_scope;
+    uint32_t flags; /* MFU_STEP_* */
+    int32_t rank;   /* the rank that printed the line, -1 when unknown */
+} mfu_step;
+
+/* Set every double of *s to NaN, scopes to unknown, flags to 0, step to 0 and rank to -1.
+ * s must not be NULL. */
+MFU_API void mfu_step_init(mfu_step *s);
+
+/* What the log's header (argument dump, banner, config) said about the run. Integers are 0
+ * and strings "" when unknown; doubles are NaN when unknown. */
+#define MFU_META_STR 128
+typedef struct mfu_run_meta {
+    char format[32];                  /* ingest format name ("megatron", "nanogpt", ...) */
+    char model[MFU_META_STR];         /* model description as printed ("GPT-2 1558M", ...) */
+    double model_params;              /* parameter count as printed */
+    int64_t global_batch;             /* sequences per step, whole job */
+    int64_t micro_batch;              /* sequences per device per micro-step */
+    int64_t seq_len;                  /* tokens per sequence */
+    int64_t world_size;               /* devices (ranks) in the job */
+    int64_t grad_accum;               /* micro-steps per step */
+    char device[MFU_META_STR];        /* GPU / accelerator name as printed */
+    char dtype[32];                   /* precision ("bf16", "fp16", "fp8", ...) */
+    double tokens_per_step;           /* tokens per step, whole job, as printed or batch x seq */
+    char convention[MFU_META_STR];    /* how the framework computes its own figures, in words */
+    double reported_peak_flops_per_s; /* the peak the framework divides by for its MFU */
+} mfu_run_meta;
+
+/* Counters a run keeps about what was appended to it. */
+typedef struct mfu_run_counts {
+    size_t rows;   /* rows in the table */
+    size_t merged; /* appends merged into an existing row (repeated steps) */
+} mfu_run_counts;
+
+typedef struct mfu_run mfu_run;
+
+/* Column selectors for mfu_run_column(). */
+typedef enum mfu_column {
+    MFU_COL_TIME_S = 0,
+    MFU_COL_STEP_TIME_S,
+    MFU_COL_TOKENS,
+    MFU_COL_SAMPLES,
+    MFU_COL_LOSS,
+    MFU_COL_LR,
+    MFU_COL_GRAD_NORM,
+    MFU_COL_MEMORY_BYTES,
+    MFU_COL_TOKENS_PER_S,
+    MFU_COL_FLOPS_PER_S,
+    MFU_COL_MFU,
+    MFU_COL_SAMPLES_PER_S,
+    MFU_COL_COUNT_ /* number of double columns; not a column */
+} mfu_column;
+
+/* A new empty run (metadata unknown, limit MFU_RUN_MAX_STEPS). NULL when out of memory.
+ * Free with mfu_run_free(). */
+MFU_API mfu_run *mfu_run_new(void);
+
+/* Free a run and everything it owns. NULL is allowed. */
+MFU_API void mfu_run_free(mfu_run *run);
+
+/* Lower the row limit of run to max_steps (1..MFU_RUN_MAX_STEPS). Returns MFU_E_INVALID when
+ * max_steps is out of that range or below the rows already held. */
+MFU_API mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err);
+
+/* Append a copy of *s, or merge it into a recent row with the same step number (see the file
+ * comment). *merged (may be NULL) says which happened. Errors: MFU_E_INVALID (NULL run or s),
+ * MFU_E_LIMIT (the row limit is reached; the run is unchanged), MFU_E_NOMEM (the run is
+ * unchanged). */
+MFU_API mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_error *err);
+
+/* Number of rows. 0 for NULL. */
+MFU_API size_t mfu_run_count(const mfu_run *run);
+
+/* Copy row i into *out. Returns false (and leaves *out) when run is NULL or i is out of range. */
+MFU_API bool mfu_run_get(const mfu_run *run, size_t i, mfu_step *out);
+
+/* The step numbers, one per row (mfu_run_count() entries), owned by run; valid until the next
+ * append. NULL for an empty run. */
+MFU_API const int64_t *mfu_run_steps(const mfu_run *run);
+
+/* One double column (mfu_run_count() entries), owned by run, valid until the next append.
+ * NULL for an empty run or an out-of-range column. */
+MFU_API const double *mfu_run_column(const mfu_run *run, mfu_column col);
+
+/* The run's metadata, owned by run (never NULL for a non-NULL run). The mutable form is for
+ * whoever fills the run (ingest, in-process API). */
+MFU_API const mfu_run_meta *mfu_run_meta_get(const mfu_run *run);
+MFU_API mfu_run_meta *mfu_run_meta_mut(mfu_run *run);
+
+/* Counters of appends and merges. Zeroes for NULL. */
+MFU_API mfu_run_counts mfu_run_get_counts(const mfu_run *run);
+
+/* "device", "global" or "unknown". Never NULL. */
+MFU_API const char *mfu_scope_name(mfu_scope s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MFU_RUN_H */

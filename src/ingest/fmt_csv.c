@@ -1,0 +1,218 @@
+/*
+ * fmt_csv.c - generic CSV / TSV with a header row, fields by column name or the user's --map
+ * (ingest/fieldmap.h). For CSV loggers (Lightning's metrics.csv, spreadsheets, exports).
+ *
+ *   iter,loss,dt_ms          with --map step=iter,step_time_s=dt_ms*0.001
+ *   10,2.5,410
+ *
+ * The first line is the header; the delimiter is a tab when the header has tabs and no
+ * commas, else a comma. Cells may be quoted ("a,b" with "" for a quote). An empty cell is an
+ * absent value; cells may carry units ("76 ms"). A row whose cell count differs from the
+ * header's, or without a step value, is skipped with the reason. Rows that repeat a step
+ * (Lightning writes train and validation metrics on separate rows) merge in the run.
+ * Detection gives only hints: a line of comma-separated numbers / identifiers.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/fieldmap.h"
+
+#define CSV_MAX_COLUMNS 1024
+
+typedef struct csv_state {
+    mfu__fieldmap fm;
+    bool have_header;
+    char delim;
+    int col[MFU__F_COUNT]; /* column index of each field, -1 when absent */
+    size_t ncols;
+    long rows;
+    char header[256]; /* the header as read (for messages) */
+} csv_state;
+
+/* A cell that may appear in a CSV line: empty, a number, or an identifier-like name. */
+static bool csv_cell_ok(mfu__span c)
+{
+    c = mfu__span_trim(c);
+    if (c.n == 0)
+        return true;
+    mfu__num n;
+    if (mfu__num_parse(c, &n) && n.unit == MFU__UNIT_NONE)
+        return true;
+    if (!(isalpha((unsigned char)c.p[0]) || c.p[0] == '_'))
+        return false;
+    for (size_t i = 0; i < c.n; i++) {
+        unsigned char ch = (unsigned char)c.p[i];
+        if (!(isalnum(ch) || ch == '_' || ch == '/' || ch == '.' || ch == '-' || ch == '@'))
+            return false;
+    }
+    return true;
+}
+
+static int csv_detect(const mfu__line *ln)
+{
+    mfu__span s = {ln->text, ln->len};
+    char d = (memchr(s.p, '\t', s.n) && !memchr(s.p, ',', s.n)) ? '\t' : ',';
+    if (!memchr(s.p, d, s.n))
+        return MFU__DETECT_NONE;
+    char sep[2] = {d, '\0'};
+    mfu__span rest = s, cell;
+    bool any = false;
+    while (mfu__split_next(&rest, sep, &cell)) {
+        if (!csv_cell_ok(cell))
+            return MFU__DETECT_NONE;
+        any = any || mfu__span_trim(cell).n > 0;
+    }
+    return any ? MFU__DETECT_HINT : MFU__DETECT_NONE;
+}
+
+static mfu_status csv_init(void *state, const mfu_ingest_opts *opts, mfu_error *err)
+{
+    csv_state *st = state;
+    return mfu__fieldmap_parse(&st->fm, opts->map, opts->nmap, err);
+}
+
+/* Split a CSV line into cells (unquoted into buf, which has room for len + 1 bytes). Returns
+ * the number of cells (at most max), or -1 on an unterminated quote. */
+static long split_cells(const char *p, size_t len, char delim, char *buf, mfu__span *cells,
+                        size_t max)
+{
+    size_t i = 0, k = 0;
+    long n = 0;
+    for (;;) {
+        size_t start = k;
+        if (i < len && p[i] == '"') {
+            i++;
+            for (;;) {
+                if (i >= len)
+                    return -1;
+                if (p[i] == '"') {
+                    if (i + 1 < len && p[i + 1] == '"') {
+                        buf[k++] = '"';
+                        i += 2;
+                        continue;
+                    }
+                    i++;
+                    break;
+                }
+                buf[k++] = p[i++];
+            }
+            while (i < len && p[i] != delim) /* junk after the closing quote is kept */
+                buf[k++] = p[i++];
+        } else {
+            while (i < len && p[i] != delim)
+                buf[k++] = p[i++];
+        }
+        if ((size_t)n < max) {
+            cells[n].p = buf + start;
+            cells[n].n = k - start;
+        }
+        n++;
+        buf[k++] = '\0';
+        if (i >= len)
+            break;
+        i++; /* the delimiter */
+    }
+    return n;
+}
+
+static mfu_status read_header(csv_state *st, mfu__ictx *c, const mfu__line *ln,
+                              const mfu__span *cells, long n)
+{
+    st->have_header = true;
+    st->ncols = (size_t)n;
+    mfu__span_copy((mfu__span){ln->text, ln->len}, st->header, sizeof st->header);
+    for (int f = 0; f < MFU__F_COUNT; f++) {
+        st->col[f] = -1;
+        const char *cand[MFU__FIELDMAP_MAX_ALIASES];
+        size_t nc =
+            mfu__fieldmap_candidates(&st->fm, (mfu__field)f, cand, MFU__FIELDMAP_MAX_ALIASES);
+        for (size_t i = 0; i < nc && st->col[f] < 0; i++)
+            for (long j = 0; j < n && j < CSV_MAX_COLUMNS; j++)
+                if (mfu__span_eq(mfu__span_trim(cells[j]), cand[i])) {
+                    st->col[f] = (int)j;
+                    break;
+                }
+    }
+    if (st->col[MFU__F_STEP] < 0)
+        return mfu__fail_line(c, MFU_E_MISSING,
+                              "the CSV header has no step column (header: %s); map one with "
+                              "--map step=COLUMN",
+                              st->header);
+    /* a column the user mapped by name must exist */
+    for (int f = 0; f < MFU__F_COUNT; f++)
+        if (st->fm.column[f][0] && st->col[f] < 0)
+            return mfu__fail_line(
+                c, MFU_E_MISSING, "--map %s=%s: no such column in the CSV header (%s)",
+                mfu__fieldmap_field_name((mfu__field)f), st->fm.column[f], st->header);
+    mfu__used(c);
+    return MFU_OK;
+}
+
+static mfu_status csv_line(void *state, mfu__ictx *c, const mfu__line *ln)
+{
+    csv_state *st = state;
+    if (!st->have_header) {
+        st->delim =
+            (memchr(ln->text, '\t', ln->len) && !memchr(ln->text, ',', ln->len)) ? '\t' : ',';
+        if (!memchr(ln->text, st->delim, ln->len))
+            return MFU_OK; /* not a header: a banner before the table */
+    }
+    char *buf = malloc(ln->len + 1);
+    mfu__span *cells = malloc(CSV_MAX_COLUMNS * sizeof *cells);
+    if (!buf || !cells) {
+        free(buf);
+        free(cells);
+        return mfu__fail_line(c, MFU_E_NOMEM, "out of memory reading a CSV row");
+    }
+    mfu_status rc = MFU_OK;
+    long n = split_cells(ln->text, ln->len, st->delim, buf, cells, CSV_MAX_COLUMNS);
+    if (n < 0) {
+        mfu__skip(c, "CSV row with an unterminated quote");
+    } else if (n > CSV_MAX_COLUMNS) {
+        mfu__skip(c, "CSV row with more than %d columns", CSV_MAX_COLUMNS);
+    } else if (!st->have_header) {
+        rc = read_header(st, c, ln, cells, n);
+    } else if ((size_t)n != st->ncols) {
+        mfu__skip(c, "CSV row with %ld cells, the header has %zu", n, st->ncols);
+    } else {
+        mfu_step s;
+        mfu_step_init(&s);
+        bool have_step = false;
+        for (int f = 0; f < MFU__F_COUNT; f++) {
+            if (st->col[f] < 0)
+                continue;
+            mfu__span cell = mfu__span_trim(cells[st->col[f]]);
+            mfu__num num;
+            if (cell.n == 0)
+                continue;
+            if (f == MFU__F_TIME_S && mfu__datetime_scan(cell, &num.value, NULL)) {
+                num.printed = num.value;
+                num.unit = MFU__UNIT_SECONDS;
+                num.kind = MFU__NUM_FINITE;
+            } else if (!mfu__num_parse(cell, &num)) {
+                continue;
+            }
+            if (mfu__fieldmap_store(&st->fm, (mfu__field)f, &num, &s) && f == MFU__F_STEP)
+                have_step = true;
+        }
+        st->rows++;
+        if (!have_step)
+            mfu__skip(c, "CSV row without a step value in column %d", st->col[MFU__F_STEP] + 1);
+        else
+            rc = mfu__emit(c, &s);
+    }
+    free(buf);
+    free(cells);
+    return rc;
+}
+
+const mfu__format mfu__fmt_csv = {
+    .name = "csv",
+    .summary = "generic CSV/TSV with a header row; fields by column name or --map FIELD=COLUMN",
+    .detect = csv_detect,
+    .state_size = sizeof(csv_state),
+    .init = csv_init,
+    .line = csv_line,
+};

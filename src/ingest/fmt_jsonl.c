@@ -1,0 +1,192 @@
+/*
+ * fmt_jsonl.c - generic JSON-lines: one JSON object per line, fields taken by name with the
+ * user's --map (ingest/fieldmap.h). For loggers that write a metrics.jsonl (custom loops,
+ * W&B / MLflow exports, mfu's own monitors).
+ *
+ *   {"iter": 10, "loss": 2.5, "dt": 0.41}     with --map step=iter,step_time_s=dt
+ *
+ * A key is looked up at the top level first, then as a dotted path ("train.loss" reads
+ * {"train": {"loss": ...}}). Numbers may be JSON numbers or strings with units ("76 ms",
+ * "66GiB", "13%"); time_s may also be a "YYYY-MM-DD HH:MM:SS" string. Python's NaN / Infinity
+ * (not JSON) are accepted. An object without a step is skipped (and, if no object had one,
+ * the run fails with a message that names --map step=KEY). Non-JSON lines are ignored.
+ * Detection gives only hints (generic formats lose to every specific one).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ingest/fieldmap.h"
+
+typedef struct jsonl_state {
+    mfu__fieldmap fm;
+    long objects;      /* JSON objects read */
+    long without_step; /* objects without a step key */
+    char first_keys[200];
+} jsonl_state;
+
+static int jsonl_detect(const mfu__line *ln)
+{
+    if (ln->len >= 4 && ln->text[0] == '{' && ln->text[1] == '"' && ln->text[ln->len - 1] == '}')
+        return MFU__DETECT_HINT;
+    return MFU__DETECT_NONE;
+}
+
+static mfu_status jsonl_init(void *state, const mfu_ingest_opts *opts, mfu_error *err)
+{
+    jsonl_state *st = state;
+    return mfu__fieldmap_parse(&st->fm, opts->map, opts->nmap, err);
+}
+
+/* obj[key], or the dotted path key, or NULL. */
+static json_t *lookup(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v || !strchr(key, '.'))
+        return v;
+    char buf[MFU__FIELDMAP_COLUMN];
+    mfu__strlcpy(buf, key, sizeof buf);
+    json_t *cur = obj;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
+        cur = json_is_object(cur) ? json_object_get(cur, tok) : NULL;
+    return cur;
+}
+
+/* A JSON value as a number (with units, sentinels); time_s also from a date string. */
+static bool value_num(json_t *v, mfu__field f, mfu__num *n)
+{
+    if (json_is_number(v)) {
+        n->value = n->printed = json_number_value(v);
+        n->unit = MFU__UNIT_NONE;
+        n->kind = MFU__NUM_FINITE;
+        return true;
+    }
+    if (json_is_string(v)) {
+        mfu__span s = {json_string_value(v), json_string_length(v)};
+        if (f == MFU__F_TIME_S) {
+            double t;
+            if (mfu__datetime_scan(mfu__span_trim(s), &t, NULL)) {
+                n->value = n->printed = t;
+                n->unit = MFU__UNIT_SECONDS;
+                n->kind = MFU__NUM_FINITE;
+                return true;
+            }
+        }
+        return mfu__num_parse(s, n);
+    }
+    return false;
+}
+
+/* Python writes NaN / Infinity / -Infinity, which JSON does not allow: rewrite them as
+ * strings in a copy and try again. Returns the parsed object or NULL. */
+static json_t *load_lenient(const char *text, size_t len, json_error_t *je)
+{
+    json_t *root = json_loadb(text, len, JSON_DECODE_ANY, je);
+    if (root || (!strstr(text, "NaN") && !strstr(text, "Infinity")))
+        return root;
+    size_t cap = len * 2 + 1;
+    char *buf = malloc(cap);
+    if (!buf)
+        return NULL;
+    size_t k = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '"' && (i == 0 || text[i - 1] != '\\'))
+            in_str = !in_str;
+        if (!in_str && strncmp(text + i, "NaN", 3) == 0) {
+            memcpy(buf + k, "\"nan\"", 5);
+            k += 5;
+            i += 2;
+        } else if (!in_str && strncmp(text + i, "-Infinity", 9) == 0) {
+            memcpy(buf + k, "\"-inf\"", 6);
+            k += 6;
+            i += 8;
+        } else if (!in_str && strncmp(text + i, "Infinity", 8) == 0) {
+            memcpy(buf + k, "\"inf\"", 5);
+            k += 5;
+            i += 7;
+        } else {
+            buf[k++] = ch;
+        }
+    }
+    root = json_loadb(buf, k, JSON_DECODE_ANY, je);
+    free(buf);
+    return root;
+}
+
+static mfu_status jsonl_line(void *state, mfu__ictx *c, const mfu__line *ln)
+{
+    jsonl_state *st = state;
+    if (ln->len == 0 || ln->text[0] != '{')
+        return MFU_OK;
+    json_error_t je;
+    json_t *root = load_lenient(ln->text, ln->len, &je);
+    if (!root) {
+        mfu__skip(c, "invalid JSON (%s at column %d)", je.text, je.column);
+        return MFU_OK;
+    }
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return MFU_OK;
+    }
+    st->objects++;
+    if (st->first_keys[0] == '\0') {
+        const char *key;
+        json_t *val;
+        json_object_foreach(root, key, val)
+        {
+            (void)val;
+            mfu__appendf(st->first_keys, sizeof st->first_keys, "%s%s",
+                         st->first_keys[0] ? ", " : "", key);
+        }
+    }
+    mfu_step s;
+    mfu_step_init(&s);
+    bool have_step = false;
+    for (int f = 0; f < MFU__F_COUNT; f++) {
+        const char *cand[MFU__FIELDMAP_MAX_ALIASES];
+        size_t nc =
+            mfu__fieldmap_candidates(&st->fm, (mfu__field)f, cand, MFU__FIELDMAP_MAX_ALIASES);
+        for (size_t i = 0; i < nc; i++) {
+            json_t *v = lookup(root, cand[i]);
+            mfu__num n;
+            if (!v || !value_num(v, (mfu__field)f, &n))
+                continue;
+            if (mfu__fieldmap_store(&st->fm, (mfu__field)f, &n, &s) && f == MFU__F_STEP)
+                have_step = true;
+            break;
+        }
+    }
+    json_decref(root);
+    if (!have_step) {
+        st->without_step++;
+        mfu__skip(c, "JSON object without a step; map one with --map step=KEY");
+        return MFU_OK;
+    }
+    return mfu__emit(c, &s);
+}
+
+static mfu_status jsonl_finish(void *state, mfu__ictx *c)
+{
+    jsonl_state *st = state;
+    if (st->objects > 0 && st->without_step == st->objects)
+        return mfu__fail_line(c, MFU_E_MISSING,
+                              "no JSON object has a step key (keys: %s); map one with --map "
+                              "step=KEY",
+                              st->first_keys);
+    return MFU_OK;
+}
+
+const mfu__format mfu__fmt_jsonl = {
+    .name = "jsonl",
+    .summary = "generic JSON-lines, one object per step; fields by name or --map FIELD=KEY",
+    .detect = jsonl_detect,
+    .state_size = sizeof(jsonl_state),
+    .init = jsonl_init,
+    .line = jsonl_line,
+    .finish = jsonl_finish,
+};

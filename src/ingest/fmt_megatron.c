@@ -1,0 +1,323 @@
+/*
+ * fmt_megatron.c - NVIDIA Megatron-LM and microsoft Megatron-DeepSpeed training logs
+ * (log-formats.md §2).
+ *
+ * Step line (after the cleaner removed the optional " [timestamp]"):
+ *   iteration   20/ 500000 | consumed samples: 20480 | elapsed time per iteration (ms): 14351.0 |
+ *   throughput per GPU (TFLOP/s/GPU): 793.1 | learning rate: 6.976744E-07 | global batch size:
+ *   1024 | lm loss: 1.062389E+01 | loss scale: 262144.0 | grad norm: 46.226 | number of skipped
+ *   iterations: 5 | number of nan iterations: 0 |
+ * One line covers a log interval: the time is per iteration, averaged over the interval, and
+ * the record's step is the last iteration of it. Megatron-DeepSpeed adds "consumed tokens",
+ * "actual seqlen", "samples per second", "tokens per gpu per second (tgs)" and "TFLOPs" (per
+ * GPU, counting activation recompute). Both TFLOP/s figures are per GPU.
+ *
+ * Side lines: the argument dump ("  seq_length ........ 4096" between the "arguments" rulers)
+ * gives seq_length, world_size, global/micro batch, precision and the model shape; "using
+ * world size: N" and "Total number of parameters in billions: X" too; the memory report
+ * "[Rank 0] (after N iterations) memory (MB) | ... | max reserved: M" attaches its peak to
+ * step N when that row is the last one; timer lines ("time (ms) | name: v | ..." and the
+ * "(min, max) time across ranks (ms):" block) are recognised and counted as used, not stored.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ingest/format.h"
+
+typedef struct megatron_state {
+    bool in_args;   /* inside the argument dump */
+    bool in_timers; /* inside a "(min, max) time across ranks" block */
+    int64_t layers, hidden, heads, ffn;
+    bool deepspeed_seen; /* a Megatron-DeepSpeed field was seen */
+} megatron_state;
+
+/* "iteration  N/ M |" at the start: returns true and the iteration number. */
+static bool step_head(mfu__span s, int64_t *iter)
+{
+    if (!mfu__span_starts(s, "iteration "))
+        return false;
+    mfu__span r = {s.p + 10, s.n - 10};
+    long slash = mfu__span_find(r, "/");
+    long bar = mfu__span_find(r, "|");
+    if (slash <= 0 || bar <= slash)
+        return false;
+    int64_t v;
+    if (!mfu__int_parse((mfu__span){r.p, (size_t)slash}, &v))
+        return false;
+    if (iter)
+        *iter = v;
+    return true;
+}
+
+static int megatron_detect(const mfu__line *ln)
+{
+    mfu__span s = {ln->text, ln->len};
+    if (step_head(s, NULL) && mfu__span_find(s, "elapsed time per iteration (ms):") > 0)
+        return MFU__DETECT_STEP;
+    if (mfu__span_starts(s, "time (ms) |") || mfu__span_starts(s, "(min, max) time across ranks") ||
+        mfu__span_starts(s, "[before the start of training step]") ||
+        mfu__span_find(s, ") memory (MB) | allocated:") > 0 ||
+        mfu__span_find(s, "---- arguments ----") >= 0 || mfu__span_starts(s, "using world size:"))
+        return MFU__DETECT_HINT;
+    return MFU__DETECT_NONE;
+}
+
+/* "name ......... value" inside the argument dump. */
+static bool arg_line(mfu__span s, mfu__span *name, mfu__span *value)
+{
+    long dots = mfu__span_find(s, " ..");
+    if (dots <= 0)
+        return false;
+    size_t i = (size_t)dots + 1;
+    while (i < s.n && s.p[i] == '.')
+        i++;
+    *name = mfu__span_trim((mfu__span){s.p, (size_t)dots});
+    *value = mfu__span_trim((mfu__span){s.p + i, s.n - i});
+    return name->n > 0 && value->n > 0;
+}
+
+static void set_int(int64_t *dst, mfu__span v)
+{
+    int64_t x;
+    if (mfu__int_parse(v, &x) && x > 0)
+        *dst = x;
+}
+
+static void describe_model(megatron_state *st, mfu_run_meta *m)
+{
+    if (!st->layers && !st->hidden)
+        return;
+    char buf[MFU_META_STR] = "";
+    mfu__appendf(buf, sizeof buf, "layers %lld, hidden %lld", (long long)st->layers,
+                 (long long)st->hidden);
+    if (st->heads)
+        mfu__appendf(buf, sizeof buf, ", heads %lld", (long long)st->heads);
+    if (st->ffn)
+        mfu__appendf(buf, sizeof buf, ", ffn %lld", (long long)st->ffn);
+    mfu__strlcpy(m->model, buf, sizeof m->model);
+}
+
+static void read_arg(megatron_state *st, mfu_run_meta *m, mfu__span name, mfu__span v)
+{
+    if (mfu__span_eq(name, "seq_length"))
+        set_int(&m->seq_len, v);
+    else if (mfu__span_eq(name, "world_size"))
+        set_int(&m->world_size, v);
+    else if (mfu__span_eq(name, "global_batch_size"))
+        set_int(&m->global_batch, v);
+    else if (mfu__span_eq(name, "micro_batch_size"))
+        set_int(&m->micro_batch, v);
+    else if (mfu__span_eq(name, "num_layers"))
+        set_int(&st->layers, v);
+    else if (mfu__span_eq(name, "hidden_size"))
+        set_int(&st->hidden, v);
+    else if (mfu__span_eq(name, "num_attention_heads"))
+        set_int(&st->heads, v);
+    else if (mfu__span_eq(name, "ffn_hidden_size"))
+        set_int(&st->ffn, v);
+    else if (mfu__span_eq(name, "bf16") && mfu__span_eq(v, "True"))
+        mfu__strlcpy(m->dtype, "bf16", sizeof m->dtype);
+    else if (mfu__span_eq(name, "fp16") && mfu__span_eq(v, "True"))
+        mfu__strlcpy(m->dtype, "fp16", sizeof m->dtype);
+    else if (mfu__span_eq(name, "fp8") && !mfu__span_eq(v, "None") && !mfu__span_eq(v, "False"))
+        mfu__strlcpy(m->dtype, "fp8", sizeof m->dtype);
+    describe_model(st, m);
+}
+
+/* The loss of a step line: "lm loss" first, else the first other "... loss" / "..._loss". */
+static bool is_loss_key(mfu__span k)
+{
+    if (k.n >= 5 && memcmp(k.p + k.n - 5, " loss", 5) == 0)
+        return true;
+    return false;
+}
+
+static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *ln, int64_t iter)
+{
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = iter;
+    mfu__span rest = {ln->text, ln->len};
+    mfu__span piece, key, val;
+    mfu__split_next(&rest, "|", &piece); /* "iteration N/M" */
+    double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
+    bool loss_nan = false;
+    int64_t skipped = 0, nan_iters = 0;
+    while (mfu__split_next(&rest, "|", &piece)) {
+        if (!mfu__kv(piece, ": ", &key, &val))
+            continue;
+        /* ms -> s and TFLOP/s -> FLOP/s are scaled in the decimal, exactly */
+        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
+        bool is_tflops =
+            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
+        mfu__num n;
+        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
+            continue; /* router stats, text fields */
+        double v = n.value;
+        if (is_ms)
+            s.step_time_s = v;
+        else if (mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)")) {
+            s.flops_per_s = v;
+            s.flops_per_s_scope = MFU_SCOPE_DEVICE;
+        } else if (mfu__span_eq(key, "TFLOPs")) { /* Megatron-DeepSpeed */
+            s.flops_per_s = v;
+            s.flops_per_s_scope = MFU_SCOPE_DEVICE;
+            st->deepspeed_seen = true;
+        } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
+            s.tokens_per_s = v;
+            s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+            st->deepspeed_seen = true;
+        } else if (mfu__span_eq(key, "samples per second")) {
+            s.samples_per_s = v;
+            s.samples_per_s_scope = MFU_SCOPE_GLOBAL;
+        } else if (mfu__span_eq(key, "actual seqlen")) {
+            seqlen = v;
+            st->deepspeed_seen = true;
+        } else if (mfu__span_eq(key, "learning rate"))
+            s.lr = v;
+        else if (mfu__span_eq(key, "global batch size"))
+            s.samples = v;
+        else if (mfu__span_eq(key, "grad norm"))
+            s.grad_norm = v;
+        else if (mfu__span_eq(key, "number of skipped iterations"))
+            skipped = (int64_t)v;
+        else if (mfu__span_eq(key, "number of nan iterations"))
+            nan_iters = (int64_t)v;
+        else if (mfu__span_eq(key, "lm loss")) {
+            lm_loss = v;
+            loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
+        } else if (is_loss_key(key) && isnan(other_loss)) {
+            other_loss = v;
+        }
+    }
+    if (isnan(s.step_time_s)) {
+        mfu__skip(c, "Megatron iteration line without 'elapsed time per iteration (ms): N'");
+        return MFU_OK;
+    }
+    s.loss = !isnan(lm_loss) || loss_nan ? lm_loss : other_loss;
+    if (loss_nan) {
+        s.loss = NAN;
+        s.flags |= MFU_STEP_LOSS_NAN;
+    }
+    if (skipped > 0)
+        s.flags |= MFU_STEP_SKIPPED;
+    if (nan_iters > 0)
+        s.flags |= MFU_STEP_LOSS_NAN;
+    if (!isnan(seqlen) && !isnan(s.samples))
+        s.tokens = s.samples * seqlen;
+    mfu_run_meta *m = mfu__meta(c);
+    if (m->global_batch == 0 && !isnan(s.samples) && s.samples > 0)
+        m->global_batch = (int64_t)s.samples;
+    if (st->deepspeed_seen && m->convention[0] == '\0')
+        mfu__strlcpy(m->convention,
+                     "Megatron-DeepSpeed: TFLOPs per GPU from throughput_calculator (counts "
+                     "activation recompute: hardware FLOPs); tgs = tokens/s per GPU",
+                     sizeof m->convention);
+    else if (!st->deepspeed_seen && !isnan(s.flops_per_s) && m->convention[0] == '\0')
+        mfu__strlcpy(m->convention,
+                     "Megatron-LM: TFLOP/s per GPU = analytic model FLOPs / (iteration time x "
+                     "world size), no recompute",
+                     sizeof m->convention);
+    return mfu__emit(c, &s);
+}
+
+/* "[Rank 0] (after 20 iterations) memory (MB) | allocated: ... | max reserved: 71202.0" */
+static void memory_line(mfu__ictx *c, mfu__span text)
+{
+    long after = mfu__span_find(text, "(after ");
+    if (after < 0)
+        return;
+    mfu__span r = {text.p + after + 7, text.n - (size_t)after - 7};
+    long sp = mfu__span_find(r, " ");
+    int64_t iter;
+    if (sp <= 0 || !mfu__int_parse((mfu__span){r.p, (size_t)sp}, &iter))
+        return;
+    double peak = NAN;
+    mfu__span piece, key, val;
+    while (mfu__split_next(&r, "|", &piece))
+        if (mfu__kv(piece, ": ", &key, &val) && mfu__span_eq(key, "max reserved"))
+            peak = mfu__num_value(val);
+    const mfu_run *run = mfu__run(c);
+    size_t n = mfu_run_count(run);
+    mfu_step last;
+    if (isnan(peak) || n == 0 || !mfu_run_get(run, n - 1, &last) || last.step != iter) {
+        mfu__used(c); /* understood, but no row to attach it to */
+        return;
+    }
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = iter;
+    s.memory_bytes = peak * 1024.0 * 1024.0; /* Megatron divides bytes by 1024*1024 */
+    (void)mfu__emit(c, &s);                  /* merges into the last row: cannot fail */
+}
+
+static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
+{
+    megatron_state *st = state;
+    mfu__span s = {ln->text, ln->len};
+    mfu_run_meta *m = mfu__meta(c);
+    int64_t iter;
+    if (step_head(s, &iter)) { /* step_line skips one without its elapsed time */
+        st->in_timers = false;
+        return step_line(st, c, ln, iter);
+    }
+    if (mfu__span_find(s, "---- arguments ----") >= 0) {
+        st->in_args = true;
+        mfu__used(c);
+        return MFU_OK;
+    }
+    if (mfu__span_find(s, "---- end of arguments ----") >= 0) {
+        st->in_args = false;
+        mfu__used(c);
+        return MFU_OK;
+    }
+    mfu__span name, value;
+    if (st->in_args && arg_line(s, &name, &value)) {
+        read_arg(st, m, name, value);
+        mfu__used(c);
+        return MFU_OK;
+    }
+    if (mfu__span_starts(s, "using world size:")) {
+        mfu__span r = {s.p + 17, s.n - 17};
+        mfu__span first;
+        mfu__split_next(&r, ",", &first);
+        set_int(&m->world_size, first);
+        mfu__used(c);
+        return MFU_OK;
+    }
+    if (mfu__span_starts(s, "Total number of parameters in billions:")) {
+        double b = mfu__num_value((mfu__span){s.p + 39, s.n - 39});
+        if (!isnan(b))
+            m->model_params = mfu__scale10(b, 9);
+        mfu__used(c);
+        return MFU_OK;
+    }
+    if (mfu__span_find(s, ") memory (MB) | allocated:") > 0) {
+        memory_line(c, s);
+        return MFU_OK;
+    }
+    if (mfu__span_starts(s, "time (ms) |") ||
+        mfu__span_starts(s, "[before the start of training step]")) {
+        mfu__used(c);
+        return MFU_OK;
+    }
+    if (mfu__span_starts(s, "(min, max) time across ranks")) {
+        st->in_timers = true;
+        mfu__used(c);
+        return MFU_OK;
+    }
+    if (st->in_timers && mfu__span_find(s, ": (") > 0) {
+        mfu__used(c);
+        return MFU_OK;
+    }
+    st->in_timers = false;
+    return MFU_OK;
+}
+
+const mfu__format mfu__fmt_megatron = {
+    .name = "megatron",
+    .summary = "Megatron-LM and Megatron-DeepSpeed 'iteration N/M | ...' lines, argument dump",
+    .detect = megatron_detect,
+    .state_size = sizeof(megatron_state),
+    .line = megatron_line,
+};

@@ -1,0 +1,346 @@
+/*
+ * fmt_mfu.c - mfu's own canonical JSON-lines: the writer (mfu_run_write_jsonl) and the
+ * reader (format "mfu"). Specified in docs/formats.md; the key tables below are the spec.
+ *
+ *   {"mfu_run":1,"format":"megatron","seq_len":4096,"global_batch":1024,...,"steps":10}
+ *   {"step":10,"step_time_s":15.2106,"samples":1024,"flops_per_s":7.483e+14,
+ *    "flops_per_s_scope":"device","skipped":true,"time_s":1725381519}
+ *
+ * One header object first, then one object per row. Absent values are left out; flags are
+ * booleans present only when true; a loss printed as nan has no "loss" and "loss_nan":true.
+ * Doubles are written in the shortest form that reads back to the same double, so a run
+ * survives write -> read unchanged. The reader accepts the header anywhere before the first
+ * step (or none), ignores unknown keys (forward compatible), rejects a newer version.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "ingest/format.h"
+
+#define MFU_CANONICAL_VERSION 1
+
+/* ---- writer ----------------------------------------------------------------------------- */
+
+/* Shortest %.Ng (N = 15..17) that reads back exactly. */
+static void fmt_double(char *buf, size_t n, double v)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static void put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+typedef struct writer {
+    FILE *f;
+    bool first;
+} writer;
+
+static void key(writer *w, const char *k)
+{
+    fputs(w->first ? "{\"" : ",\"", w->f);
+    fputs(k, w->f);
+    fputs("\":", w->f);
+    w->first = false;
+}
+
+static void kv_num(writer *w, const char *k, double v)
+{
+    if (isnan(v) || isinf(v))
+        return;
+    char buf[40];
+    fmt_double(buf, sizeof buf, v);
+    key(w, k);
+    fputs(buf, w->f);
+}
+
+static void kv_int(writer *w, const char *k, int64_t v)
+{
+    key(w, k);
+    fprintf(w->f, "%lld", (long long)v);
+}
+
+static void kv_str(writer *w, const char *k, const char *v)
+{
+    if (!v || !v[0])
+        return;
+    key(w, k);
+    put_str(w->f, v);
+}
+
+/* A scope is written whenever it is known, even without its value (an MFU printed as a
+ * sentinel keeps its "device" scope). */
+static void kv_scope(writer *w, const char *k, mfu_scope s)
+{
+    if (s == MFU_SCOPE_UNKNOWN)
+        return;
+    key(w, k);
+    put_str(w->f, mfu_scope_name(s));
+}
+
+static void kv_true(writer *w, const char *k, bool b)
+{
+    if (!b)
+        return;
+    key(w, k);
+    fputs("true", w->f);
+}
+
+mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
+{
+    if (!run || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_write_jsonl: run and out are required");
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    writer w = {out, true};
+    kv_int(&w, "mfu_run", MFU_CANONICAL_VERSION);
+    kv_str(&w, "format", m->format);
+    kv_str(&w, "model", m->model);
+    kv_num(&w, "model_params", m->model_params);
+    if (m->global_batch > 0)
+        kv_int(&w, "global_batch", m->global_batch);
+    if (m->micro_batch > 0)
+        kv_int(&w, "micro_batch", m->micro_batch);
+    if (m->seq_len > 0)
+        kv_int(&w, "seq_len", m->seq_len);
+    if (m->world_size > 0)
+        kv_int(&w, "world_size", m->world_size);
+    if (m->grad_accum > 0)
+        kv_int(&w, "grad_accum", m->grad_accum);
+    kv_str(&w, "device", m->device);
+    kv_str(&w, "dtype", m->dtype);
+    kv_num(&w, "tokens_per_step", m->tokens_per_step);
+    kv_str(&w, "convention", m->convention);
+    kv_num(&w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
+    kv_int(&w, "steps", (int64_t)mfu_run_count(run));
+    fputs("}\n", out);
+    size_t n = mfu_run_count(run);
+    for (size_t i = 0; i < n; i++) {
+        mfu_step s;
+        mfu_run_get(run, i, &s);
+        w.first = true;
+        kv_int(&w, "step", s.step);
+        kv_num(&w, "time_s", s.time_s);
+        kv_num(&w, "step_time_s", s.step_time_s);
+        kv_num(&w, "tokens", s.tokens);
+        kv_num(&w, "samples", s.samples);
+        kv_num(&w, "loss", s.loss);
+        kv_num(&w, "lr", s.lr);
+        kv_num(&w, "grad_norm", s.grad_norm);
+        kv_num(&w, "memory_bytes", s.memory_bytes);
+        kv_num(&w, "tokens_per_s", s.tokens_per_s);
+        kv_scope(&w, "tokens_per_s_scope", s.tokens_per_s_scope);
+        kv_num(&w, "flops_per_s", s.flops_per_s);
+        kv_scope(&w, "flops_per_s_scope", s.flops_per_s_scope);
+        kv_num(&w, "mfu", s.mfu);
+        kv_scope(&w, "mfu_scope", s.mfu_scope);
+        kv_num(&w, "samples_per_s", s.samples_per_s);
+        kv_scope(&w, "samples_per_s_scope", s.samples_per_s_scope);
+        if (s.rank >= 0)
+            kv_int(&w, "rank", s.rank);
+        kv_true(&w, "skipped", s.flags & MFU_STEP_SKIPPED);
+        kv_true(&w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
+        kv_true(&w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
+        kv_true(&w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
+        fputs("}\n", out);
+        if (ferror(out))
+            break;
+    }
+    if (fflush(out) != 0 || ferror(out))
+        return mfu__fail(err, MFU_E_IO, 0,
+                         "writing the JSON-lines output failed; check the disk "
+                         "or the output path");
+    return MFU_OK;
+}
+
+/* ---- reader ----------------------------------------------------------------------------- */
+
+typedef struct mfu_state {
+    bool header_seen, step_seen;
+} mfu_state;
+
+static int mfu_detect(const mfu__line *ln)
+{
+    mfu__span s = {ln->text, ln->len};
+    /* Only the header identifies the format: step objects alone look like any metrics JSONL
+     * and are left to the generic jsonl reader, which reads the same key names. */
+    if (mfu__span_starts(s, "{\"mfu_run\":"))
+        return 5 * MFU__DETECT_STEP;
+    return MFU__DETECT_NONE;
+}
+
+static bool get_scope(json_t *o, const char *k, mfu_scope *out)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        return true;
+    const char *s = json_string_value(v);
+    if (!s)
+        return false;
+    if (strcmp(s, "device") == 0)
+        *out = MFU_SCOPE_DEVICE;
+    else if (strcmp(s, "global") == 0)
+        *out = MFU_SCOPE_GLOBAL;
+    else if (strcmp(s, "unknown") == 0)
+        *out = MFU_SCOPE_UNKNOWN;
+    else
+        return false;
+    return true;
+}
+
+/* A number key: absent leaves *out; present must be a JSON number. */
+static bool get_num(json_t *o, const char *k, double *out)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v || json_is_null(v))
+        return true;
+    if (!json_is_number(v))
+        return false;
+    *out = json_number_value(v);
+    return true;
+}
+
+static bool get_int(json_t *o, const char *k, int64_t *out)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        return true;
+    if (!json_is_integer(v))
+        return false;
+    *out = (int64_t)json_integer_value(v);
+    return true;
+}
+
+static bool get_str(json_t *o, const char *k, char *dst, size_t n)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        return true;
+    if (!json_is_string(v))
+        return false;
+    mfu__strlcpy(dst, json_string_value(v), n);
+    return true;
+}
+
+static void get_flag(json_t *o, const char *k, uint32_t bit, uint32_t *flags)
+{
+    if (json_is_true(json_object_get(o, k)))
+        *flags |= bit;
+}
+
+static mfu_status header(mfu_state *st, mfu__ictx *c, json_t *o)
+{
+    json_int_t ver = json_integer_value(json_object_get(o, "mfu_run"));
+    if (ver < 1 || ver > MFU_CANONICAL_VERSION)
+        return mfu__fail_line(c, MFU_E_UNSUPPORTED,
+                              "canonical JSON-lines version %lld is not supported (this mfu "
+                              "reads version %d); convert the log again with this mfu",
+                              (long long)ver, MFU_CANONICAL_VERSION);
+    mfu_run_meta *m = mfu__meta(c);
+    char fmt[sizeof m->format] = "";
+    bool ok =
+        get_str(o, "format", fmt, sizeof fmt) && get_str(o, "model", m->model, sizeof m->model) &&
+        get_num(o, "model_params", &m->model_params) &&
+        get_int(o, "global_batch", &m->global_batch) &&
+        get_int(o, "micro_batch", &m->micro_batch) && get_int(o, "seq_len", &m->seq_len) &&
+        get_int(o, "world_size", &m->world_size) && get_int(o, "grad_accum", &m->grad_accum) &&
+        get_str(o, "device", m->device, sizeof m->device) &&
+        get_str(o, "dtype", m->dtype, sizeof m->dtype) &&
+        get_num(o, "tokens_per_step", &m->tokens_per_step) &&
+        get_str(o, "convention", m->convention, sizeof m->convention) &&
+        get_num(o, "reported_peak_flops_per_s", &m->reported_peak_flops_per_s);
+    if (!ok)
+        return mfu__fail_line(c, MFU_E_PARSE,
+                              "canonical header has a value of the wrong type (see "
+                              "docs/formats.md); regenerate it with mfu convert");
+    /* the run keeps the original format's name: "mfu" is only the container */
+    if (fmt[0])
+        mfu__strlcpy(m->format, fmt, sizeof m->format);
+    st->header_seen = true;
+    mfu__used(c);
+    return MFU_OK;
+}
+
+static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
+{
+    mfu_state *st = state;
+    if (ln->len == 0 || ln->text[0] != '{')
+        return MFU_OK;
+    json_error_t je;
+    json_t *o = json_loadb(ln->text, ln->len, 0, &je);
+    if (!o) {
+        mfu__skip(c, "invalid JSON (%s at column %d)", je.text, je.column);
+        return MFU_OK;
+    }
+    mfu_status rc = MFU_OK;
+    if (json_object_get(o, "mfu_run")) {
+        rc = st->step_seen ? mfu__fail_line(c, MFU_E_PARSE,
+                                            "a canonical header after the first step; write one "
+                                            "run per file")
+                           : header(st, c, o);
+        json_decref(o);
+        return rc;
+    }
+    json_t *jstep = json_object_get(o, "step");
+    if (!json_is_integer(jstep)) {
+        mfu__skip(c, "canonical step object without an integer \"step\"");
+        json_decref(o);
+        return MFU_OK;
+    }
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = (int64_t)json_integer_value(jstep);
+    int64_t rank = -1;
+    bool ok =
+        get_num(o, "time_s", &s.time_s) && get_num(o, "step_time_s", &s.step_time_s) &&
+        get_num(o, "tokens", &s.tokens) && get_num(o, "samples", &s.samples) &&
+        get_num(o, "loss", &s.loss) && get_num(o, "lr", &s.lr) &&
+        get_num(o, "grad_norm", &s.grad_norm) && get_num(o, "memory_bytes", &s.memory_bytes) &&
+        get_num(o, "tokens_per_s", &s.tokens_per_s) &&
+        get_scope(o, "tokens_per_s_scope", &s.tokens_per_s_scope) &&
+        get_num(o, "flops_per_s", &s.flops_per_s) &&
+        get_scope(o, "flops_per_s_scope", &s.flops_per_s_scope) && get_num(o, "mfu", &s.mfu) &&
+        get_scope(o, "mfu_scope", &s.mfu_scope) && get_num(o, "samples_per_s", &s.samples_per_s) &&
+        get_scope(o, "samples_per_s_scope", &s.samples_per_s_scope) && get_int(o, "rank", &rank);
+    get_flag(o, "skipped", MFU_STEP_SKIPPED, &s.flags);
+    get_flag(o, "loss_nan", MFU_STEP_LOSS_NAN, &s.flags);
+    get_flag(o, "mfu_sentinel", MFU_STEP_MFU_SENTINEL, &s.flags);
+    get_flag(o, "tokens_derived", MFU_STEP_TOKENS_DERIVED, &s.flags);
+    json_decref(o);
+    if (!ok) {
+        mfu__skip(c,
+                  "canonical step %lld has a value of the wrong type (numbers, scope "
+                  "\"device\"/\"global\")",
+                  (long long)s.step);
+        return MFU_OK;
+    }
+    if (rank >= 0 && rank <= INT32_MAX)
+        s.rank = (int32_t)rank;
+    st->step_seen = true;
+    return mfu__emit(c, &s);
+}
+
+const mfu__format mfu__fmt_mfu = {
+    .name = "mfu",
+    .summary = "mfu's canonical JSON-lines (mfu convert output; docs/formats.md)",
+    .detect = mfu_detect,
+    .state_size = sizeof(mfu_state),
+    .line = mfu_line,
+    .raw_emit = true,
+};

@@ -1,0 +1,55 @@
+/*
+ * ingest/internal.h - the ingest framework's own pieces (not for formats: see format.h).
+ *
+ *   reader.c   bytes -> logical lines: gzip/zstd by magic bytes, \n and \r split, line limit
+ *   clean.c    one logical line -> mfu__line: ANSI escapes, launcher/logging prefixes
+ *   ingest.c   the session: detection, dispatch to the format, counters, errors
+ */
+#ifndef MFU_INGEST_INTERNAL_H
+#define MFU_INGEST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ingest/format.h"
+
+/* ---- reader ----------------------------------------------------------------------------- */
+
+#define MFU__READER_CHUNK (64 * 1024)
+
+typedef struct mfu__reader mfu__reader;
+
+/* A reader over an open stream (not closed by the reader) or a memory block (not copied: it
+ * must outlive the reader). max_line is the line limit in bytes. NULL when out of memory. */
+mfu__reader *mfu__reader_file(FILE *f, size_t max_line);
+mfu__reader *mfu__reader_mem(const void *data, size_t n, size_t max_line);
+void mfu__reader_free(mfu__reader *r);
+
+/* One logical line: text between \n or \r separators (empty pieces are not returned). */
+typedef struct mfu__rline {
+    const char *text; /* not NUL-terminated; valid until the next call */
+    size_t len;
+    long lineno;   /* physical line (counts \n) */
+    bool too_long; /* the line exceeded max_line: text is empty, the line was dropped */
+} mfu__rline;
+
+/* Next logical line. Returns MFU_OK with *eof false and *out filled, MFU_OK with *eof true at
+ * the end, or MFU_E_IO (corrupt compressed data, read error) / MFU_E_PARSE (binary data) with
+ * err filled (message without the input name; the caller prefixes it). */
+mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_error *err);
+
+/* After the end: physical lines seen, whether the last one had no newline, the compression
+ * ("", "gzip", "zstd") and the largest line buffer held. */
+long mfu__reader_lines(const mfu__reader *r);
+bool mfu__reader_truncated(const mfu__reader *r);
+const char *mfu__reader_codec(const mfu__reader *r);
+size_t mfu__reader_peak_line(const mfu__reader *r);
+
+/* ---- cleaner ---------------------------------------------------------------------------- */
+
+/* Clean text[0..len) into buf (capacity >= len + 1) and describe it in *ln (pointers into buf).
+ * lineno is copied into ln. */
+void mfu__clean_line(const char *text, size_t len, long lineno, char *buf, mfu__line *ln);
+
+#endif /* MFU_INGEST_INTERNAL_H */

@@ -1,0 +1,49 @@
+/*
+ * registry.c - the one table of log formats.
+ *
+ * Adding a format = one file src/ingest/fmt_NAME.c defining `const mfu__format mfu__fmt_NAME`
+ * and one X(NAME) line below (docs/internals/ingest.md, "Adding a format"). The order is the
+ * detection tie-break (earlier wins) and the order of `mfu convert --list-formats`: specific
+ * formats first, the generic jsonl / csv readers last.
+ */
+#include "ingest/format.h"
+
+/* One line per format. Keep the generic readers (jsonl, csv) last. */
+/* clang-format off */
+#define MFU__FORMATS(X) \
+    X(mfu)              \
+    X(megatron)         \
+    X(nemo)             \
+    X(nanogpt)          \
+    X(llmc)             \
+    X(torchtitan)       \
+    X(jsonl)            \
+    X(csv)
+/* clang-format on */
+
+#define MFU__DECLARE(name) extern const mfu__format mfu__fmt_##name;
+#define MFU__ENTRY(name) &mfu__fmt_##name,
+
+MFU__FORMATS(MFU__DECLARE)
+
+static const mfu__format *const table[] = {MFU__FORMATS(MFU__ENTRY)};
+
+size_t mfu__format_count(void)
+{
+    return MFU__ARRAY_LEN(table);
+}
+
+const mfu__format *mfu__format_at(size_t i)
+{
+    return i < MFU__ARRAY_LEN(table) ? table[i] : NULL;
+}
+
+const mfu__format *mfu__format_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < MFU__ARRAY_LEN(table); i++)
+        if (mfu__strcasecmp(table[i]->name, name) == 0)
+            return table[i];
+    return NULL;
+}

@@ -1,0 +1,485 @@
+/*
+ * text.c - pure helpers for reading log lines: spans, key/value pieces, numbers with unit
+ * suffixes and sentinels, timestamps (ingest/format.h).
+ *
+ * Numbers follow log-formats.md §1: plain decimals, C %E exponents, thousands separators
+ * ("10,050"), quoted values ('3.41'), unit suffixes (66.91GiB, 150.3TFLOPS, 76.67 ms,
+ * 34.09 us, 13.99%) and sentinels (nan, inf, N/A). Values are normalised to base units.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/format.h"
+
+mfu__span mfu__span_of(const char *s)
+{
+    mfu__span r = {s, s ? strlen(s) : 0};
+    return r;
+}
+
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+mfu__span mfu__span_trim(mfu__span s)
+{
+    while (s.n && blank(s.p[0])) {
+        s.p++;
+        s.n--;
+    }
+    while (s.n && blank(s.p[s.n - 1]))
+        s.n--;
+    return s;
+}
+
+bool mfu__span_eq(mfu__span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+bool mfu__span_ieq(mfu__span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && mfu__strncasecmp(s.p, lit, n) == 0;
+}
+
+bool mfu__span_starts(mfu__span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n >= n && memcmp(s.p, lit, n) == 0;
+}
+
+long mfu__span_find(mfu__span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (n == 0)
+        return 0;
+    if (n > s.n)
+        return -1;
+    for (size_t i = 0; i + n <= s.n; i++)
+        if (s.p[i] == lit[0] && memcmp(s.p + i, lit, n) == 0)
+            return (long)i;
+    return -1;
+}
+
+void mfu__span_copy(mfu__span s, char *dst, size_t n)
+{
+    if (n == 0)
+        return;
+    size_t c = s.n < n - 1 ? s.n : n - 1;
+    if (c)
+        memcpy(dst, s.p, c);
+    dst[c] = '\0';
+}
+
+bool mfu__split_next(mfu__span *rest, const char *sep, mfu__span *piece)
+{
+    if (rest->n == 0)
+        return false;
+    long at = mfu__span_find(*rest, sep);
+    if (at < 0) {
+        *piece = *rest;
+        rest->p += rest->n;
+        rest->n = 0;
+        return true;
+    }
+    size_t k = strlen(sep);
+    piece->p = rest->p;
+    piece->n = (size_t)at;
+    rest->p += (size_t)at + k;
+    rest->n -= (size_t)at + k;
+    return true;
+}
+
+bool mfu__kv(mfu__span piece, const char *kvsep, mfu__span *key, mfu__span *val)
+{
+    long at = mfu__span_find(piece, kvsep);
+    if (at < 0)
+        return false;
+    mfu__span k = {piece.p, (size_t)at};
+    size_t skip = (size_t)at + strlen(kvsep);
+    mfu__span v = {piece.p + skip, piece.n - skip};
+    *key = mfu__span_trim(k);
+    *val = mfu__span_trim(v);
+    return true;
+}
+
+/* ---- numbers ---------------------------------------------------------------------------- */
+
+double mfu__scale10(double v, int k)
+{
+    if (!isfinite(v) || k == 0)
+        return v;
+    char buf[64];
+    for (int prec = 15; prec <= 17; prec++) { /* the shortest decimal that is v */
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    /* fold k into the exponent of that decimal */
+    char *e = strchr(buf, 'e');
+    int exp10 = k;
+    if (e) {
+        exp10 += (int)strtol(e + 1, NULL, 10);
+        *e = '\0';
+    }
+    char out[80];
+    snprintf(out, sizeof out, "%se%d", buf, exp10);
+    return strtod(out, NULL);
+}
+
+static bool word_at(const char *p, const char *end, const char *w, bool case_fold)
+{
+    size_t n = strlen(w);
+    if ((size_t)(end - p) < n)
+        return false;
+    if (case_fold ? mfu__strncasecmp(p, w, n) != 0 : memcmp(p, w, n) != 0)
+        return false;
+    /* the word must end here: not followed by a letter or digit */
+    return p + n == end || !isalnum((unsigned char)p[n]);
+}
+
+/* Unit suffixes, longest first within a family. factor converts to the base unit. */
+#define U(t, u, f)                                                                                 \
+    {                                                                                              \
+        t, sizeof(t) - 1, u, f                                                                     \
+    }
+static const struct {
+    const char *text;
+    size_t len;
+    mfu__unit unit;
+    double factor; /* applied through mfu__scale10 when it is a power of ten */
+} units[] = {
+    U("TFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e12),
+    U("GFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e9),
+    U("PFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e15),
+    U("MFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e6),
+    U("FLOP/s", MFU__UNIT_FLOPS_PER_S, 1.0),
+    U("TFLOPS", MFU__UNIT_FLOPS_PER_S, 1e12),
+    U("GFLOPS", MFU__UNIT_FLOPS_PER_S, 1e9),
+    U("PFLOPS", MFU__UNIT_FLOPS_PER_S, 1e15),
+    U("MFLOPS", MFU__UNIT_FLOPS_PER_S, 1e6),
+    U("FLOPS", MFU__UNIT_FLOPS_PER_S, 1.0),
+    U("TFLOP", MFU__UNIT_FLOPS, 1e12),
+    U("GFLOP", MFU__UNIT_FLOPS, 1e9),
+    U("PFLOP", MFU__UNIT_FLOPS, 1e15),
+    U("FLOP", MFU__UNIT_FLOPS, 1.0),
+    U("KiB", MFU__UNIT_BYTES, 1024.0),
+    U("MiB", MFU__UNIT_BYTES, 1048576.0),
+    U("GiB", MFU__UNIT_BYTES, 1073741824.0),
+    U("TiB", MFU__UNIT_BYTES, 1099511627776.0),
+    U("KB", MFU__UNIT_BYTES, 1e3),
+    U("kB", MFU__UNIT_BYTES, 1e3),
+    U("MB", MFU__UNIT_BYTES, 1e6),
+    U("GB", MFU__UNIT_BYTES, 1e9),
+    U("TB", MFU__UNIT_BYTES, 1e12),
+    U("ms", MFU__UNIT_SECONDS, 1e-3),
+    U("us", MFU__UNIT_SECONDS, 1e-6),
+    U("\xc2\xb5s", MFU__UNIT_SECONDS, 1e-6),
+    U("ns", MFU__UNIT_SECONDS, 1e-9),
+    U("min", MFU__UNIT_SECONDS, 60.0),
+    U("sec", MFU__UNIT_SECONDS, 1.0),
+    U("s", MFU__UNIT_SECONDS, 1.0),
+    U("h", MFU__UNIT_SECONDS, 3600.0),
+    U("B", MFU__UNIT_BYTES, 1.0),
+    U("%", MFU__UNIT_FRACTION, 0.01),
+};
+
+/* Read an unsigned decimal mantissa with optional thousands separators into buf (separators
+ * removed). Returns bytes consumed, 0 when no digit. */
+static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bufn, size_t *blen)
+{
+    const char *s = p;
+    size_t k = *blen;
+    size_t run = 0; /* digits in the current group */
+    bool any = false, grouped = false;
+    while (p < end) {
+        if (isdigit((unsigned char)*p)) {
+            if (k + 1 < bufn)
+                buf[k++] = *p;
+            p++;
+            run++;
+            any = true;
+            continue;
+        }
+        /* "10,050": a comma after 1-3 leading digits (or a full group) followed by exactly
+         * three digits and then no further digit */
+        if (*p == ',' && any && run >= 1 && run <= 3 && (!grouped || run == 3) && end - p >= 4 &&
+            isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+            isdigit((unsigned char)p[3]) && (end - p == 4 || !isdigit((unsigned char)p[4]))) {
+            grouped = true;
+            run = 0;
+            p++;
+            continue;
+        }
+        break;
+    }
+    if (p < end && *p == '.') {
+        const char *q = p + 1;
+        if (k + 1 < bufn)
+            buf[k++] = '.';
+        while (q < end && isdigit((unsigned char)*q)) {
+            if (k + 1 < bufn)
+                buf[k++] = *q;
+            q++;
+            any = true;
+        }
+        p = q;
+    }
+    if (!any)
+        return 0;
+    /* exponent: e/E, optional sign, at least one digit */
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        const char *q = p + 1;
+        if (q < end && (*q == '+' || *q == '-'))
+            q++;
+        if (q < end && isdigit((unsigned char)*q)) {
+            if (k + 1 < bufn)
+                buf[k++] = 'e';
+            if (p[1] == '-' && k + 1 < bufn)
+                buf[k++] = '-';
+            while (q < end && isdigit((unsigned char)*q)) {
+                if (k + 1 < bufn)
+                    buf[k++] = *q;
+                q++;
+            }
+            p = q;
+        }
+    }
+    buf[k] = '\0';
+    *blen = k;
+    return (size_t)(p - s);
+}
+
+/* strtod of the decimal in buf (blen bytes, may end in an exponent) times 10^shift, done in
+ * the decimal: the exponent is rewritten, so the result is correctly rounded. */
+static double strtod_shift(char *buf, size_t blen, size_t cap, int shift)
+{
+    if (shift == 0)
+        return strtod(buf, NULL);
+    long e10 = shift;
+    char *e = memchr(buf, 'e', blen);
+    if (e) {
+        e10 += strtol(e + 1, NULL, 10);
+        blen = (size_t)(e - buf);
+    }
+    snprintf(buf + blen, cap - blen, "e%ld", e10);
+    return strtod(buf, NULL);
+}
+
+/* Scan a number at *pp; its value is multiplied by 10^shift (in decimal) as well as by its
+ * unit's factor. */
+static bool scan(const char **pp, const char *end, int shift, mfu__num *out)
+{
+    const char *p = *pp;
+    char buf[96];
+    size_t blen = 0;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    char quote = 0;
+    if (p < end && (*p == '\'' || *p == '"'))
+        quote = *p++;
+    mfu__num r = {0.0, 0.0, MFU__UNIT_NONE, MFU__NUM_FINITE};
+    bool neg = false;
+    const char *q = p;
+    if (q < end && (*q == '-' || *q == '+')) {
+        neg = *q == '-';
+        q++;
+    }
+    /* sentinels */
+    static const struct {
+        const char *w;
+        mfu__numkind kind;
+    } sentinels[] = {{"nan", MFU__NUM_NAN}, {"infinity", MFU__NUM_INF}, {"inf", MFU__NUM_INF},
+                     {"N/A", MFU__NUM_NA},  {"NA", MFU__NUM_NA},        {"None", MFU__NUM_NA},
+                     {"null", MFU__NUM_NA}};
+    bool maybe_word = q < end && isalpha((unsigned char)*q);
+    for (size_t i = 0; maybe_word && i < MFU__ARRAY_LEN(sentinels); i++) {
+        bool fold = sentinels[i].kind != MFU__NUM_NA;
+        if (word_at(q, end, sentinels[i].w, fold)) {
+            r.kind = sentinels[i].kind;
+            r.value = r.kind == MFU__NUM_INF ? (neg ? -INFINITY : INFINITY) : NAN;
+            r.printed = r.value;
+            q += strlen(sentinels[i].w);
+            goto unit;
+        }
+    }
+    {
+        if (neg)
+            buf[blen++] = '-';
+        size_t used = scan_mantissa(q, end, buf, 80, &blen);
+        if (used == 0)
+            return false;
+        q += used;
+        errno = 0;
+        char *e = NULL;
+        double v = strtod(buf, &e);
+        if (e == buf || errno == ERANGE || !isfinite(v))
+            return false;
+        r.value = r.printed = v;
+    }
+unit:;
+    double unit_factor = 1.0;
+    /* unit suffix, optionally after one blank; a suffix must not run into a letter */
+    const char *u = q;
+    if (u < end && *u == ' ')
+        u++;
+    /* a suffix starts with a letter, '%' or the first byte of 'µ' */
+    bool maybe_unit = u < end && (isalpha((unsigned char)*u) || *u == '%' || *u == '\xc2');
+    for (size_t i = 0; maybe_unit && i < MFU__ARRAY_LEN(units); i++) {
+        size_t n = units[i].len;
+        if ((size_t)(end - u) < n || memcmp(u, units[i].text, n) != 0)
+            continue;
+        const char *after = u + n;
+        if (after < end && isalpha((unsigned char)*after) && units[i].unit != MFU__UNIT_FRACTION)
+            continue;
+        if (units[i].unit == MFU__UNIT_FRACTION && u != q)
+            continue; /* "13.99%" only, not "13.99 %" of something else */
+        r.unit = units[i].unit;
+        unit_factor = units[i].factor;
+        q = after;
+        break;
+    }
+    if (r.kind == MFU__NUM_FINITE && (unit_factor != 1.0 || shift != 0)) {
+        double lg = log10(unit_factor);
+        if (lg == floor(lg)) {
+            r.value = strtod_shift(buf, blen, sizeof buf, shift + (int)lg);
+        } else {
+            r.value = strtod_shift(buf, blen, sizeof buf, shift) * unit_factor;
+        }
+        if (!isfinite(r.value))
+            return false;
+    }
+    if (quote) {
+        if (q < end && *q == quote)
+            q++;
+        else
+            return false;
+    }
+    *out = r;
+    *pp = q;
+    return true;
+}
+
+bool mfu__num_scan(const char **pp, const char *end, mfu__num *out)
+{
+    return scan(pp, end, 0, out);
+}
+
+static bool parse_shift(mfu__span s, int shift, mfu__num *out);
+
+bool mfu__num_parse(mfu__span s, mfu__num *out)
+{
+    return parse_shift(s, 0, out);
+}
+
+bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out)
+{
+    return parse_shift(s, shift, out);
+}
+
+static bool parse_shift(mfu__span s, int shift, mfu__num *out)
+{
+    s = mfu__span_trim(s);
+    if (s.n == 0)
+        return false;
+    /* "-" alone means "not measured" in several loggers */
+    if (mfu__span_eq(s, "-")) {
+        mfu__num r = {NAN, NAN, MFU__UNIT_NONE, MFU__NUM_NA};
+        *out = r;
+        return true;
+    }
+    const char *p = s.p, *end = s.p + s.n;
+    mfu__num r;
+    if (!scan(&p, end, shift, &r))
+        return false;
+    while (p < end && blank(*p))
+        p++;
+    if (p != end)
+        return false;
+    *out = r;
+    return true;
+}
+
+double mfu__num_value(mfu__span s)
+{
+    mfu__num r;
+    if (!mfu__num_parse(s, &r) || r.kind != MFU__NUM_FINITE)
+        return NAN;
+    return r.value;
+}
+
+bool mfu__int_parse(mfu__span s, int64_t *out)
+{
+    mfu__num r;
+    if (!mfu__num_parse(s, &r) || r.kind != MFU__NUM_FINITE || r.unit != MFU__UNIT_NONE)
+        return false;
+    if (r.value != floor(r.value) || fabs(r.value) > 9.007199254740992e15)
+        return false;
+    *out = (int64_t)r.value;
+    return true;
+}
+
+/* ---- timestamps ------------------------------------------------------------------------- */
+
+static bool digits(const char *p, size_t n, int *out)
+{
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)p[i]))
+            return false;
+        v = v * 10 + (p[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
+static long days_from_civil(int y, int m, int d)
+{
+    y -= m <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400;
+    long yoe = y - era * 400;
+    long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+bool mfu__datetime_scan(mfu__span s, double *unix_s, size_t *used)
+{
+    /* YYYY-MM-DD?HH:MM:SS = 19 bytes */
+    if (s.n < 19)
+        return false;
+    const char *p = s.p;
+    int y, mo, d, h, mi, se;
+    if (!digits(p, 4, &y) || p[4] != '-' || !digits(p + 5, 2, &mo) || p[7] != '-' ||
+        !digits(p + 8, 2, &d) || (p[10] != ' ' && p[10] != 'T') || !digits(p + 11, 2, &h) ||
+        p[13] != ':' || !digits(p + 14, 2, &mi) || p[16] != ':' || !digits(p + 17, 2, &se))
+        return false;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+        return false;
+    size_t k = 19;
+    double frac = 0.0, scale = 0.1;
+    if (k < s.n && (p[k] == '.' || p[k] == ',') && k + 1 < s.n &&
+        isdigit((unsigned char)p[k + 1])) {
+        k++;
+        while (k < s.n && isdigit((unsigned char)p[k])) {
+            frac += (p[k] - '0') * scale;
+            scale /= 10;
+            k++;
+        }
+    }
+    if (k < s.n && p[k] == 'Z')
+        k++;
+    double t = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + se + frac;
+    if (unix_s)
+        *unix_s = t;
+    if (used)
+        *used = k;
+    return true;
+}

@@ -1,0 +1,103 @@
+/*
+ * ingest_test.h - helpers shared by the tests/unit/test_ingest*.c programs (header-only).
+ *
+ *   run = ingest_fixture("logs/megatron-lm/x.log", NULL, &stats);   // auto-detect
+ *   run = ingest_text("iter 1: loss ...\n", "nanogpt", &stats);       // forced format
+ * Both fail the test (cmocka) when ingest fails; ingest_expect_error() returns the status.
+ * Paths are relative to MFU_TEST_DATA (tests/data).
+ */
+#ifndef MFU_INGEST_TEST_H
+#define MFU_INGEST_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mfu/ingest.h"
+#include "mfu/run.h"
+
+static inline void ingest_data_path(char *buf, size_t n, const char *rel)
+{
+    const char *dir = getenv("MFU_TEST_DATA");
+    snprintf(buf, n, "%s/%s", dir ? dir : "tests/data", rel);
+}
+
+static inline mfu_run *ingest_fixture(const char *rel, const char *format, mfu_ingest_stats *stats)
+{
+    char path[1024];
+    ingest_data_path(path, sizeof path, rel);
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = format;
+    mfu_run *run = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = mfu_ingest_path(path, &o, &run, stats, &e);
+    if (st != MFU_OK)
+        fail_msg("ingest %s: %s", path, e.message);
+    return run;
+}
+
+static inline mfu_status ingest_buffer_opts(const void *data, size_t n, const mfu_ingest_opts *o,
+                                            mfu_run **run, mfu_ingest_stats *stats, mfu_error *e)
+{
+    mfu_ingest *ing = NULL;
+    *run = NULL;
+    mfu_status st = mfu_ingest_new(o, &ing, e);
+    if (st != MFU_OK)
+        return st;
+    st = mfu_ingest_feed_buffer(ing, data, n, "test", e);
+    if (st == MFU_OK)
+        st = mfu_ingest_finish(ing, run, e);
+    if (stats)
+        *stats = *mfu_ingest_get_stats(ing);
+    mfu_ingest_free(ing);
+    return st;
+}
+
+static inline mfu_run *ingest_text(const char *text, const char *format, mfu_ingest_stats *stats)
+{
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = format;
+    mfu_run *run = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = ingest_buffer_opts(text, strlen(text), &o, &run, stats, &e);
+    if (st != MFU_OK)
+        fail_msg("ingest text: %s", e.message);
+    return run;
+}
+
+static inline mfu_status ingest_expect_error(const char *text, size_t n, const char *format,
+                                             mfu_error *e)
+{
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = format;
+    mfu_run *run = NULL;
+    memset(e, 0, sizeof *e);
+    mfu_status st = ingest_buffer_opts(text, n, &o, &run, NULL, e);
+    mfu_run_free(run);
+    return st;
+}
+
+/* Row i of run (fails the test when out of range). */
+static inline mfu_step ingest_row(const mfu_run *run, size_t i)
+{
+    mfu_step s;
+    if (!mfu_run_get(run, i, &s))
+        fail_msg("row %zu out of range (%zu rows)", i, mfu_run_count(run));
+    return s;
+}
+
+/* |a - b| <= tol * max(1, |b|) */
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol) * (fabs(b_) > 1 ? fabs(b_) : 1)))                             \
+            fail_msg("%s = %.12g, expected %.12g", #a, a_, b_);                                    \
+    } while (0)
+
+#endif
