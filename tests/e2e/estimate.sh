@@ -2,35 +2,8 @@
 # e2e: `mfu estimate` - published cases through the CLI (model presets, conventions and the
 # device table together), every throughput form, the reverse question, the JSON keys that
 # docs/cli.md promises, and bad input: exit 1 or 2 with one line on stderr, never a crash.
-set -u
-bin=${MFU_BIN:?MFU_BIN is the built mfu}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-run() { "$bin" estimate "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
-
-# near FILTER WANT TOL: jq filter on the last stdout is within TOL of WANT
-near() {
-    local got
-    got=$(jq -r "$1" "$tmp/out" 2>&1) || { fail "jq '$1': $got"; return; }
-    awk -v g="$got" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }' ||
-        fail "jq '$1' = $got, want $2 +- $3"
-}
-ok() {
-    run "$@"
-    [ "$rc" = 0 ] || fail "estimate $*: exit $rc: $(cat "$tmp/err")"
-}
-bad() {
-    local want=$1
-    shift
-    run "$@"
-    [ "$rc" = "$want" ] || fail "estimate $*: exit $rc, want $want ($(cat "$tmp/err"))"
-    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "estimate $*: stderr is not one line: $(cat "$tmp/err")"
-    grep -q '^mfu estimate: ' "$tmp/err" || fail "estimate $*: stderr lacks the prefix"
-    [ -s "$tmp/out" ] && fail "estimate $*: printed to stdout on failure"
-    return 0
-}
+E2E_CMD=estimate
+source "$(dirname "$0")/lib/e2e.bash"
 
 # PaLM 540B (Chowdhery et al. 2022, App. B): 6144 TPU v4 at 275 TFLOP/s, 238.3K tokens/s.
 ok --convention 6n --params 540e9 --seq 2048 --device tpu-v4 --devices 6144 \
@@ -134,8 +107,4 @@ bad 2 $base --tokens-per-sec 1 --bogus
 run --help
 [ "$rc" = 0 ] && grep -q 'Examples' "$tmp/out" || fail "--help"
 
-if [ "$fails" -gt 0 ]; then
-    echo "estimate.sh: $fails failure(s)"
-    exit 1
-fi
-echo "estimate.sh: all checks passed"
+e2e_finish

@@ -1,42 +1,8 @@
 #!/usr/bin/env bash
 # e2e: `mfu flops` - figures in --json (checked with jq), --convention all, --list-presets, and
 # bad input: exit 1 or 2 with one line on stderr, never a crash.
-set -u
-bin=${MFU_BIN:?MFU_BIN is the built mfu}
-data=${MFU_TEST_DATA:?MFU_TEST_DATA is tests/data}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# run ARGS...: stdout in $tmp/out, stderr in $tmp/err, status in $rc
-run() { "$bin" flops "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
-
-# jq_is FILTER EXPECTED: the filter applied to the last stdout prints EXPECTED
-jq_is() {
-    local got
-    got=$(jq -r "$1" "$tmp/out" 2>&1) || { fail "jq '$1' failed: $got"; return; }
-    [ "$got" = "$2" ] || fail "jq '$1': got '$got', want '$2'"
-}
-
-# jq_true FILTER: the filter is true on the last stdout
-jq_true() {
-    local got
-    got=$(jq -r "$1" "$tmp/out" 2>&1)
-    [ "$got" = "true" ] || fail "jq '$1' is not true (got '$got')"
-}
-
-# bad WANT_RC ARGS...: fails with that status, one line on stderr naming something useful
-bad() {
-    local want=$1
-    shift
-    run "$@"
-    [ "$rc" = "$want" ] || fail "flops $*: exit $rc, want $want ($(cat "$tmp/err"))"
-    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "flops $*: stderr is not one line: $(cat "$tmp/err")"
-    grep -q '^mfu flops: ' "$tmp/err" || fail "flops $*: stderr lacks the prefix"
-    [ -s "$tmp/out" ] && fail "flops $*: printed to stdout on failure"
-    return 0
-}
+E2E_CMD=flops
+source "$(dirname "$0")/lib/e2e.bash"
 
 # --- one convention, JSON ---------------------------------------------------------------------
 run --model llama3-8b --seq 8192 --json
@@ -191,8 +157,4 @@ run --model gpt2 --seq 1024 --doc-lengths "${docs%,1}" --json
 [ "$rc" = 0 ] || fail "16384 documents: exit $rc"
 jq_is '.workload.doc_count' 16384
 
-if [ "$fails" -ne 0 ]; then
-    echo "flops.sh: $fails failure(s)"
-    exit 1
-fi
-echo "flops.sh: ok"
+e2e_finish
