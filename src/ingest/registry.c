@@ -5,10 +5,15 @@
  * and one X(NAME) line below (docs/internals/ingest.md, "Adding a format"). The order is the
  * detection tie-break (earlier wins) and the order of `mfu convert --list-formats`: specific
  * formats first, the generic jsonl / csv readers last.
+ * Ties that matter: axolotl before hf (a dict with Axolotl's keys scores a step for both
+ * readers' detect only through axolotl, but Axolotl logs also hold HF side lines).
  */
 #include "ingest/format.h"
 
-#define MFU__FORMATS(X) X(megatron)
+#define MFU__FORMATS(X)                                                                            \
+    X(megatron)                                                                                    \
+    X(axolotl)                                                                                     \
+    X(hf)
 
 #define MFU__DECLARE(name) extern const mfu__format mfu__fmt_##name;
 #define MFU__ENTRY(name) &mfu__fmt_##name,
