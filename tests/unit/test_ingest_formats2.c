@@ -1,8 +1,8 @@
 /*
- * test_ingest_formats2.c - the formats hf and axolotl (HF Trainer console output): golden
- * tests on the fixtures of tests/data/logs/{hf-transformers,axolotl} (copied from the shared
- * excerpts with their .md), bars, banner, summary and metrics block, the hf / axolotl
- * precedence, and the helpers of pyrepr.c.
+ * test_ingest_formats2.c - the formats hf, axolotl, deepspeed and neox: golden tests on the
+ * fixtures of tests/data/logs/{hf-transformers,axolotl,deepspeed,gpt-neox} (copied from the
+ * shared excerpts with their .md), headers, summaries and side lines, the precedence between
+ * hf / axolotl, deepspeed / neox and megatron / deepspeed, and the helpers of pyrepr.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,6 +73,21 @@ static mfu_run *ingest_buf(const buf *b, const char *format, mfu_ingest_stats *s
     if (rc != MFU_OK)
         fail_msg("ingest: %s", e.message);
     return run;
+}
+
+static mfu_status fixture_status(const char *rel, const char *format, mfu_ingest_stats *st,
+                                 mfu_error *e)
+{
+    char path[1024];
+    ingest_data_path(path, sizeof path, rel);
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = format;
+    mfu_run *run = NULL;
+    memset(e, 0, sizeof *e);
+    mfu_status rc = mfu_ingest_path(path, &o, &run, st, e);
+    mfu_run_free(run);
+    return rc;
 }
 
 #define GIB 1073741824.0
@@ -279,6 +294,275 @@ static void hf_metrics_block_only(void **state)
     mfu_run_free(run);
 }
 
+/* ---- DeepSpeed ---------------------------------------------------------------------------- */
+
+static void ds_profiler_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_fixture(
+        "logs/deepspeed/deepspeed-flops-profiler-tutorial-bert-large-a100.log", NULL, &st);
+    assert_string_equal(st.format, "deepspeed");
+    assert_int_equal(mfu_run_count(run), 1);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 10);
+    assert_near(s.step_time_s, 0.18473, 1e-12);  /* iter latency 184.73 ms */
+    assert_near(s.flops_per_s, 102.0e12, 1e-12); /* fwd+bwd FLOPS per GPU */
+    assert_int_equal(s.flops_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.samples_per_s, 433.07, 1e-12);
+    assert_int_equal(s.samples_per_s_scope, MFU_SCOPE_GLOBAL);
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    assert_int_equal(m->world_size, 1);
+    assert_int_equal(m->micro_batch, 80);
+    assert_near(m->model_params, 336.23e6, 1e-12);
+    mfu_run_free(run);
+}
+
+static void ds_2022_notebook_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run =
+        ingest_fixture("logs/deepspeed/deepspeed-issue1825-2022-notebook.log", NULL, &st);
+    assert_string_equal(st.format, "deepspeed");
+    assert_int_equal(mfu_run_count(run), 2); /* step report and timer of each step merge */
+    assert_int_equal(st.merged, 2);
+    assert_int_equal(st.ignored, 20); /* the notebook widget lines */
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 40);
+    assert_near(s.lr, 5e-05, 1e-12);
+    assert_near(s.samples_per_s, 83.48609168106144, 1e-12);
+    assert_int_equal(s.samples_per_s_scope, MFU_SCOPE_GLOBAL);
+    assert_near(s.memory_bytes, 9.02 * GIB, 1e-12); /* MaxMemAllocated, GiB printed as GB */
+    assert_true(s.flags & MFU_STEP_SKIPPED);        /* skipped=2 since the start */
+    assert_int_equal(s.rank, 0);                    /* [Rank 0] */
+    assert_near(s.time_s, 1646964418.985, 1e-12);   /* 2022-03-11 02:06:58,985 UTC */
+    s = ingest_row(run, 1);
+    assert_int_equal(s.step, 50);
+    assert_near(s.samples_per_s, 83.73838805358588, 1e-12);
+    assert_false(s.flags & MFU_STEP_SKIPPED); /* still 2 */
+    mfu_run_free(run);
+}
+
+static void ds_2022_timer_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run =
+        ingest_fixture("logs/deepspeed/deepspeed-issue2629-v077-timer-every-step.log", NULL, &st);
+    assert_string_equal(st.format, "deepspeed");
+    assert_int_equal(mfu_run_count(run), 6);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 17);
+    assert_near(s.samples_per_s, 159.628891629629, 1e-12); /* Curr, not RunningAvg */
+    assert_near(s.memory_bytes, 2.6 * GIB, 1e-12);
+    assert_near(s.time_s, 1671524786.101, 1e-12);
+    s = ingest_row(run, 5);
+    assert_int_equal(s.step, 22);
+    assert_near(s.samples_per_s, 155.14401867030702, 1e-12);
+    assert_near(s.memory_bytes, 2.62 * GIB, 1e-12);
+    mfu_run_free(run);
+}
+
+/* 2023+ timer layout, config dump, timers, a profiler summary with the iter-latency line. */
+static void ds_config_and_2023_layout(void **state)
+{
+    (void)state;
+    const char *log =
+        "[2024-01-02 03:04:05,000] [INFO] [config.py:999:print] DeepSpeedEngine configuration:\n"
+        "[2024-01-02 03:04:05,000] [INFO] [config.py:1003:print]   bfloat16_enabled ....... True\n"
+        "[2024-01-02 03:04:05,000] [INFO] [config.py:1003:print]   gradient_accumulation_steps .. "
+        "4\n"
+        "[2024-01-02 03:04:05,000] [INFO] [config.py:1003:print]   train_batch_size ....... 512\n"
+        "[2024-01-02 03:04:05,000] [INFO] [config.py:1003:print]   "
+        "train_micro_batch_size_per_gpu  16\n"
+        "[2024-01-02 03:04:05,000] [INFO] [config.py:1003:print]   world_size ............. 8\n"
+        "[2024-01-02 03:04:05,000] [INFO] [config.py:989:print_user_config]   json = {\n"
+        "[2024-01-02 03:04:15,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, "
+        "lr=[0.0003, 0.0003], mom=[(0.9, 0.95), (0.9, 0.95)]\n"
+        "[2024-01-02 03:04:15,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=40/"
+        "global_step=10, RunningAvgSamplesPerSec=250.5, CurrSamplesPerSec=260.25, "
+        "MemAllocated=30.5GB, MaxMemAllocated=60.25GB\n"
+        "[2024-01-02 03:04:15,000] [INFO] [logging.py:96:log_dist] [Rank 0] time (ms) | fwd: "
+        "500.00 | bwd: 1000.00 | bwd_inner: 900.00 | bwd_allreduce: 100.00 | step: 20.00\n"
+        "-------------------------- DeepSpeed Flops Profiler --------------------------\n"
+        "Profile Summary at step 10:\n"
+        "Notations:\n"
+        "iter latency:                                                 1.5 s\n"
+        "FLOPS per GPU = 3 * fwd flops per GPU / iter latency:         150.5 TFLOPS\n"
+        "fwd+bwd FLOPS per GPU = 3 * fwd flops per GPU / (fwd+bwd latency):   160.0 TFLOPS\n"
+        "samples/second:                                               341.33\n"
+        "----------------------------- Aggregated Profile per GPU -----------------------------\n"
+        "[2024-01-02 03:04:25,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, skipped=1, "
+        "lr=[0.0002], mom=[(0.9, 0.95)]\n";
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_text(log, NULL, &st);
+    assert_string_equal(st.format, "deepspeed");
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    assert_string_equal(m->dtype, "bf16");
+    assert_int_equal(m->grad_accum, 4);
+    assert_int_equal(m->global_batch, 512);
+    assert_int_equal(m->micro_batch, 16);
+    assert_int_equal(m->world_size, 8);
+    assert_int_equal(mfu_run_count(run), 2);
+    mfu_step s = ingest_row(run, 0); /* report + timer + profiler of step 10 */
+    assert_int_equal(s.step, 10);
+    assert_near(s.lr, 0.0003, 1e-12);
+    assert_near(s.samples_per_s, 260.25, 1e-12); /* the timer's Curr, first in */
+    assert_near(s.memory_bytes, 60.25 * GIB, 1e-12);
+    assert_near(s.step_time_s, 1.5, 1e-12);
+    assert_near(s.flops_per_s, 150.5e12, 1e-12); /* iter-latency figure before fwd+bwd */
+    assert_false(s.flags & MFU_STEP_SKIPPED);
+    s = ingest_row(run, 1);
+    assert_int_equal(s.step, 20);
+    assert_true(s.flags & MFU_STEP_SKIPPED); /* 0 -> 1 */
+    assert_int_equal(st.skipped, 0);
+    assert_int_equal(st.merged, 2);
+    mfu_run_free(run);
+}
+
+/* ---- GPT-NeoX ----------------------------------------------------------------------------- */
+
+/* The only NeoX excerpt holds DeepSpeed timer lines, no NeoX step line: DeepSpeed's (the tie
+ * goes to the earlier registry entry), and no rows either way. */
+static void neox_timer_only_fixture(void **state)
+{
+    (void)state;
+    const char *rel = "logs/gpt-neox/gptneox-issue965-deepspeed-wallclock-breakdown.log";
+    mfu_ingest_stats st;
+    mfu_error e;
+    assert_int_equal(fixture_status(rel, NULL, &st, &e), MFU_E_EMPTY);
+    assert_string_equal(st.format, "deepspeed");
+    assert_int_equal(st.used, 5); /* recognised as DeepSpeed timers */
+    assert_non_null(strstr(e.message, "'deepspeed'"));
+    assert_non_null(strstr(e.message, "--format"));
+    assert_int_equal(fixture_status(rel, "neox", &st, &e), MFU_E_EMPTY);
+    assert_int_equal(st.used, 5);
+    assert_non_null(strstr(e.message, "'neox'"));
+}
+
+static const char neox_args[] =
+    "NeoXArgs.configure_distributed_args() using world size: 16 and model-parallel size: 2 \n"
+    "-------------------- arguments --------------------\n"
+    "  gradient_accumulation_steps ..... 2...........updated\n"
+    "  peak_theoretical_tflops ......... 312.0...........updated\n"
+    "  precision ....................... bfloat16...........updated\n"
+    "  seq_length ...................... 2048...........updated\n"
+    "  train_batch_size ................ 256...........updated\n"
+    "  train_micro_batch_size_per_gpu .. 16...........updated\n"
+    "---------------- end of arguments ----------------\n";
+
+static void neox_lines_and_args(void **state)
+{
+    (void)state;
+    buf b = {0};
+    bput(&b, "%s", neox_args);
+    bput(&b, " samples/sec: 51.234 | iteration       10/     320 | elapsed time per iteration "
+             "(ms): 9876.5 | learning rate: 1.234E-04 | approx flops per GPU: 150.3TFLOPS | "
+             "MFU: 40.12%% | HFU: 52.30%% | lm_loss: 7.123456E+00 | loss scale: 65536.0 | "
+             "number of skipped iterations:   0 | number of nan iterations:   0 |\n");
+    bput(&b, "[2023-06-03 00:10:23,345] [INFO] [logging.py:96:log_dist] [Rank 0] step=20, "
+             "skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n");
+    bput(&b,
+         " samples/sec: 50.000 | iteration       20/     320 | elapsed time per iteration "
+         "(ms): 10000.0 | learning rate: 1.000E-04 | approx flops per GPU: 0.2PFLOPS | "
+         "lm_loss: nan | number of skipped iterations:   1 | number of nan iterations:   1 |\n");
+    bput(&b, " validation results at iteration 20 | lm_loss value: 6.9E+00 | lm_loss_ppl value: "
+             "990 |\n");
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_buf(&b, NULL, &st);
+    assert_string_equal(st.format, "neox");
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    assert_int_equal(m->world_size, 16);
+    assert_int_equal(m->seq_len, 2048);
+    assert_int_equal(m->global_batch, 256);
+    assert_int_equal(m->micro_batch, 16);
+    assert_int_equal(m->grad_accum, 2);
+    assert_string_equal(m->dtype, "bf16");
+    assert_near(m->reported_peak_flops_per_s, 312e12, 1e-12);
+    assert_int_equal(mfu_run_count(run), 2); /* DeepSpeed's step=20 line is not a NeoX row */
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 10);
+    assert_near(s.samples_per_s, 51.234, 1e-12);
+    assert_int_equal(s.samples_per_s_scope, MFU_SCOPE_GLOBAL);
+    assert_near(s.step_time_s, 9.8765, 1e-12);
+    assert_near(s.lr, 1.234e-4, 1e-12);
+    assert_near(s.flops_per_s, 150.3e12, 1e-12);
+    assert_int_equal(s.flops_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.mfu, 0.4012, 1e-12);
+    assert_int_equal(s.mfu_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.loss, 7.123456, 1e-12);
+    assert_near(s.tokens, 256.0 * 2048.0, 0); /* batch x seq of the header */
+    assert_true(s.flags & MFU_STEP_TOKENS_DERIVED);
+    s = ingest_row(run, 1);
+    assert_near(s.flops_per_s, 0.2e15, 1e-12);
+    assert_true(isnan(s.loss));
+    assert_true(s.flags & MFU_STEP_LOSS_NAN);
+    assert_true(s.flags & MFU_STEP_SKIPPED);
+    assert_true(isnan(s.mfu)); /* not printed on this line */
+    assert_int_equal(st.skipped, 0);
+    mfu_run_free(run);
+    bfree(&b);
+}
+
+/* A NeoX log with many DeepSpeed engine lines (wall_clock_breakdown) is still NeoX's. */
+static void neox_wins_over_engine_lines(void **state)
+{
+    (void)state;
+    buf b = {0};
+    for (int it = 1; it <= 40; it++) {
+        for (int micro = 0; micro < 16; micro++)
+            bput(&b, "[2023-06-03 00:10:23,345] [INFO] [logging.py:96:log_dist] [Rank 0] rank=0 "
+                     "time (ms) | forward_microstep: 1330.05 | backward_microstep: 4766.88 | "
+                     "step_microstep: 0.05\n");
+        bput(&b,
+             "[2023-06-03 00:10:23,345] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, "
+             "skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n",
+             it);
+        if (it % 10 == 0)
+            bput(&b,
+                 " samples/sec: 50.000 | iteration %8d/     320 | elapsed time per "
+                 "iteration (ms): 6100.0 | learning rate: 1.000E-04 | approx flops per GPU: "
+                 "140.0TFLOPS | lm_loss: 5.0E+00 |\n",
+                 it);
+    }
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_buf(&b, NULL, &st);
+    assert_string_equal(st.format, "neox");
+    assert_int_equal(mfu_run_count(run), 4);
+    assert_int_equal(ingest_row(run, 3).step, 40);
+    mfu_run_free(run);
+    bfree(&b);
+}
+
+/* Megatron-DeepSpeed prints DeepSpeed's lines too; Megatron's own lines keep the log. */
+static void megatron_deepspeed_stays_megatron(void **state)
+{
+    (void)state;
+    buf b = {0};
+    for (int it = 10; it <= 100; it += 10) {
+        bput(&b,
+             "[2024-01-02 03:04:05,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, "
+             "skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n",
+             it);
+        bput(&b,
+             "[2024-01-02 03:04:05,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=%d/"
+             "global_step=%d, RunningAvgSamplesPerSec=250.5, CurrSamplesPerSec=260.25, "
+             "MemAllocated=30.5GB, MaxMemAllocated=60.25GB\n",
+             it * 4, it);
+        bput(&b,
+             " iteration %8d/    1000 | consumed samples:        10240 | elapsed time per "
+             "iteration (ms): 2000.0 | learning rate: 1.000E-04 | global batch size:  1024 | "
+             "lm loss: 5.000000E+00 |\n",
+             it);
+    }
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_buf(&b, NULL, &st);
+    assert_string_equal(st.format, "megatron");
+    mfu_run_free(run);
+    bfree(&b);
+}
+
 /* ---- detection ---------------------------------------------------------------------------- */
 
 /* JSON lines look like dicts but are not str(dict) output: not hf's. */
@@ -362,6 +646,14 @@ int main(void)
         cmocka_unit_test(axolotl_summary_fixture),
         cmocka_unit_test(hf_bars_banner_and_metrics_block),
         cmocka_unit_test(hf_metrics_block_only),
+        cmocka_unit_test(ds_profiler_fixture),
+        cmocka_unit_test(ds_2022_notebook_fixture),
+        cmocka_unit_test(ds_2022_timer_fixture),
+        cmocka_unit_test(ds_config_and_2023_layout),
+        cmocka_unit_test(neox_timer_only_fixture),
+        cmocka_unit_test(neox_lines_and_args),
+        cmocka_unit_test(neox_wins_over_engine_lines),
+        cmocka_unit_test(megatron_deepspeed_stays_megatron),
         cmocka_unit_test(json_lines_are_not_hf),
         cmocka_unit_test(pydict_walk),
         cmocka_unit_test(tqdm_forms),
