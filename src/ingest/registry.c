@@ -16,7 +16,9 @@
     X(axolotl)                                                                                     \
     X(hf)                                                                                          \
     X(deepspeed)                                                                                   \
-    X(neox)
+    X(neox)                                                                                        \
+    X(maxtext)                                                                                     \
+    X(composer)
 
 #define MFU__DECLARE(name) extern const mfu__format mfu__fmt_##name;
 #define MFU__ENTRY(name) &mfu__fmt_##name,

@@ -1,8 +1,9 @@
 /*
- * test_ingest_formats2.c - the formats hf, axolotl, deepspeed and neox: golden tests on the
- * fixtures of tests/data/logs/{hf-transformers,axolotl,deepspeed,gpt-neox} (copied from the
- * shared excerpts with their .md), headers, summaries and side lines, the precedence between
- * hf / axolotl, deepspeed / neox and megatron / deepspeed, and the helpers of pyrepr.c.
+ * test_ingest_formats2.c - the formats hf, axolotl, deepspeed, neox, maxtext and composer:
+ * golden tests on the fixtures of tests/data/logs/{hf-transformers,axolotl,deepspeed,gpt-neox,
+ * maxtext,composer-llm-foundry} (copied from the shared excerpts with their .md), headers,
+ * summaries and side lines, the precedence between hf / axolotl, deepspeed / neox and
+ * megatron / deepspeed, and the helpers of pyrepr.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -563,6 +564,203 @@ static void megatron_deepspeed_stays_megatron(void **state)
     bfree(&b);
 }
 
+/* ---- MaxText ------------------------------------------------------------------------------ */
+
+static void maxtext_docs_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_fixture(
+        "logs/maxtext/maxtext-docs-understand-logs-deepseek2-16b-v5p8.log", NULL, &st);
+    assert_string_equal(st.format, "maxtext");
+    assert_int_equal(mfu_run_count(run), 10);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 0);
+    assert_near(s.step_time_s, 44.923, 1e-12); /* compilation */
+    s = ingest_row(run, 1);
+    assert_near(s.flops_per_s, 2400.734e12, 1e-12); /* above peak: kept as printed */
+    s = ingest_row(run, 9);
+    assert_int_equal(s.step, 9);
+    assert_near(s.step_time_s, 5.667, 1e-12);
+    assert_near(s.flops_per_s, 134.924e12, 1e-12);
+    assert_int_equal(s.flops_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.tokens_per_s, 8672.758, 1e-12);
+    assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.tokens, 196608.0, 0); /* total_weights */
+    assert_false(s.flags & MFU_STEP_TOKENS_DERIVED);
+    assert_near(s.loss, 10.374, 1e-12);
+    mfu_run_free(run);
+}
+
+static void maxtext_old_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_fixture("logs/maxtext/maxtext-issue8-v3-8-old-format.log", NULL, &st);
+    assert_string_equal(st.format, "maxtext");
+    assert_int_equal(mfu_run_count(run), 3);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 15107);
+    assert_near(s.step_time_s, 2.167, 1e-12);
+    assert_near(s.flops_per_s, 36.722e12, 1e-12); /* "TFLOP/s": per device (issue #8) */
+    assert_int_equal(s.flops_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_true(isnan(s.tokens_per_s));
+    assert_true(isnan(s.tokens));
+    assert_near(ingest_row(run, 2).loss, 2.191, 1e-12);
+    mfu_run_free(run);
+}
+
+static void maxtext_maxtest_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run =
+        ingest_fixture("logs/maxtext/maxtext-maxtest-getting-started-v5p128.log", NULL, &st);
+    assert_string_equal(st.format, "maxtext");
+    assert_int_equal(mfu_run_count(run), 5); /* the "..." lines are not steps */
+    mfu_step s = ingest_row(run, 2);
+    assert_int_equal(s.step, 2);
+    assert_near(s.step_time_s, 0.002, 1e-12);
+    assert_near(s.flops_per_s, 917442.589e12, 1e-12);
+    assert_near(s.tokens_per_s, 19907654.921, 1e-12);
+    assert_near(s.tokens, 1572864.0, 0);
+    assert_near(ingest_row(run, 4).loss, 9.61, 1e-12);
+    const mfu_run_meta *m = mfu_run_meta_get(run); /* the tuning-params dict at the end */
+    assert_int_equal(m->micro_batch, 12);
+    assert_int_equal(m->seq_len, 4096);
+    mfu_run_free(run);
+}
+
+static void maxtext_header_rampup_and_absl(void **state)
+{
+    (void)state;
+    const char *log =
+        "I0811 21:54:50.000000  514 pyconfig.py:413] Config param per_device_batch_size: 24.0\n"
+        "I0811 21:54:50.000000  514 pyconfig.py:413] Config param max_target_length: 2048\n"
+        "I0811 21:54:50.000000  514 pyconfig.py:413] Config param model_name: deepseek2-16b\n"
+        "I0811 21:54:50.000000  514 pyconfig.py:413] Config param dtype: bfloat16\n"
+        "Num_devices: 4, shape (1, 1, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1)\n"
+        "number parameters: 15.933 billion\n"
+        "I0811 21:54:55.531340  514 metric_logger.py:226] [Rampup Batch Size Phase] completed "
+        "step: 0, seconds: 2.000, TFLOP/s/device: 10.000, Tokens/s/device: 100.000, "
+        "total_weights: 4096, loss: 12.000\n"
+        "I0811 21:54:57.531340  514 metric_logger.py:226] completed step: 1, seconds: 5.667, "
+        "TFLOP/s/device: 134.924, Tokens/s/device: 8672.758, total_weights: 163259, loss: "
+        "11.000, lm_loss: 10.990, perplexity: 59000.000, moe_lb_loss: 0.010000\n"
+        "completed profiler activation/deactivation step: 2\n"
+        "completed step: 2, seconds: 5.667, TFLOP/s/device: 134.924, Tokens/s/device: 8672.758, "
+        "total_weights: 196608, loss: nan\n";
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_text(log, NULL, &st);
+    assert_string_equal(st.format, "maxtext");
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    assert_int_equal(m->micro_batch, 24);
+    assert_int_equal(m->seq_len, 2048);
+    assert_string_equal(m->model, "deepseek2-16b");
+    assert_string_equal(m->dtype, "bf16");
+    assert_int_equal(m->world_size, 4);
+    assert_near(m->model_params, 15.933e9, 1e-12);
+    assert_int_equal(mfu_run_count(run), 3);
+    assert_near(ingest_row(run, 0).tokens, 4096.0, 0);
+    mfu_step s = ingest_row(run, 1);
+    assert_near(s.loss, 11.0, 0); /* loss, not lm_loss */
+    assert_near(s.tokens, 163259.0, 0);
+    assert_true(isnan(ingest_row(run, 2).loss));
+    assert_true(ingest_row(run, 2).flags & MFU_STEP_LOSS_NAN);
+    assert_int_equal(st.ignored, 0);
+    mfu_run_free(run);
+}
+
+/* ---- Composer ----------------------------------------------------------------------------- */
+
+static void composer_tab_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_fixture(
+        "logs/composer-llm-foundry/composer-moe-research-tab-indented.log", NULL, &st);
+    assert_string_equal(st.format, "composer");
+    assert_int_equal(mfu_run_count(run), 1);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 20); /* [batch=20/20] */
+    assert_near(s.tokens_per_s, 222.2194, 1e-12);
+    assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_GLOBAL);
+    assert_near(s.samples_per_s, 0.2170, 1e-12);
+    assert_int_equal(s.samples_per_s_scope, MFU_SCOPE_GLOBAL);
+    assert_near(s.loss, 10.4162, 1e-12); /* LanguageCrossEntropy, not loss/train/total 0.0051 */
+    assert_near(s.lr, 0.0001, 1e-12);
+    assert_near(s.memory_bytes, 4.0643 * GIB, 1e-12); /* peak_reserved_mem */
+    assert_true(isnan(s.flops_per_s));
+    assert_true(isnan(s.mfu));
+    assert_int_equal(mfu_run_meta_get(run)->micro_batch, 2);
+    assert_int_equal(st.used, 44); /* header, 42 metrics (Image objects too), the emission */
+    mfu_run_free(run);
+}
+
+static void composer_rocm_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run =
+        ingest_fixture("logs/composer-llm-foundry/rocm-blog-mpt30b-mi300x-1node.log", NULL, &st);
+    assert_string_equal(st.format, "composer");
+    assert_int_equal(mfu_run_count(run), 1);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 3); /* [epoch=1][batch=3/5] */
+    assert_near(s.tokens_per_s, 10347.9543, 1e-12);
+    assert_near(s.samples_per_s, 1.4307, 1e-12);
+    assert_near(s.loss, 8.4361, 1e-12);
+    assert_near(s.lr, 0.0, 0);
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    assert_int_equal(m->world_size, 8); /* num_gpus_per_node 8 x num_nodes 1 */
+    assert_int_equal(m->micro_batch, 8);
+    mfu_run_free(run);
+}
+
+static void composer_mfu_token_header_eval(void **state)
+{
+    (void)state;
+    const char *log = "max_seq_len: 2048\n"
+                      "global_train_batch_size: 256\n"
+                      "precision: amp_bf16\n"
+                      "[token=1048576/100000000]:\n"
+                      "\t Train time/batch: 1\n"
+                      "\t Train throughput/device/tokens_per_sec: 4096.5\n"
+                      "\t Train throughput/device/flops_per_sec: 123450000000000.0\n"
+                      "\t Train throughput/flops_per_sec: 987600000000000.0\n"
+                      "\t Train throughput/device/mfu: 0.3957\n"
+                      "\t Train loss/train/total: nan\n"
+                      "[Eval batch=1/5] Eval on eval data:\n"
+                      "\t Eval metrics/eval/LanguageCrossEntropy: 2.5\n"
+                      "[batch=3/100]:\n"
+                      "\t Train memory/peak_allocated_mem: 10.5\n"
+                      "\t Train lr-DecoupledAdamW/group0: 0.0006\n";
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_text(log, NULL, &st);
+    assert_string_equal(st.format, "composer");
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    assert_int_equal(m->seq_len, 2048);
+    assert_int_equal(m->global_batch, 256);
+    assert_string_equal(m->dtype, "bf16");
+    assert_int_equal(mfu_run_count(run), 2);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 2); /* time/batch + 1 */
+    assert_near(s.tokens_per_s, 4096.5, 1e-12);
+    assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_DEVICE); /* no global figure printed */
+    assert_near(s.flops_per_s, 123.45e12, 1e-12);             /* per device before global */
+    assert_int_equal(s.flops_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.mfu, 0.3957, 1e-12);
+    assert_int_equal(s.mfu_scope, MFU_SCOPE_DEVICE);
+    assert_true(s.flags & MFU_STEP_LOSS_NAN);
+    assert_near(s.tokens, 256.0 * 2048.0, 0);
+    s = ingest_row(run, 1);
+    assert_int_equal(s.step, 3);
+    assert_near(s.memory_bytes, 10.5 * GIB, 1e-12);
+    assert_near(s.lr, 0.0006, 1e-12);
+    assert_int_equal(st.ignored, 0);
+    mfu_run_free(run);
+}
+
 /* ---- detection ---------------------------------------------------------------------------- */
 
 /* JSON lines look like dicts but are not str(dict) output: not hf's. */
@@ -654,6 +852,13 @@ int main(void)
         cmocka_unit_test(neox_lines_and_args),
         cmocka_unit_test(neox_wins_over_engine_lines),
         cmocka_unit_test(megatron_deepspeed_stays_megatron),
+        cmocka_unit_test(maxtext_docs_fixture),
+        cmocka_unit_test(maxtext_old_fixture),
+        cmocka_unit_test(maxtext_maxtest_fixture),
+        cmocka_unit_test(maxtext_header_rampup_and_absl),
+        cmocka_unit_test(composer_tab_fixture),
+        cmocka_unit_test(composer_rocm_fixture),
+        cmocka_unit_test(composer_mfu_token_header_eval),
         cmocka_unit_test(json_lines_are_not_hf),
         cmocka_unit_test(pydict_walk),
         cmocka_unit_test(tqdm_forms),
