@@ -18,7 +18,9 @@
     X(deepspeed)                                                                                   \
     X(neox)                                                                                        \
     X(maxtext)                                                                                     \
-    X(composer)
+    X(composer)                                                                                    \
+    X(lightning)                                                                                   \
+    X(torchtune)
 
 #define MFU__DECLARE(name) extern const mfu__format mfu__fmt_##name;
 #define MFU__ENTRY(name) &mfu__fmt_##name,

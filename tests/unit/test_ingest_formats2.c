@@ -1,9 +1,10 @@
 /*
- * test_ingest_formats2.c - the formats hf, axolotl, deepspeed, neox, maxtext and composer:
- * golden tests on the fixtures of tests/data/logs/{hf-transformers,axolotl,deepspeed,gpt-neox,
- * maxtext,composer-llm-foundry} (copied from the shared excerpts with their .md), headers,
- * summaries and side lines, the precedence between hf / axolotl, deepspeed / neox and
- * megatron / deepspeed, and the helpers of pyrepr.c.
+ * test_ingest_formats2.c - the formats hf, axolotl, deepspeed, neox, maxtext, composer,
+ * lightning and torchtune: golden tests on every fixture of tests/data/logs/{hf-transformers,
+ * axolotl,deepspeed,gpt-neox,maxtext,composer-llm-foundry,lightning,torchtune} (copied from
+ * the shared excerpts with their .md), headers, summaries and side lines, the precedence
+ * between hf / axolotl, deepspeed / neox and megatron / deepspeed, the named column limit of
+ * lightning, and the helpers of pyrepr.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -761,6 +762,155 @@ static void composer_mfu_token_header_eval(void **state)
     mfu_run_free(run);
 }
 
+/* ---- Lightning ---------------------------------------------------------------------------- */
+
+static void litgpt_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_fixture("logs/lightning/litgpt-issue1607-gpt2-124m-repro.log", NULL, &st);
+    assert_string_equal(st.format, "lightning");
+    assert_int_equal(mfu_run_count(run), 7);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 610140); /* the optimizer step, not iter 3050700 */
+    assert_near(s.loss, 2.846, 1e-12);
+    assert_true(isnan(s.step_time_s)); /* iter time is one micro-iteration */
+    s = ingest_row(run, 6);
+    assert_int_equal(s.step, 610200);
+    assert_near(s.loss, 2.857, 1e-12);
+    mfu_run_free(run);
+}
+
+static void lightning_metrics_csv(void **state)
+{
+    (void)state;
+    const char *csv =
+        "epoch,lr-AdamW,step,train/batches,train/device/batches_per_sec,"
+        "train/device/flops_per_sec,train/device/items_per_sec,train/device/mfu,"
+        "train/device/samples_per_sec,train/flops_per_sec,train/items_per_sec,"
+        "train/samples_per_sec,train/time,train_loss,validate/device/mfu\r\n"
+        "0,0.0003,99,100,2.5,1.5e+14,40960.0,0.48,10.0,1.2e+15,327680.0,80.0,40.0,,\r\n"
+        "0,,99,,,,,,,,,,,3.25,\r\n"
+        "0,,149,,,,,,,,,,,,0.99\r\n"
+        "0,0.0003,199,200,2.5,,40000.0,,,,,,80.0,nan,\r\n";
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_text(csv, NULL, &st);
+    assert_string_equal(st.format, "lightning");
+    assert_int_equal(mfu_run_count(run), 2); /* 99 (two rows merged) and 199 */
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 99);
+    assert_near(s.mfu, 0.48, 1e-12);
+    assert_int_equal(s.mfu_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.flops_per_s, 1.5e14, 1e-12);
+    assert_int_equal(s.flops_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.tokens_per_s, 327680.0, 1e-12); /* global items/s before per device */
+    assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_GLOBAL);
+    assert_near(s.samples_per_s, 80.0, 1e-12);
+    assert_int_equal(s.samples_per_s_scope, MFU_SCOPE_GLOBAL);
+    assert_near(s.lr, 0.0003, 1e-12);
+    assert_near(s.loss, 3.25, 1e-12); /* from the second row of step 99 */
+    s = ingest_row(run, 1);
+    assert_int_equal(s.step, 199);
+    assert_near(s.tokens_per_s, 40000.0, 1e-12); /* only the per-device column */
+    assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_true(s.flags & MFU_STEP_LOSS_NAN);
+    assert_int_equal(st.merged, 1);
+    assert_int_equal(st.used, 5); /* header, four rows (the validation-only row too) */
+    mfu_run_free(run);
+}
+
+/* LIGHTNING_MAX_COLS (512): columns after it are not read. */
+static void lightning_column_limit(void **state)
+{
+    (void)state;
+    buf b = {0};
+    bput(&b, "step,train_loss");
+    for (int i = 0; i < 520; i++)
+        bput(&b, ",extra%d", i);
+    bput(&b, ",train/device/mfu\n");
+    for (int row = 1; row <= 3; row++) {
+        bput(&b, "%d,2.5", row);
+        for (int i = 0; i < 520; i++)
+            bput(&b, ",");
+        bput(&b, ",0.5\n");
+    }
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_buf(&b, NULL, &st);
+    assert_string_equal(st.format, "lightning");
+    assert_int_equal(mfu_run_count(run), 3);
+    assert_near(ingest_row(run, 2).loss, 2.5, 0);
+    assert_true(isnan(ingest_row(run, 2).mfu)); /* column 523: past the limit */
+    mfu_run_free(run);
+    bfree(&b);
+}
+
+/* ---- torchtune ---------------------------------------------------------------------------- */
+
+static void torchtune_fixture(void **state)
+{
+    (void)state;
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_fixture("logs/torchtune/torchtune-pr1358-codellama7b.log", NULL, &st);
+    assert_string_equal(st.format, "torchtune");
+    assert_int_equal(mfu_run_count(run), 12);
+    mfu_step s = ingest_row(run, 0);
+    assert_int_equal(s.step, 1);
+    assert_near(s.loss, 2.085338592529297, 1e-12);
+    assert_near(s.lr, 2e-05, 1e-12);
+    assert_near(s.tokens_per_s, 57.828881833956174, 1e-12);
+    assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_DEVICE);
+    s = ingest_row(run, 9);
+    assert_int_equal(s.step, 10);
+    assert_near(s.tokens_per_s, 962.2259327743811, 1e-12);
+    assert_string_equal(mfu_run_meta_get(run)->dtype, "bf16");
+    assert_int_equal(st.used, 14); /* 12 steps, the seed and precision lines */
+    mfu_run_free(run);
+}
+
+static void torchtune_tqdm_config_memory(void **state)
+{
+    (void)state;
+    const char *log =
+        "INFO:torchtune.utils._logging:Running FullFinetuneRecipeDistributed with resolved "
+        "config:\n"
+        "\n"
+        "batch_size: 4\n"
+        "dtype: bf16\n"
+        "gradient_accumulation_steps: 8\n"
+        "tokenizer:\n"
+        "  max_seq_len: 4096\n"
+        "INFO:torchtune.utils._logging:Model is initialized with precision torch.bfloat16.\n"
+        "1|1|Loss: 1.25:   0%|          | 1/100 [00:02<03:18,  2.00s/it]\r"
+        "1|2|Loss: 1.125:   2%|2         | 2/100 [00:04<03:16,  2.00s/it]\r"
+        "1|2|Loss: 1.125:   2%|2         | 2/100 [00:04<03:16,  1.90s/it]\r"
+        "1|3|Loss: nan:   3%|3         | 3/100 [00:06<03:14,  1.95s/it]\n"
+        "Step 4 | loss:1.0 lr:2e-05 tokens_per_second_per_gpu:1500.5 grad_norm:inf "
+        "peak_memory_active:30.5 peak_memory_alloc:31.0 peak_memory_reserved:40.25 \n";
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_text(log, NULL, &st);
+    assert_string_equal(st.format, "torchtune");
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    assert_int_equal(m->micro_batch, 4);
+    assert_int_equal(m->grad_accum, 8);
+    assert_int_equal(m->seq_len, 4096);
+    assert_string_equal(m->dtype, "bf16");
+    assert_int_equal(mfu_run_count(run), 4);
+    assert_int_equal(st.merged, 1); /* the second redraw of step 2 */
+    mfu_step s = ingest_row(run, 0);
+    assert_near(s.loss, 1.25, 0);
+    assert_near(s.step_time_s, 2.0, 0);
+    s = ingest_row(run, 1);
+    assert_int_equal(s.step, 2);
+    assert_near(s.loss, 1.125, 0);
+    assert_near(s.step_time_s, 2.0, 0); /* the first redraw's; repeats only fill what is absent */
+    assert_true(ingest_row(run, 2).flags & MFU_STEP_LOSS_NAN);
+    s = ingest_row(run, 3);
+    assert_near(s.tokens_per_s, 1500.5, 1e-12);
+    assert_true(isinf(s.grad_norm));
+    assert_near(s.memory_bytes, 40.25 * GIB, 1e-12); /* reserved first */
+    mfu_run_free(run);
+}
+
 /* ---- detection ---------------------------------------------------------------------------- */
 
 /* JSON lines look like dicts but are not str(dict) output: not hf's. */
@@ -859,6 +1009,11 @@ int main(void)
         cmocka_unit_test(composer_tab_fixture),
         cmocka_unit_test(composer_rocm_fixture),
         cmocka_unit_test(composer_mfu_token_header_eval),
+        cmocka_unit_test(litgpt_fixture),
+        cmocka_unit_test(lightning_metrics_csv),
+        cmocka_unit_test(lightning_column_limit),
+        cmocka_unit_test(torchtune_fixture),
+        cmocka_unit_test(torchtune_tqdm_config_memory),
         cmocka_unit_test(json_lines_are_not_hf),
         cmocka_unit_test(pydict_walk),
         cmocka_unit_test(tqdm_forms),
