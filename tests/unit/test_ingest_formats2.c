@@ -1,11 +1,17 @@
 /*
  * test_ingest_formats2.c - the formats hf, axolotl, deepspeed, neox, maxtext, composer,
- * lightning and torchtune: golden tests on every fixture of tests/data/logs/{hf-transformers,
- * axolotl,deepspeed,gpt-neox,maxtext,composer-llm-foundry,lightning,torchtune} (copied from
- * the shared excerpts with their .md), headers, summaries and side lines, the precedence
- * between hf / axolotl, deepspeed / neox and megatron / deepspeed, the named column limit of
- * lightning, and the helpers of pyrepr.c.
+ * lightning and torchtune:
+ *   - golden tests on every fixture of tests/data/logs/{hf-transformers,axolotl,deepspeed,
+ *     gpt-neox,maxtext,composer-llm-foundry,lightning,torchtune} (copied from the shared
+ *     excerpts with their .md): step counts and field values read off the excerpts;
+ *   - detection: each fixture goes to its format, and none of these formats takes a fixture
+ *     of another directory of tests/data/logs (whatever formats exist there);
+ *   - a synthetic log of thousands of steps per format, written here;
+ *   - mess: the same lines with ANSI colours, rank prefixes, CRLF, tqdm redraws and no final
+ *     newline read as the clean log does; NaN / inf values;
+ *   - the helpers of pyrepr.c, the named column limit of lightning, and bad input.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -911,7 +917,92 @@ static void torchtune_tqdm_config_memory(void **state)
     mfu_run_free(run);
 }
 
-/* ---- detection ---------------------------------------------------------------------------- */
+/* ---- detection across all fixtures -------------------------------------------------------- */
+
+static const struct {
+    const char *rel;
+    const char *format; /* expected auto-detected format */
+} fixture_formats[] = {
+    {"logs/hf-transformers/hf-bigdl-qlora-llama2-7b-intel-gpu.log", "hf"},
+    {"logs/hf-transformers/hf-qwen25-7b-lora-string-values.log", "hf"},
+    {"logs/axolotl/axolotl-modal-llm-finetuning-pr82.log", "hf"},
+    {"logs/axolotl/axolotl-tutorial-llama32-1b-lora-summary.log", "axolotl"},
+    {"logs/deepspeed/deepspeed-flops-profiler-tutorial-bert-large-a100.log", "deepspeed"},
+    {"logs/deepspeed/deepspeed-issue1825-2022-notebook.log", "deepspeed"},
+    {"logs/deepspeed/deepspeed-issue2629-v077-timer-every-step.log", "deepspeed"},
+    {"logs/maxtext/maxtext-docs-understand-logs-deepseek2-16b-v5p8.log", "maxtext"},
+    {"logs/maxtext/maxtext-issue8-v3-8-old-format.log", "maxtext"},
+    {"logs/maxtext/maxtext-maxtest-getting-started-v5p128.log", "maxtext"},
+    {"logs/composer-llm-foundry/composer-moe-research-tab-indented.log", "composer"},
+    {"logs/composer-llm-foundry/rocm-blog-mpt30b-mi300x-1node.log", "composer"},
+    {"logs/lightning/litgpt-issue1607-gpt2-124m-repro.log", "lightning"},
+    {"logs/torchtune/torchtune-pr1358-codellama7b.log", "torchtune"},
+};
+
+static void detection_of_own_fixtures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof fixture_formats / sizeof fixture_formats[0]; i++) {
+        mfu_ingest_stats st;
+        mfu_run *run = ingest_fixture(fixture_formats[i].rel, NULL, &st);
+        if (strcmp(st.format, fixture_formats[i].format) != 0)
+            fail_msg("%s: detected %s, expected %s", fixture_formats[i].rel, st.format,
+                     fixture_formats[i].format);
+        assert_true(st.detected);
+        mfu_run_free(run);
+    }
+}
+
+static bool own_dir(const char *name)
+{
+    static const char *const dirs[] = {"hf-transformers", "axolotl",  "deepspeed",
+                                       "gpt-neox",        "maxtext",  "composer-llm-foundry",
+                                       "lightning",       "torchtune"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (strcmp(name, dirs[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Every .log of the other directories: none of these formats takes it, whatever formats the
+ * registry holds (an unknown-format error is fine). */
+static void detection_leaves_other_fixtures(void **state)
+{
+    (void)state;
+    char root[1024];
+    ingest_data_path(root, sizeof root, "logs");
+    DIR *d = opendir(root);
+    assert_non_null(d);
+    int checked = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || own_dir(e->d_name))
+            continue;
+        char sub[1300];
+        snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
+        DIR *d2 = opendir(sub);
+        if (!d2)
+            continue;
+        struct dirent *f;
+        while ((f = readdir(d2)) != NULL) {
+            size_t n = strlen(f->d_name);
+            if (n < 5 || strcmp(f->d_name + n - 4, ".log") != 0)
+                continue;
+            char rel[1400];
+            snprintf(rel, sizeof rel, "logs/%s/%s", e->d_name, f->d_name);
+            mfu_ingest_stats st;
+            mfu_error err;
+            memset(&st, 0, sizeof st);
+            (void)fixture_status(rel, NULL, &st, &err);
+            if (is_mine(st.format))
+                fail_msg("%s was taken by %s", rel, st.format);
+            checked++;
+        }
+        closedir(d2);
+    }
+    closedir(d);
+    assert_true(checked >= 10); /* megatron-lm, nanogpt, nemo, llm.c, torchtitan at least */
+}
 
 /* JSON lines look like dicts but are not str(dict) output: not hf's. */
 static void json_lines_are_not_hf(void **state)
@@ -934,6 +1025,281 @@ static void json_lines_are_not_hf(void **state)
     assert_int_equal(mfu_run_count(run), 20);
     mfu_run_free(run);
     bfree(&b);
+}
+
+/* ---- synthetic logs of thousands of steps -------------------------------------------------- */
+
+#define NSYN 3000
+
+static void synth_check(buf *b, const char *format, size_t rows, int64_t first, int64_t last)
+{
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_buf(b, NULL, &st);
+    if (strcmp(st.format, format) != 0)
+        fail_msg("synthetic %s log detected as %s", format, st.format);
+    assert_int_equal(mfu_run_count(run), rows);
+    assert_int_equal(ingest_row(run, 0).step, first);
+    assert_int_equal(ingest_row(run, rows - 1).step, last);
+    assert_int_equal(st.skipped, 0);
+    /* the loss column follows what was written: loss = 10 - i / 1000 */
+    const double *loss = mfu_run_column(run, MFU_COL_LOSS);
+    assert_non_null(loss);
+    assert_near(loss[rows / 2], 10.0 - (double)(rows / 2) / 1000.0, 1e-9);
+    mfu_run_free(run);
+    bfree(b);
+}
+
+static void synthetic_thousands(void **state)
+{
+    (void)state;
+    buf b = {0};
+    /* hf: a bar before every dict (logging every 5 steps) */
+    for (int i = 0; i < NSYN; i++)
+        bput(&b,
+             "\r%3d%%|#         | %d/%d [00:10<01:00,  2.50it/s]\r{'loss': %.4f, "
+             "'grad_norm': 1.0, 'learning_rate': 1e-05, 'epoch': 0.1}\n",
+             i * 100 / NSYN, (i + 1) * 5, NSYN * 5, 10.0 - i / 1000.0);
+    synth_check(&b, "hf", NSYN, 5, NSYN * 5);
+    for (int i = 0; i < NSYN; i++)
+        bput(&b,
+             "{'loss': '%.4f', 'grad_norm': '1.0', 'learning_rate': '1e-05', "
+             "'memory/max_allocated (GiB)': '2.5', 'tokens/train_per_sec_per_gpu': '1234.5', "
+             "'epoch': '0.1'}\n",
+             10.0 - i / 1000.0);
+    synth_check(&b, "axolotl", NSYN, 1, NSYN);
+    for (int i = 1; i <= NSYN; i++) {
+        bput(&b,
+             "[2024-01-02 03:04:05,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, "
+             "skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]\n",
+             i);
+        bput(&b,
+             "[2024-01-02 03:04:05,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=%d/"
+             "global_step=%d, RunningAvgSamplesPerSec=250.5, CurrSamplesPerSec=260.25, "
+             "MemAllocated=30.5GB, MaxMemAllocated=60.25GB\n",
+             i * 4, i);
+    }
+    /* deepspeed prints no loss: check the merged rows instead */
+    {
+        mfu_ingest_stats st;
+        mfu_run *run = ingest_buf(&b, NULL, &st);
+        assert_string_equal(st.format, "deepspeed");
+        assert_int_equal(mfu_run_count(run), NSYN);
+        assert_int_equal(st.merged, NSYN);
+        assert_near(ingest_row(run, NSYN - 1).samples_per_s, 260.25, 1e-12);
+        mfu_run_free(run);
+        bfree(&b);
+    }
+    for (int i = 0; i < NSYN; i++)
+        bput(&b,
+             " samples/sec: 51.234 | iteration %8d/%8d | elapsed time per iteration (ms): "
+             "9876.5 | learning rate: 1.234E-04 | approx flops per GPU: 150.3TFLOPS | "
+             "lm_loss: %.6E | number of skipped iterations:   0 | number of nan "
+             "iterations:   0 |\n",
+             (i + 1) * 10, NSYN * 10, 10.0 - i / 1000.0);
+    synth_check(&b, "neox", NSYN, 10, NSYN * 10);
+    for (int i = 0; i < NSYN; i++)
+        bput(&b,
+             "completed step: %d, seconds: 5.667, TFLOP/s/device: 134.924, Tokens/s/device: "
+             "8672.758, total_weights: 196608, loss: %.3f\n",
+             i, 10.0 - i / 1000.0);
+    synth_check(&b, "maxtext", NSYN, 0, NSYN - 1);
+    for (int i = 0; i < NSYN; i++)
+        bput(&b,
+             "[batch=%d/%d]:\n\t Train throughput/tokens_per_sec: 10347.9543\n\t Train "
+             "metrics/train/LanguageCrossEntropy: %.4f\n",
+             i + 1, NSYN, 10.0 - i / 1000.0);
+    synth_check(&b, "composer", NSYN, 1, NSYN);
+    bput(&b, "step,train/device/mfu,train_loss\n");
+    for (int i = 0; i < NSYN; i++)
+        bput(&b, "%d,0.45,%.4f\n", i, 10.0 - i / 1000.0);
+    synth_check(&b, "lightning", NSYN, 0, NSYN - 1);
+    for (int i = 0; i < NSYN; i++)
+        bput(&b,
+             "Epoch 1 | iter %d step %d | loss train: %.3f, val: n/a | iter time: 112.20 ms "
+             "(step) remaining time: 0:01:54\n",
+             (i + 1) * 4, i + 1, 10.0 - i / 1000.0);
+    synth_check(&b, "lightning", NSYN, 1, NSYN);
+    for (int i = 0; i < NSYN; i++)
+        bput(&b, "Step %d | loss:%.4f lr:2e-05 tokens_per_second_per_gpu:400.5 \n", i + 1,
+             10.0 - i / 1000.0);
+    synth_check(&b, "torchtune", NSYN, 1, NSYN);
+}
+
+/* ---- mess --------------------------------------------------------------------------------- */
+
+/* Write lines[] twice: clean (one line each, bar lines of their own) and messy (ANSI colour,
+ * a [rank0]: prefix, CRLF endings, a tqdm redraw before each line with \r, no newline at the
+ * end). Both must give the same rows. */
+static void mess_case(const char *format, const char *const *lines, size_t n, size_t rows)
+{
+    buf clean = {0}, messy = {0};
+    for (size_t i = 0; i < n; i++) {
+        bput(&clean, "%s\n", lines[i]);
+        if (i % 2 == 1)
+            bput(&messy, " 50%%|#####     | 1/2 [00:01<00:01,  1.00it/s]\r");
+        if (i % 3 == 0)
+            bput(&messy, "[rank0]:");
+        bput(&messy, "\x1b[32m%s\x1b[0m%s", lines[i], i + 1 < n ? "\r\n" : "");
+    }
+    mfu_ingest_stats sc, sm;
+    mfu_run *a = ingest_buf(&clean, NULL, &sc);
+    mfu_run *b = ingest_buf(&messy, NULL, &sm);
+    if (strcmp(sc.format, format) != 0 || strcmp(sm.format, format) != 0)
+        fail_msg("mess %s: detected %s / %s", format, sc.format, sm.format);
+    assert_true(sm.truncated_last_line);
+    assert_int_equal(mfu_run_count(a), rows);
+    assert_int_equal(mfu_run_count(b), rows);
+    for (size_t i = 0; i < rows; i++) {
+        mfu_step x = ingest_row(a, i), y = ingest_row(b, i);
+        assert_int_equal(x.step, y.step);
+        assert_int_equal(x.flags, y.flags);
+        const double xs[] = {x.step_time_s, x.tokens,    x.samples,      x.loss,
+                             x.lr,          x.grad_norm, x.memory_bytes, x.tokens_per_s,
+                             x.flops_per_s, x.mfu,       x.samples_per_s};
+        const double ys[] = {y.step_time_s, y.tokens,    y.samples,      y.loss,
+                             y.lr,          y.grad_norm, y.memory_bytes, y.tokens_per_s,
+                             y.flops_per_s, y.mfu,       y.samples_per_s};
+        for (size_t k = 0; k < sizeof xs / sizeof xs[0]; k++)
+            if (!(xs[k] == ys[k] || (isnan(xs[k]) && isnan(ys[k]))))
+                fail_msg("mess %s row %zu field %zu: %g vs %g", format, i, k, xs[k], ys[k]);
+    }
+    mfu_run_free(a);
+    mfu_run_free(b);
+    bfree(&clean);
+    bfree(&messy);
+}
+
+static mfu_run *messy_run(const char *const *lines, size_t n)
+{
+    buf b = {0};
+    for (size_t i = 0; i < n; i++)
+        bput(&b, "%s\n", lines[i]);
+    mfu_run *run = ingest_buf(&b, NULL, NULL);
+    bfree(&b);
+    return run;
+}
+
+#define MESS(fmt, arr, rows) mess_case(fmt, arr, sizeof arr / sizeof arr[0], rows)
+
+static void mess_hf_axolotl(void **state)
+{
+    (void)state;
+    static const char *const hf[] = {
+        "{'loss': 2.5, 'grad_norm': 1.5, 'learning_rate': 4e-05, 'epoch': 0.5}",
+        "{'loss': nan, 'grad_norm': inf, 'learning_rate': 3e-05, 'epoch': 1.0}",
+        "{'loss': inf, 'grad_norm': nan, 'learning_rate': 2e-05, 'epoch': 1.5}",
+        "{'train_runtime': 30.5, 'train_samples_per_second': 125.9, 'train_loss': 2.2, 'epoch': 3}",
+    };
+    MESS("hf", hf, 3);
+    mfu_run *run = messy_run(hf, 4);
+    assert_true(ingest_row(run, 1).flags & MFU_STEP_LOSS_NAN);
+    assert_true(isinf(ingest_row(run, 1).grad_norm));
+    assert_true(ingest_row(run, 2).flags & MFU_STEP_LOSS_NAN); /* inf loss */
+    assert_true(isnan(ingest_row(run, 2).loss));
+    mfu_run_free(run);
+    static const char *const ax[] = {
+        "{'loss': '1.5', 'grad_norm': '0.5', 'learning_rate': '2e-05', 'ppl': '4.48', "
+        "'memory/max_active (GiB)': '2.42', 'tokens/train_per_sec_per_gpu': '1500.5', 'epoch': "
+        "'0.1'}",
+        "{'loss': 'nan', 'grad_norm': 'nan', 'learning_rate': '2e-05', 'ppl': 'nan', "
+        "'memory/max_active (GiB)': '2.42', 'tokens/train_per_sec_per_gpu': '0', 'epoch': '0.2'}",
+    };
+    MESS("axolotl", ax, 2);
+    run = messy_run(ax, 2);
+    assert_near(ingest_row(run, 0).memory_bytes, 2.42 * GIB, 1e-12);
+    assert_near(ingest_row(run, 0).tokens_per_s, 1500.5, 1e-12);
+    assert_true(ingest_row(run, 1).flags & MFU_STEP_LOSS_NAN);
+    assert_true(isnan(ingest_row(run, 1).tokens_per_s));
+    mfu_run_free(run);
+}
+
+static void mess_deepspeed_neox(void **state)
+{
+    (void)state;
+    static const char *const ds[] = {
+        "[2024-01-02 03:04:05,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, "
+        "lr=[0.0001], mom=[(0.9, 0.95)]",
+        "[2024-01-02 03:04:05,000] [INFO] [timer.py:260:stop] epoch=0/micro_step=40/"
+        "global_step=10, RunningAvgSamplesPerSec=nan, CurrSamplesPerSec=inf, MemAllocated=30.5GB, "
+        "MaxMemAllocated=60.25GB",
+        "[2024-01-02 03:04:06,000] [INFO] [timer.py:260:stop] 0/11, SamplesPerSec=100.5, "
+        "MemAllocated=0.26GB, MaxMemAllocated=9.02GB",
+    };
+    MESS("deepspeed", ds, 2);
+    mfu_run *run = messy_run(ds, 3);
+    assert_true(isnan(ingest_row(run, 0).samples_per_s)); /* inf and nan are not rates */
+    assert_near(ingest_row(run, 1).samples_per_s, 100.5, 1e-12);
+    mfu_run_free(run);
+    static const char *const nx[] = {
+        " samples/sec: 51.234 | iteration       10/     320 | elapsed time per iteration (ms): "
+        "9876.5 | learning rate: 1.234E-04 | approx flops per GPU: 150.3TFLOPS | lm_loss: "
+        "7.123456E+00 |",
+        " samples/sec: 51.234 | iteration       20/     320 | elapsed time per iteration (ms): "
+        "9876.5 | learning rate: 1.234E-04 | approx flops per GPU: 150.3TFLOPS | lm_loss: inf |",
+    };
+    MESS("neox", nx, 2);
+    run = messy_run(nx, 2);
+    assert_true(ingest_row(run, 1).flags & MFU_STEP_LOSS_NAN);
+    mfu_run_free(run);
+}
+
+static void mess_maxtext_composer(void **state)
+{
+    (void)state;
+    static const char *const mx[] = {
+        "completed step: 1, seconds: 5.667, TFLOP/s/device: 134.924, Tokens/s/device: 8672.758, "
+        "total_weights: 196608, loss: 10.374",
+        "completed step: 2, seconds: 5.667, TFLOP/s/device: 134.924, Tokens/s/device: 8672.758, "
+        "total_weights: 196608, loss: nan",
+        "completed step: 3, seconds: 5.667, TFLOP/s/device: 134.924, Tokens/s/device: 8672.758, "
+        "total_weights: 196608, loss: -inf",
+    };
+    MESS("maxtext", mx, 3);
+    mfu_run *run = messy_run(mx, 3);
+    assert_true(ingest_row(run, 2).flags & MFU_STEP_LOSS_NAN);
+    mfu_run_free(run);
+    static const char *const cp[] = {
+        "[batch=1/10]:",
+        "\t Train throughput/tokens_per_sec: 10347.9543",
+        "\t Train metrics/train/LanguageCrossEntropy: 8.4361",
+        "[batch=2/10]:",
+        "\t Train throughput/tokens_per_sec: 10347.9543",
+        "\t Train metrics/train/LanguageCrossEntropy: nan",
+    };
+    MESS("composer", cp, 2);
+    run = messy_run(cp, 6);
+    assert_true(ingest_row(run, 1).flags & MFU_STEP_LOSS_NAN);
+    mfu_run_free(run);
+}
+
+static void mess_lightning_torchtune(void **state)
+{
+    (void)state;
+    static const char *const lg[] = {
+        "Epoch 1 | iter 4 step 1 | loss train: 2.846, val: n/a | iter time: 112.20 ms (step) "
+        "remaining time: 0:01:54",
+        "Epoch 1 | iter 8 step 2 | loss train: nan, val: n/a | iter time: 112.20 ms (step) "
+        "remaining time: 0:01:50",
+    };
+    MESS("lightning", lg, 2);
+    static const char *const csv[] = {
+        "step,train/device/mfu,train_loss",
+        "1,0.45,2.5",
+        "2,inf,nan",
+    };
+    MESS("lightning", csv, 2);
+    mfu_run *run = messy_run(csv, 3);
+    assert_true(isnan(ingest_row(run, 1).mfu)); /* inf is not a fraction */
+    assert_true(ingest_row(run, 1).flags & MFU_STEP_LOSS_NAN);
+    mfu_run_free(run);
+    static const char *const tt[] = {
+        "Step 1 | loss:2.085338592529297 lr:2e-05 tokens_per_second_per_gpu:57.828881833956174 ",
+        "Step 2 | loss:nan lr:2e-05 tokens_per_second_per_gpu:405.044978758513 ",
+    };
+    MESS("torchtune", tt, 2);
+    run = messy_run(tt, 2);
+    assert_true(ingest_row(run, 1).flags & MFU_STEP_LOSS_NAN);
+    mfu_run_free(run);
 }
 
 /* ---- helpers of pyrepr.c ------------------------------------------------------------------ */
@@ -985,6 +1351,91 @@ static void tqdm_forms(void **state)
     assert_false(mfu__tqdm_parse(mfu__span_of(" 50%|#####| 1/2 [00:01<00:01, 1.0it/s"), &t));
 }
 
+/* ---- bad input ---------------------------------------------------------------------------- */
+
+/* Every prefix of tricky lines, forced into every format of this file: nothing crashes (the
+ * sanitizer build checks the reads), and each returns a status. */
+static void truncated_lines_never_crash(void **state)
+{
+    (void)state;
+    static const char *const lines[] = {
+        "{'loss': '3.41', 'grad_norm': [1, (2, 3)], \"k'\": 'v', 'memory/max_active (GiB)': "
+        "'2.4'}",
+        " 33%|###3      | 20/60 [00:10<00:20,  2.05s/it]{'loss': 2.25}",
+        "TrainOutput(global_step=200, training_loss=2.8, metrics={'train_runtime': 116.19})",
+        "[Rank 0] step=40, skipped=2, lr=[5e-05], mom=[[0.9, 0.999]]",
+        "epoch=0/micro_step=40/global_step=10, RunningAvgSamplesPerSec=1, CurrSamplesPerSec=2",
+        "fwd+bwd FLOPS per GPU = 3 * fwd flops per GPU / (fwd+bwd latency):   102.0 TFLOPS",
+        " samples/sec: 51.234 | iteration       10/     320 | MFU: 40.12% | lm_loss: 7.1E+00 |",
+        "[Rampup Batch Size Phase] completed step: 0, seconds: 2.000, TFLOP/s/device: 10.0",
+        "[epoch=1][batch=3/5]:",
+        "step,train/device/mfu,train_loss",
+        "Epoch 34 | iter 3050700 step 610140 | loss train: 2.846, val: 2.861 | iter time: 1 ms",
+        "1|2|Loss: 1.125:   2%|2         | 2/100 [00:04<03:16,  2.00s/it]",
+        "Step 1 | loss:2.08 lr:2e-05 tokens_per_second_per_gpu:57.8",
+        "Total train batch size (w. parallel, distributed & accumulation) = 64",
+        "***** train metrics *****",
+    };
+    for (size_t f = 0; f < sizeof mine / sizeof mine[0]; f++)
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+            size_t len = strlen(lines[i]);
+            for (size_t cut = 1; cut <= len; cut++) {
+                char *copy = malloc(cut); /* exact size: ASan sees any over-read */
+                assert_non_null(copy);
+                memcpy(copy, lines[i], cut);
+                mfu_ingest_opts o;
+                memset(&o, 0, sizeof o);
+                o.format = mine[f];
+                o.max_line_bytes = 4096; /* small buffers: thousands of sessions */
+                mfu_run *run = NULL;
+                mfu_error e;
+                mfu_status rc = ingest_buffer_opts(copy, cut, &o, &run, NULL, &e);
+                mfu_run_free(run);
+                assert_true(rc == MFU_OK || rc == MFU_E_EMPTY);
+                free(copy);
+            }
+        }
+}
+
+/* Every fixture of tests/data/logs forced into every format here: a status, never a crash. */
+static void forced_on_all_fixtures(void **state)
+{
+    (void)state;
+    char root[1024];
+    ingest_data_path(root, sizeof root, "logs");
+    DIR *d = opendir(root);
+    assert_non_null(d);
+    struct dirent *e;
+    int runs = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[1300];
+        snprintf(sub, sizeof sub, "%s/%s", root, e->d_name);
+        DIR *d2 = opendir(sub);
+        if (!d2)
+            continue;
+        struct dirent *f;
+        while ((f = readdir(d2)) != NULL) {
+            size_t n = strlen(f->d_name);
+            if (n < 5 || strcmp(f->d_name + n - 4, ".log") != 0)
+                continue;
+            char rel[1400];
+            snprintf(rel, sizeof rel, "logs/%s/%s", e->d_name, f->d_name);
+            for (size_t k = 0; k < sizeof mine / sizeof mine[0]; k++) {
+                mfu_ingest_stats st;
+                mfu_error err;
+                mfu_status rc = fixture_status(rel, mine[k], &st, &err);
+                assert_true(rc == MFU_OK || rc == MFU_E_EMPTY);
+                runs++;
+            }
+        }
+        closedir(d2);
+    }
+    closedir(d);
+    assert_true(runs >= 8 * 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1014,9 +1465,18 @@ int main(void)
         cmocka_unit_test(lightning_column_limit),
         cmocka_unit_test(torchtune_fixture),
         cmocka_unit_test(torchtune_tqdm_config_memory),
+        cmocka_unit_test(detection_of_own_fixtures),
+        cmocka_unit_test(detection_leaves_other_fixtures),
         cmocka_unit_test(json_lines_are_not_hf),
+        cmocka_unit_test(synthetic_thousands),
+        cmocka_unit_test(mess_hf_axolotl),
+        cmocka_unit_test(mess_deepspeed_neox),
+        cmocka_unit_test(mess_maxtext_composer),
+        cmocka_unit_test(mess_lightning_torchtune),
         cmocka_unit_test(pydict_walk),
         cmocka_unit_test(tqdm_forms),
+        cmocka_unit_test(truncated_lines_never_crash),
+        cmocka_unit_test(forced_on_all_fixtures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
