@@ -5,6 +5,9 @@
  * and one X(NAME) line below (docs/internals/ingest.md, "Adding a format"). The order is the
  * detection tie-break (earlier wins) and the order of `mfu convert --list-formats`: specific
  * formats first, the generic jsonl / csv readers last.
+ * Ties that matter: axolotl before hf (a dict with Axolotl's keys scores a step for both
+ * readers' detect only through axolotl, but Axolotl logs also hold HF side lines), deepspeed
+ * before neox (a log made only of DeepSpeed engine lines hints both; it is DeepSpeed's).
  */
 #include "ingest/format.h"
 
@@ -20,6 +23,16 @@
     X(jsonl)            \
     X(csv)
 /* clang-format on */
+#define MFU__FORMATS(X)                                                                            \
+    X(megatron)                                                                                    \
+    X(axolotl)                                                                                     \
+    X(hf)                                                                                          \
+    X(deepspeed)                                                                                   \
+    X(neox)                                                                                        \
+    X(maxtext)                                                                                     \
+    X(composer)                                                                                    \
+    X(lightning)                                                                                   \
+    X(torchtune)
 
 #define MFU__DECLARE(name) extern const mfu__format mfu__fmt_##name;
 #define MFU__ENTRY(name) &mfu__fmt_##name,
