@@ -215,4 +215,5 @@ const mfu__format mfu__fmt_csv = {
     .state_size = sizeof(csv_state),
     .init = csv_init,
     .line = csv_line,
+    .generic = true,
 };

@@ -188,5 +188,6 @@ const mfu__format mfu__fmt_jsonl = {
     .state_size = sizeof(jsonl_state),
     .init = jsonl_init,
     .line = jsonl_line,
+    .generic = true,
     .finish = jsonl_finish,
 };

@@ -70,6 +70,10 @@ typedef struct mfu__format {
     /* true: mfu__emit stores steps exactly as given (no tokens from the header, no sentinel
      * conversion, no rank/time from the prefix); for formats that are already normalised. */
     bool raw_emit;
+    /* true: a generic reader (jsonl, csv) whose lines many logs also match. During detection
+     * its score counts only while no specific format has scored a step line, so a specific
+     * format's header (Lightning's metrics.csv) beats thousands of plain CSV rows. */
+    bool generic;
 } mfu__format;
 
 /* ---- what a format calls -------------------------------------------------------------- */

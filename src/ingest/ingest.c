@@ -8,6 +8,8 @@
  *     runner-up by 2 step lines (a plain log decides within its first step lines);
  *   - at the end of the window (MFU_INGEST_DETECT_LINES lines or MFU_INGEST_DETECT_BYTES
  *     held), for the highest score above zero (ties go to the earlier registry entry);
+ *   - a generic reader (jsonl, csv: mfu__format.generic) competes only while no specific
+ *     format has scored a step line, so Lightning's metrics.csv header wins over its rows;
  *   - otherwise at the first later line that any format scores (lines past the window that
  *     no format scored are not held, so they are not replayed).
  * The held lines are then replayed through the chosen format in order, and reading goes on
@@ -387,9 +389,16 @@ static mfu_status choose(mfu_ingest *ing, size_t best, mfu_error *err)
 
 static long best_index(const mfu_ingest *ing, long *best_score, long *second)
 {
+    /* Generic readers count only while no specific format has a step line's worth of score. */
+    bool specific_step = false;
+    for (size_t i = 0; i < mfu__format_count(); i++)
+        if (!mfu__format_at(i)->generic && ing->scores[i] >= MFU__DETECT_STEP)
+            specific_step = true;
     long bi = -1, bs = 0, s2 = 0;
     for (size_t i = 0; i < mfu__format_count(); i++) {
         long s = ing->scores[i];
+        if (specific_step && mfu__format_at(i)->generic)
+            continue;
         if (s > bs) {
             s2 = bs;
             bs = s;

@@ -14,25 +14,23 @@
 /* One line per format. Keep the generic readers (jsonl, csv) last. */
 /* clang-format off */
 #define MFU__FORMATS(X) \
-    X(mfu)              \
-    X(megatron)         \
-    X(nemo)             \
-    X(nanogpt)          \
-    X(llmc)             \
-    X(torchtitan)       \
-    X(jsonl)            \
+    X(mfu) \
+    X(megatron) \
+    X(nemo) \
+    X(nanogpt) \
+    X(llmc) \
+    X(torchtitan) \
+    X(axolotl) \
+    X(hf) \
+    X(deepspeed) \
+    X(neox) \
+    X(maxtext) \
+    X(composer) \
+    X(lightning) \
+    X(torchtune) \
+    X(jsonl) \
     X(csv)
 /* clang-format on */
-#define MFU__FORMATS(X)                                                                            \
-    X(megatron)                                                                                    \
-    X(axolotl)                                                                                     \
-    X(hf)                                                                                          \
-    X(deepspeed)                                                                                   \
-    X(neox)                                                                                        \
-    X(maxtext)                                                                                     \
-    X(composer)                                                                                    \
-    X(lightning)                                                                                   \
-    X(torchtune)
 
 #define MFU__DECLARE(name) extern const mfu__format mfu__fmt_##name;
 #define MFU__ENTRY(name) &mfu__fmt_##name,
