@@ -249,9 +249,14 @@ static void list_ids(char *buf, size_t n, const mfu_device_match *m, size_t max)
 
 void mfu__device_quote(char *dst, size_t n, const char *s)
 {
+    if (n < 4) { /* no room for the "..." mark: write what fits */
+        if (n > 0)
+            dst[0] = '\0';
+        return;
+    }
     size_t max = n - 4 < MFU__DEVICE_QUOTE_MAX ? n - 4 : MFU__DEVICE_QUOTE_MAX;
     size_t i = 0;
-    for (; s[i] && i < max; i++) {
+    for (; i < max && s[i]; i++) {
         unsigned char c = (unsigned char)s[i];
         dst[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
     }
