@@ -131,6 +131,10 @@ MFU_API mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mf
  * id), MFU_E_IO. */
 MFU_API mfu_status mfu_store_delete_run(mfu_store *s, int64_t id, mfu_error *err);
 
+/* MFU_OK when name is a valid run name (see mfu_store_create_run), else MFU_E_INVALID with a
+ * message naming --run. */
+MFU_API mfu_status mfu_store_check_name(const char *name, mfu_error *err);
+
 /* ---- listing ---------------------------------------------------------------------------- */
 
 typedef struct mfu_store_tag {
@@ -173,6 +177,10 @@ MFU_API void mfu_store_list_free(mfu_store_list *l);                   /* NULL a
  * characters. Errors: MFU_E_INVALID (bad key or value, no run id), MFU_E_IO. */
 MFU_API mfu_status mfu_store_set_tag(mfu_store *s, int64_t id, const char *key,
                                      const char *value, mfu_error *err);
+
+/* MFU_OK when key (and value, unless NULL) are a valid tag (see mfu_store_set_tag), else
+ * MFU_E_INVALID with a message naming --tag. */
+MFU_API mfu_status mfu_store_check_tag(const char *key, const char *value, mfu_error *err);
 
 /* Copy tag key of run id into value (size n). Errors: MFU_E_MISSING (no such tag; value is
  * left), MFU_E_LIMIT (n too small; value holds the truncated text), MFU_E_INVALID, MFU_E_IO. */

@@ -5,5 +5,8 @@
 #ifndef MFU_COMMANDS_H
 #define MFU_COMMANDS_H
 
+int cmd_ingest(int argc, char **argv); /* cmd_ingest.c: logs -> the run store */
+int cmd_runs(int argc, char **argv);   /* cmd_runs.c: list the runs in the store */
+int cmd_rm(int argc, char **argv);     /* cmd_rm.c: remove runs from the store */
 
 #endif

@@ -25,6 +25,9 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"version", cmd_version, "print the version of mfu"},
+    {"ingest", cmd_ingest, "read training logs into the run store"},
+    {"runs", cmd_runs, "list the runs in the run store"},
+    {"rm", cmd_rm, "remove runs from the run store"},
 };
 
 static void usage(FILE *out)

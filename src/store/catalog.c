@@ -217,6 +217,14 @@ static mfu_status check_value(const char *v, mfu_error *err)
     return MFU_OK;
 }
 
+mfu_status mfu_store_check_tag(const char *key, const char *value, mfu_error *err)
+{
+    mfu_status rs = check_key(key, err);
+    if (rs == MFU_OK && value)
+        rs = check_value(value, err);
+    return rs;
+}
+
 mfu_status mfu_store_set_tag(mfu_store *s, int64_t id, const char *key, const char *value,
                              mfu_error *err)
 {
@@ -224,9 +232,7 @@ mfu_status mfu_store_set_tag(mfu_store *s, int64_t id, const char *key, const ch
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_set_tag: store is NULL");
     mfu_status rs = mfu__store_writable(s, err);
     if (rs == MFU_OK)
-        rs = check_key(key, err);
-    if (rs == MFU_OK && value)
-        rs = check_value(value, err);
+        rs = mfu_store_check_tag(key, value, err);
     if (rs != MFU_OK)
         return rs;
     rs = mfu__store_begin(s, err);

@@ -289,7 +289,7 @@ mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path,
     bool is_stdin = strcmp(path, "-") == 0;
     char name[MFU_STORE_NAME_MAX];
     if (o->run_name && o->run_name[0]) {
-        rs = mfu__store_check_name(o->run_name, err);
+        rs = mfu_store_check_name(o->run_name, err);
         if (rs != MFU_OK)
             return rs;
         mfu__strlcpy(name, o->run_name, sizeof name);

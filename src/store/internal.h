@@ -46,9 +46,6 @@ void mfu__store_rollback(mfu_store *s);
 /* MFU_E_INVALID when s is read-only (names the fix). */
 mfu_status mfu__store_writable(mfu_store *s, mfu_error *err);
 
-/* Validate a run name (see mfu_store_create_run). */
-mfu_status mfu__store_check_name(const char *name, mfu_error *err);
-
 /* Seconds since 1970, now. */
 int64_t mfu__store_now_s(void);
 

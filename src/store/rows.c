@@ -548,7 +548,7 @@ mfu_status mfu_store_create_run(mfu_store *s, const char *name, const mfu_run_me
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_create_run: store is NULL");
     mfu_status rs = mfu__store_writable(s, err);
     if (rs == MFU_OK)
-        rs = mfu__store_check_name(name, err);
+        rs = mfu_store_check_name(name, err);
     if (rs != MFU_OK)
         return rs;
     return mfu__store_insert_run(s, name, meta, id, err);
@@ -561,7 +561,7 @@ mfu_status mfu_store_put_run(mfu_store *s, const char *name, const mfu_run *run,
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_put_run: store and run are required");
     mfu_status rs = mfu__store_writable(s, err);
     if (rs == MFU_OK)
-        rs = mfu__store_check_name(name, err);
+        rs = mfu_store_check_name(name, err);
     if (rs != MFU_OK)
         return rs;
     int64_t rid = 0;

@@ -180,7 +180,7 @@ mfu_status mfu__store_writable(mfu_store *s, mfu_error *err)
     return MFU_OK;
 }
 
-mfu_status mfu__store_check_name(const char *name, mfu_error *err)
+mfu_status mfu_store_check_name(const char *name, mfu_error *err)
 {
     if (!name || !name[0])
         return mfu__fail_field(err, MFU_E_INVALID, "--run", "the run name is empty; give one "
