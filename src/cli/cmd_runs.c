@@ -43,7 +43,7 @@ static void cells_of(const mfu_store_run_info *r, char *cell[COLS])
     cell[3] = strdup(r->steps ? buf : "-");
     snprintf(buf, sizeof buf, "%lld", (long long)r->last_step);
     cell[4] = strdup(r->steps ? buf : "-");
-    size_t len = 1;
+    size_t len = 2; /* "-" when there is no tag */
     for (size_t i = 0; i < r->ntags; i++)
         len += strlen(r->tags[i].key) + strlen(r->tags[i].value) + 2;
     cell[5] = malloc(len);

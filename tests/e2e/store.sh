@@ -57,6 +57,9 @@ has out "SOURCE"
 has out "arm=baseline,gpu=h100"
 has out "$log"
 eq "$(awk 'NR == 2 {print $1, $2, $3, $4, $5}' "$tmp/out")" "train megatron 300 1 300" "table row"
+expect 0 "$mfu" ingest "$tmp/train.log" --run untagged --db "$tmp/untagged.db"
+expect 0 "$mfu" runs --db "$tmp/untagged.db"
+eq "$(awk 'NR == 2 {print $6}' "$tmp/out")" "-" "no tags shown as -"
 expect 0 "$mfu" runs --db "$db" --json
 eq "$(jq -r '.runs[0] | [.name, .format, .steps, .first_step, .last_step, .complete, .tags.gpu] | join(" ")' "$tmp/out")" \
    "train megatron 300 1 300 true h100" "json row"
@@ -146,6 +149,8 @@ expect 1 "$mfu" runs --db "$tmp/garbage.db"
 has err "not an SQLite database"
 expect 1 "$mfu" ingest "$log" --db "$tmp/garbage.db"
 sqlite3 "$tmp/foreign.db" "CREATE TABLE t(x)"
+expect 1 "$mfu" ingest "$log" --db "$tmp/no/such/dir/x.db"
+has err "cannot open the store"
 expect 1 "$mfu" runs --db "$tmp/foreign.db"
 has err "not an mfu run store"
 # a store locked by another writer: wait, then fail naming --wait

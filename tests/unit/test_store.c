@@ -460,6 +460,15 @@ static void names_and_limits(void **state)
         assert_int_equal(mfu_store_create_run(s, bad[i], NULL, NULL, &e), MFU_E_INVALID);
         assert_string_equal(e.field, "--run");
     }
+    assert_int_equal(mfu_store_check_name("-x", &e), MFU_E_INVALID);
+    assert_int_equal(mfu_store_check_name(NULL, &e), MFU_E_INVALID);
+    assert_int_equal(mfu_store_check_name("gpt3 7b (fp8) \xc3\xa9", &e), MFU_OK);
+    assert_int_equal(mfu_store_check_tag("cluster.zone:a-1_b", "any text, even = signs", &e),
+                     MFU_OK);
+    assert_int_equal(mfu_store_check_tag("k", NULL, &e), MFU_OK); /* NULL value: a removal */
+    assert_int_equal(mfu_store_check_tag("k/v", "x", &e), MFU_E_INVALID);
+    assert_string_equal(e.field, "--tag");
+    assert_int_equal(mfu_store_check_tag(NULL, "x", &e), MFU_E_INVALID);
     longname[MFU_STORE_NAME_MAX - 1] = '\0'; /* the longest allowed */
     assert_int_equal(mfu_store_create_run(s, longname, NULL, NULL, &e), MFU_OK);
     assert_int_equal(mfu_store_create_run(s, longname, NULL, NULL, &e), MFU_E_INVALID);
