@@ -303,6 +303,44 @@ static void open_refuses_other_files(void **state)
     assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), 2);
 }
 
+static mfu_run *odd_run(size_t n);
+
+/* A store whose pages were overwritten: errors that say "damaged", never a crash. */
+static void damaged_store(void **state)
+{
+    fx *f = *state;
+    mfu_store *s = open_store(f->db, MFU_STORE_CREATE);
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_run *run = odd_run(3000);
+    assert_int_equal(mfu_store_put_run(s, "r", run, NULL, &e), MFU_OK);
+    mfu_run_free(run);
+    mfu_store_close(s); /* checkpoints the WAL into the file */
+    struct stat sb;
+    assert_int_equal(stat(f->db, &sb), 0);
+    assert_true(sb.st_size > 64 * 1024);
+    FILE *fp = fopen(f->db, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 8192, SEEK_SET), 0); /* keep the header page */
+    for (long i = 8192; i < sb.st_size - 4096; i++)
+        fputc((int)((i * 131) & 0xff), fp);
+    fclose(fp);
+    s = NULL;
+    mfu_status st = mfu_store_open(f->db, 0, &s, &e);
+    if (st == MFU_OK) {
+        int64_t id = 0;
+        mfu_run *back = NULL;
+        st = mfu_store_find_run(s, "r", &id, &e);
+        if (st == MFU_OK)
+            st = mfu_store_get_run(s, id, &back, &e);
+        assert_null(back);
+        mfu_store_close(s);
+    }
+    assert_int_equal(st, MFU_E_IO);
+    assert_non_null(strstr(e.message, "damaged"));
+    assert_non_null(strstr(e.message, "--db"));
+}
+
 /* ---- round trip ------------------------------------------------------------------------- */
 
 /* A run that exercises every field: NaN, -0.0, infinities, extremes, a restart (repeated
@@ -1143,6 +1181,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(open_create_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(open_refuses_other_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(damaged_store, setup, teardown),
         cmocka_unit_test_setup_teardown(round_trip_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(names_and_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(append_and_list, setup, teardown),
