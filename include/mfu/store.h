@@ -113,7 +113,8 @@ MFU_API mfu_status mfu_store_create_run(mfu_store *s, const char *name, const mf
 MFU_API mfu_status mfu_store_put_run(mfu_store *s, const char *name, const mfu_run *run,
                                      int64_t *id, mfu_error *err);
 
-/* Append n rows after the last row of run id, in batches. steps may be NULL when n is 0.
+/* Append n rows after the last row of run id, in batches. The run's `complete` flag is left
+ * as it was (an interrupted ingest stays incomplete). steps may be NULL when n is 0.
  * Errors: MFU_E_INVALID (NULL argument, no run id), MFU_E_IO (including a run changed by
  * another writer meanwhile). */
 MFU_API mfu_status mfu_store_append_steps(mfu_store *s, int64_t id, const mfu_step *steps,

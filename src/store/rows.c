@@ -356,7 +356,8 @@ static mfu_status write_tail(mfu_store *s, const mfu__store_write *w, size_t end
     mfu_status rs = mfu__store_prepare(
         s,
         "UPDATE runs SET nrows=?1, first_step=CASE WHEN ?1=0 THEN NULL WHEN ?2 IS NULL THEN "
-        "first_step ELSE ?2 END, last_step=?3, complete=?4, gen=gen+1, updated_s=?5 WHERE id=?6",
+        "first_step ELSE ?2 END, last_step=?3, complete=CASE WHEN ?7 THEN complete ELSE ?4 END, "
+        "gen=gen+1, updated_s=?5 WHERE id=?6",
         &st, err);
     if (rs != MFU_OK)
         return rs;
@@ -372,6 +373,8 @@ static mfu_status write_tail(mfu_store *s, const mfu__store_write *w, size_t end
     sqlite3_bind_int(st, 4, complete ? 1 : 0);
     sqlite3_bind_int64(st, 5, mfu__store_now_s());
     sqlite3_bind_int64(st, 6, w->id);
+    /* An append adds rows after whatever is there: an interrupted ingest stays incomplete. */
+    sqlite3_bind_int(st, 7, w->append ? 1 : 0);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? MFU_OK : mfu__store_fail(s, err, rc, "recording the row count");

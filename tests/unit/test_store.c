@@ -1176,6 +1176,33 @@ static void killed_mid_ingest(void **state)
     assert_integrity(f->db);
 }
 
+/* An append to a run whose ingest was interrupted leaves it incomplete, so the next ingest
+ * still finishes it. */
+static void append_keeps_incomplete(void **state)
+{
+    fx *f = *state;
+    write_log(f->log, "w", 1, 100);
+    mfu_store *s = open_store(f->db, MFU_STORE_CREATE);
+    mfu_store_ingest_result r = ingest(s, f->log, NULL);
+    assert_int_equal(r.rows, 100);
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "UPDATE runs SET complete=0", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_step extra;
+    mfu_step_init(&extra);
+    extra.step = 5000;
+    assert_int_equal(mfu_store_append_steps(s, r.run_id, &extra, 1, &e), MFU_OK);
+    assert_int_equal(sql_int(f->db, "SELECT complete FROM runs"), 0);
+    r = ingest(s, f->log, NULL);
+    assert_int_equal(r.action, MFU_STORE_RESUMED);
+    assert_int_equal(r.rows, 100); /* the log's rows again: the appended one is gone */
+    assert_int_equal(sql_int(f->db, "SELECT complete FROM runs"), 1);
+    mfu_store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1194,6 +1221,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(ingest_stdin_needs_a_name, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_reader_and_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_mid_ingest, setup, teardown),
+        cmocka_unit_test_setup_teardown(append_keeps_incomplete, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
