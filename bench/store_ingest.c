@@ -73,7 +73,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--dir") == 0)
             dir = argv[i + 1];
         else {
-            fprintf(stderr, "usage: bench_store_ingest [--rows N] [--baseline-rows B] [--dir DIR]\n");
+            fprintf(stderr,
+                    "usage: bench_store_ingest [--rows N] [--baseline-rows B] [--dir DIR]\n");
             return 2;
         }
     }
@@ -123,7 +124,8 @@ int main(int argc, char **argv)
     mfu_store_close(st);
     sqlite3 *db = NULL;
     if (sqlite3_open(db2, &db) != SQLITE_OK ||
-        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
+        sqlite3_exec(db,
+                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
                      NULL, NULL, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_store_ingest: %s\n", sqlite3_errmsg(db));
         return 1;
@@ -149,8 +151,8 @@ int main(int argc, char **argv)
         sqlite3_bind_int64(ins, 3, s.step);
         sqlite3_bind_int(ins, 4, s.rank);
         sqlite3_bind_int64(ins, 5, s.flags);
-        const double v[] = {s.time_s, s.step_time_s, s.tokens, s.samples, s.loss,
-                            s.lr,     s.grad_norm,   s.memory_bytes};
+        const double v[] = {s.time_s, s.step_time_s, s.tokens,    s.samples,
+                            s.loss,   s.lr,          s.grad_norm, s.memory_bytes};
         for (int k = 0; k < 8; k++)
             sqlite3_bind_double(ins, 6 + k, v[k]);
         sqlite3_bind_double(ins, 14, s.tokens_per_s);

@@ -40,15 +40,15 @@ extern "C" {
 #define MFU_STORE_SCHEMA_VERSION 1
 
 /* Named limits and defaults. */
-#define MFU_STORE_NAME_MAX 128          /* run name, bytes including the NUL */
-#define MFU_STORE_TAG_KEY_MAX 64        /* tag key, bytes including the NUL */
-#define MFU_STORE_TAG_VALUE_MAX 256     /* tag value, bytes including the NUL */
-#define MFU_STORE_PATH_MAX 4096         /* source path, bytes including the NUL */
-#define MFU_STORE_BATCH_ROWS 1000       /* default rows per write transaction */
+#define MFU_STORE_NAME_MAX 128           /* run name, bytes including the NUL */
+#define MFU_STORE_TAG_KEY_MAX 64         /* tag key, bytes including the NUL */
+#define MFU_STORE_TAG_VALUE_MAX 256      /* tag value, bytes including the NUL */
+#define MFU_STORE_PATH_MAX 4096          /* source path, bytes including the NUL */
+#define MFU_STORE_BATCH_ROWS 1000        /* default rows per write transaction */
 #define MFU_STORE_MAX_BATCH_ROWS 1000000 /* the most rows one transaction may hold */
-#define MFU_STORE_BUSY_TIMEOUT_MS 5000  /* default wait for another writer, milliseconds */
-#define MFU_STORE_HASH_BYTES 1024       /* bytes hashed at the start (and before the resume
-                                           point) of a source file to recognise it */
+#define MFU_STORE_BUSY_TIMEOUT_MS 5000   /* default wait for another writer, milliseconds */
+/* Bytes hashed at the start of a source file, and before its resume point, to recognise it. */
+#define MFU_STORE_HASH_BYTES 1024
 /* Rows before the resume point that are written again when a grown file is ingested: a new
  * line can still merge into one of the last MFU_RUN_DEDUP_WINDOW rows, and the last row may
  * have come from a partial line. */
@@ -96,8 +96,7 @@ MFU_API void mfu_store_set_progress(mfu_store *s, mfu_store_progress_fn fn, void
 
 /* The id of the run called name. Errors: MFU_E_INVALID (NULL argument), MFU_E_UNKNOWN (no run
  * of that name; *id is left), MFU_E_IO. */
-MFU_API mfu_status mfu_store_find_run(mfu_store *s, const char *name, int64_t *id,
-                                      mfu_error *err);
+MFU_API mfu_status mfu_store_find_run(mfu_store *s, const char *name, int64_t *id, mfu_error *err);
 
 /* Create an empty run called name with metadata meta (NULL = unknown), for mfu_store_append_
  * steps(). *id (may be NULL) receives its id. A name is 1..MFU_STORE_NAME_MAX-1 bytes, not
@@ -117,8 +116,8 @@ MFU_API mfu_status mfu_store_put_run(mfu_store *s, const char *name, const mfu_r
  * as it was (an interrupted ingest stays incomplete). steps may be NULL when n is 0.
  * Errors: MFU_E_INVALID (NULL argument, no run id), MFU_E_IO (including a run changed by
  * another writer meanwhile). */
-MFU_API mfu_status mfu_store_append_steps(mfu_store *s, int64_t id, const mfu_step *steps,
-                                          size_t n, mfu_error *err);
+MFU_API mfu_status mfu_store_append_steps(mfu_store *s, int64_t id, const mfu_step *steps, size_t n,
+                                          mfu_error *err);
 
 /* Read run id back into a new mfu_run (*out; free with mfu_run_free). Values round-trip
  * exactly (NULL <-> NaN). The rows are appended with mfu_run_append(), so rows written by
@@ -147,16 +146,16 @@ typedef struct mfu_store_tag {
 typedef struct mfu_store_run_info {
     int64_t id;
     const char *name;
-    const char *format;     /* ingest format, "" when unknown */
-    int64_t created_s;      /* when the run was created, seconds since 1970 */
-    int64_t updated_s;      /* last write, seconds since 1970 */
-    int64_t steps;          /* rows stored */
-    int64_t first_step;     /* step number of the first and of the last row (0 when no rows) */
+    const char *format; /* ingest format, "" when unknown */
+    int64_t created_s;  /* when the run was created, seconds since 1970 */
+    int64_t updated_s;  /* last write, seconds since 1970 */
+    int64_t steps;      /* rows stored */
+    int64_t first_step; /* step number of the first and of the last row (0 when no rows) */
     int64_t last_step;
-    bool complete;          /* false: an ingest or put was interrupted; ingest again */
-    const char *source;     /* absolute path of the source log, "" when none */
-    int64_t source_bytes;   /* bytes of the source read (the resume position) */
-    int64_t source_lines;   /* lines of the source read */
+    bool complete;        /* false: an ingest or put was interrupted; ingest again */
+    const char *source;   /* absolute path of the source log, "" when none */
+    int64_t source_bytes; /* bytes of the source read (the resume position) */
+    int64_t source_lines; /* lines of the source read */
     size_t ntags;
     const mfu_store_tag *tags; /* sorted by key */
 } mfu_store_run_info;
@@ -166,18 +165,19 @@ typedef struct mfu_store_list mfu_store_list;
 /* Every run, sorted by name, with tags and row counts. *out: free with mfu_store_list_free.
  * Errors: MFU_E_INVALID, MFU_E_IO, MFU_E_NOMEM. */
 MFU_API mfu_status mfu_store_list_runs(mfu_store *s, mfu_store_list **out, mfu_error *err);
-MFU_API size_t mfu_store_list_count(const mfu_store_list *l);          /* 0 for NULL */
+/* The number of runs in l (0 for NULL); run i, owned by l (NULL when i is out of range);
+ * free l (NULL allowed). */
+MFU_API size_t mfu_store_list_count(const mfu_store_list *l);
 MFU_API const mfu_store_run_info *mfu_store_list_at(const mfu_store_list *l, size_t i);
-                                                                       /* NULL out of range */
-MFU_API void mfu_store_list_free(mfu_store_list *l);                   /* NULL allowed */
+MFU_API void mfu_store_list_free(mfu_store_list *l);
 
 /* ---- tags ------------------------------------------------------------------------------- */
 
 /* Set tag key of run id to value; value NULL removes the tag. key: 1..MFU_STORE_TAG_KEY_MAX-1
  * bytes of [A-Za-z0-9_.:-]; value: under MFU_STORE_TAG_VALUE_MAX bytes, no control
  * characters. Errors: MFU_E_INVALID (bad key or value, no run id), MFU_E_IO. */
-MFU_API mfu_status mfu_store_set_tag(mfu_store *s, int64_t id, const char *key,
-                                     const char *value, mfu_error *err);
+MFU_API mfu_status mfu_store_set_tag(mfu_store *s, int64_t id, const char *key, const char *value,
+                                     mfu_error *err);
 
 /* MFU_OK when key (and value, unless NULL) are a valid tag (see mfu_store_set_tag), else
  * MFU_E_INVALID with a message naming --tag. */
@@ -192,9 +192,9 @@ MFU_API mfu_status mfu_store_get_tag(mfu_store *s, int64_t id, const char *key, 
 
 /* One finding of the analysis, as stored. */
 typedef struct mfu_store_finding {
-    const char *kind;          /* what was found ("stall", "throttle", ...), required */
-    const char *severity;      /* how bad ("info", "warning", "error", ...), required */
-    int64_t first_step;        /* the steps it concerns */
+    const char *kind;     /* what was found ("stall", "throttle", ...), required */
+    const char *severity; /* how bad ("info", "warning", "error", ...), required */
+    int64_t first_step;   /* the steps it concerns */
     int64_t last_step;
     const char *evidence_json; /* a JSON object with the numbers behind it; NULL = {} */
     const char *next_step;     /* what to do about it, one line; NULL = "" */
@@ -203,9 +203,8 @@ typedef struct mfu_store_finding {
 /* Replace every finding of run id by f[0..n) in one transaction (n = 0 clears them).
  * Errors: MFU_E_INVALID (no run id, missing kind/severity), MFU_E_PARSE (evidence_json is not
  * a JSON object), MFU_E_IO. */
-MFU_API mfu_status mfu_store_replace_findings(mfu_store *s, int64_t id,
-                                              const mfu_store_finding *f, size_t n,
-                                              mfu_error *err);
+MFU_API mfu_status mfu_store_replace_findings(mfu_store *s, int64_t id, const mfu_store_finding *f,
+                                              size_t n, mfu_error *err);
 
 typedef struct mfu_store_findings mfu_store_findings;
 
@@ -214,9 +213,11 @@ typedef struct mfu_store_findings mfu_store_findings;
  * MFU_E_NOMEM. */
 MFU_API mfu_status mfu_store_get_findings(mfu_store *s, int64_t id, mfu_store_findings **out,
                                           mfu_error *err);
-MFU_API size_t mfu_store_findings_count(const mfu_store_findings *f);    /* 0 for NULL */
+/* The number of findings in f (0 for NULL); finding i, owned by f (NULL when i is out of
+ * range); free f (NULL allowed). */
+MFU_API size_t mfu_store_findings_count(const mfu_store_findings *f);
 MFU_API const mfu_store_finding *mfu_store_findings_at(const mfu_store_findings *f, size_t i);
-MFU_API void mfu_store_findings_free(mfu_store_findings *f);             /* NULL allowed */
+MFU_API void mfu_store_findings_free(mfu_store_findings *f);
 
 /* ---- sources and ingest ----------------------------------------------------------------- */
 
@@ -225,13 +226,13 @@ typedef struct mfu_store_source {
     char path[MFU_STORE_PATH_MAX]; /* absolute path, "" when the run has no source file */
     int64_t dev;                   /* st_dev and st_ino of the file when read */
     int64_t inode;
-    int64_t mtime_ns;              /* its modification time before reading, ns since 1970 */
-    int64_t head_bytes;            /* bytes hashed at the start: min(bytes, HASH_BYTES) */
-    uint64_t head_hash;            /* FNV-1a 64 of those bytes */
-    uint64_t tail_hash;            /* FNV-1a 64 of the head_bytes bytes before `bytes` */
-    int64_t bytes;                 /* bytes read: the resume position */
-    int64_t lines;                 /* physical lines read up to `bytes` */
-    bool complete;                 /* every row of that read is stored */
+    int64_t mtime_ns;   /* its modification time before reading, ns since 1970 */
+    int64_t head_bytes; /* bytes hashed at the start: min(bytes, HASH_BYTES) */
+    uint64_t head_hash; /* FNV-1a 64 of those bytes */
+    uint64_t tail_hash; /* FNV-1a 64 of the head_bytes bytes before `bytes` */
+    int64_t bytes;      /* bytes read: the resume position */
+    int64_t lines;      /* physical lines read up to `bytes` */
+    bool complete;      /* every row of that read is stored */
 } mfu_store_source;
 
 /* Read the source record of run id into *out (path "" when it has none). Errors:
@@ -258,7 +259,7 @@ typedef enum mfu_store_action {
 MFU_API const char *mfu_store_action_name(mfu_store_action a);
 
 typedef struct mfu_store_ingest_opts {
-    const char *run_name;  /* NULL or "": derived from the file name (mfu_store_default_name) */
+    const char *run_name;   /* NULL or "": derived from the file name (mfu_store_default_name) */
     mfu_ingest_opts ingest; /* format, --map, limits, as for mfu_ingest_new() */
 } mfu_store_ingest_opts;
 
@@ -266,10 +267,10 @@ typedef struct mfu_store_ingest_result {
     int64_t run_id;
     char run_name[MFU_STORE_NAME_MAX];
     mfu_store_action action;
-    char reason[160];       /* why it restarted, "" otherwise */
-    size_t rows;            /* rows the run holds now */
-    size_t rows_written;    /* rows written by this call (overlap included) */
-    int64_t bytes;          /* the recorded position */
+    char reason[160];    /* why it restarted, "" otherwise */
+    size_t rows;         /* rows the run holds now */
+    size_t rows_written; /* rows written by this call (overlap included) */
+    int64_t bytes;       /* the recorded position */
     int64_t lines;
     mfu_ingest_stats stats; /* of the read; zeroed when unchanged */
 } mfu_store_ingest_result;

@@ -49,9 +49,9 @@ static void help(FILE *out)
 
 typedef struct progress {
     const char *label;
-    int fd;            /* the log being read (-1: no read progress) */
-    int64_t size;      /* its size when opened, bytes (0: unknown) */
-    atomic_int phase;  /* 0 reading, 1 writing */
+    int fd;           /* the log being read (-1: no read progress) */
+    int64_t size;     /* its size when opened, bytes (0: unknown) */
+    atomic_int phase; /* 0 reading, 1 writing */
     atomic_size_t done, total;
     atomic_bool stop;
     bool drawn; /* written by the thread only; read after join */
@@ -198,16 +198,15 @@ static void summary(const char *path, const mfu_store_ingest_result *r, double s
     char extra[300] = "";
     if (r->stats.skipped > 0 && r->stats.nskip_samples > 0)
         snprintf(extra, sizeof extra, "; %ld lines skipped, first at line %ld: %s",
-                 r->stats.skipped, r->stats.skip_samples[0].line,
-                 r->stats.skip_samples[0].reason);
+                 r->stats.skipped, r->stats.skip_samples[0].line, r->stats.skip_samples[0].reason);
     else if (r->stats.too_long > 0)
         snprintf(extra, sizeof extra, "; %ld over-long lines skipped", r->stats.too_long);
     char size[32];
     cli_fmt_si(size, sizeof size, (double)r->bytes, "B");
-    fprintf(stderr, "mfu %s: %s -> run '%s': %zu step%s (%zu written), %s, %s in %.1f s [%s%s%s]%s\n",
-            CMD, label, r->run_name, r->rows, r->rows == 1 ? "" : "s", r->rows_written,
-            r->stats.format, size, secs, mfu_store_action_name(r->action),
-            r->reason[0] ? ": " : "", r->reason, extra);
+    fprintf(
+        stderr, "mfu %s: %s -> run '%s': %zu step%s (%zu written), %s, %s in %.1f s [%s%s%s]%s\n",
+        CMD, label, r->run_name, r->rows, r->rows == 1 ? "" : "s", r->rows_written, r->stats.format,
+        size, secs, mfu_store_action_name(r->action), r->reason[0] ? ": " : "", r->reason, extra);
 }
 
 static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
@@ -259,8 +258,7 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
 int cmd_ingest(int argc, char **argv)
 {
     static const cli_optspec specs[] = {
-        {"run", true}, {"tag", true}, {"format", true}, {"map", true},
-        {"db", true},  {"wait", true},
+        {"run", true}, {"tag", true}, {"format", true}, {"map", true}, {"db", true}, {"wait", true},
     };
     cli_args a;
     if (!cli_parse(CMD, argc, argv, specs, sizeof specs / sizeof specs[0], &a))

@@ -32,8 +32,9 @@ int cmd_rm(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (a.npos == 0)
-        return cli_failf(CMD, CLI_EXIT_USAGE, "give the NAME of a run to remove (list them with "
-                                              "'mfu runs')");
+        return cli_failf(CMD, CLI_EXIT_USAGE,
+                         "give the NAME of a run to remove (list them with "
+                         "'mfu runs')");
     mfu_store *store = NULL;
     int rc = cli_open_store(CMD, &a, 0, &store);
     if (rc != CLI_EXIT_OK)

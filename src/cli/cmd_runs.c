@@ -51,8 +51,8 @@ static void cells_of(const mfu_store_run_info *r, char *cell[COLS])
         cell[5][0] = '\0';
         size_t at = 0;
         for (size_t i = 0; i < r->ntags; i++)
-            at += (size_t)snprintf(cell[5] + at, len - at, "%s%s=%s", i ? "," : "",
-                                   r->tags[i].key, r->tags[i].value);
+            at += (size_t)snprintf(cell[5] + at, len - at, "%s%s=%s", i ? "," : "", r->tags[i].key,
+                                   r->tags[i].value);
         if (r->ntags == 0)
             snprintf(cell[5], len, "-");
     }

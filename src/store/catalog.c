@@ -126,8 +126,7 @@ static mfu_status list_fill(mfu_store *s, mfu_store_list *l, mfu_error *err)
     if (rc != SQLITE_DONE && rc != SQLITE_ROW)
         return mfu__store_fail(s, err, rc, "listing runs");
     /* Tags: grouped per run in list order, each group sorted by key. */
-    rs = mfu__store_prepare(s, "SELECT key, value FROM tags WHERE run_id=? ORDER BY key", &st,
-                            err);
+    rs = mfu__store_prepare(s, "SELECT key, value FROM tags WHERE run_id=? ORDER BY key", &st, err);
     if (rs != MFU_OK)
         return rs;
     for (size_t i = 0; i < l->n; i++) {
@@ -284,8 +283,9 @@ mfu_status mfu_store_get_tag(mfu_store *s, int64_t id, const char *key, char *va
                            "bytes",
                            key, n, MFU_STORE_TAG_VALUE_MAX);
     } else if (rc == SQLITE_DONE) {
-        rs = mfu__fail_field(err, MFU_E_MISSING, key, "run %lld has no tag '%s'; set it with "
-                                                      "--tag %s=VALUE",
+        rs = mfu__fail_field(err, MFU_E_MISSING, key,
+                             "run %lld has no tag '%s'; set it with "
+                             "--tag %s=VALUE",
                              (long long)id, key, key);
     } else {
         rs = mfu__store_fail(s, err, rc, "reading a tag");
@@ -326,8 +326,7 @@ void mfu_store_findings_free(mfu_store_findings *f)
 static mfu_status check_finding(const mfu_store_finding *f, size_t i, mfu_error *err)
 {
     if (!f->kind || !f->kind[0] || !f->severity || !f->severity[0])
-        return mfu__fail(err, MFU_E_INVALID, 0,
-                         "finding %zu has no kind or severity; set both", i);
+        return mfu__fail(err, MFU_E_INVALID, 0, "finding %zu has no kind or severity; set both", i);
     if (f->evidence_json) {
         json_error_t je;
         json_t *o = json_loads(f->evidence_json, 0, &je);
@@ -380,8 +379,7 @@ mfu_status mfu_store_replace_findings(mfu_store *s, int64_t id, const mfu_store_
         sqlite3_bind_text(st, 4, f[i].severity, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 5, f[i].first_step);
         sqlite3_bind_int64(st, 6, f[i].last_step);
-        sqlite3_bind_text(st, 7, f[i].evidence_json ? f[i].evidence_json : "{}", -1,
-                          SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, f[i].evidence_json ? f[i].evidence_json : "{}", -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, f[i].next_step ? f[i].next_step : "", -1, SQLITE_STATIC);
         int rc = sqlite3_step(st);
         if (rc != SQLITE_DONE)

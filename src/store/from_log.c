@@ -178,8 +178,7 @@ static void decide(plan *p, int fd, const mfu_store_ingest_opts *o)
                  (long long)old->head_bytes);
         return;
     }
-    if (!hash_range(fd, old->bytes - old->head_bytes, old->head_bytes, &h) ||
-        h != old->tail_hash) {
+    if (!hash_range(fd, old->bytes - old->head_bytes, old->head_bytes, &h) || h != old->tail_hash) {
         snprintf(p->reason, sizeof p->reason, "the %lld bytes before byte %lld changed",
                  (long long)old->head_bytes, (long long)old->bytes);
         return;

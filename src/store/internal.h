@@ -58,21 +58,21 @@ typedef void (*mfu__store_row_fn)(const void *ctx, size_t i, mfu_step *out);
 typedef enum { MFU__SRC_KEEP = 0, MFU__SRC_SET, MFU__SRC_CLEAR } mfu__src_mode;
 
 typedef struct mfu__store_write {
-    int64_t id;               /* the run; set by the first transaction when create_name */
-    const char *create_name;  /* not NULL: create the run (with meta) in the first transaction */
-    size_t from;              /* first row to write: rows >= from are deleted first */
-    size_t total;             /* rows when done (rows from..total-1 come from get) */
-    bool append;              /* from = the run's row count, read inside the transaction;
-                                 total = from + n_append */
+    int64_t id;              /* the run; set by the first transaction when create_name */
+    const char *create_name; /* not NULL: create the run (with meta) in the first transaction */
+    size_t from;             /* first row to write: rows >= from are deleted first */
+    size_t total;            /* rows when done (rows from..total-1 come from get) */
+    bool append;             /* from = the run's row count, read inside the transaction;
+                                total = from + n_append */
     size_t n_append;
     mfu__store_row_fn get;
     const void *ctx;
     const mfu_run_meta *meta; /* not NULL: store this metadata */
     mfu__src_mode src_mode;
     const mfu_store_source *src; /* for MFU__SRC_SET (its complete flag is ignored) */
-    bool check_gen;           /* fail unless the run's generation is still gen */
+    bool check_gen;              /* fail unless the run's generation is still gen */
     int64_t gen;
-    size_t rows_written;      /* out */
+    size_t rows_written; /* out */
 } mfu__store_write;
 
 /* Write rows in transactions of s->batch_rows, recording the row count, first/last step,

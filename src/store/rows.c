@@ -20,14 +20,13 @@
 #include "util/util.h"
 
 /* Column order of INSERT and SELECT: keep the two in step. */
-#define STEP_COLUMNS                                                                           \
-    "step, rank, flags, time_s, step_time_s, tokens, samples, loss, lr, grad_norm, "          \
-    "memory_bytes, tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "   \
+#define STEP_COLUMNS                                                                               \
+    "step, rank, flags, time_s, step_time_s, tokens, samples, loss, lr, grad_norm, "               \
+    "memory_bytes, tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "        \
     "mfu_scope, samples_per_s, samples_per_s_scope"
 
-static const char insert_sql[] =
-    "INSERT OR REPLACE INTO steps(run_id, row_no, " STEP_COLUMNS
-    ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char insert_sql[] = "INSERT OR REPLACE INTO steps(run_id, row_no, " STEP_COLUMNS
+                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
 {
@@ -45,7 +44,7 @@ static double col_real(sqlite3_stmt *st, int i)
 static mfu_scope col_scope(sqlite3_stmt *st, int i)
 {
     int v = sqlite3_column_int(st, i);
-    return v == MFU_SCOPE_DEVICE ? MFU_SCOPE_DEVICE
+    return v == MFU_SCOPE_DEVICE   ? MFU_SCOPE_DEVICE
            : v == MFU_SCOPE_GLOBAL ? MFU_SCOPE_GLOBAL
                                    : MFU_SCOPE_UNKNOWN;
 }
@@ -154,7 +153,8 @@ char *mfu__store_meta_to_json(const mfu_run_meta *m)
               put_str(o, "convention", m->convention) |
               put_real(o, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
     /* 17 significant digits: every double prints back to itself. */
-    char *text = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    char *text =
+        bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
     json_decref(o);
     return text;
 }
@@ -253,9 +253,8 @@ mfu_status mfu__store_insert_run(mfu_store *s, const char *name, const mfu_run_m
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
     sqlite3_stmt *st = NULL;
     mfu_status rs = mfu__store_prepare(
-        s,
-        "INSERT INTO runs(name, created_s, updated_s, format, meta_json) VALUES(?,?,?,?,?)",
-        &st, err);
+        s, "INSERT INTO runs(name, created_s, updated_s, format, meta_json) VALUES(?,?,?,?,?)", &st,
+        err);
     if (rs == MFU_OK) {
         int64_t now = mfu__store_now_s();
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -280,7 +279,7 @@ mfu_status mfu__store_insert_run(mfu_store *s, const char *name, const mfu_run_m
 }
 
 mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_source *src,
-                                mfu_error *err)
+                                 mfu_error *err)
 {
     mfu_store_source none;
     memset(&none, 0, sizeof none);
@@ -310,8 +309,7 @@ mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_sourc
 }
 
 /* Delete rows >= from, and store metadata / source, at the start of a write. */
-static mfu_status write_head(mfu_store *s, const mfu__store_write *w, size_t from,
-                             mfu_error *err)
+static mfu_status write_head(mfu_store *s, const mfu__store_write *w, size_t from, mfu_error *err)
 {
     sqlite3_stmt *st = NULL;
     mfu_status rs =
@@ -384,8 +382,8 @@ static mfu_status insert_stmt(mfu_store *s, mfu_error *err)
 {
     if (s->insert_step)
         return MFU_OK;
-    int rc = sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                &s->insert_step, NULL);
+    int rc =
+        sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_step, NULL);
     if (rc != SQLITE_OK) {
         s->insert_step = NULL;
         return mfu__store_fail(s, err, rc, "preparing the row insert");
@@ -668,14 +666,14 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
         rs = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
         goto done;
     }
-    rs = mfu__store_meta_from_json((const char *)sqlite3_column_text(st, 0),
-                                   mfu_run_meta_mut(run), err);
+    rs = mfu__store_meta_from_json((const char *)sqlite3_column_text(st, 0), mfu_run_meta_mut(run),
+                                   err);
     sqlite3_finalize(st);
     st = NULL;
     if (rs != MFU_OK)
         goto done;
-    rs = mfu__store_prepare(
-        s, "SELECT " STEP_COLUMNS " FROM steps WHERE run_id=? ORDER BY row_no", &st, err);
+    rs = mfu__store_prepare(s, "SELECT " STEP_COLUMNS " FROM steps WHERE run_id=? ORDER BY row_no",
+                            &st, err);
     if (rs != MFU_OK)
         goto done;
     sqlite3_bind_int64(st, 1, id);

@@ -108,11 +108,10 @@ mfu_status mfu__store_fail(mfu_store *s, mfu_error *err, int rc, const char *wha
                          "%s: %s: the store is damaged (%s); restore it from a copy, or ingest "
                          "the logs again into a new --db",
                          path, what, msg);
-    case SQLITE_NOMEM:
-        return mfu__fail(err, MFU_E_NOMEM, 0, "%s: %s: out of memory", path, what);
+    case SQLITE_NOMEM: return mfu__fail(err, MFU_E_NOMEM, 0, "%s: %s: out of memory", path, what);
     case SQLITE_FULL:
-        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: the disk is full (%s); free some space",
-                         path, what, msg);
+        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: the disk is full (%s); free some space", path,
+                         what, msg);
     case SQLITE_READONLY:
     case SQLITE_PERM:
         return mfu__fail(err, MFU_E_IO, 0,
@@ -183,8 +182,8 @@ mfu_status mfu__store_writable(mfu_store *s, mfu_error *err)
 mfu_status mfu_store_check_name(const char *name, mfu_error *err)
 {
     if (!name || !name[0])
-        return mfu__fail_field(err, MFU_E_INVALID, "--run", "the run name is empty; give one "
-                                                            "with --run NAME");
+        return mfu__fail_field(err, MFU_E_INVALID, "--run",
+                               "the run name is empty; give one with --run NAME");
     size_t n = strlen(name);
     if (n >= MFU_STORE_NAME_MAX)
         return mfu__fail_field(err, MFU_E_INVALID, "--run",
@@ -193,8 +192,7 @@ mfu_status mfu_store_check_name(const char *name, mfu_error *err)
                                n, MFU_STORE_NAME_MAX - 1);
     if (name[0] == '-')
         return mfu__fail_field(err, MFU_E_INVALID, "--run",
-                               "run name '%s' starts with '-'; give another with --run NAME",
-                               name);
+                               "run name '%s' starts with '-'; give another with --run NAME", name);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)name[i];
         if (c < 0x20 || c == 0x7f)
@@ -233,9 +231,9 @@ static mfu_status query_int(mfu_store *s, const char *sql, int64_t *v, mfu_error
 static mfu_status schema_version(mfu_store *s, int64_t *v, mfu_error *err)
 {
     int64_t has = 0;
-    mfu_status st = query_int(
-        s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='mfu_schema'", &has,
-        err);
+    mfu_status st =
+        query_int(s, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='mfu_schema'",
+                  &has, err);
     if (st != MFU_OK)
         return st;
     *v = 0;

@@ -185,8 +185,7 @@ static void assert_integrity(const char *db)
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
     sqlite3_finalize(st);
-    assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA foreign_key_check", -1, &st, NULL),
-                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA foreign_key_check", -1, &st, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_DONE); /* no orphan rows */
     sqlite3_finalize(st);
     sqlite3_close(h);
@@ -351,9 +350,8 @@ static mfu_run *odd_run(size_t n)
     assert_non_null(run);
     mfu_error e;
     memset(&e, 0, sizeof e);
-    const double odd[] = {-0.0,    INFINITY, -INFINITY, DBL_MAX, DBL_MIN, 4.9e-324,
-                          1e300,   -1e-300,  9007199254740993.0, 0.1 + 0.2,
-                          1e18,    123456789.125};
+    const double odd[] = {-0.0,  INFINITY, -INFINITY,          DBL_MAX,   DBL_MIN, 4.9e-324,
+                          1e300, -1e-300,  9007199254740993.0, 0.1 + 0.2, 1e18,    123456789.125};
     for (size_t i = 0; i < n; i++) {
         mfu_step s;
         mfu_step_init(&s);
@@ -361,8 +359,7 @@ static mfu_run *odd_run(size_t n)
          * than the dedup window (so the run repeats step numbers), else to 5, 15, .. (a number
          * still in the window would merge into its row) */
         int64_t half = (int64_t)(n / 2), k = (int64_t)i;
-        s.step = k < half ? 10 * (k + 1)
-                          : 10 * (k - half) + (half > MFU_RUN_DEDUP_WINDOW ? 10 : 5);
+        s.step = k < half ? 10 * (k + 1) : 10 * (k - half) + (half > MFU_RUN_DEDUP_WINDOW ? 10 : 5);
         s.rank = (int32_t)(i % 5) - 1;
         s.flags = (uint32_t)(i % 16);
         s.time_s = 1.7e9 + (double)i * 0.25;
@@ -512,8 +509,7 @@ static void names_and_limits(void **state)
     assert_int_equal(mfu_store_create_run(s, longname, NULL, NULL, &e), MFU_E_INVALID);
     assert_non_null(strstr(e.message, "exists"));
     assert_int_equal(mfu_store_set_batch_rows(s, 0, &e), MFU_E_INVALID);
-    assert_int_equal(mfu_store_set_batch_rows(s, MFU_STORE_MAX_BATCH_ROWS + 1, &e),
-                     MFU_E_INVALID);
+    assert_int_equal(mfu_store_set_batch_rows(s, MFU_STORE_MAX_BATCH_ROWS + 1, &e), MFU_E_INVALID);
     assert_int_equal(mfu_store_set_busy_timeout(s, -1, &e), MFU_E_INVALID);
     assert_int_equal(mfu_store_append_steps(s, 424242, NULL, 0, &e), MFU_E_INVALID);
 
