@@ -8,6 +8,7 @@ pkgs=(
   gcc make cmake pkg-config        # toolchain
   libjansson-dev                   # JSON documents (config.json, --json output, JSON-lines logs)
   zlib1g-dev libzstd-dev           # compressed logs (.gz, .zst)
+  libsqlite3-dev sqlite3           # the run store (mfu ingest / runs / rm); the CLI for tests
   libcmocka-dev                    # unit tests
   python3                          # tests that drive the CLI and compare numbers (/usr/bin/python3)
   jq                               # e2e tests read --json output

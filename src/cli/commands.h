@@ -11,5 +11,8 @@ int cmd_flops(int argc, char **argv);
 /* mfu estimate: MFU/HFU/tokens/s from model, device, throughput (cmd_estimate.c) */
 int cmd_estimate(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_ingest(int argc, char **argv); /* cmd_ingest.c: logs -> the run store */
+int cmd_runs(int argc, char **argv);   /* cmd_runs.c: list the runs in the store */
+int cmd_rm(int argc, char **argv);     /* cmd_rm.c: remove runs from the store */
 
 #endif

@@ -29,6 +29,9 @@ static const struct {
     {"estimate", cmd_estimate, "MFU, HFU and tokens/s from a model, a device and a throughput"},
     {"flops", cmd_flops, "FLOPs per token of a model, by component and convention"},
     {"convert", cmd_convert, "read training logs, write canonical JSON-lines"},
+    {"ingest", cmd_ingest, "read training logs into the run store"},
+    {"runs", cmd_runs, "list the runs in the run store"},
+    {"rm", cmd_rm, "remove runs from the run store"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,106 @@
+/*
+ * store/internal.h - the pieces of the run store shared by its files (not public).
+ *
+ *   store.c    open, pragmas, schema and migrations, error mapping, transactions
+ *   rows.c     step rows and metadata: the batched writer, put / append / get, delete
+ *   catalog.c  listing, tags, findings, source records
+ *   ingest.c   ingest a log file into a run: identity, the resume rule
+ */
+#ifndef MFU_STORE_INTERNAL_H
+#define MFU_STORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "mfu/store.h"
+
+struct mfu_store {
+    sqlite3 *db;
+    char *path;
+    bool readonly;
+    size_t batch_rows;
+    mfu_store_progress_fn progress;
+    void *progress_ctx;
+    sqlite3_stmt *insert_step; /* prepared once, reused for every row */
+};
+
+/* Fill err from the SQLite result rc of the last call on s (what = what was being done, for
+ * the message) and return the mfu_status it maps to. Messages name the store path and a fix. */
+mfu_status mfu__store_fail(mfu_store *s, mfu_error *err, int rc, const char *what);
+
+/* Run one or more SQL statements without results. */
+mfu_status mfu__store_exec(mfu_store *s, const char *sql, mfu_error *err);
+
+/* Prepare sql; on failure fill err. */
+mfu_status mfu__store_prepare(mfu_store *s, const char *sql, sqlite3_stmt **st, mfu_error *err);
+
+/* BEGIN IMMEDIATE (takes the write lock, waiting up to the busy timeout) / COMMIT / ROLLBACK.
+ * rollback never fails visibly (it is the cleanup path). */
+mfu_status mfu__store_begin(mfu_store *s, mfu_error *err);
+mfu_status mfu__store_commit(mfu_store *s, mfu_error *err);
+void mfu__store_rollback(mfu_store *s);
+
+/* MFU_E_INVALID when s is read-only (names the fix). */
+mfu_status mfu__store_writable(mfu_store *s, mfu_error *err);
+
+/* Seconds since 1970, now. */
+int64_t mfu__store_now_s(void);
+
+/* ---- the batched row writer (rows.c) ---------------------------------------------------- */
+
+/* Rows come from a getter so that a whole run and an array of steps share the writer: it
+ * copies row i (absolute row number, from..total-1) into *out. */
+typedef void (*mfu__store_row_fn)(const void *ctx, size_t i, mfu_step *out);
+
+typedef enum { MFU__SRC_KEEP = 0, MFU__SRC_SET, MFU__SRC_CLEAR } mfu__src_mode;
+
+typedef struct mfu__store_write {
+    int64_t id;              /* the run; set by the first transaction when create_name */
+    const char *create_name; /* not NULL: create the run (with meta) in the first transaction */
+    size_t from;             /* first row to write: rows >= from are deleted first */
+    size_t total;            /* rows when done (rows from..total-1 come from get) */
+    bool append;             /* from = the run's row count, read inside the transaction;
+                                total = from + n_append */
+    size_t n_append;
+    mfu__store_row_fn get;
+    const void *ctx;
+    const mfu_run_meta *meta; /* not NULL: store this metadata */
+    mfu__src_mode src_mode;
+    const mfu_store_source *src; /* for MFU__SRC_SET (its complete flag is ignored) */
+    bool check_gen;              /* fail unless the run's generation is still gen */
+    int64_t gen;
+    size_t rows_written; /* out */
+} mfu__store_write;
+
+/* Write rows in transactions of s->batch_rows, recording the row count, first/last step,
+ * completeness (and metadata / source in the first one) with each. */
+mfu_status mfu__store_write_rows(mfu_store *s, mfu__store_write *w, mfu_error *err);
+
+/* The run's row count and generation. MFU_E_INVALID when there is no run id. */
+mfu_status mfu__store_run_state(mfu_store *s, int64_t id, size_t *nrows, int64_t *gen,
+                                mfu_error *err);
+
+/* Read row i of run id into *out. *found false when the run has no such row. */
+mfu_status mfu__store_get_row(mfu_store *s, int64_t id, size_t i, mfu_step *out, bool *found,
+                              mfu_error *err);
+
+/* Insert a run row with name and meta (no rows), returning its id. */
+mfu_status mfu__store_insert_run(mfu_store *s, const char *name, const mfu_run_meta *meta,
+                                 int64_t *id, mfu_error *err);
+
+/* Write *src (NULL = none) as the source record of run id, inside the caller's transaction. */
+mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_source *src,
+                                 mfu_error *err);
+
+/* Whether two steps are identical, field for field (NaN equals NaN). */
+bool mfu__store_step_equal(const mfu_step *a, const mfu_step *b);
+
+/* Metadata <-> JSON text (absent values left out). to_json returns a malloc'd string or NULL
+ * when out of memory; from_json fills *m (unknown keys are ignored) and fails on bad JSON. */
+char *mfu__store_meta_to_json(const mfu_run_meta *m);
+mfu_status mfu__store_meta_from_json(const char *text, mfu_run_meta *m, mfu_error *err);
+
+#endif /* MFU_STORE_INTERNAL_H */

@@ -1,0 +1,728 @@
+/*
+ * rows.c - step rows and run metadata: the batched writer, put / append / get, delete.
+ *
+ * Rows are keyed by (run_id, row_no), row_no = the row's index in the run, 0-based. A run
+ * table may repeat a step number (a restarted job counts again from its checkpoint), so the
+ * step number alone is not a key; the row number is, and it gives the rows back in order.
+ *
+ * The writer's invariant: after every commit, run r holds exactly rows 0..nrows-1, where
+ * runs.nrows is written in the same transaction as the rows. The first transaction of a write
+ * deletes rows >= from, so a reader never sees a gap or rows of two different reads.
+ */
+#include "store/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "util/util.h"
+
+/* Column order of INSERT and SELECT: keep the two in step. */
+#define STEP_COLUMNS                                                                               \
+    "step, rank, flags, time_s, step_time_s, tokens, samples, loss, lr, grad_norm, "               \
+    "memory_bytes, tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "        \
+    "mfu_scope, samples_per_s, samples_per_s_scope"
+
+static const char insert_sql[] = "INSERT OR REPLACE INTO steps(run_id, row_no, " STEP_COLUMNS
+                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+    if (isnan(v))
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_double(st, i, v);
+}
+
+static double col_real(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static mfu_scope col_scope(sqlite3_stmt *st, int i)
+{
+    int v = sqlite3_column_int(st, i);
+    return v == MFU_SCOPE_DEVICE   ? MFU_SCOPE_DEVICE
+           : v == MFU_SCOPE_GLOBAL ? MFU_SCOPE_GLOBAL
+                                   : MFU_SCOPE_UNKNOWN;
+}
+
+/* Bind the fields of *s from parameter `first` on (STEP_COLUMNS order). */
+static void bind_step(sqlite3_stmt *st, int first, const mfu_step *s)
+{
+    int i = first;
+    sqlite3_bind_int64(st, i++, s->step);
+    sqlite3_bind_int(st, i++, s->rank);
+    sqlite3_bind_int64(st, i++, (sqlite3_int64)s->flags);
+    bind_real(st, i++, s->time_s);
+    bind_real(st, i++, s->step_time_s);
+    bind_real(st, i++, s->tokens);
+    bind_real(st, i++, s->samples);
+    bind_real(st, i++, s->loss);
+    bind_real(st, i++, s->lr);
+    bind_real(st, i++, s->grad_norm);
+    bind_real(st, i++, s->memory_bytes);
+    bind_real(st, i++, s->tokens_per_s);
+    sqlite3_bind_int(st, i++, (int)s->tokens_per_s_scope);
+    bind_real(st, i++, s->flops_per_s);
+    sqlite3_bind_int(st, i++, (int)s->flops_per_s_scope);
+    bind_real(st, i++, s->mfu);
+    sqlite3_bind_int(st, i++, (int)s->mfu_scope);
+    bind_real(st, i++, s->samples_per_s);
+    sqlite3_bind_int(st, i++, (int)s->samples_per_s_scope);
+}
+
+/* Read the fields of a step from column `first` on (STEP_COLUMNS order). */
+static void read_step(sqlite3_stmt *st, int first, mfu_step *s)
+{
+    int i = first;
+    mfu_step_init(s);
+    s->step = sqlite3_column_int64(st, i++);
+    s->rank = (int32_t)sqlite3_column_int(st, i++);
+    s->flags = (uint32_t)sqlite3_column_int64(st, i++);
+    s->time_s = col_real(st, i++);
+    s->step_time_s = col_real(st, i++);
+    s->tokens = col_real(st, i++);
+    s->samples = col_real(st, i++);
+    s->loss = col_real(st, i++);
+    s->lr = col_real(st, i++);
+    s->grad_norm = col_real(st, i++);
+    s->memory_bytes = col_real(st, i++);
+    s->tokens_per_s = col_real(st, i++);
+    s->tokens_per_s_scope = col_scope(st, i++);
+    s->flops_per_s = col_real(st, i++);
+    s->flops_per_s_scope = col_scope(st, i++);
+    s->mfu = col_real(st, i++);
+    s->mfu_scope = col_scope(st, i++);
+    s->samples_per_s = col_real(st, i++);
+    s->samples_per_s_scope = col_scope(st, i++);
+}
+
+static bool same_double(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+bool mfu__store_step_equal(const mfu_step *a, const mfu_step *b)
+{
+    return a->step == b->step && a->rank == b->rank && a->flags == b->flags &&
+           same_double(a->time_s, b->time_s) && same_double(a->step_time_s, b->step_time_s) &&
+           same_double(a->tokens, b->tokens) && same_double(a->samples, b->samples) &&
+           same_double(a->loss, b->loss) && same_double(a->lr, b->lr) &&
+           same_double(a->grad_norm, b->grad_norm) &&
+           same_double(a->memory_bytes, b->memory_bytes) &&
+           same_double(a->tokens_per_s, b->tokens_per_s) &&
+           a->tokens_per_s_scope == b->tokens_per_s_scope &&
+           same_double(a->flops_per_s, b->flops_per_s) &&
+           a->flops_per_s_scope == b->flops_per_s_scope && same_double(a->mfu, b->mfu) &&
+           a->mfu_scope == b->mfu_scope && same_double(a->samples_per_s, b->samples_per_s) &&
+           a->samples_per_s_scope == b->samples_per_s_scope;
+}
+
+/* ---- metadata as JSON ------------------------------------------------------------------- */
+
+static int put_str(json_t *o, const char *k, const char *v)
+{
+    return v[0] ? json_object_set_new(o, k, json_string(v)) : 0;
+}
+
+static int put_real(json_t *o, const char *k, double v)
+{
+    return isnan(v) ? 0 : json_object_set_new(o, k, json_real(v));
+}
+
+static int put_int(json_t *o, const char *k, int64_t v)
+{
+    return v ? json_object_set_new(o, k, json_integer((json_int_t)v)) : 0;
+}
+
+char *mfu__store_meta_to_json(const mfu_run_meta *m)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = put_str(o, "format", m->format) | put_str(o, "model", m->model) |
+              put_real(o, "model_params", m->model_params) |
+              put_int(o, "global_batch", m->global_batch) |
+              put_int(o, "micro_batch", m->micro_batch) | put_int(o, "seq_len", m->seq_len) |
+              put_int(o, "world_size", m->world_size) | put_int(o, "grad_accum", m->grad_accum) |
+              put_str(o, "device", m->device) | put_str(o, "dtype", m->dtype) |
+              put_real(o, "tokens_per_step", m->tokens_per_step) |
+              put_str(o, "convention", m->convention) |
+              put_real(o, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
+    /* 17 significant digits: every double prints back to itself. */
+    char *text =
+        bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    return text;
+}
+
+static void get_str(json_t *o, const char *k, char *dst, size_t n)
+{
+    json_t *v = json_object_get(o, k);
+    if (json_is_string(v))
+        mfu__strlcpy(dst, json_string_value(v), n);
+}
+
+static void get_real(json_t *o, const char *k, double *dst)
+{
+    json_t *v = json_object_get(o, k);
+    if (json_is_number(v))
+        *dst = json_number_value(v);
+}
+
+static void get_int(json_t *o, const char *k, int64_t *dst)
+{
+    json_t *v = json_object_get(o, k);
+    if (json_is_integer(v))
+        *dst = (int64_t)json_integer_value(v);
+}
+
+mfu_status mfu__store_meta_from_json(const char *text, mfu_run_meta *m, mfu_error *err)
+{
+    json_error_t je;
+    json_t *o = json_loads(text ? text : "{}", 0, &je);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return mfu__fail(err, MFU_E_PARSE, 0,
+                         "run metadata in the store is not a JSON object (%s); ingest the run "
+                         "again",
+                         je.text);
+    }
+    get_str(o, "format", m->format, sizeof m->format);
+    get_str(o, "model", m->model, sizeof m->model);
+    get_real(o, "model_params", &m->model_params);
+    get_int(o, "global_batch", &m->global_batch);
+    get_int(o, "micro_batch", &m->micro_batch);
+    get_int(o, "seq_len", &m->seq_len);
+    get_int(o, "world_size", &m->world_size);
+    get_int(o, "grad_accum", &m->grad_accum);
+    get_str(o, "device", m->device, sizeof m->device);
+    get_str(o, "dtype", m->dtype, sizeof m->dtype);
+    get_real(o, "tokens_per_step", &m->tokens_per_step);
+    get_str(o, "convention", m->convention, sizeof m->convention);
+    get_real(o, "reported_peak_flops_per_s", &m->reported_peak_flops_per_s);
+    json_decref(o);
+    return MFU_OK;
+}
+
+/* ---- run rows --------------------------------------------------------------------------- */
+
+mfu_status mfu__store_run_state(mfu_store *s, int64_t id, size_t *nrows, int64_t *gen,
+                                mfu_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(s, "SELECT nrows, gen FROM runs WHERE id=?", &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t n = sqlite3_column_int64(st, 0);
+        if (nrows)
+            *nrows = n > 0 ? (size_t)n : 0;
+        if (gen)
+            *gen = sqlite3_column_int64(st, 1);
+    } else if (rc == SQLITE_DONE) {
+        rs = mfu__fail(err, MFU_E_INVALID, 0,
+                       "%s: no run with id %lld; list the runs with 'mfu runs'", s->path,
+                       (long long)id);
+    } else {
+        rs = mfu__store_fail(s, err, rc, "reading a run");
+    }
+    sqlite3_finalize(st);
+    return rs;
+}
+
+mfu_status mfu__store_insert_run(mfu_store *s, const char *name, const mfu_run_meta *meta,
+                                 int64_t *id, mfu_error *err)
+{
+    mfu_run_meta empty;
+    if (!meta) {
+        mfu_run *tmp = mfu_run_new();
+        if (!tmp)
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
+        empty = *mfu_run_meta_get(tmp);
+        mfu_run_free(tmp);
+        meta = &empty;
+    }
+    char *json = mfu__store_meta_to_json(meta);
+    if (!json)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(
+        s, "INSERT INTO runs(name, created_s, updated_s, format, meta_json) VALUES(?,?,?,?,?)", &st,
+        err);
+    if (rs == MFU_OK) {
+        int64_t now = mfu__store_now_s();
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, now);
+        sqlite3_bind_int64(st, 3, now);
+        sqlite3_bind_text(st, 4, meta->format, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, json, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_CONSTRAINT_UNIQUE)
+            rs = mfu__fail_field(err, MFU_E_INVALID, "--run",
+                                 "%s: a run called '%s' exists; pick another name, or remove it "
+                                 "first (mfu rm %s)",
+                                 s->path, name, name);
+        else if (rc != SQLITE_DONE)
+            rs = mfu__store_fail(s, err, rc, "creating a run");
+        else if (id)
+            *id = sqlite3_last_insert_rowid(s->db);
+    }
+    sqlite3_finalize(st);
+    free(json);
+    return rs;
+}
+
+mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_source *src,
+                                 mfu_error *err)
+{
+    mfu_store_source none;
+    memset(&none, 0, sizeof none);
+    if (!src)
+        src = &none;
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(s,
+                                       "UPDATE runs SET src_path=?, src_dev=?, src_inode=?, "
+                                       "src_mtime_ns=?, src_head_bytes=?, src_head_hash=?, "
+                                       "src_tail_hash=?, src_bytes=?, src_lines=? WHERE id=?",
+                                       &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_text(st, 1, src->path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, src->dev);
+    sqlite3_bind_int64(st, 3, src->inode);
+    sqlite3_bind_int64(st, 4, src->mtime_ns);
+    sqlite3_bind_int64(st, 5, src->head_bytes);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)src->head_hash);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)src->tail_hash);
+    sqlite3_bind_int64(st, 8, src->bytes);
+    sqlite3_bind_int64(st, 9, src->lines);
+    sqlite3_bind_int64(st, 10, id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? MFU_OK : mfu__store_fail(s, err, rc, "writing the source record");
+}
+
+/* Delete rows >= from, and store metadata / source, at the start of a write. */
+static mfu_status write_head(mfu_store *s, const mfu__store_write *w, size_t from, mfu_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    mfu_status rs =
+        mfu__store_prepare(s, "DELETE FROM steps WHERE run_id=? AND row_no>=?", &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, w->id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)from);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return mfu__store_fail(s, err, rc, "deleting rows");
+    if (w->meta) {
+        char *json = mfu__store_meta_to_json(w->meta);
+        if (!json)
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
+        rs = mfu__store_prepare(s, "UPDATE runs SET format=?, meta_json=? WHERE id=?", &st, err);
+        if (rs == MFU_OK) {
+            sqlite3_bind_text(st, 1, w->meta->format, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, json, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 3, w->id);
+            rc = sqlite3_step(st);
+            sqlite3_finalize(st);
+            if (rc != SQLITE_DONE)
+                rs = mfu__store_fail(s, err, rc, "writing run metadata");
+        }
+        free(json);
+        if (rs != MFU_OK)
+            return rs;
+    }
+    if (w->src_mode != MFU__SRC_KEEP)
+        return mfu__store_put_source(s, w->id, w->src_mode == MFU__SRC_SET ? w->src : NULL, err);
+    return MFU_OK;
+}
+
+/* Record the state after rows [.., end) are in: row count, first/last step, completeness. */
+static mfu_status write_tail(mfu_store *s, const mfu__store_write *w, size_t end,
+                             const mfu_step *first, const mfu_step *last, bool complete,
+                             mfu_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(
+        s,
+        "UPDATE runs SET nrows=?1, first_step=CASE WHEN ?1=0 THEN NULL WHEN ?2 IS NULL THEN "
+        "first_step ELSE ?2 END, last_step=?3, complete=CASE WHEN ?7 THEN complete ELSE ?4 END, "
+        "gen=gen+1, updated_s=?5 WHERE id=?6",
+        &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)end);
+    if (first)
+        sqlite3_bind_int64(st, 2, first->step);
+    else
+        sqlite3_bind_null(st, 2);
+    if (last)
+        sqlite3_bind_int64(st, 3, last->step);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int(st, 4, complete ? 1 : 0);
+    sqlite3_bind_int64(st, 5, mfu__store_now_s());
+    sqlite3_bind_int64(st, 6, w->id);
+    /* An append adds rows after whatever is there: an interrupted ingest stays incomplete. */
+    sqlite3_bind_int(st, 7, w->append ? 1 : 0);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? MFU_OK : mfu__store_fail(s, err, rc, "recording the row count");
+}
+
+static mfu_status insert_stmt(mfu_store *s, mfu_error *err)
+{
+    if (s->insert_step)
+        return MFU_OK;
+    int rc =
+        sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_step, NULL);
+    if (rc != SQLITE_OK) {
+        s->insert_step = NULL;
+        return mfu__store_fail(s, err, rc, "preparing the row insert");
+    }
+    return MFU_OK;
+}
+
+/* One transaction: (the head, when it is the first) + rows [pos, pos + batch) + the tail.
+ * *pos is the first row to write and becomes the end of what was written; *gen is the run's
+ * generation after the previous transaction (set by the first). */
+static mfu_status write_batch(mfu_store *s, mfu__store_write *w, bool first_tx, size_t *pos,
+                              int64_t *gen, mfu_error *err)
+{
+    mfu_status rs = mfu__store_begin(s, err);
+    if (rs != MFU_OK)
+        return rs;
+    size_t nrows = 0;
+    int64_t g = 0;
+    if (first_tx && w->create_name) {
+        rs = mfu__store_insert_run(s, w->create_name, w->meta, &w->id, err);
+        if (rs != MFU_OK)
+            goto fail;
+    }
+    rs = mfu__store_run_state(s, w->id, &nrows, &g, err);
+    if (rs != MFU_OK)
+        goto fail;
+    if (first_tx) {
+        if (w->append) {
+            w->from = nrows;
+            w->total = nrows + w->n_append;
+        } else if (w->check_gen && g != w->gen) {
+            rs = mfu__fail(err, MFU_E_IO, 0,
+                           "%s: the run changed while its log was read (another mfu is writing "
+                           "it); run the command again",
+                           s->path);
+            goto fail;
+        }
+        if (w->from > nrows)
+            w->from = nrows;
+        rs = write_head(s, w, w->from, err);
+        if (rs != MFU_OK)
+            goto fail;
+        *pos = w->from;
+    } else if (g != *gen || nrows != *pos) {
+        rs = mfu__fail(err, MFU_E_IO, 0,
+                       "%s: the run changed while it was being written (another mfu is writing "
+                       "it); write it again when that one is done",
+                       s->path);
+        goto fail;
+    }
+    size_t start = *pos;
+    size_t end = w->total - start > s->batch_rows ? start + s->batch_rows : w->total;
+    sqlite3_stmt *ins = s->insert_step;
+    mfu_step row, first, last;
+    bool have_first = false, have_last = false;
+    for (size_t i = start; i < end; i++) {
+        w->get(w->ctx, i, &row);
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, w->id);
+        sqlite3_bind_int64(ins, 2, (sqlite3_int64)i);
+        bind_step(ins, 3, &row);
+        int rc = sqlite3_step(ins);
+        if (rc != SQLITE_DONE) {
+            rs = mfu__store_fail(s, err, rc, "writing step rows");
+            sqlite3_reset(ins);
+            goto fail;
+        }
+        if (i == 0) {
+            first = row;
+            have_first = true;
+        }
+        if (i + 1 == end) {
+            last = row;
+            have_last = true;
+        }
+    }
+    sqlite3_reset(ins);
+    if (!have_last && end > 0) { /* nothing written here: the last row is an older one */
+        w->get(w->ctx, end - 1, &last);
+        have_last = true;
+    }
+    rs = write_tail(s, w, end, have_first ? &first : NULL, have_last ? &last : NULL,
+                    end == w->total, err);
+    if (rs != MFU_OK)
+        goto fail;
+    rs = mfu__store_commit(s, err);
+    if (rs != MFU_OK)
+        return rs;
+    w->rows_written += end - start;
+    *pos = end;
+    *gen = g + 1;
+    return MFU_OK;
+fail:
+    mfu__store_rollback(s);
+    return rs;
+}
+
+mfu_status mfu__store_write_rows(mfu_store *s, mfu__store_write *w, mfu_error *err)
+{
+    mfu_status rs = mfu__store_writable(s, err);
+    if (rs == MFU_OK)
+        rs = insert_stmt(s, err);
+    if (rs != MFU_OK)
+        return rs;
+    size_t pos = 0;
+    int64_t gen = 0;
+    w->rows_written = 0;
+    rs = write_batch(s, w, true, &pos, &gen, err);
+    while (rs == MFU_OK) {
+        if (s->progress)
+            s->progress(s->progress_ctx, pos - w->from, w->total - w->from);
+        if (pos >= w->total)
+            break;
+        rs = write_batch(s, w, false, &pos, &gen, err);
+    }
+    return rs;
+}
+
+/* Row getters. */
+static void get_from_run(const void *ctx, size_t i, mfu_step *out)
+{
+    if (!mfu_run_get((const mfu_run *)ctx, i, out))
+        mfu_step_init(out);
+}
+
+typedef struct array_src {
+    const mfu_step *steps;
+    const size_t *from; /* row number of steps[0]: known once the first transaction ran */
+} array_src;
+
+static void get_from_array(const void *ctx, size_t i, mfu_step *out)
+{
+    const array_src *a = ctx;
+    *out = a->steps[i - *a->from];
+}
+
+mfu_status mfu_store_find_run(mfu_store *s, const char *name, int64_t *id, mfu_error *err)
+{
+    if (!s || !name || !id)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_find_run: NULL argument");
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(s, "SELECT id FROM runs WHERE name=?", &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    else if (rc == SQLITE_DONE)
+        rs = mfu__fail(err, MFU_E_UNKNOWN, 0,
+                       "%s: no run called '%s'; list the runs with 'mfu runs --db %s'", s->path,
+                       name, s->path);
+    else
+        rs = mfu__store_fail(s, err, rc, "looking up a run");
+    sqlite3_finalize(st);
+    return rs;
+}
+
+mfu_status mfu_store_create_run(mfu_store *s, const char *name, const mfu_run_meta *meta,
+                                int64_t *id, mfu_error *err)
+{
+    if (!s)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_create_run: store is NULL");
+    mfu_status rs = mfu__store_writable(s, err);
+    if (rs == MFU_OK)
+        rs = mfu_store_check_name(name, err);
+    if (rs != MFU_OK)
+        return rs;
+    return mfu__store_insert_run(s, name, meta, id, err);
+}
+
+mfu_status mfu_store_put_run(mfu_store *s, const char *name, const mfu_run *run, int64_t *id,
+                             mfu_error *err)
+{
+    if (!s || !run)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_put_run: store and run are required");
+    mfu_status rs = mfu__store_writable(s, err);
+    if (rs == MFU_OK)
+        rs = mfu_store_check_name(name, err);
+    if (rs != MFU_OK)
+        return rs;
+    int64_t rid = 0;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    rs = mfu_store_find_run(s, name, &rid, &e);
+    if (rs != MFU_OK && rs != MFU_E_UNKNOWN) {
+        if (err)
+            *err = e;
+        return rs;
+    }
+    mfu__store_write w;
+    memset(&w, 0, sizeof w);
+    w.id = rid;
+    w.create_name = rs == MFU_E_UNKNOWN ? name : NULL;
+    w.from = 0;
+    w.total = mfu_run_count(run);
+    w.get = get_from_run;
+    w.ctx = run;
+    w.meta = mfu_run_meta_get(run);
+    w.src_mode = MFU__SRC_CLEAR;
+    rs = mfu__store_write_rows(s, &w, err);
+    if (rs == MFU_OK && id)
+        *id = w.id;
+    return rs;
+}
+
+mfu_status mfu_store_append_steps(mfu_store *s, int64_t id, const mfu_step *steps, size_t n,
+                                  mfu_error *err)
+{
+    if (!s || (!steps && n))
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_append_steps: NULL argument");
+    if (n == 0)
+        return mfu__store_run_state(s, id, NULL, NULL, err);
+    mfu__store_write w;
+    memset(&w, 0, sizeof w);
+    array_src a = {steps, &w.from};
+    w.id = id;
+    w.append = true;
+    w.n_append = n;
+    w.get = get_from_array;
+    w.ctx = &a;
+    return mfu__store_write_rows(s, &w, err);
+}
+
+mfu_status mfu__store_get_row(mfu_store *s, int64_t id, size_t i, mfu_step *out, bool *found,
+                              mfu_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(
+        s, "SELECT " STEP_COLUMNS " FROM steps WHERE run_id=? AND row_no=?", &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+    int rc = sqlite3_step(st);
+    *found = rc == SQLITE_ROW;
+    if (rc == SQLITE_ROW)
+        read_step(st, 0, out);
+    else if (rc != SQLITE_DONE)
+        rs = mfu__store_fail(s, err, rc, "reading a row");
+    sqlite3_finalize(st);
+    return rs;
+}
+
+mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!s || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_get_run: NULL argument");
+    sqlite3_stmt *st = NULL;
+    mfu_run *run = NULL;
+    /* One read transaction: the metadata and the rows come from the same snapshot. */
+    mfu_status rs = mfu__store_exec(s, "BEGIN", err);
+    if (rs != MFU_OK)
+        return rs;
+    rs = mfu__store_prepare(s, "SELECT meta_json, nrows FROM runs WHERE id=?", &st, err);
+    if (rs != MFU_OK)
+        goto done;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        rs = rc == SQLITE_DONE ? mfu__fail(err, MFU_E_INVALID, 0,
+                                           "%s: no run with id %lld; list the runs with 'mfu "
+                                           "runs'",
+                                           s->path, (long long)id)
+                               : mfu__store_fail(s, err, rc, "reading a run");
+        goto done;
+    }
+    int64_t nrows = sqlite3_column_int64(st, 1);
+    if (nrows > MFU_RUN_MAX_STEPS) {
+        rs = mfu__fail(err, MFU_E_LIMIT, 0,
+                       "%s: run %lld holds %lld rows, more than a run can (%ld); read it in "
+                       "parts with SQL",
+                       s->path, (long long)id, (long long)nrows, (long)MFU_RUN_MAX_STEPS);
+        goto done;
+    }
+    run = mfu_run_new();
+    if (!run) {
+        rs = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
+        goto done;
+    }
+    rs = mfu__store_meta_from_json((const char *)sqlite3_column_text(st, 0), mfu_run_meta_mut(run),
+                                   err);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rs != MFU_OK)
+        goto done;
+    rs = mfu__store_prepare(s, "SELECT " STEP_COLUMNS " FROM steps WHERE run_id=? ORDER BY row_no",
+                            &st, err);
+    if (rs != MFU_OK)
+        goto done;
+    sqlite3_bind_int64(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        mfu_step row;
+        read_step(st, 0, &row);
+        rs = mfu_run_append(run, &row, NULL, err);
+        if (rs != MFU_OK)
+            goto done;
+    }
+    if (rc != SQLITE_DONE)
+        rs = mfu__store_fail(s, err, rc, "reading step rows");
+done:
+    sqlite3_finalize(st);
+    mfu__store_exec(s, "COMMIT", NULL);
+    if (rs != MFU_OK) {
+        mfu_run_free(run);
+        return rs;
+    }
+    *out = run;
+    return MFU_OK;
+}
+
+mfu_status mfu_store_delete_run(mfu_store *s, int64_t id, mfu_error *err)
+{
+    if (!s)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_delete_run: store is NULL");
+    mfu_status rs = mfu__store_writable(s, err);
+    if (rs != MFU_OK)
+        return rs;
+    rs = mfu__store_begin(s, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_stmt *st = NULL;
+    rs = mfu__store_prepare(s, "DELETE FROM runs WHERE id=?", &st, err);
+    if (rs == MFU_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+            rs = mfu__store_fail(s, err, rc, "deleting a run");
+        else if (sqlite3_changes(s->db) == 0)
+            rs = mfu__fail(err, MFU_E_INVALID, 0,
+                           "%s: no run with id %lld; list the runs with 'mfu runs'", s->path,
+                           (long long)id);
+        sqlite3_finalize(st);
+    }
+    if (rs != MFU_OK) {
+        mfu__store_rollback(s);
+        return rs;
+    }
+    return mfu__store_commit(s, err);
+}
