@@ -13,8 +13,11 @@
  *
  * Repeated steps: several ranks often print the same step. mfu_run_append() merges a record
  * whose step number repeats a recent one (see MFU_RUN_DEDUP_WINDOW) into the existing row
- * instead of adding a row, filling only the fields that row lacks. A step number that goes
- * back (a restarted run) is never merged: it starts a new row.
+ * instead of adding a row, filling only the fields that row lacks. It looks back past rows
+ * with higher step numbers only as far as a lagging rank explains them: any number of rows of
+ * other known ranks, or a single row when ranks are unknown. Any other step number that goes
+ * back (a restarted run) is never merged: it starts a new row. Limit: without rank prefixes, a
+ * restart that goes back exactly one logged step merges its first record into that step.
  *
  * Ownership and errors follow common.h. A run is used by one thread at a time.
  */

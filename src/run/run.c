@@ -128,17 +128,27 @@ static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])
     v[MFU_COL_SAMPLES_PER_S] = s->samples_per_s;
 }
 
-/* Row index holding a repeat of step number `step`, or -1. A repeat is a row among the last
- * MFU_RUN_DEDUP_WINDOW with the same number, with no later row whose number is lower (so a
- * restarted run, whose numbers went back, never merges with the rows before the restart). */
-static long find_repeat(const mfu_run *r, int64_t step)
+/* Row index holding a repeat of step number `step` printed by `rank`, or -1. A repeat is a row
+ * among the last MFU_RUN_DEDUP_WINDOW with the same number. Walking back, rows with higher
+ * numbers are passed over only as a lagging rank explains them: any number of rows printed by
+ * other known ranks, or one row when a rank is unknown (interleaved ranks without prefixes are
+ * at most a line apart). Otherwise a number below the last row's is a restarted run and never
+ * merges with the rows before the restart. */
+static long find_repeat(const mfu_run *r, int64_t step, int32_t rank)
 {
     size_t lo = r->n > MFU_RUN_DEDUP_WINDOW ? r->n - MFU_RUN_DEDUP_WINDOW : 0;
+    size_t passed_unknown = 0;
     for (size_t i = r->n; i-- > lo;) {
         if (r->step[i] == step)
             return (long)i;
         if (r->step[i] < step)
             return -1;
+        if (rank >= 0 && r->rank[i] >= 0) {
+            if (r->rank[i] == rank)
+                return -1; /* the same rank went back: a restart */
+        } else if (++passed_unknown > 1) {
+            return -1;
+        }
     }
     return -1;
 }
@@ -170,7 +180,7 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_err
         *merged = false;
     if (!run || !s)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_append: run and step must not be NULL");
-    long rep = find_repeat(run, s->step);
+    long rep = find_repeat(run, s->step, s->rank);
     if (rep >= 0) {
         merge_into(run, (size_t)rep, s);
         run->merged++;

@@ -536,6 +536,32 @@ static void run_dedup_restart_limit(void **state)
     const double *loss = mfu_run_column(run, MFU_COL_LOSS);
     assert_near(loss[0], 0, 0);
     assert_null(mfu_run_column(run, MFU_COL_COUNT_));
+    {
+        /* a restart back to a step two rows ago on an unknown rank: new rows, no merge */
+        mfu_run *r2 = mfu_run_new();
+        int64_t seq2[] = {10, 20, 30, 40, 20, 30};
+        for (size_t i = 0; i < 6; i++) {
+            mfu_step t = step_n(seq2[i], (double)i);
+            assert_int_equal(mfu_run_append(r2, &t, &merged, &e), MFU_OK);
+            assert_false(merged);
+        }
+        assert_int_equal(mfu_run_count(r2), 6);
+        /* ranks known: rank 1 lagging two rows behind rank 0 merges; rank 0 going back
+         * (its own restart) does not */
+        mfu_run *r3 = mfu_run_new();
+        int64_t st3[] = {10, 20, 30, 10, 20, 10};
+        int32_t rk3[] = {0, 0, 0, 1, 1, 0};
+        bool want[] = {false, false, false, true, true, false};
+        for (size_t i = 0; i < 6; i++) {
+            mfu_step t = step_n(st3[i], (double)i);
+            t.rank = rk3[i];
+            assert_int_equal(mfu_run_append(r3, &t, &merged, &e), MFU_OK);
+            assert_int_equal(merged, want[i]);
+        }
+        assert_int_equal(mfu_run_count(r3), 4);
+        mfu_run_free(r2);
+        mfu_run_free(r3);
+    }
     /* the row limit: its own error, the run unchanged */
     assert_int_equal(mfu_run_set_max_steps(run, 3, &e), MFU_E_INVALID); /* below rows held */
     assert_int_equal(mfu_run_set_max_steps(run, 10, &e), MFU_OK);
