@@ -9,7 +9,12 @@ command -v curl >/dev/null || { echo "serve.sh: curl is missing (bash scripts/de
 
 pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    sleep 0.2
+    for p in "${pids[@]}"; do
+        kill -KILL "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
