@@ -477,7 +477,7 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
         mfu__jw_key(&w, mfu__field_name(fld));
         mfu__jw_arr(&w);
         for (size_t j = 0; j < nkeep; j++)
-            mfu__jw_num(&w, base ? base[ROW(j)] * scale : NAN);
+            mfu__jw_num17(&w, base ? base[ROW(j)] * scale : NAN);
         mfu__jw_end_arr(&w);
     }
 #undef ROW

@@ -293,6 +293,30 @@ void mfu__jw_str(mfu__jw *w, const char *s)
     mfu__jw_strn(w, s, s ? strlen(s) : 0);
 }
 
+/* Decimal digits of v into the end of buf (size 24), returning where they start. */
+static char *int_digits(int64_t v, char *end)
+{
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    *--end = '\0';
+    do {
+        *--end = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--end = '-';
+    return end;
+}
+
+/* A finite double with no fraction and |v| < 2^53 as an integer; false otherwise. */
+static bool put_integral(mfu__sb *b, double v)
+{
+    if (v != floor(v) || fabs(v) >= 9007199254740992.0)
+        return false;
+    char buf[24];
+    mfu__sb_puts(b, int_digits((int64_t)v, buf + sizeof buf));
+    return true;
+}
+
 void mfu__jw_num(mfu__jw *w, double v)
 {
     value_begin(w);
@@ -300,10 +324,8 @@ void mfu__jw_num(mfu__jw *w, double v)
         mfu__sb_put(w->b, "null", 4);
         return;
     }
-    if (v == floor(v) && fabs(v) < 1e15) {
-        mfu__sb_printf(w->b, "%.0f", v);
+    if (fabs(v) < 1e15 && put_integral(w->b, v))
         return;
-    }
     char buf[40];
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, v);
@@ -313,10 +335,25 @@ void mfu__jw_num(mfu__jw *w, double v)
     mfu__sb_puts(w->b, buf);
 }
 
+void mfu__jw_num17(mfu__jw *w, double v)
+{
+    value_begin(w);
+    if (!isfinite(v)) {
+        mfu__sb_put(w->b, "null", 4);
+        return;
+    }
+    if (fabs(v) < 1e15 && put_integral(w->b, v))
+        return;
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    mfu__sb_puts(w->b, buf);
+}
+
 void mfu__jw_int(mfu__jw *w, int64_t v)
 {
     value_begin(w);
-    mfu__sb_printf(w->b, "%lld", (long long)v);
+    char buf[24];
+    mfu__sb_puts(w->b, int_digits(v, buf + sizeof buf));
 }
 
 void mfu__jw_bool(mfu__jw *w, bool v)

@@ -64,6 +64,9 @@ void mfu__jw_key(mfu__jw *w, const char *k);
 void mfu__jw_str(mfu__jw *w, const char *s);
 void mfu__jw_strn(mfu__jw *w, const char *s, size_t n);
 void mfu__jw_num(mfu__jw *w, double v); /* shortest form that reads back; null if not finite */
+/* As mfu__jw_num in 17 significant digits: reads back exactly too, about 3x faster (for the
+ * long arrays of the series API), but 0.1 prints as 0.10000000000000001. */
+void mfu__jw_num17(mfu__jw *w, double v);
 void mfu__jw_int(mfu__jw *w, int64_t v);
 void mfu__jw_bool(mfu__jw *w, bool v);
 void mfu__jw_null(mfu__jw *w);
