@@ -540,10 +540,11 @@ static void get_metrics(mfu__server *s, mfu__reply *out)
     mfu__srun **v = mfu__reg_all(&s->reg, &n);
     mseries *ms = NULL;
     size_t nm = 0, cap = 0, nlive = 0;
+    double now = mfu__now();
     for (size_t i = 0; v && i < n; i++) {
         mfu__srun *r = v[i];
         pthread_rwlock_rdlock(&r->rw);
-        if (r->live && r->loaded) {
+        if (r->live && r->loaded && now - r->changed_at <= MFU_SERVER_METRICS_IDLE_S) {
             nlive++;
             size_t want = r->posted ? r->nranks : 1;
             if (nm + want > cap) {

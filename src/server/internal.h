@@ -218,7 +218,8 @@ typedef struct mfu__srun {
     size_t dcap;
     bool monotonic; /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
-    uint64_t version; /* bumps on every change of rows */
+    uint64_t version;  /* bumps on every change of rows */
+    double changed_at; /* monotonic seconds of the last change */
     /* from the store listing while not loaded */
     char format[32];
     int64_t steps, first_step, last_step, lines;

@@ -395,6 +395,7 @@ static mfu_status load(mfu__registry *g, mfu__srun *r, mfu_error *err)
     r->loaded = true;
     r->stale = false;
     r->version++;
+    r->changed_at = mfu__now();
     return MFU_OK;
 }
 
@@ -504,6 +505,7 @@ void mfu__srun_replace(mfu__registry *g, mfu__srun *r, mfu_run *run, size_t *fir
         r->stale = false;
     }
     r->version++;
+    r->changed_at = mfu__now();
     *first = k;
     pthread_rwlock_unlock(&r->rw);
 }
@@ -597,6 +599,7 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
         st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory deriving run '%s'", r->name);
     }
     r->version++;
+    r->changed_at = mfu__now();
     *first = k;
     pthread_rwlock_unlock(&r->rw);
     return st;

@@ -41,9 +41,12 @@
     2000                             /* a followed log is written to the store at most this        \
                                         often (and once more at shutdown) */
 #define MFU_SERVER_METRICS_WINDOW 50 /* steps behind each /metrics figure */
-#define MFU_SERVER_MAX_RANKS 1024    /* ranks tracked per posted run for /metrics */
-#define MFU_SERVER_TOKEN_MIN 16      /* shortest accepted --token, bytes */
-#define MFU_SERVER_TOKEN_MAX 256     /* longest accepted --token, bytes */
+#define MFU_SERVER_METRICS_IDLE_S                                                                  \
+    900                           /* a live run without new steps for this long leaves             \
+                                     /metrics (a finished run stops being a series) */
+#define MFU_SERVER_MAX_RANKS 1024 /* ranks tracked per posted run for /metrics */
+#define MFU_SERVER_TOKEN_MIN 16   /* shortest accepted --token, bytes */
+#define MFU_SERVER_TOKEN_MAX 256  /* longest accepted --token, bytes */
 #define MFU_SERVER_LIST_LOAD_ROWS                                                                  \
     100000 /* /api/runs reads runs up to this size to summarise                                    \
               them; larger ones are summarised once opened */

@@ -73,7 +73,19 @@ start() { # NAME ARGS...: sets URL_<NAME>
     pids+=($!)
     wait_until 15000 has "$tmp/$name.out" 'http://' || {
         fail "mfu serve $name did not start: $(cat "$tmp/$name.err")"
-        e2e_finish
+        # Every query of the Grafana dashboard runs on this Prometheus; those not about DCGM have data.
+dash=$(cd "$MFU_SOURCE_DIR" && pwd)/docs/grafana/mfu-dashboard.json
+jq -e '.panels | length > 0' "$dash" >/dev/null || fail "the dashboard is not valid JSON with panels"
+while IFS= read -r expr; do
+    e=${expr//\$run/.*}
+    res=$(curl -s --get --data-urlencode "query=$e" "$P/api/v1/query")
+    [ "$(jq -r .status <<<"$res")" = success ] || fail "dashboard query fails: $e: $res"
+    case $e in *DCGM*) ;; *) [ "$(jq '.data.result | length' <<<"$res")" -ge 1 ] || fail "no data for: $e" ;; esac
+done < <(jq -r '.panels[].targets[].expr' "$dash")
+curl -s "$P/api/v1/label/run/values" | jq -e '.data | index("job") != null' >/dev/null ||
+    fail "the dashboard's run variable (label_values of run) lacks the run"
+
+e2e_finish
         exit 1
     }
     local u
@@ -103,15 +115,28 @@ grep -q '^mfu_ratio{run="posted",rank="1",hostname="node-a",model_name="NVIDIA H
 
 # Prometheus on a free loopback port, scraping both every second.
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The scrape and the rules are the ones docs/prometheus.md gives (at a 1 s interval).
+rules=$(cd "${MFU_SOURCE_DIR:?}" && pwd)/docs/prometheus/mfu-rules.yml
+promtool check rules "$rules" >"$tmp/rules.out" 2>&1 || fail "promtool check rules: $(cat "$tmp/rules.out")"
 cat >"$tmp/prom.yml" <<EOF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $rules
 scrape_configs:
   - job_name: mfu
     static_configs:
       - targets: ['${URL_a#http://}', '${URL_b#http://}']
+    metric_relabel_configs:
+      - source_labels: [model_name]
+        regex: (.+)
+        target_label: modelName
+      - regex: model_name
+        action: labeldrop
 EOF
+promtool check config "$tmp/prom.yml" >"$tmp/config.out" 2>&1 || fail "promtool check config: $(cat "$tmp/config.out")"
 prometheus --config.file="$tmp/prom.yml" --storage.tsdb.path="$tmp/prom-data" \
     --web.listen-address="127.0.0.1:$port" --log.level=warn >"$tmp/prom.log" 2>&1 &
 pids+=($!)
@@ -136,6 +161,15 @@ want=$(jq -r .mfu "$tmp/est")
 echo "prometheus.sh: cluster MFU from PromQL $got, whole run $want"
 awk -v g="$got" -v w="$want" 'BEGIN { d = (g - w) * 100; if (d < 0) d = -d; exit !(d <= 0.1 && w > 0.05) }' ||
     fail "cluster MFU $got differs from the run's $want by more than 0.1 point"
+# The recording rule of docs/prometheus/mfu-rules.yml gives the same figure.
+rule_up() { [ -n "$(query 'run:mfu_ratio:cluster{run="job"}')" ]; }
+wait_until 30000 rule_up || fail "the recording rule run:mfu_ratio:cluster has no value"
+got_r=$(query 'run:mfu_ratio:cluster{run="job"}')
+awk -v g="$got_r" -v w="$want" 'BEGIN { d = (g - w) * 100; if (d < 0) d = -d; exit !(d <= 0.1) }' ||
+    fail "run:mfu_ratio:cluster = $got_r, want $want"
+# The relabelling of docs/prometheus.md gives DCGM's modelName label.
+[ "$(query 'count(mfu_ratio{run="job",modelName="NVIDIA H100 80GB HBM3"})')" = 2 ] ||
+    fail "modelName after relabelling: $(query 'count(mfu_ratio{run="job"})')"
 # Each instance speaks for 8 devices: the peaks add up to the job's 16.
 peak_sum=$(query 'sum(mfu_peak_flops_per_second{run="job"})')
 peak_one=$(jq -r .device.peak_flops "$tmp/est")
@@ -156,5 +190,17 @@ awk -v g="$got_p" -v w="$want_p" 'BEGIN { d = (g - w) * 100; if (d < 0) d = -d; 
 # and the DCGM-style join keys are there to join on
 [ "$(query 'count(count by (hostname, gpu) (mfu_ratio{run="posted"}))')" = 4 ] ||
     fail "hostname/gpu do not tell the four ranks apart"
+
+# Every query of the Grafana dashboard runs on this Prometheus; those not about DCGM have data.
+dash=$(cd "$MFU_SOURCE_DIR" && pwd)/docs/grafana/mfu-dashboard.json
+jq -e '.panels | length > 0' "$dash" >/dev/null || fail "the dashboard is not valid JSON with panels"
+while IFS= read -r expr; do
+    e=${expr//\$run/.*}
+    res=$(curl -s --get --data-urlencode "query=$e" "$P/api/v1/query")
+    [ "$(jq -r .status <<<"$res")" = success ] || fail "dashboard query fails: $e: $res"
+    case $e in *DCGM*) ;; *) [ "$(jq '.data.result | length' <<<"$res")" -ge 1 ] || fail "no data for: $e" ;; esac
+done < <(jq -r '.panels[].targets[].expr' "$dash")
+curl -s "$P/api/v1/label/run/values" | jq -e '.data | index("job") != null' >/dev/null ||
+    fail "the dashboard's run variable (label_values of run) lacks the run"
 
 e2e_finish
