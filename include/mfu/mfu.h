@@ -7,4 +7,5 @@
 #include "mfu/common.h"
 #include "mfu/run.h"
 #include "mfu/ingest.h"
+#include "mfu/estimate.h"
 #endif
