@@ -8,4 +8,5 @@
 #include "mfu/run.h"
 #include "mfu/ingest.h"
 #include "mfu/estimate.h"
+#include "mfu/analysis.h"
 #endif
