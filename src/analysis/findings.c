@@ -137,7 +137,7 @@ static int cmp_i64(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-static void detect_stall(mfu_analysis *a, scratch *s)
+static bool detect_stall(mfu_analysis *a, scratch *s)
 {
     double lost = 0, total = 0;
     size_t nslow = 0;
@@ -146,7 +146,7 @@ static void detect_stall(mfu_analysis *a, scratch *s)
     if (!slow || !excess) {
         free(slow);
         free(excess);
-        return;
+        return false;
     }
     for (size_t q = 0; q < a->nseg; q++) {
         const mfu_segment *g = &a->seg[q];
@@ -180,7 +180,12 @@ static void detect_stall(mfu_analysis *a, scratch *s)
     size_t matched = 0;
     if (ngaps >= PERIODIC_MIN_GAPS) {
         int64_t *gaps = malloc(ngaps * sizeof *gaps);
-        if (gaps) {
+        if (!gaps) {
+            free(slow);
+            free(excess);
+            return false;
+        }
+        {
             for (size_t j = 0; j < ngaps; j++)
                 gaps[j] = slow[j + 1] - slow[j];
             qsort(gaps, ngaps, sizeof *gaps, cmp_i64);
@@ -239,6 +244,7 @@ static void detect_stall(mfu_analysis *a, scratch *s)
     }
     free(slow);
     free(excess);
+    return true;
 }
 
 /* ---- timers ------------------------------------------------------------------------------- */
@@ -302,7 +308,7 @@ static void detect_timers(mfu_analysis *a)
 
 /* ---- clocks and power --------------------------------------------------------------------- */
 
-static void detect_throttle(mfu_analysis *a, scratch *s)
+static bool detect_throttle(mfu_analysis *a, scratch *s)
 {
     const double *clk = a->in[MFU_SC_CLOCK_MHZ], *maxc = a->in[MFU_SC_MAX_CLOCK_MHZ];
     const double *pw = a->in[MFU_SC_POWER_W], *lim = a->in[MFU_SC_POWER_LIMIT_W];
@@ -334,7 +340,7 @@ static void detect_throttle(mfu_analysis *a, scratch *s)
             if (a->steady[i] && isfinite(pw[i]) && lim[i] > 0 && isfinite(lim[i]))
                 s->idx[m++] = i;
         if (m < minrows)
-            return;
+            return true;
     }
     /* Split rows into affected / not affected, comparing ln tokens/s. */
     size_t na = 0, nb = 0, atlimit = 0;
@@ -347,7 +353,7 @@ static void detect_throttle(mfu_analysis *a, scratch *s)
         free(clks);
         free(pws);
         free(lims);
-        return;
+        return false;
     }
     size_t npw = 0;
     for (size_t j = 0; j < m; j++) {
@@ -429,6 +435,7 @@ static void detect_throttle(mfu_analysis *a, scratch *s)
     free(clks);
     free(pws);
     free(lims);
+    return true;
 }
 
 /* ---- padding and recomputation ------------------------------------------------------------ */
@@ -730,20 +737,22 @@ static int cmp_rk_rank(const void *pa, const void *pb)
     return (a->t > b->t) - (a->t < b->t);
 }
 
-static void detect_straggler(mfu_analysis *a, const mfu_series *s)
+static bool detect_straggler(mfu_analysis *a, const mfu_series *s)
 {
     size_t m = 0;
     for (size_t i = 0; i < s->n; i++)
         m += s->rank[i] >= 0 && isfinite(s->col[MFU_SC_STEP_TIME_S][i]) &&
              s->col[MFU_SC_STEP_TIME_S][i] > 0;
     if (m < 10)
-        return;
+        return true;
     rk *v = malloc(m * sizeof *v);
     double *tmp = malloc(m * sizeof *tmp);
-    if (!v || !tmp) {
+    double *rmed = malloc(m * sizeof *rmed);
+    if (!v || !tmp || !rmed) {
         free(v);
         free(tmp);
-        return;
+        free(rmed);
+        return false;
     }
     size_t j = 0;
     int64_t first = INT64_MAX, last = INT64_MIN;
@@ -785,10 +794,9 @@ static void detect_straggler(mfu_analysis *a, const mfu_series *s)
     /* Per rank: the median ratio. NaN ratios sort last within a rank; skip them. */
     qsort(v, m, sizeof *v, cmp_rk_rank);
     size_t nranks = 0, worst_n = 0;
-    double *rmed = malloc(m * sizeof *rmed);
     int32_t worst = -1;
     double worst_med = -1;
-    if (rmed) {
+    {
         for (size_t i = 0; i < m;) {
             size_t e = i, c = 0;
             while (e < m && v[e].rank == v[i].rank) {
@@ -808,7 +816,7 @@ static void detect_straggler(mfu_analysis *a, const mfu_series *s)
             i = e;
         }
     }
-    if (rmed && nranks >= 2) {
+    if (nranks >= 2) {
         memcpy(tmp, rmed, nranks * sizeof *tmp);
         double typical = mfu__median_inplace(tmp, nranks);
         double slowdown = worst_med / typical - 1;
@@ -840,6 +848,7 @@ static void detect_straggler(mfu_analysis *a, const mfu_series *s)
     free(rmed);
     free(v);
     free(tmp);
+    return true;
 }
 
 bool mfu__detect(mfu_analysis *a, const mfu_series *series)
@@ -853,13 +862,13 @@ bool mfu__detect(mfu_analysis *a, const mfu_series *series)
     if (ok) {
         detect_impossible(a);
         detect_tput_vs_mfu(a);
-        detect_stall(a, &s);
+        ok = detect_stall(a, &s);
         detect_timers(a);
-        detect_throttle(a, &s);
+        ok = ok && detect_throttle(a, &s);
         detect_padding(a);
         detect_recompute(a);
         detect_loss(a, &s);
-        detect_straggler(a, series);
+        ok = ok && detect_straggler(a, series);
     }
     free(s.x);
     free(s.y);

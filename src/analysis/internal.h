@@ -70,8 +70,10 @@ void mfu__sort_doubles(double *v, size_t n);
 double mfu__robust_sd(const double *v, size_t n, double *tmp);
 /* Robust noise of a series with level shifts: 1.4826 × MAD of first differences / √2. */
 double mfu__robust_noise(const double *v, size_t n, double *tmp);
-/* Average ranks (1..n, ties averaged) of v into r. false on allocation failure. */
-bool mfu__ranks(const double *v, size_t n, double *r);
+/* Average ranks (1..n, ties averaged) of v into r; *ties (may be NULL) gets Σ (t³ − t) over
+ * groups of t equal values (the tie correction of rank statistics). false on allocation
+ * failure. */
+bool mfu__ranks(const double *v, size_t n, double *r, double *ties);
 /* Lag-k autocorrelation of v[0..n) about its mean; 0 when undefined. */
 double mfu__acf(const double *v, size_t n, size_t lag);
 

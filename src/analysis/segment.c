@@ -152,10 +152,15 @@ typedef struct cp_ctx {
 static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, double *logp)
 {
     size_t m = hi - lo;
-    if (!mfu__ranks(c->sig[s] + lo, m, c->r)) {
+    double ties;
+    if (!mfu__ranks(c->sig[s] + lo, m, c->r, &ties)) {
         c->oom = true;
         return false;
     }
+    /* Tie-corrected variance of the Mann-Whitney statistic; all values equal: no split. */
+    double mm = (double)m, tiefac = 1 - ties / (mm * mm * mm - mm);
+    if (!(tiefac > 1e-12))
+        return false;
     double mean = (double)(m + 1) / 2.0;
     double U = 0, best = -1;
     size_t bk = 0;
@@ -163,7 +168,7 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
         U += c->r[k - 1] - mean;
         if (k < c->minseg || m - k < c->minseg)
             continue;
-        double var = (double)k * (double)(m - k) * (double)(m + 1) / 12.0 * c->vif[s];
+        double var = (double)k * (double)(m - k) * (double)(m + 1) / 12.0 * tiefac * c->vif[s];
         double z = fabs(U) / sqrt(var);
         if (z > best) {
             best = z;
@@ -215,13 +220,14 @@ static double vif_of(const double *x, size_t m, double *tmp, double *res)
     for (size_t i = 0; i + 1 < mm; i++)
         res[i] = x[i + 1] - x[i];
     double sd = mfu__robust_sd(res, mm - 1, tmp);
-    if (sd > 0)
-        for (size_t i = 0; i + 1 < mm; i++) {
-            if (res[i] > 4 * sd)
-                res[i] = 4 * sd;
-            if (res[i] < -4 * sd)
-                res[i] = -4 * sd;
-        }
+    if (!(sd > 0)) /* mostly constant (a config-like signal): no noise to correct for */
+        return 1;
+    for (size_t i = 0; i + 1 < mm; i++) {
+        if (res[i] > 4 * sd)
+            res[i] = 4 * sd;
+        if (res[i] < -4 * sd)
+            res[i] = -4 * sd;
+    }
     double rho = 1 + 2 * mfu__acf(res, mm - 1, 1);
     if (!(rho > 0))
         rho = 0;

@@ -124,8 +124,10 @@ static int cmp_vi(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-bool mfu__ranks(const double *v, size_t n, double *r)
+bool mfu__ranks(const double *v, size_t n, double *r, double *ties)
 {
+    if (ties)
+        *ties = 0;
     if (n == 0)
         return true;
     vi *p = malloc(n * sizeof *p);
@@ -141,7 +143,9 @@ bool mfu__ranks(const double *v, size_t n, double *r)
         size_t j = i + 1;
         while (j < n && p[j].v == p[i].v)
             j++;
-        double avg = 0.5 * ((double)(i + 1) + (double)j);
+        double avg = 0.5 * ((double)(i + 1) + (double)j), t = (double)(j - i);
+        if (ties)
+            *ties += t * t * t - t;
         for (size_t q = i; q < j; q++)
             r[p[q].i] = avg;
         i = j;
