@@ -201,6 +201,7 @@ typedef struct mfu_level {
     char dtype[MFU_SERIES_LABEL_MAX];  /* "" when absent, "mixed" when it varies */
     char recompute[MFU_SERIES_LABEL_MAX];
     size_t block_len;                  /* bootstrap block length used (steps) */
+    double rho;                        /* lag-1 autocorrelation of ln tokens/s (NaN: none) */
 } mfu_level;
 
 /* The terms of the decomposition of Δln(tokens/s). */

@@ -102,8 +102,13 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
 bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_analysis *b,
                     const size_t *ib, size_t mb, const mfu_analysis_options *opt, uint64_t seed,
                     mfu_decomposition *out);
-/* Bootstrap block length for rows idx[0..m) of a (see docs/internals/analysis.md). */
-size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m);
+/* Bootstrap block length for rows idx[0..m) of a (see docs/internals/analysis.md); *rho (may
+ * be NULL) gets the lag-1 autocorrelation of ln tokens/s it used (plus one standard error
+ * 1/√m, clamped to [0, 0.95]). */
+size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m, double *rho);
+/* Factor (>= 1) by which resample deviations are stretched: sqrt of the AR(1) long-run
+ * variance over the part blocks of L rows keep, times m/(m−L). */
+double mfu__boot_kappa(double rho, size_t L, size_t m);
 
 /* ---- segment.c ---------------------------------------------------------------------------- */
 

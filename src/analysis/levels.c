@@ -14,7 +14,9 @@
  *
  * Bootstrap: rows are resampled in moving blocks (length from mfu__block_len) with replacement;
  * each resample recomputes the sums, so every figure and every term gets a percentile interval
- * from the same resamples. Block sums come from prefix sums; windows longer than
+ * from the same resamples. Blocks of a practical length miss part of the autocorrelation, so
+ * each resample's log deviation from the point estimate is stretched by mfu__boot_kappa (the
+ * AR(1) long-run variance over the variance the blocks keep, times m/(m−L)). Block sums come from prefix sums; windows longer than
  * BOOT_GRID_ROWS rows place block starts on a coarser grid so memory stays bounded.
  */
 #include <math.h>
@@ -30,7 +32,7 @@
 /* Fewest blocks a resample is made of when the window is long (bounds the work per resample). */
 #define BOOT_MAX_BLOCKS 2000
 /* Lags and rows the block-length rule looks at. */
-#define ACF_MAX_LAG 200
+#define RHO_MAX 0.95
 #define ACF_MAX_ROWS 65536
 
 static void sums_add_row(const mfu_analysis *a, size_t i, mfu__sums *s)
@@ -97,11 +99,33 @@ static stats stats_of(const mfu__sums *s, bool has_flops)
     return r;
 }
 
+/* Stretch a resample's figures away from the point estimate by kappa, in log space. */
+static double stretch(double r, double point, double kappa)
+{
+    if (!(r > 0) || !(point > 0))
+        return r;
+    return point * exp(kappa * log(r / point));
+}
+
+static void stats_stretch(stats *r, const stats *p, double kappa)
+{
+    r->tps = stretch(r->tps, p->tps, kappa);
+    r->utps = stretch(r->utps, p->utps, kappa);
+    r->mfu = stretch(r->mfu, p->mfu, kappa);
+    r->hfu = stretch(r->hfu, p->hfu, kappa);
+    r->step = stretch(r->step, p->step, kappa);
+    r->cap = stretch(r->cap, p->cap, kappa);
+    r->fpt = stretch(r->fpt, p->fpt, kappa);
+    r->hfpt = stretch(r->hfpt, p->hfpt, kappa);
+    r->useful = stretch(r->useful, p->useful, kappa);
+}
+
 /* ---- block length ------------------------------------------------------------------------- */
 
-size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m)
+size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m, double *rho_out)
 {
     size_t L = 1;
+    double rho = 0;
     size_t mm = m < ACF_MAX_ROWS ? m : ACF_MAX_ROWS;
     if (mm >= 8) {
         double *y = malloc(2 * mm * sizeof *y);
@@ -119,23 +143,48 @@ size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m)
                     if (y[j] < med - 5 * sd)
                         y[j] = med - 5 * sd;
                 }
-            size_t maxlag = mm / 4 < ACF_MAX_LAG ? mm / 4 : ACF_MAX_LAG;
-            double band = 2.0 / sqrt((double)mm);
-            L = maxlag;
-            for (size_t lag = 1; lag <= maxlag; lag++)
-                if (fabs(mfu__acf(y, mm, lag)) < band) {
-                    L = lag;
-                    break;
-                }
+            /* One standard error up: ρ̂ is uncertain by about 1/√m and erring low makes the
+             * intervals too narrow. */
+            rho = mfu__acf(y, mm, 1) + 1 / sqrt((double)mm);
             free(y);
         }
     }
+    if (!(rho > 0))
+        rho = 0;
+    if (rho > RHO_MAX)
+        rho = RHO_MAX;
+    /* AR(1) plug-in of the MSE-optimal block length for the mean (Lahiri; Politis & White):
+     * L = (2ρ/(1−ρ²))^(2/3) · (3m/2)^(1/3), where 2ρ/(1−ρ²) = Σ|k|γ(k) / Σγ(k). */
+    double Lr = pow(2 * rho / (1 - rho * rho), 2.0 / 3.0) * cbrt(1.5 * (double)m);
+    L = Lr < 1 ? 1 : (size_t)ceil(Lr);
     size_t floor_blocks = (m + BOOT_MAX_BLOCKS - 1) / BOOT_MAX_BLOCKS;
     if (L < floor_blocks)
         L = floor_blocks;
-    if (L > m / 2)
-        L = m / 2;
+    /* Long blocks in a short window leave few distinct resamples (the bootstrap variance then
+     * shrinks by about (m − L)/m): cap at √m and let kappa carry the rest. */
+    size_t cap = (size_t)sqrt((double)m);
+    if (L > cap && cap >= floor_blocks)
+        L = cap;
+    if (rho_out)
+        *rho_out = rho;
     return L ? L : 1;
+}
+
+double mfu__boot_kappa(double rho, size_t L, size_t m)
+{
+    /* Blocks of L rows keep the autocovariances below lag L, weighted 1 − k/L; AR(1) has
+     * long-run variance (1+ρ)/(1−ρ). The ratio is what the resamples miss; m/(m−L) undoes
+     * the shrinkage of the moving-block variance in a finite window. */
+    double kept = 1, pk = 1;
+    for (size_t k = 1; k < L && k < 1000; k++) {
+        pk *= rho;
+        kept += 2 * (1 - (double)k / (double)L) * pk;
+    }
+    double full = (1 + rho) / (1 - rho);
+    double kappa2 = full / kept;
+    if (m > L)
+        kappa2 *= (double)m / (double)(m - L);
+    return kappa2 > 1 ? sqrt(kappa2) : 1;
 }
 
 /* ---- the bootstrap machinery -------------------------------------------------------------- */
@@ -277,6 +326,7 @@ static bool level_point(const mfu_analysis *a, const size_t *idx, size_t m, mfu_
     label_of(a, a->dtype, idx, m, out->dtype);
     label_of(a, a->recompute, idx, m, out->recompute);
     out->block_len = 0;
+    out->rho = NAN;
     out->median_step_time_s = NAN;
     if (m) {
         double *tmp = malloc(m * sizeof *tmp);
@@ -298,8 +348,15 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     if (opt->resamples <= 0 || m < 2)
         return true;
     size_t R = (size_t)opt->resamples;
-    size_t L = mfu__block_len(a, idx, m);
+    double rho;
+    size_t L = mfu__block_len(a, idx, m, &rho);
     out->block_len = L;
+    out->rho = rho;
+    double kappa = mfu__boot_kappa(rho, L, m);
+    mfu__sums s0 = {0};
+    for (size_t j = 0; j < m; j++)
+        sums_add_row(a, idx[j], &s0);
+    stats p0 = stats_of(&s0, a->has_flops);
     boot b;
     double *v = malloc(5 * R * sizeof *v);
     if (!v || !boot_prepare(a, idx, m, L, &b)) {
@@ -312,6 +369,7 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
         mfu__sums s;
         boot_draw(&b, &rng, &s);
         stats st = stats_of(&s, a->has_flops);
+        stats_stretch(&st, &p0, kappa);
         v[r] = st.tps;
         v[R + r] = st.utps;
         v[2 * R + r] = st.mfu;
@@ -340,6 +398,9 @@ static void terms_of(const stats *A, const stats *B, double dln[MFU_TERM_COUNT_]
     dln[MFU_TERM_CAPACITY] = log(B->cap) - log(A->cap);
     dln[MFU_TERM_FLOPS_PER_TOKEN] = -(log(B->fpt) - log(A->fpt));
     dln[MFU_TERM_PADDING] = -(log(B->useful) - log(A->useful));
+    for (int t = 0; t < MFU_TERM_COUNT_; t++) /* rounding of equal sums is not a change */
+        if (fabs(dln[t]) < 1e-12)
+            dln[t] = 0;
 }
 
 static void append_change(char *buf, size_t n, const char *what, double from, double to)
@@ -427,6 +488,8 @@ bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mf
             free(v);
             return false;
         }
+        double ka = mfu__boot_kappa(out->from.rho, ba.Lg * ba.g, ma);
+        double kb = mfu__boot_kappa(out->to.rho, bb.Lg * bb.g, mb);
         mfu__rng ra, rb;
         mfu__rng_seed(&ra, seed ^ 0x1111);
         mfu__rng_seed(&rb, seed ^ 0x2222);
@@ -435,6 +498,8 @@ bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mf
             boot_draw(&ba, &ra, &xa);
             boot_draw(&bb, &rb, &xb);
             stats SA = stats_of(&xa, a->has_flops), SB = stats_of(&xb, b->has_flops);
+            stats_stretch(&SA, &A, ka);
+            stats_stretch(&SB, &B, kb);
             double d[MFU_TERM_COUNT_];
             terms_of(&SA, &SB, d);
             for (int t = 0; t < MFU_TERM_COUNT_; t++)
