@@ -16,10 +16,13 @@
 /* Slow-step rule: a step slower than max(1 + STALL_MIN_EXCESS, exp(5 σ)) × the segment median. */
 #define STALL_MIN_EXCESS 0.20
 #define STALL_SIGMAS 5.0
-/* Periodic when at least this many gaps between slow steps agree (±1 step) and they are at
- * least PERIODIC_SHARE of all gaps. */
-#define PERIODIC_MIN_GAPS 3
+/* Periodic when at least this many slow steps have, among their next PERIOD_NEIGHBOURS slow
+ * steps, one a period later (±1 step), and they are at least PERIODIC_SHARE of the slow steps.
+ * Above PERIOD_MAX_SLOW slow steps the period is not searched (they are not stalls). */
+#define PERIODIC_MIN_GAPS 4
 #define PERIODIC_SHARE 0.5
+#define PERIOD_NEIGHBOURS 5
+#define PERIOD_MAX_SLOW 100000
 /* Padding, recompute, loss thresholds. */
 #define PADDING_MIN 0.02
 #define RECOMPUTE_MIN 0.01
@@ -175,40 +178,57 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
         }
     }
     double share = total > 0 ? lost / total : 0;
-    size_t ngaps = nslow > 1 ? nslow - 1 : 0;
+    /* Period: the most common distance (±1 step) from each slow step to its next
+     * PERIOD_NEIGHBOURS slow steps, so that random spikes between two stalls do not hide the
+     * period. Periodic when at least PERIODIC_MIN_GAPS slow steps link to one a period later
+     * and they are at least PERIODIC_SHARE of the slow steps. */
     int64_t period = 0;
     size_t matched = 0;
-    if (ngaps >= PERIODIC_MIN_GAPS) {
-        int64_t *gaps = malloc(ngaps * sizeof *gaps);
+    size_t npairs = 0;
+    if (nslow > PERIODIC_MIN_GAPS && nslow <= PERIOD_MAX_SLOW) {
+        int64_t *gaps = malloc(nslow * PERIOD_NEIGHBOURS * sizeof *gaps);
         if (!gaps) {
             free(slow);
             free(excess);
             return false;
         }
-        {
-            for (size_t j = 0; j < ngaps; j++)
-                gaps[j] = slow[j + 1] - slow[j];
-            qsort(gaps, ngaps, sizeof *gaps, cmp_i64);
-            size_t best_exact = 0;
-            for (size_t j = 0; j < ngaps; j++) {
-                if (j > 0 && gaps[j] == gaps[j - 1])
-                    continue;
-                size_t cl = 0, ex = 0;
-                for (size_t q = 0; q < ngaps; q++) {
-                    int64_t dg = gaps[q] - gaps[j];
-                    cl += dg >= -1 && dg <= 1;
-                    ex += dg == 0;
-                }
-                if (gaps[j] > 0 && (cl > matched || (cl == matched && ex > best_exact))) {
-                    matched = cl;
-                    best_exact = ex;
-                    period = gaps[j];
+        for (size_t j = 0; j < nslow; j++)
+            for (size_t q = j + 1; q < nslow && q <= j + PERIOD_NEIGHBOURS; q++)
+                if (slow[q] > slow[j])
+                    gaps[npairs++] = slow[q] - slow[j];
+        qsort(gaps, npairs, sizeof *gaps, cmp_i64);
+        size_t lo = 0, hi = 0, best_exact = 0;
+        for (size_t j = 0; j < npairs; j++) {
+            /* pairs within [gaps[j] − 1, gaps[j] + 1]: a sliding window over sorted gaps */
+            while (gaps[lo] < gaps[j] - 1)
+                lo++;
+            if (hi < j)
+                hi = j;
+            while (hi + 1 < npairs && gaps[hi + 1] <= gaps[j] + 1)
+                hi++;
+            size_t cl = hi - lo + 1, ex = 0;
+            for (size_t q = lo; q <= hi; q++)
+                ex += gaps[q] == gaps[j];
+            if (cl > matched || (cl == matched && ex > best_exact)) {
+                matched = cl;
+                best_exact = ex;
+                period = gaps[j];
+            }
+        }
+        free(gaps);
+        /* Links: slow steps followed (among their next neighbours) by one a period later. */
+        matched = 0;
+        for (size_t j = 0; period > 0 && j < nslow; j++)
+            for (size_t q = j + 1; q < nslow && q <= j + PERIOD_NEIGHBOURS; q++) {
+                int64_t dg = slow[q] - slow[j] - period;
+                if (dg >= -1 && dg <= 1) {
+                    matched++;
+                    break;
                 }
             }
-            free(gaps);
-        }
     }
-    bool periodic = matched >= PERIODIC_MIN_GAPS && (double)matched >= PERIODIC_SHARE * (double)ngaps;
+    bool periodic = matched >= PERIODIC_MIN_GAPS &&
+                    (double)matched >= PERIODIC_SHARE * (double)(nslow - 1);
     double min_share = a->opt.stall_min_share * (periodic ? 1 : 3);
     if (nslow > 0 && share >= min_share) {
         mfu_finding f;

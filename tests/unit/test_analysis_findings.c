@@ -438,10 +438,33 @@ static void external_findings(void **state)
     mfu_series_free(s);
 }
 
+/* Stalls every 100 steps among random spikes: the spikes sit between stalls, the period is
+ * still found, and the lost time includes the spikes' (so it is at least the stalls'). */
+static void periodic_stall_among_spikes(void **state)
+{
+    (void)state;
+    const size_t n = 2000;
+    double mult[2000];
+    syn_noise nz = {0.02, 0.3, 0.01, 1.3, 2.0, WARMUP3, 3};
+    syn_multipliers(17, n, &nz, mult);
+    for (size_t i = 99; i < n; i += 100)
+        mult[i] += 1.0; /* one extra step time every 100 steps */
+    syn_phase ph = syn_default_phase(0, 0.40);
+    mfu_series *s = syn_series(n, 1, &ph, 1, mult, NULL);
+    mfu_analysis *a = analyse(s, 0);
+    const mfu_finding *f = must_find(a, "stall");
+    assert_true(syn_evidence(f, "period_steps") == 100);
+    assert_true(syn_evidence(f, "slow_steps") > 20); /* 20 stalls and the spikes */
+    assert_true(syn_evidence(f, "lost_share") >= 20.0 / 2020 * 0.95);
+    mfu_analysis_free(a);
+    mfu_series_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(periodic_stall),
+        cmocka_unit_test(periodic_stall_among_spikes),
         cmocka_unit_test(throttled_segment),
         cmocka_unit_test(padding_term_and_finding),
         cmocka_unit_test(recompute_gap),
