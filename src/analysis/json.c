@@ -161,6 +161,9 @@ json_t *mfu__analysis_json(const mfu_analysis *a)
                             a->warmup.steps ? json_integer(a->warmup.last_step) : json_null());
         json_object_set_new(w, "slowdown", num(a->warmup.slowdown));
         json_object_set_new(w, "excluded", json_true());
+        json_object_set_new(w, "rule",
+                            json_string("leading steps slower than the median of the next 30 "
+                                        "by more than max(4 sigma, 5 %)"));
     }
     json_object_set_new(o, "warmup", w ? w : json_null());
     json_object_set_new(o, "steady",
