@@ -295,6 +295,8 @@ static bool levels_and_boundaries(mfu_analysis *a)
         a->bnd = calloc(a->nseg - 1, sizeof *a->bnd);
         ok = a->bnd != NULL;
     }
+    /* Segment levels first, then every boundary from the same levels (so a boundary's
+     * from/to intervals are its segments' intervals). */
     for (size_t q = 0; ok && q < a->nseg; q++) {
         mfu_segment *g = &a->seg[q];
         size_t mi = 0;
@@ -302,15 +304,18 @@ static bool levels_and_boundaries(mfu_analysis *a)
             if (a->steady[i])
                 idx[mi++] = i;
         ok = mfu__level_of(a, idx, mi, &a->opt, mix(a->opt.seed, 2 * q + 1), &g->level);
-        if (ok && q + 1 < a->nseg) {
-            const mfu_segment *h = &a->seg[q + 1];
-            size_t mj = 0;
-            for (size_t i = h->first; i <= h->last; i++)
-                if (a->steady[i])
-                    jdx[mj++] = i;
-            ok = mfu__decompose(a, idx, mi, a, jdx, mj, &a->opt, mix(a->opt.seed, 2 * q + 2),
-                                &a->bnd[q]);
-        }
+    }
+    for (size_t q = 0; ok && q + 1 < a->nseg; q++) {
+        const mfu_segment *g = &a->seg[q], *h = &a->seg[q + 1];
+        size_t mi = 0, mj = 0;
+        for (size_t i = g->first; i <= g->last; i++)
+            if (a->steady[i])
+                idx[mi++] = i;
+        for (size_t i = h->first; i <= h->last; i++)
+            if (a->steady[i])
+                jdx[mj++] = i;
+        ok = mfu__decompose(a, idx, mi, &g->level, a, jdx, mj, &h->level, &a->opt,
+                            mix(a->opt.seed, 2 * q + 2), &a->bnd[q]);
     }
     free(idx);
     free(jdx);
@@ -530,7 +535,7 @@ mfu_status mfu_compare(const mfu_analysis *a, mfu_window wa, const mfu_analysis 
                          (long long)(ma == 0 ? wa.last_step : wb.last_step));
     }
     mfu_decomposition d;
-    bool ok = mfu__decompose(a, ia, ma, b, ib, mb, o, mix(o->seed, 0xc0c0), &d);
+    bool ok = mfu__decompose(a, ia, ma, NULL, b, ib, mb, NULL, o, mix(o->seed, 0xc0c0), &d);
     free(ia);
     free(ib);
     if (!ok)

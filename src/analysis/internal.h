@@ -98,10 +98,11 @@ typedef struct mfu__sums {
 bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
                    const mfu_analysis_options *opt, uint64_t seed, mfu_level *out);
 /* Decomposition from rows ia of analysis a to rows ib of analysis b, with intervals. The
- * levels from/to are filled too. false on allocation failure. */
-bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_analysis *b,
-                    const size_t *ib, size_t mb, const mfu_analysis_options *opt, uint64_t seed,
-                    mfu_decomposition *out);
+ * levels from/to are copied from la/lb when given (already computed with the same options),
+ * else computed. false on allocation failure. */
+bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_level *la,
+                    const mfu_analysis *b, const size_t *ib, size_t mb, const mfu_level *lb,
+                    const mfu_analysis_options *opt, uint64_t seed, mfu_decomposition *out);
 /* Bootstrap block length for rows idx[0..m) of a (see docs/internals/analysis.md); *rho (may
  * be NULL) gets the lag-1 autocorrelation of ln tokens/s it used (plus one standard error
  * 1/√m, clamped to [0, 0.95]). */

@@ -448,13 +448,18 @@ static void config_text(const mfu_level *A, const mfu_level *B, int which, char 
         append_label(buf, n, "recompute", A->recompute, B->recompute);
 }
 
-bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_analysis *b,
-                    const size_t *ib, size_t mb, const mfu_analysis_options *opt, uint64_t seed,
-                    mfu_decomposition *out)
+bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_level *la,
+                    const mfu_analysis *b, const size_t *ib, size_t mb, const mfu_level *lb,
+                    const mfu_analysis_options *opt, uint64_t seed, mfu_decomposition *out)
 {
     memset(out, 0, sizeof *out);
-    if (!mfu__level_of(a, ia, ma, opt, seed ^ 0x5151, &out->from) ||
-        !mfu__level_of(b, ib, mb, opt, seed ^ 0xa2a2, &out->to))
+    if (la)
+        out->from = *la;
+    else if (!mfu__level_of(a, ia, ma, opt, seed ^ 0x5151, &out->from))
+        return false;
+    if (lb)
+        out->to = *lb;
+    else if (!mfu__level_of(b, ib, mb, opt, seed ^ 0xa2a2, &out->to))
         return false;
     mfu__sums sa = {0}, sb = {0};
     for (size_t j = 0; j < ma; j++)

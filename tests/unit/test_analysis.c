@@ -462,6 +462,11 @@ static void json_keys_and_determinism(void **state)
                 json_real_value(json_object_get(mfu, "hi")));
     json_t *dec = json_array_get(json_object_get(ja, "decomposition"), 0);
     json_t *terms = json_object_get(dec, "terms");
+    /* A boundary's levels are its segments' levels, intervals included. */
+    json_t *to_mfu = json_object_get(json_object_get(dec, "to"), "mfu");
+    assert_true(json_real_value(json_object_get(to_mfu, "lo")) ==
+                json_real_value(json_object_get(mfu, "lo")));
+    assert_int_equal(json_integer_value(json_object_get(dec, "at_step")), 301);
     const char *names[] = {"tokens_per_second", "mfu", "capacity", "flops_per_token", "padding"};
     for (int t = 0; t < 5; t++) {
         json_t *x = json_object_get(terms, names[t]);
