@@ -80,8 +80,8 @@ typedef struct mfu_series_row {
     int32_t rank;                    /* -1 whole job, >= 0 one rank */
     uint32_t flags;                  /* MFU_STEP_* from run.h (MFU_STEP_LOSS_NAN: the loss was
                                       * printed as nan/inf) */
-    const char *dtype;               /* config label ("bf16", ...), NULL or "" when absent; copied */
-    const char *recompute;           /* config label ("none", "selective", "full"), copied */
+    const char *dtype;     /* config label ("bf16", ...), NULL or "" when absent; copied */
+    const char *recompute; /* config label ("none", "selective", "full"), copied */
 } mfu_series_row;
 
 typedef struct mfu_series mfu_series;
@@ -152,21 +152,21 @@ MFU_API mfu_status mfu_series_from_run(const mfu_run *run, double model_flops_pe
 /* ---- options ------------------------------------------------------------------------------- */
 
 typedef struct mfu_analysis_options {
-    uint64_t seed;             /* bootstrap seed (default 1) */
-    int resamples;             /* bootstrap resamples, 0 = no intervals (default 1000) */
-    double confidence;         /* interval coverage, in (0.5, 1) (default 0.95) */
-    double size_threshold;     /* "size known" when the interval half-width of a relative
-                                * change is below this, as a fraction (default 0.01 = 1 point) */
-    size_t min_segment_steps;  /* shortest level segment and shortest config run (default 10) */
-    double changepoint_alpha;  /* significance of a level shift, after the autocorrelation
-                                * correction: the method's penalty (default 1e-4) */
-    double min_level_shift;    /* smallest relative level shift that makes a segment (0.02) */
-    double stall_min_share;    /* periodic slow steps are reported when they cost this share
-                                * of time; isolated ones at 3× it (default 0.01) */
-    double timer_min_share;    /* data loading / comm / optimizer share reported (0.05) */
-    double throttle_min_drop;  /* a clock this far below reference is throttled (0.05) */
-    double straggler_min;      /* a rank this much slower than the median rank (0.03) */
-    bool detect_warmup;        /* false: no warm-up and no settle steps (default true) */
+    uint64_t seed;            /* bootstrap seed (default 1) */
+    int resamples;            /* bootstrap resamples, 0 = no intervals (default 1000) */
+    double confidence;        /* interval coverage, in (0.5, 1) (default 0.95) */
+    double size_threshold;    /* "size known" when the interval half-width of a relative
+                               * change is below this, as a fraction (default 0.01 = 1 point) */
+    size_t min_segment_steps; /* shortest level segment and shortest config run (default 10) */
+    double changepoint_alpha; /* significance of a level shift, after the autocorrelation
+                               * correction: the method's penalty (default 1e-4) */
+    double min_level_shift;   /* smallest relative level shift that makes a segment (0.02) */
+    double stall_min_share;   /* periodic slow steps are reported when they cost this share
+                               * of time; isolated ones at 3× it (default 0.01) */
+    double timer_min_share;   /* data loading / comm / optimizer share reported (0.05) */
+    double throttle_min_drop; /* a clock this far below reference is throttled (0.05) */
+    double straggler_min;     /* a rank this much slower than the median rank (0.03) */
+    bool detect_warmup;       /* false: no warm-up and no settle steps (default true) */
 } mfu_analysis_options;
 
 /* Fill *o with the defaults above. o must not be NULL. */
@@ -184,24 +184,24 @@ typedef struct mfu_interval {
  * capacity), so that the identity holds exactly for every window. */
 typedef struct mfu_level {
     int64_t first_step, last_step;
-    size_t steps;                      /* steady, usable steps in the window */
-    mfu_interval tokens_per_s;         /* counted tokens per second, whole job */
-    mfu_interval useful_tokens_per_s;  /* non-padding tokens per second */
-    mfu_interval mfu;                  /* fraction; NaN without FLOPs per token or capacity */
-    mfu_interval hfu;                  /* fraction */
-    mfu_interval step_time_s;          /* mean step time (Σ step time / steps) */
-    double median_step_time_s;         /* the typical step (stalls do not move it) */
+    size_t steps;                     /* steady, usable steps in the window */
+    mfu_interval tokens_per_s;        /* counted tokens per second, whole job */
+    mfu_interval useful_tokens_per_s; /* non-padding tokens per second */
+    mfu_interval mfu;                 /* fraction; NaN without FLOPs per token or capacity */
+    mfu_interval hfu;                 /* fraction */
+    mfu_interval step_time_s;         /* mean step time (Σ step time / steps) */
+    double median_step_time_s;        /* the typical step (stalls do not move it) */
     double model_flops_per_s_per_device;
     double hardware_flops_per_s_per_device;
-    double capacity_flops_per_s;       /* devices × peak, time-weighted */
-    double model_flops_per_token;      /* token-weighted */
+    double capacity_flops_per_s;  /* devices × peak, time-weighted */
+    double model_flops_per_token; /* token-weighted */
     double hardware_flops_per_token;
-    double useful_fraction;            /* Σ useful / Σ counted (1 without padding) */
+    double useful_fraction; /* Σ useful / Σ counted (1 without padding) */
     double devices, peak_flops_per_s, seq_len, global_batch; /* NaN when mixed or absent */
-    char dtype[MFU_SERIES_LABEL_MAX];  /* "" when absent, "mixed" when it varies */
+    char dtype[MFU_SERIES_LABEL_MAX]; /* "" when absent, "mixed" when it varies */
     char recompute[MFU_SERIES_LABEL_MAX];
-    size_t block_len;                  /* bootstrap block length used (steps) */
-    double rho;                        /* lag-1 autocorrelation of ln tokens/s (NaN: none) */
+    size_t block_len; /* bootstrap block length used (steps) */
+    double rho;       /* lag-1 autocorrelation of ln tokens/s (NaN: none) */
 } mfu_level;
 
 /* The terms of the decomposition of Δln(tokens/s). */
@@ -215,9 +215,9 @@ typedef enum mfu_term {
 } mfu_term;
 
 typedef struct mfu_term_change {
-    double dln;    /* contribution to Δln(tokens/s); the four parts sum to the total */
-    double pct;    /* exp(dln) − 1: how much this term alone changed tokens/s (fraction) */
-    double share;  /* dln / Δln(tokens/s); NaN when tokens/s did not move (|Δln| < 1e-9) */
+    double dln;   /* contribution to Δln(tokens/s); the four parts sum to the total */
+    double pct;   /* exp(dln) − 1: how much this term alone changed tokens/s (fraction) */
+    double share; /* dln / Δln(tokens/s); NaN when tokens/s did not move (|Δln| < 1e-9) */
     double lo_pct, hi_pct;  /* bootstrap interval of pct (NaN without resamples) */
     bool direction_certain; /* the interval excludes 0 */
     bool size_known;        /* (hi_pct − lo_pct)/2 < options.size_threshold */
@@ -241,24 +241,20 @@ typedef enum mfu_segment_cause {
 } mfu_segment_cause;
 
 typedef struct mfu_segment {
-    size_t first, last;          /* row range in the job's step series (inclusive) */
+    size_t first, last; /* row range in the job's step series (inclusive) */
     int64_t start_step, end_step;
-    size_t settle_steps;         /* leading slow steps after a config change, excluded */
+    size_t settle_steps; /* leading slow steps after a config change, excluded */
     mfu_segment_cause cause;
     mfu_level level;
 } mfu_segment;
 
 typedef struct mfu_warmup {
-    size_t steps;                /* leading rows excluded from every level (0: none) */
+    size_t steps;                  /* leading rows excluded from every level (0: none) */
     int64_t first_step, last_step; /* meaningful when steps > 0 */
-    double slowdown;             /* mean step time of the warm-up ÷ steady median, − 1 */
+    double slowdown;               /* mean step time of the warm-up ÷ steady median, − 1 */
 } mfu_warmup;
 
-typedef enum mfu_severity {
-    MFU_SEV_INFO = 0,
-    MFU_SEV_WARNING = 1,
-    MFU_SEV_ERROR = 2
-} mfu_severity;
+typedef enum mfu_severity { MFU_SEV_INFO = 0, MFU_SEV_WARNING = 1, MFU_SEV_ERROR = 2 } mfu_severity;
 
 #define MFU_FINDING_KIND_MAX 32
 #define MFU_FINDING_TEXT_MAX 320
@@ -266,7 +262,7 @@ typedef enum mfu_severity {
 #define MFU_ANALYSIS_MAX_FINDINGS 256
 
 typedef struct mfu_evidence {
-    char name[32];  /* snake_case with its unit: "lost_share", "period_steps", "rank" */
+    char name[32]; /* snake_case with its unit: "lost_share", "period_steps", "rank" */
     double value;
 } mfu_evidence;
 
@@ -297,14 +293,14 @@ MFU_API void mfu_analysis_free(mfu_analysis *a);
 
 /* Derived per-step columns of the job's step series (one per row; NaN where not computable). */
 typedef enum mfu_derived {
-    MFU_D_STEP_TIME_S = 0,          /* given, or tokens / tokens_per_s, or Δtime_s / Δstep */
-    MFU_D_TOKENS_PER_S,             /* counted */
+    MFU_D_STEP_TIME_S = 0, /* given, or tokens / tokens_per_s, or Δtime_s / Δstep */
+    MFU_D_TOKENS_PER_S,    /* counted */
     MFU_D_USEFUL_TOKENS_PER_S,
-    MFU_D_MFU,                      /* useful tokens/s × model FLOPs per token ÷ capacity */
-    MFU_D_HFU,                      /* counted tokens/s × hardware FLOPs per token ÷ capacity */
+    MFU_D_MFU, /* useful tokens/s × model FLOPs per token ÷ capacity */
+    MFU_D_HFU, /* counted tokens/s × hardware FLOPs per token ÷ capacity */
     MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE,
     MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE,
-    MFU_D_CAPACITY_FLOPS_PER_S,     /* devices × peak */
+    MFU_D_CAPACITY_FLOPS_PER_S, /* devices × peak */
     MFU_D_COUNT_
 } mfu_derived;
 
@@ -337,8 +333,7 @@ MFU_API const mfu_finding *mfu_analysis_finding(const mfu_analysis *a, size_t i)
  * must be 1..31 characters of [a-z0-9_]; summary and next_step must be non-empty. The copy is
  * kept in the order added after the built-in ones. Errors: MFU_E_INVALID (field "kind",
  * "summary" or "next_step"), MFU_E_LIMIT (MFU_ANALYSIS_MAX_FINDINGS). */
-MFU_API mfu_status mfu_analysis_add_finding(mfu_analysis *a, const mfu_finding *f,
-                                            mfu_error *err);
+MFU_API mfu_status mfu_analysis_add_finding(mfu_analysis *a, const mfu_finding *f, mfu_error *err);
 
 /* A window of the job's step series, by step number, both ends included. Warm-up and settle
  * steps inside it are always left out. INT64_MIN..INT64_MAX is the whole steady state. */
@@ -371,24 +366,31 @@ MFU_API bool mfu_decomposition_sentence(const mfu_decomposition *d, char *buf, s
 #define MFU_ANALYSIS_MAX_INVARIANTS 64
 
 typedef enum mfu_cmp_op {
-    MFU_OP_GE = 0, MFU_OP_LE, MFU_OP_GT, MFU_OP_LT, MFU_OP_EQ, MFU_OP_NE, MFU_OP_CONST
+    MFU_OP_GE = 0,
+    MFU_OP_LE,
+    MFU_OP_GT,
+    MFU_OP_LT,
+    MFU_OP_EQ,
+    MFU_OP_NE,
+    MFU_OP_CONST
 } mfu_cmp_op;
 
 /* A parsed invariant: NAME[.STAT] OP VALUE (grammar in docs/analysis.md). */
 typedef struct mfu_invariant {
     char expression[MFU_INVARIANT_EXPR_MAX];
-    int name;      /* index into the table of names (internal) */
-    int stat;      /* the statistic (internal index; the name's default when not written) */
+    int name; /* index into the table of names (internal) */
+    int stat; /* the statistic (internal index; the name's default when not written) */
     mfu_cmp_op op;
-    double value;  /* threshold (unused for MFU_OP_CONST) */
+    double value; /* threshold (unused for MFU_OP_CONST) */
 } mfu_invariant;
 
 typedef struct mfu_invariant_result {
     char expression[MFU_INVARIANT_EXPR_MAX];
     bool passed;
-    double value;       /* the statistic's value (NaN when unknown) */
+    double value; /* the statistic's value (NaN when unknown) */
     double threshold;
-    char message[MFU_FINDING_TEXT_MAX]; /* "mfu = 0.352 (level of steady steps 3-999), not >= 0.4" */
+    char
+        message[MFU_FINDING_TEXT_MAX]; /* "mfu = 0.352 (level of steady steps 3-999), not >= 0.4" */
 } mfu_invariant_result;
 
 /* Parse expr. Errors: MFU_E_INVALID (NULL), MFU_E_LIMIT (longer than
@@ -404,8 +406,8 @@ MFU_API void mfu_invariant_eval(const mfu_analysis *a, const mfu_invariant *inv,
 /* Parse, evaluate and record expr in a (it appears in the JSON). *out (may be NULL) gets the
  * result. A violated invariant is MFU_OK with out->passed false. Errors: those of
  * mfu_invariant_parse, MFU_E_LIMIT (MFU_ANALYSIS_MAX_INVARIANTS). */
-MFU_API mfu_status mfu_analysis_expect(mfu_analysis *a, const char *expr,
-                                       mfu_invariant_result *out, mfu_error *err);
+MFU_API mfu_status mfu_analysis_expect(mfu_analysis *a, const char *expr, mfu_invariant_result *out,
+                                       mfu_error *err);
 
 MFU_API size_t mfu_analysis_invariant_count(const mfu_analysis *a);
 MFU_API const mfu_invariant_result *mfu_analysis_invariant(const mfu_analysis *a, size_t i);

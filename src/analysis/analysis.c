@@ -506,9 +506,8 @@ mfu_status mfu_analysis_window_level(const mfu_analysis *a, mfu_window w,
     return MFU_OK;
 }
 
-mfu_status mfu_compare(const mfu_analysis *a, mfu_window wa, const mfu_analysis *b,
-                       mfu_window wb, const mfu_analysis_options *opts, mfu_decomposition *out,
-                       mfu_error *err)
+mfu_status mfu_compare(const mfu_analysis *a, mfu_window wa, const mfu_analysis *b, mfu_window wb,
+                       const mfu_analysis_options *opts, mfu_decomposition *out, mfu_error *err)
 {
     if (!a || !b || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_compare: NULL argument");
@@ -554,12 +553,9 @@ const char *mfu_term_name(mfu_term t)
 const char *mfu_severity_name(mfu_severity s)
 {
     switch (s) {
-    case MFU_SEV_INFO:
-        return "info";
-    case MFU_SEV_WARNING:
-        return "warning";
-    case MFU_SEV_ERROR:
-        return "error";
+    case MFU_SEV_INFO: return "info";
+    case MFU_SEV_WARNING: return "warning";
+    case MFU_SEV_ERROR: return "error";
     }
     return "unknown";
 }
@@ -567,12 +563,9 @@ const char *mfu_severity_name(mfu_severity s)
 const char *mfu_cause_name(mfu_segment_cause c)
 {
     switch (c) {
-    case MFU_CAUSE_START:
-        return "start";
-    case MFU_CAUSE_CONFIG:
-        return "config";
-    case MFU_CAUSE_LEVEL:
-        return "level";
+    case MFU_CAUSE_START: return "start";
+    case MFU_CAUSE_CONFIG: return "config";
+    case MFU_CAUSE_LEVEL: return "level";
     }
     return "unknown";
 }

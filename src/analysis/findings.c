@@ -227,8 +227,8 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
                 }
             }
     }
-    bool periodic = matched >= PERIODIC_MIN_GAPS &&
-                    (double)matched >= PERIODIC_SHARE * (double)(nslow - 1);
+    bool periodic =
+        matched >= PERIODIC_MIN_GAPS && (double)matched >= PERIODIC_SHARE * (double)(nslow - 1);
     double min_share = a->opt.stall_min_share * (periodic ? 1 : 3);
     if (nslow > 0 && share >= min_share) {
         mfu_finding f;
@@ -559,8 +559,7 @@ static void detect_impossible(mfu_analysis *a)
             n_time++;
             bad = true;
         }
-        if ((isfinite(tok) && tok < 0) || (isfinite(tps) && tps < 0) ||
-            (isfinite(ut) && ut < 0)) {
+        if ((isfinite(tok) && tok < 0) || (isfinite(tps) && tps < 0) || (isfinite(ut) && ut < 0)) {
             n_tok++;
             bad = true;
         }
@@ -659,9 +658,8 @@ static void detect_loss(mfu_analysis *a, scratch *s)
         mfu__evidence(&f, "first_nan_step", (double)a->step[s->idx[0]]);
         if (isfinite(ratio))
             mfu__evidence(&f, "tokens_per_s_ratio", ratio);
-        snprintf(f.summary, sizeof f.summary,
-                 "loss is not a number in %zu steps from step %lld%s", nn,
-                 (long long)a->step[s->idx[0]],
+        snprintf(f.summary, sizeof f.summary, "loss is not a number in %zu steps from step %lld%s",
+                 nn, (long long)a->step[s->idx[0]],
                  ratio >= 0.95 ? " while tokens/s looks healthy" : "");
         if (isfinite(ratio))
             mfu__appendf(f.summary, sizeof f.summary, " (%.0f %% of its steady level)",
@@ -712,8 +710,8 @@ static void detect_loss(mfu_analysis *a, scratch *s)
     size_t r0 = b_first * w, r1 = b_last * w + w - 1;
     mfu_finding f;
     bool still = last_ratio >= LOSS_RISE;
-    init_finding(&f, "loss_diverging", still ? MFU_SEV_ERROR : MFU_SEV_WARNING,
-                 a->step[s->idx[r0]], a->step[s->idx[r1]]);
+    init_finding(&f, "loss_diverging", still ? MFU_SEV_ERROR : MFU_SEV_WARNING, a->step[s->idx[r0]],
+                 a->step[s->idx[r1]]);
     double ratio = pace_ratio(a, s->idx + r0, r1 - r0 + 1, s->y);
     mfu__evidence(&f, "loss_min", min_at_peak);
     mfu__evidence(&f, "loss_peak", peak);

@@ -31,30 +31,30 @@ const char *mfu__series_label(const mfu_series *s, int id);
 
 struct mfu_analysis {
     mfu_analysis_options opt;
-    size_t n;                   /* rows of the job's step series */
+    size_t n; /* rows of the job's step series */
     int64_t *step;
-    double *in[MFU_SC_COUNT_];  /* the job's input columns */
+    double *in[MFU_SC_COUNT_]; /* the job's input columns */
     uint32_t *flags;
     uint8_t *dtype, *recompute;
     int nlabels;
     char labels[MFU_SERIES_MAX_LABELS][MFU_SERIES_LABEL_MAX];
-    double *d[MFU_D_COUNT_];    /* derived columns */
+    double *d[MFU_D_COUNT_]; /* derived columns */
     /* Per-row terms of the ratio estimators (NaN where the row is not usable):
      * t step time, k counted tokens, u useful tokens, f model FLOPs per useful token,
      * h hardware FLOPs per counted token, c capacity (devices × peak). */
     double *t, *k, *u, *f, *h, *c;
-    uint8_t *usable;            /* t and k valid (and f, c when the series has them) */
-    uint8_t *steady;            /* usable, not warm-up, not settle */
-    bool has_flops;             /* some row has model FLOPs per token and capacity */
+    uint8_t *usable; /* t and k valid (and f, c when the series has them) */
+    uint8_t *steady; /* usable, not warm-up, not settle */
+    bool has_flops;  /* some row has model FLOPs per token and capacity */
     mfu_warmup warmup;
     mfu_level steady_level;
     size_t nseg;
     mfu_segment *seg;
-    mfu_decomposition *bnd;     /* nseg - 1 entries */
+    mfu_decomposition *bnd; /* nseg - 1 entries */
     size_t nfind;
-    mfu_finding *find;          /* MFU_ANALYSIS_MAX_FINDINGS slots */
+    mfu_finding *find; /* MFU_ANALYSIS_MAX_FINDINGS slots */
     size_t ninv;
-    mfu_invariant_result *inv;  /* MFU_ANALYSIS_MAX_INVARIANTS slots */
+    mfu_invariant_result *inv; /* MFU_ANALYSIS_MAX_INVARIANTS slots */
 };
 
 /* ---- stats.c ------------------------------------------------------------------------------ */

@@ -20,10 +20,14 @@
 enum { ST_LEVEL, ST_MEDIAN, ST_MEAN, ST_MIN, ST_MAX, ST_P5, ST_P95, ST_LAST, ST_COUNT_ };
 static const char *const stat_names[ST_COUNT_] = {"level", "median", "mean", "min",
                                                   "max",   "p5",     "p95",  "last"};
-static const char *const stat_words[ST_COUNT_] = {
-    "level over steady steps", "median of steady steps", "mean of steady steps",
-    "minimum of steady steps", "maximum of steady steps", "5th percentile of steady steps",
-    "95th percentile of steady steps", "median of the last 10 % of steady steps"};
+static const char *const stat_words[ST_COUNT_] = {"level over steady steps",
+                                                  "median of steady steps",
+                                                  "mean of steady steps",
+                                                  "minimum of steady steps",
+                                                  "maximum of steady steps",
+                                                  "5th percentile of steady steps",
+                                                  "95th percentile of steady steps",
+                                                  "median of the last 10 % of steady steps"};
 
 /* Where a name's per-step values come from. */
 enum src { S_DERIVED, S_INPUT, S_HW_FPT, S_PADDING, S_FINDINGS };
@@ -42,8 +46,7 @@ static const name_def names[] = {
     {"tokens_per_s", S_DERIVED, MFU_D_TOKENS_PER_S, ST_LEVEL},
     {"useful_tokens_per_second", S_DERIVED, MFU_D_USEFUL_TOKENS_PER_S, ST_LEVEL},
     {"model_flops_per_s_per_device", S_DERIVED, MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE, ST_LEVEL},
-    {"hardware_flops_per_s_per_device", S_DERIVED, MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE,
-     ST_LEVEL},
+    {"hardware_flops_per_s_per_device", S_DERIVED, MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE, ST_LEVEL},
     {"step_time_s", S_DERIVED, MFU_D_STEP_TIME_S, ST_MEDIAN},
     {"capacity_flops_per_s", S_DERIVED, MFU_D_CAPACITY_FLOPS_PER_S, ST_LEVEL},
     {"flops_per_token", S_INPUT, MFU_SC_MODEL_FLOPS_PER_TOKEN, ST_LEVEL},
@@ -124,8 +127,7 @@ mfu_status mfu_invariant_parse(const char *expr, mfu_invariant *out, mfu_error *
         if (strcmp(names[i].name, word) == 0)
             ni = (int)i;
     if (ni < 0)
-        return perr(err, (size_t)(ns - expr), "unknown name '%s'; use one of %s", word,
-                    name_list);
+        return perr(err, (size_t)(ns - expr), "unknown name '%s'; use one of %s", word, name_list);
     inv.name = ni;
     inv.stat = names[ni].def_stat;
     if (*p == '.') {
@@ -210,21 +212,11 @@ static size_t values_of(const mfu_analysis *a, const name_def *d, double *v)
             continue;
         double x;
         switch (d->src) {
-        case S_DERIVED:
-            x = a->d[d->col][i];
-            break;
-        case S_INPUT:
-            x = a->in[d->col][i];
-            break;
-        case S_HW_FPT:
-            x = a->h[i];
-            break;
-        case S_PADDING:
-            x = 1 - a->u[i] / a->k[i];
-            break;
-        default:
-            x = NAN;
-            break;
+        case S_DERIVED: x = a->d[d->col][i]; break;
+        case S_INPUT: x = a->in[d->col][i]; break;
+        case S_HW_FPT: x = a->h[i]; break;
+        case S_PADDING: x = 1 - a->u[i] / a->k[i]; break;
+        default: x = NAN; break;
         }
         if (isfinite(x))
             v[m++] = x;
@@ -237,24 +229,15 @@ static double level_of_name(const mfu_analysis *a, const name_def *d)
     const mfu_level *L = &a->steady_level;
     if (d->src == S_DERIVED)
         switch (d->col) {
-        case MFU_D_MFU:
-            return L->mfu.value;
-        case MFU_D_HFU:
-            return L->hfu.value;
-        case MFU_D_TOKENS_PER_S:
-            return L->tokens_per_s.value;
-        case MFU_D_USEFUL_TOKENS_PER_S:
-            return L->useful_tokens_per_s.value;
-        case MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE:
-            return L->model_flops_per_s_per_device;
-        case MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE:
-            return L->hardware_flops_per_s_per_device;
-        case MFU_D_CAPACITY_FLOPS_PER_S:
-            return L->capacity_flops_per_s;
-        case MFU_D_STEP_TIME_S:
-            return L->step_time_s.value;
-        default:
-            break;
+        case MFU_D_MFU: return L->mfu.value;
+        case MFU_D_HFU: return L->hfu.value;
+        case MFU_D_TOKENS_PER_S: return L->tokens_per_s.value;
+        case MFU_D_USEFUL_TOKENS_PER_S: return L->useful_tokens_per_s.value;
+        case MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE: return L->model_flops_per_s_per_device;
+        case MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE: return L->hardware_flops_per_s_per_device;
+        case MFU_D_CAPACITY_FLOPS_PER_S: return L->capacity_flops_per_s;
+        case MFU_D_STEP_TIME_S: return L->step_time_s.value;
+        default: break;
         }
     if (d->src == S_INPUT && d->col == MFU_SC_MODEL_FLOPS_PER_TOKEN)
         return L->model_flops_per_token;
@@ -270,8 +253,7 @@ static bool near(double a, double b)
     return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
 }
 
-void mfu_invariant_eval(const mfu_analysis *a, const mfu_invariant *inv,
-                        mfu_invariant_result *out)
+void mfu_invariant_eval(const mfu_analysis *a, const mfu_invariant *inv, mfu_invariant_result *out)
 {
     if (!out)
         return;
@@ -287,8 +269,7 @@ void mfu_invariant_eval(const mfu_analysis *a, const mfu_invariant *inv,
     out->threshold = inv->value;
     const mfu_level *L = &a->steady_level;
     char range[64];
-    snprintf(range, sizeof range, "%lld..%lld", (long long)L->first_step,
-             (long long)L->last_step);
+    snprintf(range, sizeof range, "%lld..%lld", (long long)L->first_step, (long long)L->last_step);
     if (d->src == S_FINDINGS) {
         size_t c = 0;
         for (size_t i = 0; i < a->nfind; i++)
@@ -305,8 +286,8 @@ void mfu_invariant_eval(const mfu_analysis *a, const mfu_invariant *inv,
         }
         m = values_of(a, d, v);
     }
-    const char *what = d->src == S_FINDINGS ? "findings of severity warning or error"
-                                            : stat_words[inv->stat];
+    const char *what =
+        d->src == S_FINDINGS ? "findings of severity warning or error" : stat_words[inv->stat];
     if (inv->op == MFU_OP_CONST) {
         double lo = INFINITY, hi = -INFINITY;
         for (size_t j = 0; j < m; j++) {
@@ -334,8 +315,8 @@ void mfu_invariant_eval(const mfu_analysis *a, const mfu_invariant *inv,
                      d->name, lo);
         else
             snprintf(out->message, sizeof out->message,
-                     "%s varies over steady steps %s: %.6g .. %.6g, not constant", d->name,
-                     range, lo, hi);
+                     "%s varies over steady steps %s: %.6g .. %.6g, not constant", d->name, range,
+                     lo, hi);
         return;
     }
     if (d->src != S_FINDINGS) {
@@ -381,24 +362,12 @@ void mfu_invariant_eval(const mfu_analysis *a, const mfu_invariant *inv,
     }
     double x = out->value, t = inv->value;
     switch (inv->op) {
-    case MFU_OP_GE:
-        out->passed = x >= t || near(x, t);
-        break;
-    case MFU_OP_LE:
-        out->passed = x <= t || near(x, t);
-        break;
-    case MFU_OP_GT:
-        out->passed = x > t && !near(x, t);
-        break;
-    case MFU_OP_LT:
-        out->passed = x < t && !near(x, t);
-        break;
-    case MFU_OP_EQ:
-        out->passed = near(x, t);
-        break;
-    default:
-        out->passed = !near(x, t);
-        break;
+    case MFU_OP_GE: out->passed = x >= t || near(x, t); break;
+    case MFU_OP_LE: out->passed = x <= t || near(x, t); break;
+    case MFU_OP_GT: out->passed = x > t && !near(x, t); break;
+    case MFU_OP_LT: out->passed = x < t && !near(x, t); break;
+    case MFU_OP_EQ: out->passed = near(x, t); break;
+    default: out->passed = !near(x, t); break;
     }
     snprintf(out->message, sizeof out->message, "%s = %.6g (%s%s%s): %s %s %g", d->name, x, what,
              d->src == S_FINDINGS ? "" : " ", d->src == S_FINDINGS ? "" : range,

@@ -16,8 +16,9 @@
  * each resample recomputes the sums, so every figure and every term gets a percentile interval
  * from the same resamples. Blocks of a practical length miss part of the autocorrelation, so
  * each resample's log deviation from the point estimate is stretched by mfu__boot_kappa (the
- * AR(1) long-run variance over the variance the blocks keep, times m/(m−L)). Block sums come from prefix sums; windows longer than
- * BOOT_GRID_ROWS rows place block starts on a coarser grid so memory stays bounded.
+ * AR(1) long-run variance over the variance the blocks keep, times m/(m−L)). Block sums come from
+ * prefix sums; windows longer than BOOT_GRID_ROWS rows place block starts on a coarser grid so
+ * memory stays bounded.
  */
 #include <math.h>
 #include <stdio.h>
@@ -317,8 +318,7 @@ static bool level_point(const mfu_analysis *a, const size_t *idx, size_t m, mfu_
     out->peak_flops_per_s = constant_of(a->in[MFU_SC_PEAK_FLOPS_PER_S], idx, m);
     out->seq_len = constant_of(a->in[MFU_SC_SEQ_LEN], idx, m);
     out->global_batch = constant_of(a->in[MFU_SC_GLOBAL_BATCH], idx, m);
-    out->model_flops_per_s_per_device =
-        (out->devices > 0) ? ratio(s.uf, s.t) / out->devices : NAN;
+    out->model_flops_per_s_per_device = (out->devices > 0) ? ratio(s.uf, s.t) / out->devices : NAN;
     out->hardware_flops_per_s_per_device =
         (out->devices > 0) ? ratio(s.kh, s.t) / out->devices : NAN;
     if (!a->has_flops)
@@ -377,8 +377,7 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
         v[4 * R + r] = st.step;
     }
     interval(v, R, opt->confidence, &out->tokens_per_s.lo, &out->tokens_per_s.hi);
-    interval(v + R, R, opt->confidence, &out->useful_tokens_per_s.lo,
-             &out->useful_tokens_per_s.hi);
+    interval(v + R, R, opt->confidence, &out->useful_tokens_per_s.lo, &out->useful_tokens_per_s.hi);
     if (a->has_flops) {
         interval(v + 2 * R, R, opt->confidence, &out->mfu.lo, &out->mfu.hi);
         interval(v + 3 * R, R, opt->confidence, &out->hfu.lo, &out->hfu.hi);
@@ -473,8 +472,8 @@ bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mf
         mfu_term_change *tc = &out->term[t];
         tc->dln = dln[t];
         tc->pct = expm1(dln[t]);
-        tc->share = fabs(dln[MFU_TERM_TOKENS_PER_S]) >= 1e-9 ? dln[t] / dln[MFU_TERM_TOKENS_PER_S]
-                                                           : NAN;
+        tc->share =
+            fabs(dln[MFU_TERM_TOKENS_PER_S]) >= 1e-9 ? dln[t] / dln[MFU_TERM_TOKENS_PER_S] : NAN;
         tc->lo_pct = tc->hi_pct = NAN;
     }
     out->mfu_points = B.mfu - A.mfu;

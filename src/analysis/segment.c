@@ -18,8 +18,8 @@
  *    split k (min_segment_steps from either end) the standardised Mann-Whitney statistic
  *    z_k = U_k / sqrt(k (m−k)(m+1)/12 · VIF), VIF = (1+ρ)/(1−ρ) with ρ the AR(1) coefficient
  *    estimated from the lag-1 autocorrelation of first differences (short-range correlation
- *    that would otherwise fake shifts; see vif_of). The best split is kept when its Bonferroni p-value,
- *    (number of splits) · erfc(|z|/√2), is below changepoint_alpha; both halves are searched
+ *    that would otherwise fake shifts; see vif_of). The best split is kept when its Bonferroni
+ * p-value, (number of splits) · erfc(|z|/√2), is below changepoint_alpha; both halves are searched
  *    again. Ranks bound the weight of any one step, so spikes and stalls do not split.
  *    Finally adjacent segments whose median ln(tokens/s) differ by less than
  *    ln(1 + min_level_shift) are merged, smallest difference first.
@@ -33,7 +33,7 @@
 #define MAX_SETTLE 1000
 #define SETTLE_REF_ROWS 30
 #define SETTLE_WINDOW 10 /* a settled row starts 10 rows ... */
-#define SETTLE_SPIKES 1 /* ... of which at most 1 more is slow */
+#define SETTLE_SPIKES 1  /* ... of which at most 1 more is slow */
 #define MAX_SEGMENTS 256
 #define RHO_MAX_ROWS 65536
 #define RHO_MAX 0.95
@@ -48,9 +48,12 @@ static bool differs(double cur, double x)
 /* Start rows of config runs into starts (room for n); returns how many (>= 1 when n > 0). */
 static size_t config_runs(const mfu_analysis *a, size_t *starts)
 {
-    static const mfu_series_col keys[] = {
-        MFU_SC_MODEL_FLOPS_PER_TOKEN, MFU_SC_HARDWARE_FLOPS_PER_TOKEN, MFU_SC_DEVICES,
-        MFU_SC_PEAK_FLOPS_PER_S, MFU_SC_SEQ_LEN, MFU_SC_GLOBAL_BATCH};
+    static const mfu_series_col keys[] = {MFU_SC_MODEL_FLOPS_PER_TOKEN,
+                                          MFU_SC_HARDWARE_FLOPS_PER_TOKEN,
+                                          MFU_SC_DEVICES,
+                                          MFU_SC_PEAK_FLOPS_PER_S,
+                                          MFU_SC_SEQ_LEN,
+                                          MFU_SC_GLOBAL_BATCH};
     enum { NK = sizeof keys / sizeof keys[0] };
     double cur[NK];
     int cur_d = 0, cur_r = 0;
@@ -180,7 +183,9 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
     double nsplit = (double)(m - 2 * c->minseg + 1);
     double tail = erfc(best / sqrt(2.0));
     /* erfc underflows past z ≈ 38: use its asymptote there. */
-    *logp = log(nsplit) + (tail > 0 ? log(tail) : -best * best / 2 - log(best * 1.2533141373155003 /* sqrt(pi/2) */));
+    *logp =
+        log(nsplit) +
+        (tail > 0 ? log(tail) : -best * best / 2 - log(best * 1.2533141373155003 /* sqrt(pi/2) */));
     *pos = lo + bk;
     return true;
 }
@@ -261,8 +266,8 @@ static size_t prune(const cp_ctx *c, size_t *cuts, size_t ncuts, size_t m, doubl
             size_t b1 = q + 1 < ncuts ? cuts[q + 1] : m;
             double d = 0;
             for (int s = 0; s < c->nsig; s++) {
-                double ds = fabs(median_of(c->sig[s], a1, b1, tmp) -
-                                 median_of(c->sig[s], a0, a1, tmp));
+                double ds =
+                    fabs(median_of(c->sig[s], a1, b1, tmp) - median_of(c->sig[s], a0, a1, tmp));
                 if (ds > d)
                     d = ds;
             }

@@ -165,14 +165,25 @@ mfu_status mfu_series_append(mfu_series *s, const mfu_series_row *row, mfu_error
         s->nlabels++;
     }
     size_t i = s->n;
-    const double v[MFU_SC_COUNT_] = {
-        row->time_s,        row->step_time_s,   row->tokens,
-        row->useful_tokens, row->tokens_per_s,  row->model_flops_per_token,
-        row->hardware_flops_per_token,          row->devices,
-        row->peak_flops_per_s, row->seq_len,    row->global_batch,
-        row->clock_mhz,     row->power_w,       row->max_clock_mhz,
-        row->power_limit_w, row->loss,          row->data_loading_s,
-        row->comm_s,        row->optimizer_s};
+    const double v[MFU_SC_COUNT_] = {row->time_s,
+                                     row->step_time_s,
+                                     row->tokens,
+                                     row->useful_tokens,
+                                     row->tokens_per_s,
+                                     row->model_flops_per_token,
+                                     row->hardware_flops_per_token,
+                                     row->devices,
+                                     row->peak_flops_per_s,
+                                     row->seq_len,
+                                     row->global_batch,
+                                     row->clock_mhz,
+                                     row->power_w,
+                                     row->max_clock_mhz,
+                                     row->power_limit_w,
+                                     row->loss,
+                                     row->data_loading_s,
+                                     row->comm_s,
+                                     row->optimizer_s};
     for (int c = 0; c < MFU_SC_COUNT_; c++)
         s->col[c][i] = v[c];
     s->step[i] = row->step;
@@ -202,14 +213,25 @@ bool mfu_series_get(const mfu_series *s, size_t i, mfu_series_row *out)
         return false;
     mfu_series_row r;
     mfu_series_row_init(&r);
-    double *dst[MFU_SC_COUNT_] = {
-        &r.time_s,        &r.step_time_s,  &r.tokens,
-        &r.useful_tokens, &r.tokens_per_s, &r.model_flops_per_token,
-        &r.hardware_flops_per_token,       &r.devices,
-        &r.peak_flops_per_s, &r.seq_len,   &r.global_batch,
-        &r.clock_mhz,     &r.power_w,      &r.max_clock_mhz,
-        &r.power_limit_w, &r.loss,         &r.data_loading_s,
-        &r.comm_s,        &r.optimizer_s};
+    double *dst[MFU_SC_COUNT_] = {&r.time_s,
+                                  &r.step_time_s,
+                                  &r.tokens,
+                                  &r.useful_tokens,
+                                  &r.tokens_per_s,
+                                  &r.model_flops_per_token,
+                                  &r.hardware_flops_per_token,
+                                  &r.devices,
+                                  &r.peak_flops_per_s,
+                                  &r.seq_len,
+                                  &r.global_batch,
+                                  &r.clock_mhz,
+                                  &r.power_w,
+                                  &r.max_clock_mhz,
+                                  &r.power_limit_w,
+                                  &r.loss,
+                                  &r.data_loading_s,
+                                  &r.comm_s,
+                                  &r.optimizer_s};
     for (int c = 0; c < MFU_SC_COUNT_; c++)
         *dst[c] = s->col[c][i];
     r.step = s->step[i];

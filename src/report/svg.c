@@ -86,21 +86,11 @@ static void esc(sb *b, const char *s)
     for (; *s && !b->failed; s++) {
         unsigned char c = (unsigned char)*s;
         switch (c) {
-        case '&':
-            sb_printf(b, "&amp;");
-            break;
-        case '<':
-            sb_printf(b, "&lt;");
-            break;
-        case '>':
-            sb_printf(b, "&gt;");
-            break;
-        case '"':
-            sb_printf(b, "&quot;");
-            break;
-        case '\'':
-            sb_printf(b, "&#39;");
-            break;
+        case '&': sb_printf(b, "&amp;"); break;
+        case '<': sb_printf(b, "&lt;"); break;
+        case '>': sb_printf(b, "&gt;"); break;
+        case '"': sb_printf(b, "&quot;"); break;
+        case '\'': sb_printf(b, "&#39;"); break;
         default:
             if (c < 0x20 && c != '\t' && c != '\n')
                 c = '?'; /* not allowed in XML 1.0 */
@@ -299,8 +289,9 @@ static void open_svg(sb *b, int w, int h, const char *title, const char *cls)
     esc(b, title ? title : "chart");
     sb_printf(b, "</title>");
     if (title && *title) {
-        sb_printf(b, "<text class=\"mfu-title\" x=\"%d\" y=\"16\" font-size=\"13\" "
-                     "font-weight=\"600\">",
+        sb_printf(b,
+                  "<text class=\"mfu-title\" x=\"%d\" y=\"16\" font-size=\"13\" "
+                  "font-weight=\"600\">",
                   MFU__SVG_MARGIN_LEFT);
         esc(b, title);
         sb_printf(b, "</text>");
@@ -386,8 +377,8 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
     nyt = mfu__svg_nice_ticks(ymin, ymax, 6, yt, &ystep);
     size_t nxt = mfu__svg_nice_ticks(xmin, xmax, 8, xt, &xstep);
     double L = MFU__SVG_MARGIN_LEFT, T = MFU__SVG_MARGIN_TOP;
-#define PX(v) (L + ((v) - xmin) / (xmax - xmin) * pw)
-#define PY(v) (T + ph - ((v) - ymin) / (ymax - ymin) * ph)
+#define PX(v) (L + ((v)-xmin) / (xmax - xmin) * pw)
+#define PY(v) (T + ph - ((v)-ymin) / (ymax - ymin) * ph)
 
     sb b = {0};
     open_svg(&b, W, H, c->title, "mfu-chart mfu-line-chart");
@@ -465,8 +456,7 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         if (!(m->x >= xmin && m->x <= xmax))
             continue;
         double px = PX(m->x);
-        sb_printf(&b,
-                  "<g class=\"mfu-marker %s\"><path d=\"M%.1f %.1fl-5 -8h10z\" fill=\"%s\"/>",
+        sb_printf(&b, "<g class=\"mfu-marker %s\"><path d=\"M%.1f %.1fl-5 -8h10z\" fill=\"%s\"/>",
                   sev_class(m->severity), px, T, sev_colour(m->severity));
         if (m->label) {
             sb_printf(&b, "<title>");
@@ -538,7 +528,7 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
     if (!(ymax > ymin))
         ymax = ymin + 0.01;
     double L = MFU__SVG_MARGIN_LEFT, T = MFU__SVG_MARGIN_TOP;
-#define PY(v) (T + ph - ((v) - ymin) / (ymax - ymin) * ph)
+#define PY(v) (T + ph - ((v)-ymin) / (ymax - ymin) * ph)
     sb b = {0};
     open_svg(&b, W, H, title, "mfu-chart mfu-waterfall");
     for (size_t i = 0; i < npt; i++) {
@@ -558,7 +548,10 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         double x = L + slot * i + (slot - bw) / 2;
         bool total = bars[i].t == MFU_TERM_TOKENS_PER_S;
         const char *cls = !ok[i] ? "none" : total ? "total" : val[i] >= 0 ? "pos" : "neg";
-        const char *fill = !ok[i] ? "#ddd" : total ? "#566573" : val[i] >= 0 ? "#27ae60" : "#c0392b";
+        const char *fill = !ok[i]        ? "#ddd"
+                           : total       ? "#566573"
+                           : val[i] >= 0 ? "#27ae60"
+                                         : "#c0392b";
         double y0 = PY(hi[i]), y1 = PY(lo[i]);
         if (y1 - y0 < 1)
             y1 = y0 + 1;
@@ -686,8 +679,9 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
                   "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&gt; "
                   "%.3g</text>",
                   L + bw * (nb + 1.5), T + ph + 16, hi);
-    sb_printf(&b, "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step "
-                  "time (s)</text></svg>",
+    sb_printf(&b,
+              "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step "
+              "time (s)</text></svg>",
               L + pw / 2.0, H - 4);
     free(cnt);
     free(s);

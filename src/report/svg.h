@@ -36,24 +36,24 @@
 #define MFU__SVG_MARGIN_BOTTOM 34
 
 typedef struct mfu__svg_marker {
-    double x;           /* step */
-    const char *label;  /* tooltip text (escaped); NULL for none */
+    double x;          /* step */
+    const char *label; /* tooltip text (escaped); NULL for none */
     mfu_severity severity;
 } mfu__svg_marker;
 
 typedef struct mfu__svg_line {
-    const char *title;       /* chart title (escaped); NULL for none */
-    const char *y_label;     /* axis label, e.g. "MFU (%)" */
-    const double *x, *y;     /* n points; y NaN = gap; x need not be sorted */
+    const char *title;   /* chart title (escaped); NULL for none */
+    const char *y_label; /* axis label, e.g. "MFU (%)" */
+    const double *x, *y; /* n points; y NaN = gap; x need not be sorted */
     size_t n;
-    double y_scale;          /* values are multiplied by this for display (100 for %); 0 = 1 */
-    double xmin, xmax;       /* x domain; NaN = from the data. Same for aligned charts. */
-    double ymin, ymax;       /* y domain (after scaling); NaN = from the data, with nice ends */
+    double y_scale;           /* values are multiplied by this for display (100 for %); 0 = 1 */
+    double xmin, xmax;        /* x domain; NaN = from the data. Same for aligned charts. */
+    double ymin, ymax;        /* y domain (after scaling); NaN = from the data, with nice ends */
     const double *boundaries; /* x of segment boundaries (dashed vertical lines) */
     size_t nboundaries;
     const mfu__svg_marker *markers;
     size_t nmarkers;
-    int width, height;       /* pixels; 0 = 720 × 220 */
+    int width, height; /* pixels; 0 = 720 × 220 */
 } mfu__svg_line;
 
 /* The line chart. NULL on error (see the file comment). */

@@ -40,11 +40,11 @@ static inline double syn_normal(syn_rng *r)
 }
 
 typedef struct syn_noise {
-    double sd;            /* lognormal sd of the step time (0.02 = 2 %) */
-    double rho;           /* AR(1) correlation of the log noise */
-    double spike_p;       /* probability of a spike per row */
+    double sd;                 /* lognormal sd of the step time (0.02 = 2 %) */
+    double rho;                /* AR(1) correlation of the log noise */
+    double spike_p;            /* probability of a spike per row */
     double spike_lo, spike_hi; /* spike multiplies the step time by U(lo, hi) */
-    const double *warmup; /* multipliers of the first rows (NULL: none) */
+    const double *warmup;      /* multipliers of the first rows (NULL: none) */
     size_t nwarmup;
 } syn_noise;
 
@@ -67,10 +67,10 @@ static inline void syn_multipliers(uint64_t seed, size_t n, const syn_noise *nz,
 }
 
 typedef struct syn_phase {
-    size_t from;              /* first row of the phase */
-    double step_time_s;       /* before noise */
+    size_t from;                  /* first row of the phase */
+    double step_time_s;           /* before noise */
     double tokens, useful_tokens; /* useful NaN: no padding column */
-    double fpt, hw_fpt;       /* model / hardware FLOPs per token (hw NaN: = model) */
+    double fpt, hw_fpt;           /* model / hardware FLOPs per token (hw NaN: = model) */
     double devices, peak;
     double seq_len, global_batch;
     double clock_mhz, max_clock_mhz, power_w, power_limit_w; /* NaN: absent */
@@ -109,8 +109,8 @@ static inline double syn_step_time_for(const syn_phase *p, double mfu)
 
 /* A series of n rows (steps first_step, first_step+1, ...) from phases (sorted by from) and
  * multipliers. loss (may be NULL) gives the loss per row. NULL on failure. */
-static inline mfu_series *syn_series(size_t n, int64_t first_step, const syn_phase *ph,
-                                     size_t nph, const double *mult, const double *loss)
+static inline mfu_series *syn_series(size_t n, int64_t first_step, const syn_phase *ph, size_t nph,
+                                     const double *mult, const double *loss)
 {
     mfu_series *s = mfu_series_new();
     if (!s)

@@ -116,7 +116,7 @@ static void series_from_run(void **state)
     mfu_series_row r;
     assert_true(mfu_series_get(s, 1, &r));
     assert_int_equal(r.step, 2);
-    assert_true(r.tokens == 2048.0 * 512);  /* from the metadata */
+    assert_true(r.tokens == 2048.0 * 512);   /* from the metadata */
     assert_true(r.tokens_per_s == 2000 * 8); /* per device × devices */
     assert_true(r.seq_len == 2048 && r.global_batch == 512);
     assert_true(r.model_flops_per_token == 6e9 && r.hardware_flops_per_token == 8e9);
@@ -321,8 +321,10 @@ static void seq_len_drop(void **state)
         char head[64];
         snprintf(head, sizeof head, "tokens/s +%.0f %%: ", 100 * T[MFU_TERM_TOKENS_PER_S].pct);
         assert_true(strncmp(d->sentence, head, strlen(head)) == 0);
-        assert_non_null(strstr(d->sentence, "workload 36 % easier (sequence 4096 \xe2\x86\x92 1024)"));
-        assert_non_null(strstr(d->sentence, "utilization \xe2\x88\x92" "8 %"));
+        assert_non_null(
+            strstr(d->sentence, "workload 36 % easier (sequence 4096 \xe2\x86\x92 1024)"));
+        assert_non_null(strstr(d->sentence, "utilization \xe2\x88\x92"
+                                            "8 %"));
         assert_int_equal(mfu_analysis_finding_count(a), 1);
         mfu_analysis_free(a);
         mfu_series_free(s);
@@ -417,7 +419,8 @@ static void sentence_words(void **state)
     char buf[MFU_SENTENCE_MAX];
     assert_true(mfu_decomposition_sentence(&d, buf, sizeof buf));
     /* harder by 36 %, the 0.3 % utilization change left out, FLOPs named without seq/batch */
-    assert_string_equal(buf, "tokens/s \xe2\x88\x92" "26 %: workload 36 % harder (model "
+    assert_string_equal(buf, "tokens/s \xe2\x88\x92"
+                             "26 %: workload 36 % harder (model "
                              "FLOPs/token 1e+10 \xe2\x86\x92 1.36e+10)");
     /* Uncertain direction says so; a tiny buffer truncates and says so. */
     d.term[MFU_TERM_TOKENS_PER_S].lo_pct = -0.4;
@@ -475,9 +478,9 @@ static void json_keys_and_determinism(void **state)
         assert_non_null(json_object_get(x, "share"));
         assert_true(json_is_boolean(json_object_get(x, "direction_certain")));
     }
-    assert_true(fabs(json_real_value(json_object_get(json_object_get(terms, "flops_per_token"),
-                                                     "pct")) -
-                     0.36) < 1e-9);
+    assert_true(
+        fabs(json_real_value(json_object_get(json_object_get(terms, "flops_per_token"), "pct")) -
+             0.36) < 1e-9);
     json_t *f0 = json_array_get(json_object_get(ja, "findings"), 0);
     assert_string_equal(json_string_value(json_object_get(f0, "kind")), "throughput_up_mfu_down");
     assert_string_equal(json_string_value(json_object_get(f0, "severity")), "warning");
@@ -490,7 +493,8 @@ static void json_keys_and_determinism(void **state)
     /* Another seed moves the intervals but not the point estimates. */
     o.seed = 2;
     mfu_analysis *c = analyse(s, &o);
-    const mfu_level *la = &mfu_analysis_segment(a, 0)->level, *lc = &mfu_analysis_segment(c, 0)->level;
+    const mfu_level *la = &mfu_analysis_segment(a, 0)->level,
+                    *lc = &mfu_analysis_segment(c, 0)->level;
     assert_true(la->mfu.value == lc->mfu.value);
     assert_true(la->mfu.lo != lc->mfu.lo);
     free(da);

@@ -16,8 +16,8 @@
 #include "synth.h"
 
 /* One steady run of n steps at mfu_a, switching to mfu_b at row at (at >= n: never). */
-static mfu_analysis *run(uint64_t seed, size_t n, size_t at, double mfu_a, double mfu_b,
-                         double sd, double devices, int resamples)
+static mfu_analysis *run(uint64_t seed, size_t n, size_t at, double mfu_a, double mfu_b, double sd,
+                         double devices, int resamples)
 {
     double *mult = malloc(n * sizeof *mult);
     syn_noise nz = {sd, 0.3, 0, 1, 1, NULL, 0};

@@ -209,8 +209,8 @@ static void million_points_bounded_peaks_kept(void **state)
         x[i] = (double)i;
         y[i] = 1 + 0.01 * syn_normal(&r);
     }
-    y[500000] = 10; /* one spike */
-    y[700001] = -5; /* one dip */
+    y[500000] = 10;  /* one spike */
+    y[700001] = -5;  /* one dip */
     size_t px = 656; /* 720 − margins */
     size_t *keep = malloc((5 * px + 1) * sizeof *keep);
     size_t nk = mfu__svg_downsample(x, y, n, 0, (double)(n - 1), (int)px, keep);
@@ -350,7 +350,8 @@ static void waterfall(void **state)
     assert_well_formed(svg);
     assert_non_null(strstr(svg, "seq 4096 &lt;-&gt; 1024"));
     assert_non_null(strstr(svg, ">+36 %</text>"));
-    assert_non_null(strstr(svg, ">\xe2\x88\x92" "8 %</text>"));
+    assert_non_null(strstr(svg, ">\xe2\x88\x92"
+                                "8 %</text>"));
     assert_non_null(strstr(svg, ">+25 %</text>"));
     size_t bars = 0;
     for (const char *p = svg; (p = strstr(p, "class=\"mfu-bar ")); p++)
