@@ -10,4 +10,5 @@
 #include "mfu/model.h"
 #include "mfu/run.h"
 #include "mfu/ingest.h"
+#include "mfu/report.h"
 #endif

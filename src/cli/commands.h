@@ -11,5 +11,7 @@ int cmd_flops(int argc, char **argv);
 /* mfu estimate: MFU/HFU/tokens/s from model, device, throughput (cmd_estimate.c) */
 int cmd_estimate(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+/* mfu report: MFU of training logs, checked against the framework's own figures */
+int cmd_report(int argc, char **argv);
 
 #endif

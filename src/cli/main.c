@@ -29,6 +29,7 @@ static const struct {
     {"estimate", cmd_estimate, "MFU, HFU and tokens/s from a model, a device and a throughput"},
     {"flops", cmd_flops, "FLOPs per token of a model, by component and convention"},
     {"convert", cmd_convert, "read training logs, write canonical JSON-lines"},
+    {"report", cmd_report, "MFU of training logs, checked against the framework's own figures"},
 };
 
 static void usage(FILE *out)
