@@ -121,6 +121,15 @@ static int build_input(const cli_args *a, const model_args *m, mfu_report_input 
         return cli_failf("report", CLI_EXIT_USAGE,
                          "--global-batch counts sequences: give --seq too (or --tokens-per-step)");
     in->stack = cli_get(a, "stack");
+    if (in->stack) {
+        bool known = false;
+        for (size_t i = 0; mfu_report_stack_name(i); i++)
+            known = known || mfu__strcasecmp(mfu_report_stack_name(i), in->stack) == 0;
+        if (!known)
+            return cli_failf("report", CLI_EXIT_USAGE,
+                             "--stack: no framework profile '%s' (see 'mfu report --list-stacks')",
+                             in->stack);
+    }
     return CLI_EXIT_OK;
 }
 

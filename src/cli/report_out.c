@@ -110,9 +110,9 @@ static void print_context(FILE *out, const char *path, const mfu_ingest_stats *s
                     c->stack.approximate ? ", approximately" : "");
         if (c->stack_peak_rule[0])
             fprintf(out, "; peak: %s", c->stack_peak_rule);
-        fputc('\n', out);
         if (c->stack.rule[0])
-            fprintf(out, "           (%s)\n", c->stack.rule);
+            fprintf(out, "; %s", c->stack.rule);
+        fputc('\n', out);
     }
     if (c->has_model) {
         flops_out_fmt(a, sizeof a, c->model_flops_per_token);
@@ -140,14 +140,13 @@ static void print_context(FILE *out, const char *path, const mfu_ingest_stats *s
     if (isfinite(c->devices))
         fprintf(out, "; %.0f device%s (%s)", c->devices, c->devices == 1 ? "" : "s",
                 src_word(c->devices_source));
-    fputc('\n', out);
     if (isfinite(c->tokens_per_step)) {
         cli_fmt_count(a, sizeof a, c->tokens_per_step);
-        fprintf(out, "tokens     %s per step (%s)", a, src_word(c->tokens_source));
+        fprintf(out, "; %s tokens per step (%s)", a, src_word(c->tokens_source));
         if (c->real_fraction < 1)
             fprintf(out, ", %.1f%% real (not padding)", 100 * c->real_fraction);
-        fputc('\n', out);
     }
+    fputc('\n', out);
     print_steady(out, r);
 }
 
@@ -175,10 +174,37 @@ static void print_summary(FILE *out, const mfu_report *r)
     const char *head[] = {"steady steps", "median", "mean", "p10", "p90"};
     cli_table_row(t, 5, head);
     size_t nrows = 0;
+    const mfu_report_context *ctx = mfu_report_get_context(r);
+    bool same_hw =
+        ctx->hardware_flops_per_token == ctx->model_flops_per_token && ctx->real_fraction == 1;
     for (size_t i = 0; i < MFU__ARRAY_LEN(rows); i++) {
         mfu_report_stat s = mfu_report_summary(r, rows[i].s);
         if (s.n == 0)
             continue;
+        /* rows that would repeat the one above: one device, or no recomputation */
+        if (rows[i].s == MFU_RS_TOKENS_PER_S_PER_DEVICE && ctx->devices == 1 &&
+            mfu_report_summary(r, MFU_RS_TOKENS_PER_S).n == s.n)
+            continue;
+        if ((rows[i].s == MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE || rows[i].s == MFU_RS_HFU) &&
+            same_hw)
+            continue;
+        /* a printed figure that a comparison below shows already */
+        bool compared = false;
+        for (size_t k = 0; k < mfu_report_comparison_count(r); k++) {
+            mfu_figure f = mfu_report_comparison_at(r, k)->figure;
+            compared = compared || (f == MFU_FIGURE_MFU && rows[i].s == MFU_RS_REPORTED_MFU) ||
+                       (f == MFU_FIGURE_FLOPS_PER_S &&
+                        rows[i].s == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE) ||
+                       (f == MFU_FIGURE_TOKENS_PER_S && rows[i].s == MFU_RS_REPORTED_TOKENS_PER_S);
+        }
+        if (compared)
+            continue;
+        /* the printed tokens/s when they are the tokens/s above (no step time to derive them) */
+        if (rows[i].s == MFU_RS_REPORTED_TOKENS_PER_S) {
+            mfu_report_stat g = mfu_report_summary(r, MFU_RS_TOKENS_PER_S);
+            if (g.n == s.n && g.median == s.median && g.mean == s.mean)
+                continue;
+        }
         char c[4][32];
         fmt(c[0], sizeof c[0], s.median, rows[i].k);
         fmt(c[1], sizeof c[1], s.mean, rows[i].k);
@@ -373,8 +399,13 @@ static json_t *series_json(const mfu_report *r)
             o, "state", json_string(mfu_report_step_state_name(mfu_report_step_state_at(r, i))));
         for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
             const char *name = mfu_report_series_name((mfu_report_series)k);
+            /* the two figures a framework prints in TFLOP/s are given in TFLOP/s */
             if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE) {
                 json_object_set_new(o, "reported_tflops_per_device", num(col[k][i] / 1e12));
+                continue;
+            }
+            if (k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE) {
+                json_object_set_new(o, "recomputed_tflops_per_device", num(col[k][i] / 1e12));
                 continue;
             }
             json_object_set_new(o, name, num(col[k][i]));

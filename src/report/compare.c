@@ -241,7 +241,8 @@ static size_t peak_cands(const mfu_report *r, const mfu__cmp_ctx *c, double p_us
     bool fb = false;
     char why[MFU_REPORT_TEXT_MAX];
     double ps = mfu__stack_peak(c->prof, c->dev, r->ctx.dtype, &fb, why, sizeof why);
-    if (ps > 0 && !fb && fabs(ps / pt - 1) > c->tol) {
+    bool fixed = c->prof && c->prof->peak_rule == MFU__PEAK_FIXED; /* named above already */
+    if (ps > 0 && !fb && !fixed && fabs(ps / pt - 1) > c->tol) {
         fmt_tf(a, sizeof a, ps);
         add(out, &n, MFU_MISMATCH_STACK_PEAK, ps / p_used,
             "%s; mfu's table has %s (dense datasheet figure)", why, b);
@@ -295,12 +296,14 @@ static void explain(mfu_report_comparison *x, const cand *best1, const cand *bes
         setf(x->explanation, sizeof x->explanation, "%s", best1->what);
 }
 
-/* Name the other single causes that would explain ratio r as well. */
-static void also(mfu_report_comparison *x, const cand *c, size_t n, double r, double tol)
+/* Name the other single causes that would explain ratio r as well (not those that are the
+ * same change as the chosen one, factor f). */
+static void also(mfu_report_comparison *x, const cand *c, size_t n, double r, double f, double tol)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!within(r * c[i].factor, tol) || c[i].code == x->cause)
+        if (!within(r * c[i].factor, tol) || c[i].code == x->cause ||
+            fabs(c[i].factor / f - 1) < 1e-9)
             continue;
         mfu__appendf(x->explanation, sizeof x->explanation, "%s%s",
                      k ? ", " : " (also consistent with: ", mfu_mismatch_name(c[i].code));
@@ -312,7 +315,7 @@ static void also(mfu_report_comparison *x, const cand *c, size_t n, double r, do
 
 /* Search single causes in order, then one peak with one formula. */
 static void search(mfu_report_comparison *x, const cand *f, size_t nf, const cand *p, size_t np,
-                   bool peaks_first, double tol)
+                   bool peaks_first, double tol, const char *suffix)
 {
     double r = x->ratio;
     for (int pass = 0; pass < 2; pass++) {
@@ -322,7 +325,8 @@ static void search(mfu_report_comparison *x, const cand *f, size_t nf, const can
         for (size_t i = 0; i < nc; i++)
             if (within(r * c[i].factor, tol)) {
                 explain(x, &c[i], NULL, r);
-                also(x, c + i + 1, nc - i - 1, r, tol);
+                mfu__appendf(x->explanation, sizeof x->explanation, "%s", suffix);
+                also(x, c + i + 1, nc - i - 1, r, c[i].factor, tol);
                 return;
             }
     }
@@ -330,6 +334,7 @@ static void search(mfu_report_comparison *x, const cand *f, size_t nf, const can
         for (size_t j = 0; j < nf; j++)
             if (within(r * p[i].factor * f[j].factor, tol)) {
                 explain(x, &p[i], &f[j], r);
+                mfu__appendf(x->explanation, sizeof x->explanation, "%s", suffix);
                 return;
             }
     explain(x, NULL, NULL, r);
@@ -373,7 +378,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
             setf(x->label, sizeof x->label, "%s TFLOP/s per device (%s)",
                  ctx->stack.counts_recompute ? "hardware" : "model", form);
             if (!x->agrees)
-                search(x, fc, nf, pc, 0, false, tol);
+                search(x, fc, nf, pc, 0, false, tol, "");
         }
     }
 
@@ -391,7 +396,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
             x->peak_flops_per_s = ps;
             if (!x->agrees) {
                 size_t np = peak_cands(r, c, ps, pc);
-                search(x, fc, nf, pc, np, false, tol);
+                search(x, fc, nf, pc, np, false, tol, "");
             }
         }
     }
@@ -414,11 +419,10 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
                 x->peak_flops_per_s = pt;
                 if (!x->agrees) {
                     size_t np = peak_cands(r, c, pt, pc);
-                    search(x, fc, nf, pc, np, true, tol);
-                    if (x->cause != MFU_MISMATCH_UNEXPLAINED)
-                        mfu__appendf(x->explanation, sizeof x->explanation,
-                                     ": the log's MFU reads %.2fx %s", x->ratio,
-                                     x->ratio > 1 ? "too high" : "too low");
+                    char reads[64];
+                    snprintf(reads, sizeof reads, ": the log's MFU reads %.2fx %s", x->ratio,
+                             x->ratio > 1 ? "too high" : "too low");
+                    search(x, fc, nf, pc, np, true, tol, reads);
                 }
             }
         }
@@ -444,7 +448,10 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
 
     /* what the log implies on its own */
     char list[200];
-    if (isfinite(ctx->implied_peak_flops_per_s)) {
+    bool mfu_checked = false;
+    for (size_t i = 0; i < r->ncomparisons; i++)
+        mfu_checked = mfu_checked || r->comparisons[i].figure == MFU_FIGURE_MFU;
+    if (isfinite(ctx->implied_peak_flops_per_s) && !mfu_checked) {
         fmt_tf(a, sizeof a, ctx->implied_peak_flops_per_s);
         if (mfu__stack_devices_with_peak(c->prof, ctx->implied_peak_flops_per_s, tol, list,
                                          sizeof list))

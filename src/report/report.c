@@ -569,8 +569,11 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     }
 
     /* what is missing, with the option that supplies it */
-    bool any_tps = r->stat[MFU_RS_TOKENS_PER_S].n > 0;
-    bool any_tpd = r->stat[MFU_RS_TOKENS_PER_S_PER_DEVICE].n > 0;
+    bool any_tps = false, any_tpd = false;
+    for (size_t i = 0; i < n; i++) {
+        any_tps = any_tps || isfinite(r->col[MFU_RS_TOKENS_PER_S][i]);
+        any_tpd = any_tpd || isfinite(r->col[MFU_RS_TOKENS_PER_S_PER_DEVICE][i]);
+    }
     if (!in->has_arch)
         add_missing(r, "model", "--model NAME or --config config.json",
                     "FLOPs per token, model TFLOP/s, MFU and HFU");
@@ -583,7 +586,8 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     for (size_t i = 0; i < n && !sequences; i++) {
         mfu_step s;
         mfu_run_get(run, i, &s);
-        sequences = isfinite(s.samples) && s.samples > 0;
+        sequences = (isfinite(s.samples) && s.samples > 0) ||
+                    (isfinite(s.samples_per_s) && s.samples_per_s > 0);
     }
     if (!any_tps && !any_tpd && sequences && c->seq <= 0 && in->has_arch)
         ; /* "sequence length" is listed above already */
