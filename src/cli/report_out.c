@@ -70,7 +70,7 @@ static void print_steady(FILE *out, const mfu_report *r)
     if (w->mid_run)
         fprintf(out, "; the log starts mid-run: no warm-up looked for");
     else if (!w->checked)
-        fprintf(out, "; too few steps to look for a warm-up (fewer than 4)");
+        fprintf(out, "; too few steps with a throughput to look for a warm-up (fewer than 4)");
     else if (w->steps == 0)
         fprintf(out, "; no warm-up found");
     else if (w->steps == 1)
@@ -106,7 +106,8 @@ static void print_context(FILE *out, const char *path, const mfu_ingest_stats *s
         fprintf(out, "framework  %s", c->stack.framework);
         if (c->stack.has_convention)
             fprintf(out, ": counts FLOPs as %s (%s attention)%s",
-                    mfu_convention_name(c->stack.convention), att_word(c->stack.attention),
+                    mfu_convention_name(c->stack.convention),
+                    c->stack.convention == MFU_CONV_6N ? "no" : att_word(c->stack.attention),
                     c->stack.approximate ? ", approximately" : "");
         if (c->stack_peak_rule[0])
             fprintf(out, "; peak: %s", c->stack_peak_rule);

@@ -345,11 +345,11 @@ static const char *formula_name(const mfu_report *r, char *buf, size_t n)
     const mfu_report_stack *s = &r->ctx.stack;
     if (s->name[0] && s->has_convention) {
         const char *conv = mfu_convention_name(s->convention);
+        const char *att = s->convention == MFU_CONV_6N ? "no" : attention_word(s->attention);
         if (strcmp(conv, s->name) == 0)
-            setf(buf, n, "%s formula, %s attention", s->framework, attention_word(s->attention));
+            setf(buf, n, "%s formula, %s attention", s->framework, att);
         else
-            setf(buf, n, "%s formula = %s, %s attention", s->framework, conv,
-                 attention_word(s->attention));
+            setf(buf, n, "%s formula = %s, %s attention", s->framework, conv, att);
     } else {
         setf(buf, n, "mfu's %s convention, %s attention", mfu_convention_name(r->ctx.convention),
              attention_word(r->ctx.attention));
@@ -505,7 +505,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
                          "%s prints an EMA of its MFU (%.1f x previous + %.1f x new, per "
                          "log line); mfu replays it from its own first value",
                          fw, c->prof->mfu_ema, 1 - c->prof->mfu_ema);
-    if (ctx->stack.approximate && (rep_flops || rep_mfu))
+    if (ctx->stack.approximate && c->stack_flops_ok && (rep_flops || rep_mfu))
         mfu__report_note(r,
                          "%s measures its FLOPs rather than using a formula: %s is the "
                          "nearest convention, so its figures are compared approximately",

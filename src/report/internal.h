@@ -86,20 +86,26 @@ double mfu__median(const double *x, size_t n, double *scratch);
 
 /* ---- warm-up (warmup.c) ------------------------------------------------------------------ */
 
-/* Thresholds of the rule (docs/internals/report.md). */
-#define MFU__WARMUP_MIN_STEPS 4       /* fewer usable steps: no warm-up is looked for */
-#define MFU__WARMUP_MIN_SLOWDOWN 0.05 /* a leading step this much slower is warm-up ... */
+/* Thresholds of the report's rules around the analysis module's warm-up detector
+ * (docs/internals/report.md). */
+#define MFU__ARTIFACT_FACTOR 5.0 /* a step this many times faster than the median */
+#define MFU__WARMUP_MIN_STEPS 4  /* fewer usable steps: no warm-up is looked for */
+#define MFU__WARMUP_ANALYSIS_STEPS                                                                 \
+    20                                /* the analysis detector's minimum (2 x its 10-row           \
+                                         settle window); shorter logs use the short rule */
+#define MFU__WARMUP_MIN_SLOWDOWN 0.05 /* short rule: a leading step this much slower ... */
 #define MFU__WARMUP_NOISE_K 3.0       /* ... or k x the relative MAD, whichever is larger */
-#define MFU__ARTIFACT_FACTOR 5.0      /* a step this many times faster than the median */
 #define MFU__WARMUP_MAX_FIRST_STEP                                                                 \
     100 /* a log whose first step is above this and above twice                                    \
            its first step interval starts mid-run */
 
 /* Classify steps from their throughput x[i] (tokens/s or 1/step time; NaN = unusable):
  * state[i] is set to STEADY, WARMUP, ARTIFACT or UNUSABLE and *w is filled (impossible stays
- * 0: the caller marks those). scratch: 2n doubles. */
-void mfu__warmup(const double *x, size_t n, const int64_t *steps, mfu_report_step_state *state,
-                 mfu_report_warmup *w, double *scratch);
+ * 0: the caller marks those). scratch: 2n doubles. Errors: MFU_E_NOMEM (state and *w are then
+ * partly filled: the caller fails). */
+mfu_status mfu__warmup(const double *x, size_t n, const int64_t *steps,
+                       mfu_report_step_state *state, mfu_report_warmup *w, double *scratch,
+                       mfu_error *err);
 
 /* ---- the report object ------------------------------------------------------------------- */
 

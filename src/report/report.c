@@ -546,7 +546,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
         double *x = derived_x;
         for (size_t i = 0; i < n; i++)
             x[i] = isfinite(tpd[i]) ? tpd[i] : isfinite(tps[i]) ? tps[i] : 1.0 / stt[i];
-        mfu__warmup(x, n, r->steps, r->state, &r->warmup, scratch);
+        st = mfu__warmup(x, n, r->steps, r->state, &r->warmup, scratch, err);
+        if (st != MFU_OK)
+            goto done;
         for (size_t i = 0; i < n; i++)
             if (r->state[i] == MFU_STEP_STEADY &&
                 (r->col[MFU_RS_MFU][i] > 1 || r->col[MFU_RS_HFU][i] > 1)) {

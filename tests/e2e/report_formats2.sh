@@ -148,7 +148,7 @@ if needs maxtext "$name"; then
     ok "$logs/maxtext/maxtext-issue8-v3-8-old-format.log" --json
     is .steps 3
     is .context.stack.convention maxtext-2023
-    is .warmup.mid_run true
+    is .warmup.checked false # 3 steps are too few
 fi
 name=maxtext-maxtest # steps 0 (1.353 s) and 2 (0.002 s) are timing artifacts
 if needs maxtext "$name"; then
