@@ -11,6 +11,7 @@
  *   - after the warm-up, a step faster than MFU__ARTIFACT_FACTOR x the median of the steady
  *     steps is a timing artifact (asynchronous dispatch, a profiler boundary): no training step
  *     runs 5x faster than the typical one, while a stall can be any length and stays counted.
+ *     The median is taken again after each removal, until none is left.
  *
  * The throughput of a step (x) is tokens/s, or 1 / step time; NaN marks an unusable step.
  */
@@ -114,17 +115,23 @@ mfu_status mfu__warmup(const double *x, size_t n, const int64_t *steps,
         w->steps++;
     }
 
-    /* the steady median, timing artifacts, and how slow the warm-up was */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (state[i] == MFU_STEP_STEADY)
-            scratch[k++] = x[i];
-    double m = mfu__median(scratch, k, scratch + k);
-    for (size_t i = 0; i < n; i++)
-        if (state[i] == MFU_STEP_STEADY && x[i] > MFU__ARTIFACT_FACTOR * m) {
-            state[i] = MFU_STEP_ARTIFACT;
-            w->artifacts++;
-        }
+    /* timing artifacts against the median of the steady steps, again after each removal (in
+     * a short log one artifact moves the median), and how slow the warm-up was */
+    double m = NAN;
+    for (size_t removed = 1; removed > 0;) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (state[i] == MFU_STEP_STEADY)
+                scratch[k++] = x[i];
+        m = mfu__median(scratch, k, scratch + k);
+        removed = 0;
+        for (size_t i = 0; i < n; i++)
+            if (state[i] == MFU_STEP_STEADY && x[i] > MFU__ARTIFACT_FACTOR * m) {
+                state[i] = MFU_STEP_ARTIFACT;
+                w->artifacts++;
+                removed++;
+            }
+    }
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         if (state[i] == MFU_STEP_WARMUP)
