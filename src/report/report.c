@@ -99,7 +99,7 @@ static mfu_status check_input(const mfu_report_input *in, mfu_error *err)
                                "real tokens per step must be a positive number");
     if (!isfinite(in->peak_flops_per_s) || in->peak_flops_per_s < 0)
         return mfu__fail_field(err, MFU_E_INVALID, "--peak-tflops",
-                               "the peak must be a positive number of TFLOP/s");
+                               "the peak must be a positive, finite number of TFLOP/s");
     if (!isfinite(in->tolerance) || in->tolerance < 0 || in->tolerance >= 0.5)
         return mfu__fail_field(err, MFU_E_INVALID, "--tolerance",
                                "the tolerance must be a fraction in (0, 0.5), e.g. 0.01");
@@ -239,8 +239,8 @@ static mfu_status resolve_flops(mfu_report *r, const mfu_report_input *in, const
 }
 
 /* Per-row throughput and figures (see the file comment for the precedence rules). */
-static void derive_series(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
-                          double override_tokens, double fallback_tokens, double *derived_tps)
+static void derive_series(mfu_report *r, const mfu_run *run, double override_tokens,
+                          double fallback_tokens, double *derived_tps)
 {
     mfu_report_context *c = &r->ctx;
     double dev = c->devices;
@@ -307,7 +307,6 @@ static void derive_series(mfu_report *r, const mfu_run *run, const mfu_report_in
         r->col[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE][i] = sf;
         r->col[MFU_RS_STACK_MFU][i] = sf / c->stack_peak_flops_per_s;
     }
-    (void)in;
 }
 
 /* nanoGPT prints an EMA of its MFU over log lines: replay it, seeded with the first value. */
@@ -499,7 +498,7 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     cc.p_stack = c->stack_peak_flops_per_s;
     cc.dev = c->device;
     c->real_fraction = 1;
-    derive_series(r, run, in, override_tokens, fallback_tokens, derived);
+    derive_series(r, run, override_tokens, fallback_tokens, derived);
 
     /* tokens per step as a constant, and the real fraction */
     {
@@ -530,7 +529,7 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
             goto done;
         } else {
             c->real_fraction = in->real_tokens_per_step / c->tokens_per_step;
-            derive_series(r, run, in, override_tokens, fallback_tokens, derived);
+            derive_series(r, run, override_tokens, fallback_tokens, derived);
         }
     }
     cc.rho = c->real_fraction;
