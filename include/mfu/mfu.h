@@ -11,6 +11,7 @@
 #include "mfu/run.h"
 #include "mfu/ingest.h"
 #include "mfu/store.h"
+#include "mfu/report.h"
 #include "mfu/run.h"
 #include "mfu/ingest.h"
 #include "mfu/estimate.h"

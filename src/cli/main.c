@@ -32,6 +32,7 @@ static const struct {
     {"ingest", cmd_ingest, "read training logs into the run store"},
     {"runs", cmd_runs, "list the runs in the run store"},
     {"rm", cmd_rm, "remove runs from the run store"},
+    {"report", cmd_report, "MFU of training logs, checked against the framework's own figures"},
 };
 
 static void usage(FILE *out)
