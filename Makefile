@@ -17,9 +17,11 @@ $(BUILD)/CMakeCache.txt:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 
 build: deps $(BUILD)/CMakeCache.txt
-	@cmake --build $(BUILD) -j $(JOBS)
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
-demo: build
+# The demo needs only the tool, not the tests.
+demo: deps $(BUILD)/CMakeCache.txt
+	@cmake --build $(BUILD) --target mfu -j $(JOBS) -- --no-print-directory
 	@bash examples/demo.sh $(MFU)
 
 test: build
