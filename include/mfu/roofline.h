@@ -86,7 +86,8 @@ typedef enum mfu_roofline_pass {
 typedef struct mfu_roofline_product {
     char name[MFU_ROOFLINE_NAME_MAX]; /* "attn.q", "mla.kv_up", "attn.scores", "mlp.up",
                                          "moe.router", "moe.expert.down", "moe.shared.gate",
-                                         "logits"; windowed-layer attention ends ".window" */
+                                         "logits"; windowed-layer attention ends ".window";
+                                         fused: "attn.qkv", "mlp.up_gate", ... */
     mfu_roofline_group group;
     mfu_roofline_pass pass;
     double m, n, k;       /* the shape in this pass (per device, after tp/ep splits) */
@@ -121,6 +122,10 @@ typedef struct mfu_roofline_config {
     bool fp32_weight_grad;  /* true: weight gradients accumulate into an fp32 buffer that is
                                read and written (Megatron-LM's gradient-accumulation fusion);
                                false (default): the weight gradient is written once at dtype */
+    bool fused_projections; /* true: Q, K, V run as one GEMM ("attn.qkv") and an MLP's up and
+                               gate as one ("*.up_gate"), as Megatron-LM's linear_qkv and
+                               linear_fc1 do; false (default): one GEMM per matrix (Hugging
+                               Face, torchtitan). MLA's projections are never fused. */
 } mfu_roofline_config;
 
 /* The roofline of one micro-step on one device. */
@@ -135,7 +140,7 @@ typedef struct mfu_roofline {
     double peak_flops_per_s;
     double memory_bandwidth_bytes_per_s;
     double ridge_flops_per_byte; /* peak / bandwidth */
-    bool unfused_attention, fp32_weight_grad;
+    bool unfused_attention, fp32_weight_grad, fused_projections;
     mfu_recompute recompute;
 
     /* the products: fwd, dgrad, wgrad of each forward product in model order */
@@ -156,8 +161,8 @@ typedef struct mfu_roofline {
 /* ---- functions ----------------------------------------------------------------------------- */
 
 /* Fill *cfg with the defaults: micro_batch 1, tp 1, ep 1, etp 0 (= tp), bf16, fused attention,
- * no fp32 weight gradient, and no peak or bandwidth (0: the caller must set both, or call
- * mfu_roofline_config_set_device()). cfg must not be NULL. */
+ * no fp32 weight gradient, one GEMM per projection matrix, and no peak or bandwidth (0: the caller
+ * must set both, or call mfu_roofline_config_set_device()). cfg must not be NULL. */
 MFU_API void mfu_roofline_config_init(mfu_roofline_config *cfg);
 
 /* Set cfg's peak (the dense figure for cfg->dtype) and memory bandwidth from a table entry.

@@ -295,6 +295,7 @@ static size_t forward_specs(const mfu_arch *a, const mfu__shape *s, const mfu_wo
     double Gl = a->kv_heads >= r->tp ? (double)a->kv_heads / t : 1;
     double g = Hl / Gl; /* query heads sharing one key/value head on this device */
     double score = r->unfused_attention ? -1 : 0; /* -1: replaced by the mask below */
+    bool fused = r->fused_projections;
 #define ADD(...) (specs[n++] = (fwd_spec){__VA_ARGS__})
     /* A linear layer: tokens x in -> tokens x out, B a weight; re-run by full recompute. */
 #define LINEAR(nm, grp, m_, out_, in_, cnt)                                                        \
@@ -319,9 +320,13 @@ static size_t forward_specs(const mfu_arch *a, const mfu__shape *s, const mfu_wo
         LINEAR("attn.o", MFU_RL_ATTN_PROJ, T, h, Hl * dv, L);
     } else {
         double d = (double)a->head_dim;
-        LINEAR("attn.q", MFU_RL_ATTN_PROJ, T, Hl * d, h, L);
-        LINEAR("attn.k", MFU_RL_ATTN_PROJ, T, Gl * d, h, L);
-        LINEAR("attn.v", MFU_RL_ATTN_PROJ, T, Gl * d, h, L);
+        if (fused) {
+            LINEAR("attn.qkv", MFU_RL_ATTN_PROJ, T, (Hl + 2 * Gl) * d, h, L);
+        } else {
+            LINEAR("attn.q", MFU_RL_ATTN_PROJ, T, Hl * d, h, L);
+            LINEAR("attn.k", MFU_RL_ATTN_PROJ, T, Gl * d, h, L);
+            LINEAR("attn.v", MFU_RL_ATTN_PROJ, T, Gl * d, h, L);
+        }
         LINEAR("attn.o", MFU_RL_ATTN_PROJ, T, h, Hl * d, L);
     }
 
@@ -348,9 +353,13 @@ static size_t forward_specs(const mfu_arch *a, const mfu__shape *s, const mfu_wo
     bool gated = a->gated_mlp == MFU_FLAG_YES;
     if (s->n_dense > 0) {
         double Fl = ceil_div((double)a->ffn, t), nd = (double)s->n_dense;
-        LINEAR("mlp.up", MFU_RL_MLP, T, Fl, h, nd);
-        if (gated)
-            LINEAR("mlp.gate", MFU_RL_MLP, T, Fl, h, nd);
+        if (gated && fused) {
+            LINEAR("mlp.up_gate", MFU_RL_MLP, T, 2 * Fl, h, nd);
+        } else {
+            LINEAR("mlp.up", MFU_RL_MLP, T, Fl, h, nd);
+            if (gated)
+                LINEAR("mlp.gate", MFU_RL_MLP, T, Fl, h, nd);
+        }
         LINEAR("mlp.down", MFU_RL_MLP, T, h, Fl, nd);
     }
 
@@ -361,15 +370,23 @@ static size_t forward_specs(const mfu_arch *a, const mfu__shape *s, const mfu_wo
         LINEAR("moe.router", MFU_RL_ROUTER, T, E, h, nm);
         double Fe = ceil_div((double)a->moe_ffn, (double)r->etp);
         double cnt = nm * E / (double)r->ep, Te = r->tokens_per_expert;
-        LINEAR("moe.expert.up", MFU_RL_EXPERTS, Te, Fe, h, cnt);
-        if (gated)
-            LINEAR("moe.expert.gate", MFU_RL_EXPERTS, Te, Fe, h, cnt);
+        if (gated && fused) {
+            LINEAR("moe.expert.up_gate", MFU_RL_EXPERTS, Te, 2 * Fe, h, cnt);
+        } else {
+            LINEAR("moe.expert.up", MFU_RL_EXPERTS, Te, Fe, h, cnt);
+            if (gated)
+                LINEAR("moe.expert.gate", MFU_RL_EXPERTS, Te, Fe, h, cnt);
+        }
         LINEAR("moe.expert.down", MFU_RL_EXPERTS, Te, h, Fe, cnt);
         if (a->shared_experts > 0) {
             double Fs = ceil_div((double)a->shared_experts * (double)a->shared_ffn, t);
-            LINEAR("moe.shared.up", MFU_RL_EXPERTS, T, Fs, h, nm);
-            if (gated)
-                LINEAR("moe.shared.gate", MFU_RL_EXPERTS, T, Fs, h, nm);
+            if (gated && fused) {
+                LINEAR("moe.shared.up_gate", MFU_RL_EXPERTS, T, 2 * Fs, h, nm);
+            } else {
+                LINEAR("moe.shared.up", MFU_RL_EXPERTS, T, Fs, h, nm);
+                if (gated)
+                    LINEAR("moe.shared.gate", MFU_RL_EXPERTS, T, Fs, h, nm);
+            }
             LINEAR("moe.shared.down", MFU_RL_EXPERTS, T, h, Fs, nm);
         }
     }
@@ -420,6 +437,7 @@ mfu_status mfu_roofline_compute(const mfu_arch *arch, const mfu_workload *wl,
     r.ridge_flops_per_byte = r.peak_flops_per_s / r.memory_bandwidth_bytes_per_s;
     r.unfused_attention = cfg->unfused_attention;
     r.fp32_weight_grad = cfg->fp32_weight_grad;
+    r.fused_projections = cfg->fused_projections;
     r.recompute = wl->recompute;
 
     fwd_spec specs[MFU_ROOFLINE_MAX_PRODUCTS / 3];

@@ -32,6 +32,7 @@ static const cli_optspec specs[] = {
     {"bandwidth-tbs", true},
     {"unfused-attention", false},
     {"wgrad-fp32", false},
+    {"fused-projections", false},
     {"json", false},
 };
 
@@ -65,6 +66,8 @@ static void help(void)
         "  --unfused-attention      the score matrix goes through memory (eager attention);\n"
         "                           default: fused (flash) attention keeps it on chip\n"
         "  --wgrad-fp32             weight gradients accumulate into fp32 (read and written)\n"
+        "  --fused-projections      Q, K, V as one GEMM and MLP up and gate as one (Megatron-LM);\n"
+        "                           default: one GEMM per matrix (Hugging Face, torchtitan)\n"
         "Output:\n"
         "  --json                   one JSON object (keys in docs/cli.md)\n\n"
         "Examples:\n"
@@ -126,6 +129,7 @@ static int choose_parallel(const cli_args *a, mfu_roofline_config *cfg)
         return CLI_EXIT_USAGE;
     cfg->unfused_attention = cli_has(a, "unfused-attention");
     cfg->fp32_weight_grad = cli_has(a, "wgrad-fp32");
+    cfg->fused_projections = cli_has(a, "fused-projections");
     return CLI_EXIT_OK;
 }
 
@@ -185,9 +189,10 @@ static void print_text(const model_args *m, const device_choice *d, const mfu_ro
     printf("%s dense peak %s%s, bandwidth %s%s\n", mfu_dtype_name(r->dtype), a,
            d->peak_given ? " (--peak-tflops)" : "", b,
            d->bandwidth_given ? " (--bandwidth-tbs)" : "");
-    printf("ridge point %.1f FLOP/byte; operands %g bytes, attention %s%s\n\n",
+    printf("ridge point %.1f FLOP/byte; operands %g bytes, attention %s, projections %s%s\n\n",
            r->ridge_flops_per_byte, r->bytes_per_element,
            r->unfused_attention ? "unfused" : "fused",
+           r->fused_projections ? "fused" : "one GEMM per matrix",
            r->fp32_weight_grad ? ", fp32 weight gradients" : "");
 
     cli_table *t = cli_table_new();
@@ -284,6 +289,7 @@ static json_t *roofline_json(const model_args *m, const device_choice *d, const 
     json_object_set_new(o, "ridge_flops_per_byte", cli_json_num(r->ridge_flops_per_byte));
     json_object_set_new(o, "attention", json_string(r->unfused_attention ? "unfused" : "fused"));
     json_object_set_new(o, "wgrad_fp32", json_boolean(r->fp32_weight_grad));
+    json_object_set_new(o, "fused_projections", json_boolean(r->fused_projections));
     json_t *prods = json_array();
     for (size_t i = 0; i < r->nproducts; i++) {
         const mfu_roofline_product *p = &r->products[i];

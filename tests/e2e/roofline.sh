@@ -21,7 +21,8 @@ jq_is '.sentence' "at micro-batch 1 × 8192 tokens the main matrix products are 
 for k in .model.name .workload.seq .workload.micro_batch .workload.tokens .workload.recompute \
     .parallel.tp .parallel.ep .parallel.etp .device.id .device.dtype .device.bytes_per_element \
     .device.peak_flops .device.peak_source .device.memory_bandwidth_bytes_per_s \
-    .device.bandwidth_source .ridge_flops_per_byte .attention .wgrad_fp32 .products .groups.mlp \
+    .device.bandwidth_source .ridge_flops_per_byte .attention .wgrad_fp32 .fused_projections \
+    .products .groups.mlp \
     .groups.attention_core.memory_bound_share .flops .recompute_flops .time_s \
     .memory_bound_share .ceiling_mfu .sentence; do
     [ "$(jq -r "$k | type" "$tmp/out")" != null ] || fail "key $k missing"
@@ -55,6 +56,17 @@ awk -v a="$t1" -v b="$t8" 'BEGIN { exit !(a > b) }' || fail "ceiling does not fa
 ok --model llama3-70b --seq 256 --tp 8 --device h100-sxm --json
 jq_is '[.products[] | select(.name == "mlp.up" and .pass == "fwd")][0] | [.m, .n, .k] | map(tostring) | join("x")' \
     "256x3584x8192"
+
+# Fused projections (Megatron-LM): at TP 8 the 128-wide K and V projections are memory-bound
+# on their own, not inside one QKV GEMM.
+ok --model llama3-8b --seq 4096 --tp 8 --device h100-sxm --json
+jq_is '[.products[] | select(.name == "attn.k")][0].bound' memory
+split=$(jq -r .ceiling_mfu "$tmp/out")
+ok --model llama3-8b --seq 4096 --tp 8 --device h100-sxm --fused-projections --json
+jq_true '.fused_projections'
+jq_is '[.products[] | select(.name == "attn.qkv" and .pass == "fwd")][0] | [.m, .n, .k] | map(tostring) | join("x")' \
+    "4096x768x4096"
+jq_true ".ceiling_mfu > $split"
 
 # MoE: 128 experts, top-8, 4096 tokens -> 256 tokens per expert, memory-bound on H100;
 # EP 4 gathers 4 devices' tokens -> 1024 per expert, compute-bound, a higher ceiling.

@@ -300,6 +300,21 @@ static void tensor_parallel_shapes(void **state)
     assert_shape(find(&rl, "logits", MFU_RL_FWD), 2048, 128256 / 8, 4096);
     assert_true(find(&rl, "attn.scores", MFU_RL_FWD)->count == 32 * 1 * 4);
 
+    /* fused projections (Megatron-LM's linear_qkv, linear_fc1): the same FLOPs in fewer,
+     * wider GEMMs; at TP 8 the 128-wide K (AI 2^31 / 18350080 = 117.0, below H100's 295)
+     * becomes part of a 768-wide QKV */
+    ASSERT_NEAR(find(&rl, "attn.k", MFU_RL_FWD)->intensity_flops_per_byte, 2147483648.0 / 18350080,
+                1e-12);
+    double split_flops = rl.flops;
+    c.fused_projections = true;
+    compute_ok(&a, &wl, &c);
+    ASSERT_NEAR(rl.flops, split_flops, 1e-12);
+    assert_shape(find(&rl, "attn.qkv", MFU_RL_FWD), 2048, (4 + 2) * 128, 4096);
+    assert_shape(find(&rl, "mlp.up_gate", MFU_RL_FWD), 2048, 2 * 14336 / 8, 4096);
+    assert_int_equal(rl.nproducts, 3 * 7); /* qkv, o, scores, values, up_gate, down, logits */
+    assert_true(find(&rl, "attn.qkv", MFU_RL_FWD)->intensity_flops_per_byte > 400);
+    c.fused_projections = false;
+
     /* tp 16 > 8 kv heads: each key/value head is replicated on 2 ranks */
     c.tp = 16;
     compute_ok(&a, &wl, &c);
