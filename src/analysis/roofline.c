@@ -296,7 +296,11 @@ static size_t forward_specs(const mfu_arch *a, const mfu__shape *s, const mfu_wo
     double g = Hl / Gl; /* query heads sharing one key/value head on this device */
     double score = r->unfused_attention ? -1 : 0; /* -1: replaced by the mask below */
     bool fused = r->fused_projections;
-#define ADD(...) (specs[n++] = (fwd_spec){__VA_ARGS__})
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        specs[n] = (fwd_spec){__VA_ARGS__};                                                        \
+        n++;                                                                                       \
+    } while (0)
     /* A linear layer: tokens x in -> tokens x out, B a weight; re-run by full recompute. */
 #define LINEAR(nm, grp, m_, out_, in_, cnt)                                                        \
     ADD(.name = (nm), .group = (grp), .m = (m_), .n = (out_), .k = (in_), .count = (cnt),          \
