@@ -205,33 +205,11 @@ mfu_status mfu_roofline_gemm(const mfu_roofline_config *cfg, double m, double n,
 
 /* ---- attention masks ----------------------------------------------------------------------- */
 
-/* Keys seen by the queries of a causal document of length n with a window w (0 = none),
- * summed over the queries: n^2/2, or the band n w - w^2/2 once n > w. The same halving as the
- * exact convention (src/model/flops.c), so the FLOPs agree. */
-static double causal_band(double n, double w)
-{
-    if (w <= 0 || w >= n)
-        return n * n / 2;
-    return n * w - w * w / 2;
-}
-
 /* The fraction of the seq x seq score matrix computed: keys per query averaged over the
  * tokens, over seq. Packed documents mask per document. */
 static double mask_fraction(const mfu_workload *wl, double w)
 {
-    double s = (double)wl->seq, keys;
-    if (wl->doc_count > 0) {
-        double num = 0, den = 0;
-        for (size_t i = 0; i < wl->doc_count; i++) {
-            num += causal_band((double)wl->doc_lengths[i], w);
-            den += (double)wl->doc_lengths[i];
-        }
-        keys = num / den;
-    } else {
-        double n = wl->mean_doc_len > 0 ? wl->mean_doc_len : s;
-        keys = causal_band(n, w) / n;
-    }
-    return keys / s;
+    return mfu__causal_keys_per_query(wl, w) / (double)wl->seq;
 }
 
 /* ---- the step ------------------------------------------------------------------------------ */
