@@ -1,6 +1,7 @@
 # Entry points for people. CMake + CTest do the real work (see docs/testing.md).
 #   make demo   install what is missing, build, run mfu on the bundled example
 #   make test   install what is missing, build, run every test (ends with CTest's summary)
+#   make bench  ingest throughput against Python and jq (bench/README.md; LINES=200000 for less)
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 MFU   := $(BUILD)/mfu
@@ -23,6 +24,9 @@ demo: build
 
 test: build
 	@ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure --no-label-summary
+
+bench: build
+	@bash bench/ingest.sh --lines $(or $(LINES),400000) $(MFU)
 
 lint: build
 	@bash scripts/checksrc .
