@@ -1,0 +1,185 @@
+/*
+ * fast.c - exact fast paths for the ingest hot loop (ingest/fast.h).
+ *
+ * Decimal -> double (Clinger, "How to read floating point numbers accurately", PLDI 1990):
+ * when the decimal's mantissa m fits in 53 bits and its power of ten 10^|e| is itself a double
+ * (|e| <= 22), m and 10^|e| are both exact, so one IEEE multiplication or division rounds the
+ * exact quotient or product once: the result is the correctly rounded value, the same double
+ * strtod returns. Log numbers ("912.3", "2.134567E+00", "3.000000E-04") nearly always qualify;
+ * anything else goes to strtod.
+ *
+ * Double -> text: the canonical writer prints the first of %.15g, %.16g, %.17g that reads
+ * back (three snprintf + strtod rounds). When a decimal D = r x 10^-k with r < 10^15 reads
+ * back as v (checked exactly, as above), D is the only decimal of at most 15 significant
+ * digits that does (such decimals are at least 10^-15 apart relative, doubles 2^-52), so
+ * %.15g prints D's digits; we lay them out as %g would. Anything else declines.
+ */
+#include "ingest/fast.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+#define TWO53 ((uint64_t)1 << 53)
+
+/* Doubles must be evaluated in double precision for one operation to round once. */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define MFU__EXACT_DOUBLES 1
+#else
+#define MFU__EXACT_DOUBLES 0
+#endif
+
+bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out)
+{
+    if (!MFU__EXACT_DOUBLES || m > TWO53)
+        return false;
+    double v;
+    if (e10 >= 0 && e10 <= 22) {
+        v = (double)m * pow10_exact[e10];
+    } else if (e10 < 0 && e10 >= -22) {
+        v = (double)m / pow10_exact[-e10];
+    } else if (e10 > 22 && e10 <= 22 + 16) {
+        /* move the excess powers of ten into the mantissa while it stays exact */
+        for (int i = 22; i < e10; i++) {
+            if (m > TWO53 / 10)
+                return false;
+            m *= 10;
+        }
+        v = (double)m * 1e22;
+    } else {
+        return false;
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
+/* Decimal digits of m (m > 0) into d; returns the count. */
+static size_t u64_digits(uint64_t m, char *d)
+{
+    char tmp[24];
+    size_t n = 0;
+    while (m) {
+        tmp[n++] = (char)('0' + m % 10);
+        m /= 10;
+    }
+    for (size_t i = 0; i < n; i++)
+        d[i] = tmp[n - 1 - i];
+    return n;
+}
+
+size_t mfu__fmt_shortest(char *buf, double v)
+{
+    if (!MFU__EXACT_DOUBLES || !isfinite(v))
+        return 0;
+    size_t k = 0;
+    if (signbit(v))
+        buf[k++] = '-';
+    double a = fabs(v);
+    if (a == 0.0) {
+        buf[k++] = '0';
+        buf[k] = '\0';
+        return k;
+    }
+    /* find r < 10^15 and scale s with r x 10^s == a after one correctly rounded operation */
+    uint64_t r = 0;
+    int s = 0;
+    bool found = false;
+    if (a < 1e15) {
+        for (int j = 0; j <= 22 && !found; j++) {
+            double x = round(a * pow10_exact[j]);
+            if (x >= 1e15)
+                return 0; /* needs more than 15 digits */
+            if (x > 0 && x / pow10_exact[j] == a) {
+                r = (uint64_t)x;
+                s = -j;
+                found = true;
+            }
+        }
+    } else if (a <= 1e37) {
+        for (int j = 1; j <= 22 && !found; j++) {
+            double x = round(a / pow10_exact[j]);
+            if (x < 1e15 && x > 0 && x * pow10_exact[j] == a) {
+                r = (uint64_t)x;
+                s = j;
+                found = true;
+            }
+        }
+    }
+    if (!found)
+        return 0;
+    while (r % 10 == 0) { /* %g drops trailing zeros */
+        r /= 10;
+        s++;
+    }
+    char d[24] = {0};
+    size_t nd = u64_digits(r, d);
+    int x10 = (int)nd - 1 + s; /* the exponent %e would print */
+    if (x10 < -4 || x10 >= 15) {
+        buf[k++] = d[0];
+        if (nd > 1) {
+            buf[k++] = '.';
+            memcpy(buf + k, d + 1, nd - 1);
+            k += nd - 1;
+        }
+        buf[k++] = 'e';
+        buf[k++] = x10 < 0 ? '-' : '+';
+        int ax = x10 < 0 ? -x10 : x10;
+        if (ax >= 100)
+            buf[k++] = (char)('0' + ax / 100);
+        buf[k++] = (char)('0' + ax / 10 % 10);
+        buf[k++] = (char)('0' + ax % 10);
+    } else if (x10 >= 0) {
+        size_t ip = (size_t)x10 + 1; /* digits before the point */
+        if (nd <= ip) {
+            memcpy(buf + k, d, nd);
+            k += nd;
+            for (size_t i = nd; i < ip; i++)
+                buf[k++] = '0';
+        } else {
+            memcpy(buf + k, d, ip);
+            k += ip;
+            buf[k++] = '.';
+            memcpy(buf + k, d + ip, nd - ip);
+            k += nd - ip;
+        }
+    } else {
+        buf[k++] = '0';
+        buf[k++] = '.';
+        for (int i = 0; i < -x10 - 1; i++)
+            buf[k++] = '0';
+        memcpy(buf + k, d, nd);
+        k += nd;
+    }
+    buf[k] = '\0';
+    return k;
+}
+
+static bool ctrl_byte(unsigned char c)
+{
+    return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+bool mfu__has_ctrl(const char *p, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        uint64_t del = x ^ (0x7f * ones);
+        /* a byte < 0x20 (Mycroft's "has less than"), or a byte equal to 0x7f: look closer
+         * (a tab is allowed) */
+        if (((x - 0x20 * ones) & ~x & highs) | ((del - ones) & ~del & highs))
+            for (size_t j = 0; j < 8; j++)
+                if (ctrl_byte((unsigned char)p[i + j]))
+                    return true;
+    }
+    for (; i < n; i++)
+        if (ctrl_byte((unsigned char)p[i]))
+            return true;
+    return false;
+}

@@ -1,0 +1,39 @@
+/*
+ * ingest/fast.h - fast paths of the ingest hot loop, each exact or declining (never
+ * approximate): the caller falls back to the general code (strtod, snprintf, jansson) whenever
+ * a fast path says no, so behaviour is the same as without them. docs/internals/ingest.md
+ * "Performance" says why each exists and what it measured.
+ *
+ *   mfu__dec_to_double   decimal (mantissa, exponent) -> double, Clinger's exact cases
+ *   mfu__fmt_shortest    double -> the shortest "%.{15,16,17}g" that reads back, ≤ 15 digits
+ *   mfu__has_ctrl        does a byte range hold a control byte (the cleaner's quick reject)
+ */
+#ifndef MFU_INGEST_FAST_H
+#define MFU_INGEST_FAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decimal mantissas up to this many significant digits are gathered exactly (< 2^64). */
+#define MFU__DEC_DIGITS 19
+
+/* The double nearest to (neg ? -1 : 1) x m x 10^e10 into *out, when that can be computed
+ * exactly with one correctly rounded IEEE operation (Clinger 1990: m <= 2^53 and
+ * |e10| <= 22, or a larger e10 whose excess power of ten keeps m x 10^excess <= 2^53), which is
+ * then bit-for-bit what strtod gives for the decimal. Returns false otherwise (and on a
+ * platform that evaluates doubles in extended precision); the caller uses strtod. Assumes the
+ * default rounding mode (round to nearest), which the library never changes. */
+bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
+
+/* Write v (finite) into buf (at least 32 bytes) exactly as the first of snprintf "%.15g",
+ * "%.16g", "%.17g" that strtod reads back as v would, and return the length. Handles values
+ * whose shortest decimal has at most 15 significant digits and lies in [1e-22, 1e37] itself;
+ * returns 0 for anything else (the caller runs the snprintf loop). */
+size_t mfu__fmt_shortest(char *buf, double v);
+
+/* true when bytes p[0..n) hold a byte below 0x20 other than tab, or 0x7f: the bytes the
+ * cleaner removes. Reads 8 bytes at a time. */
+bool mfu__has_ctrl(const char *p, size_t n);
+
+#endif /* MFU_INGEST_FAST_H */
