@@ -163,23 +163,68 @@ static bool ctrl_byte(unsigned char c)
     return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
-bool mfu__has_ctrl(const char *p, size_t n)
+#if defined(__GNUC__)
+/* 16 bytes at a time with the compiler's vector extension (SSE2 / NEON, or scalar code where
+ * there is neither): no branch per block, one test at the end. */
+typedef unsigned char mfu__v16 __attribute__((vector_size(16)));
+
+static bool copy_check(char *dst, const char *src, size_t n)
+{
+    mfu__v16 acc = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        mfu__v16 v;
+        memcpy(&v, src + i, 16);
+        if (dst)
+            memcpy(dst + i, &v, 16);
+        acc |= (mfu__v16)((v < 0x20) & (v != '\t')) | (mfu__v16)(v == 0x7f);
+    }
+    uint64_t w[2];
+    memcpy(w, &acc, 16);
+    if (w[0] | w[1])
+        return true;
+    for (; i < n; i++) {
+        if (dst)
+            dst[i] = src[i];
+        if (ctrl_byte((unsigned char)src[i]))
+            return true;
+    }
+    return false;
+}
+#else
+static bool copy_check(char *dst, const char *src, size_t n)
 {
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t x;
-        memcpy(&x, p + i, 8);
+        memcpy(&x, src + i, 8);
+        if (dst)
+            memcpy(dst + i, &x, 8);
         uint64_t del = x ^ (0x7f * ones);
         /* a byte < 0x20 (Mycroft's "has less than"), or a byte equal to 0x7f: look closer
          * (a tab is allowed) */
         if (((x - 0x20 * ones) & ~x & highs) | ((del - ones) & ~del & highs))
             for (size_t j = 0; j < 8; j++)
-                if (ctrl_byte((unsigned char)p[i + j]))
+                if (ctrl_byte((unsigned char)src[i + j]))
                     return true;
     }
-    for (; i < n; i++)
-        if (ctrl_byte((unsigned char)p[i]))
+    for (; i < n; i++) {
+        if (dst)
+            dst[i] = src[i];
+        if (ctrl_byte((unsigned char)src[i]))
             return true;
+    }
     return false;
+}
+#endif
+
+bool mfu__has_ctrl(const char *p, size_t n)
+{
+    return copy_check(NULL, p, n);
+}
+
+bool mfu__copy_no_ctrl(char *dst, const char *src, size_t n)
+{
+    return !copy_check(dst, src, n);
 }

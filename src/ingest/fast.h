@@ -6,7 +6,8 @@
  *
  *   mfu__dec_to_double   decimal (mantissa, exponent) -> double, Clinger's exact cases
  *   mfu__fmt_shortest    double -> the shortest "%.{15,16,17}g" that reads back, ≤ 15 digits
- *   mfu__has_ctrl        does a byte range hold a control byte (the cleaner's quick reject)
+ *   mfu__has_ctrl        does a byte range hold a control byte (the cleaner's quick reject);
+ *                        mfu__copy_no_ctrl copies while it checks
  */
 #ifndef MFU_INGEST_FAST_H
 #define MFU_INGEST_FAST_H
@@ -33,7 +34,11 @@ bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
 size_t mfu__fmt_shortest(char *buf, double v);
 
 /* true when bytes p[0..n) hold a byte below 0x20 other than tab, or 0x7f: the bytes the
- * cleaner removes. Reads 8 bytes at a time. */
+ * cleaner removes. Reads 16 bytes at a time. */
 bool mfu__has_ctrl(const char *p, size_t n);
+
+/* Copy src[0..n) to dst and return true when it holds no such byte (one pass; on false dst
+ * holds some prefix of src and is to be rewritten). */
+bool mfu__copy_no_ctrl(char *dst, const char *src, size_t n);
 
 #endif /* MFU_INGEST_FAST_H */

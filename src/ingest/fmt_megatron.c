@@ -132,62 +132,148 @@ static bool is_loss_key(mfu__span k)
     return false;
 }
 
+/* The keys of a step line that give a field. The key is looked up before its value is read,
+ * so the pieces nobody uses ("consumed samples", "loss scale", router statistics) cost no
+ * number parsing. */
+typedef enum step_key {
+    K_OTHER = 0,
+    K_MS,         /* elapsed time per iteration (ms) */
+    K_TFLOPS,     /* throughput per GPU (TFLOP/s/GPU) */
+    K_DS_TFLOPS,  /* TFLOPs (Megatron-DeepSpeed) */
+    K_TGS,        /* tokens per gpu per second (tgs) */
+    K_SPS,        /* samples per second */
+    K_SEQLEN,     /* actual seqlen */
+    K_LR,         /* learning rate */
+    K_GBS,        /* global batch size */
+    K_GRAD_NORM,  /* grad norm */
+    K_SKIPPED,    /* number of skipped iterations */
+    K_NAN_ITERS,  /* number of nan iterations */
+    K_LM_LOSS,    /* lm loss */
+    K_OTHER_LOSS  /* another "... loss" */
+} step_key;
+
+#define KEY_IS(k, lit) ((k).n == sizeof(lit) - 1 && memcmp((k).p, lit, sizeof(lit) - 1) == 0)
+
+static step_key key_of(mfu__span k)
+{
+    switch (k.n) {
+    case sizeof("TFLOPs") - 1:
+        if (KEY_IS(k, "TFLOPs"))
+            return K_DS_TFLOPS;
+        break;
+    case sizeof("lm loss") - 1:
+        if (KEY_IS(k, "lm loss"))
+            return K_LM_LOSS;
+        break;
+    case sizeof("grad norm") - 1:
+        if (KEY_IS(k, "grad norm"))
+            return K_GRAD_NORM;
+        break;
+    case sizeof("learning rate") - 1: /* = sizeof("actual seqlen") - 1 */
+        if (KEY_IS(k, "learning rate"))
+            return K_LR;
+        if (KEY_IS(k, "actual seqlen"))
+            return K_SEQLEN;
+        break;
+    case sizeof("global batch size") - 1:
+        if (KEY_IS(k, "global batch size"))
+            return K_GBS;
+        break;
+    case sizeof("samples per second") - 1:
+        if (KEY_IS(k, "samples per second"))
+            return K_SPS;
+        break;
+    case sizeof("number of nan iterations") - 1:
+        if (KEY_IS(k, "number of nan iterations"))
+            return K_NAN_ITERS;
+        break;
+    case sizeof("number of skipped iterations") - 1:
+        if (KEY_IS(k, "number of skipped iterations"))
+            return K_SKIPPED;
+        break;
+    case sizeof("elapsed time per iteration (ms)") - 1: /* = the tgs key's length */
+        if (KEY_IS(k, "elapsed time per iteration (ms)"))
+            return K_MS;
+        if (KEY_IS(k, "tokens per gpu per second (tgs)"))
+            return K_TGS;
+        break;
+    case sizeof("throughput per GPU (TFLOP/s/GPU)") - 1:
+        if (KEY_IS(k, "throughput per GPU (TFLOP/s/GPU)"))
+            return K_TFLOPS;
+        break;
+    default: break;
+    }
+    return is_loss_key(k) ? K_OTHER_LOSS : K_OTHER;
+}
+
 static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *ln, int64_t iter)
 {
     mfu_step s;
     mfu_step_init(&s);
     s.step = iter;
-    mfu__span rest = {ln->text, ln->len};
-    mfu__span piece, key, val;
-    mfu__split_next(&rest, "|", &piece); /* "iteration N/M" */
     double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
     bool loss_nan = false;
     int64_t skipped = 0, nan_iters = 0;
-    while (mfu__split_next(&rest, "|", &piece)) {
-        if (!mfu__kv(piece, ": ", &key, &val))
-            continue;
+    /* The pieces after "iteration N/M |": what mfu__split_next(&rest, "|", &piece) and
+     * mfu__kv(piece, ": ", &key, &val) give, written out for the hot loop. */
+    const char *p = memchr(ln->text, '|', ln->len), *end = ln->text + ln->len;
+    p = p ? p + 1 : end;
+    while (p < end) {
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        mfu__span piece = {p, (size_t)((bar ? bar : end) - p)};
+        p = bar ? bar + 1 : end;
+        const char *colon = piece.p, *pend = piece.p + piece.n;
+        while ((colon = memchr(colon, ':', (size_t)(pend - colon))) && colon + 1 < pend &&
+               colon[1] != ' ')
+            colon++;
+        if (!colon || colon + 1 >= pend)
+            continue; /* no ": " in the piece */
+        mfu__span key = mfu__span_trim((mfu__span){piece.p, (size_t)(colon - piece.p)});
+        mfu__span val = mfu__span_trim((mfu__span){colon + 2, (size_t)(pend - colon - 2)});
+        step_key id = key_of(key);
+        if (id == K_OTHER || (id == K_OTHER_LOSS && !isnan(other_loss)))
+            continue; /* not a field, or a later loss: its value is not needed */
         /* ms -> s and TFLOP/s -> FLOP/s are scaled in the decimal, exactly */
-        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
-        bool is_tflops =
-            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
+        int shift = id == K_MS ? -3 : id == K_TFLOPS || id == K_DS_TFLOPS ? 12 : 0;
         mfu__num n;
-        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
+        if (!mfu__num_parse_shift(val, shift, &n))
             continue; /* router stats, text fields */
         double v = n.value;
-        if (is_ms)
-            s.step_time_s = v;
-        else if (mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)")) {
+        switch (id) {
+        case K_MS: s.step_time_s = v; break;
+        case K_TFLOPS:
             s.flops_per_s = v;
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
-        } else if (mfu__span_eq(key, "TFLOPs")) { /* Megatron-DeepSpeed */
+            break;
+        case K_DS_TFLOPS: /* Megatron-DeepSpeed */
             s.flops_per_s = v;
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
             st->deepspeed_seen = true;
-        } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
+            break;
+        case K_TGS:
             s.tokens_per_s = v;
             s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
             st->deepspeed_seen = true;
-        } else if (mfu__span_eq(key, "samples per second")) {
+            break;
+        case K_SPS:
             s.samples_per_s = v;
             s.samples_per_s_scope = MFU_SCOPE_GLOBAL;
-        } else if (mfu__span_eq(key, "actual seqlen")) {
+            break;
+        case K_SEQLEN:
             seqlen = v;
             st->deepspeed_seen = true;
-        } else if (mfu__span_eq(key, "learning rate"))
-            s.lr = v;
-        else if (mfu__span_eq(key, "global batch size"))
-            s.samples = v;
-        else if (mfu__span_eq(key, "grad norm"))
-            s.grad_norm = v;
-        else if (mfu__span_eq(key, "number of skipped iterations"))
-            skipped = (int64_t)v;
-        else if (mfu__span_eq(key, "number of nan iterations"))
-            nan_iters = (int64_t)v;
-        else if (mfu__span_eq(key, "lm loss")) {
+            break;
+        case K_LR: s.lr = v; break;
+        case K_GBS: s.samples = v; break;
+        case K_GRAD_NORM: s.grad_norm = v; break;
+        case K_SKIPPED: skipped = v >= 1; break; /* what (int64_t)v > 0 meant, without */
+        case K_NAN_ITERS: nan_iters = v >= 1; break; /* its undefined cast of nan / 1e30 */
+        case K_LM_LOSS:
             lm_loss = v;
             loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
-        } else if (is_loss_key(key) && isnan(other_loss)) {
-            other_loss = v;
+            break;
+        case K_OTHER_LOSS: other_loss = v; break;
+        case K_OTHER: break;
         }
     }
     if (isnan(s.step_time_s)) {

@@ -316,7 +316,7 @@ void mfu_ingest_free(mfu_ingest *ing)
 static mfu_status dispatch(mfu_ingest *ing, const mfu__line *ln, mfu_error *err)
 {
     mfu__ictx c = {ing, ln, 0};
-    memset(&ing->pending, 0, sizeof ing->pending);
+    ing->pending.code = MFU_OK; /* mfu__fail_line fills every field when it is used */
     mfu_status st = ln->len ? ing->fmt->line(ing->state, &c, ln) : MFU_OK;
     if (st != MFU_OK) {
         ing->failed = true;
@@ -437,11 +437,11 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
                          "this ingest session already failed; start a new one");
     ing->source = name ? name : "-";
     mfu_status st = MFU_OK;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
     for (;;) {
         mfu__rline rl;
         bool eof = false;
-        mfu_error e;
-        memset(&e, 0, sizeof e);
         st = mfu__reader_next(r, &rl, &eof, &e);
         if (st != MFU_OK) {
             long line = mfu__reader_lines(r) + 1;

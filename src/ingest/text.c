@@ -26,34 +26,11 @@ static bool blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
 }
 
-mfu__span mfu__span_trim(mfu__span s)
-{
-    while (s.n && blank(s.p[0])) {
-        s.p++;
-        s.n--;
-    }
-    while (s.n && blank(s.p[s.n - 1]))
-        s.n--;
-    return s;
-}
-
-bool mfu__span_eq(mfu__span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-bool mfu__span_ieq(mfu__span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n == n && mfu__strncasecmp(s.p, lit, n) == 0;
-}
-
-bool mfu__span_starts(mfu__span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n >= n && memcmp(s.p, lit, n) == 0;
-}
+/* The external definitions of the inline comparisons in format.h (C11 6.7.4). */
+extern inline mfu__span mfu__span_trim(mfu__span s);
+extern inline bool mfu__span_eq(mfu__span s, const char *lit);
+extern inline bool mfu__span_ieq(mfu__span s, const char *lit);
+extern inline bool mfu__span_starts(mfu__span s, const char *lit);
 
 long mfu__span_find(mfu__span s, const char *lit)
 {
@@ -62,9 +39,19 @@ long mfu__span_find(mfu__span s, const char *lit)
         return 0;
     if (n > s.n)
         return -1;
-    for (size_t i = 0; i + n <= s.n; i++)
-        if (s.p[i] == lit[0] && memcmp(s.p + i, lit, n) == 0)
-            return (long)i;
+    /* memchr for the first byte (vectorised in libc), then compare the rest */
+    const char *p = s.p, *last = s.p + (s.n - n);
+    while (p <= last) {
+        const char *hit = memchr(p, lit[0], (size_t)(last - p) + 1);
+        if (!hit)
+            return -1;
+        size_t i = 1;
+        while (i < n && hit[i] == lit[i])
+            i++;
+        if (i == n)
+            return (long)(hit - s.p);
+        p = hit + 1;
+    }
     return -1;
 }
 
@@ -82,14 +69,20 @@ bool mfu__split_next(mfu__span *rest, const char *sep, mfu__span *piece)
 {
     if (rest->n == 0)
         return false;
-    long at = mfu__span_find(*rest, sep);
+    size_t k = strlen(sep);
+    long at;
+    if (k == 1) { /* the usual "|" or ",": memchr */
+        const char *hit = memchr(rest->p, sep[0], rest->n);
+        at = hit ? (long)(hit - rest->p) : -1;
+    } else {
+        at = mfu__span_find(*rest, sep);
+    }
     if (at < 0) {
         *piece = *rest;
         rest->p += rest->n;
         rest->n = 0;
         return true;
     }
-    size_t k = strlen(sep);
     piece->p = rest->p;
     piece->n = (size_t)at;
     rest->p += (size_t)at + k;
@@ -462,11 +455,70 @@ bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out)
     return parse_shift(s, shift, out);
 }
 
+/* The fast path of parse_shift: s (trimmed) is exactly a plain decimal
+ * [+-]digits[.digits][(e|E)[+-]digits] whose value and value x 10^shift are exact through
+ * mfu__dec_to_double. Anything else (separators, units, quotes, sentinels, long mantissas)
+ * returns false and goes through scan(), which reads the same plain decimals the same way. */
+static bool plain_decimal(mfu__span s, int shift, mfu__num *out)
+{
+    const char *p = s.p, *end = s.p + s.n;
+    bool neg = false;
+    if (*p == '-' || *p == '+')
+        neg = *p++ == '-';
+    uint64_t m = 0;
+    int sig = 0, digits = 0;
+    long frac = 0;
+    for (; p < end && (unsigned)(*p - '0') < 10; p++, digits++)
+        if (m || *p != '0') {
+            m = m * 10 + (uint64_t)(*p - '0');
+            sig++;
+        }
+    if (p < end && *p == '.')
+        for (p++; p < end && (unsigned)(*p - '0') < 10; p++, digits++, frac++)
+            if (m || *p != '0') {
+                m = m * 10 + (uint64_t)(*p - '0');
+                sig++;
+            }
+    if (digits == 0 || sig > MFU__DEC_DIGITS)
+        return false;
+    long e10 = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = false;
+        if (p < end && (*p == '-' || *p == '+'))
+            eneg = *p++ == '-';
+        if (p == end)
+            return false;
+        for (; p < end && (unsigned)(*p - '0') < 10; p++)
+            if (e10 < 100000)
+                e10 = e10 * 10 + (*p - '0');
+        if (eneg)
+            e10 = -e10;
+    }
+    if (p != end)
+        return false;
+    decimal dec = {m, e10 - frac, true};
+    double printed, value;
+    if (!dec_fast(&dec, neg, 0, &printed))
+        return false;
+    if (shift == 0)
+        value = printed;
+    else if (!dec_fast(&dec, neg, shift, &value))
+        return false;
+    out->value = value;
+    out->printed = printed;
+    out->unit = MFU__UNIT_NONE;
+    out->kind = MFU__NUM_FINITE;
+    return true;
+}
+
 static bool parse_shift(mfu__span s, int shift, mfu__num *out)
 {
     s = mfu__span_trim(s);
     if (s.n == 0)
         return false;
+    if (plain_decimal(s, shift, out))
+        return true;
     /* "-" alone means "not measured" in several loggers */
     if (mfu__span_eq(s, "-")) {
         mfu__num r = {NAN, NAN, MFU__UNIT_NONE, MFU__NUM_NA};

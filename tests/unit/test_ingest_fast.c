@@ -5,6 +5,8 @@
  * likewise, the shortest-double formatter must print exactly what the snprintf loop prints,
  * and the control-byte check must agree with a byte loop. Each also asserts that the fast
  * path is taken where it is documented to be, so a fast path that always declined would fail.
+ * The reader (lines handed out in place) is compared with a splitter written from its
+ * contract, and the cleaner with its own version from before the fast paths (ref_clean.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,8 @@
 
 #include "ingest/fast.h"
 #include "ingest/format.h"
+#include "ingest/internal.h"
+#include "ref_clean.h"
 
 /* xorshift64*: a seeded generator, so a failure is reproducible. */
 typedef struct rng {
@@ -322,11 +326,338 @@ static void control_bytes(void **state)
             off = n;
         bool want = ctrl_ref(buf + off, n - off);
         assert_int_equal(mfu__has_ctrl(buf + off, n - off), want);
+        char copy[64];
+        assert_int_equal(mfu__copy_no_ctrl(copy, buf + off, n - off), !want);
+        if (!want && n > off)
+            assert_memory_equal(copy, buf + off, n - off);
         hits += want;
     }
     assert_true(hits > 1000);
     assert_false(mfu__has_ctrl("iteration 10/ 100 |\ttab", 23));
     assert_true(mfu__has_ctrl("0123456789abcdef\x1b[0m", 20));
+}
+
+/* ---- reader: lines in place vs the contract ------------------------------------------------ */
+
+typedef struct ref_line {
+    size_t off, len; /* in the input */
+    long lineno;
+    bool too_long;
+} ref_line;
+
+/* The reader's contract (internal.h): pieces between \n and \r, empty ones dropped, a piece
+ * over max_line reported as too long, line numbers counting \n. */
+static size_t ref_split(const char *in, size_t n, size_t max_line, ref_line *out, long *lines,
+                        bool *truncated)
+{
+    size_t k = 0, start = 0;
+    long lineno = 1;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && in[i] != '\n' && in[i] != '\r')
+            continue;
+        if (i > start) {
+            out[k].off = start;
+            out[k].len = i - start > max_line ? 0 : i - start;
+            out[k].too_long = i - start > max_line;
+            out[k].lineno = lineno;
+            k++;
+        }
+        if (i < n && in[i] == '\n')
+            lineno++;
+        start = i + 1;
+    }
+    const char *last_nl = NULL;
+    for (size_t i = n; i-- > 0;)
+        if (in[i] == '\n') {
+            last_nl = in + i;
+            break;
+        }
+    size_t tail = last_nl ? n - (size_t)(last_nl - in) - 1 : n;
+    *truncated = tail > 0;
+    *lines = (lineno - 1) + (tail > 0);
+    return k;
+}
+
+static void check_reader(mfu__reader *r, const char *in, const ref_line *want, size_t nwant,
+                         long lines, bool truncated)
+{
+    size_t k = 0;
+    for (;;) {
+        mfu__rline rl;
+        bool eof = false;
+        mfu_error e;
+        assert_int_equal(mfu__reader_next(r, &rl, &eof, &e), MFU_OK);
+        if (eof)
+            break;
+        if (k >= nwant)
+            fail_msg("reader gave more than %zu lines", nwant);
+        assert_int_equal(rl.too_long, want[k].too_long);
+        assert_int_equal(rl.lineno, want[k].lineno);
+        assert_int_equal(rl.len, want[k].len);
+        if (rl.len && memcmp(rl.text, in + want[k].off, rl.len) != 0)
+            fail_msg("line %zu (physical %ld) differs", k, want[k].lineno);
+        k++;
+    }
+    assert_int_equal(k, nwant);
+    assert_int_equal(mfu__reader_lines(r), lines);
+    assert_int_equal(mfu__reader_truncated(r), truncated);
+}
+
+static void reader_matches_contract(void **state)
+{
+    (void)state;
+    rng r = {2024};
+    size_t cap = 3 * MFU__READER_CHUNK + 1000;
+    char *in = malloc(cap);
+    ref_line *want = malloc(cap * sizeof *want);
+    assert_non_null(in);
+    assert_non_null(want);
+    for (int round = 0; round < 12; round++) {
+        size_t n = round < 4 ? (size_t)below(&r, 300) : cap - (size_t)below(&r, 2000);
+        int maxlen = round % 3 == 0 ? 400 : 120;
+        for (size_t i = 0; i < n;) {
+            size_t len = (size_t)below(&r, maxlen);
+            for (size_t j = 0; j < len && i < n; j++)
+                in[i++] = (char)(' ' + below(&r, 95));
+            if (i < n) {
+                int sep = below(&r, 10);
+                in[i++] = sep < 7 ? '\n' : '\r';
+                if (sep == 9 && i < n)
+                    in[i++] = '\n';
+            }
+        }
+        long lines;
+        bool truncated;
+        size_t max_line = 200;
+        size_t nwant = ref_split(in, n, max_line, want, &lines, &truncated);
+        mfu__reader *mr = mfu__reader_mem(in, n, max_line);
+        assert_non_null(mr);
+        check_reader(mr, in, want, nwant, lines, truncated);
+        mfu__reader_free(mr);
+        if (n == 0)
+            continue; /* fmemopen needs a byte */
+        FILE *f = fmemopen(in, n, "rb");
+        assert_non_null(f);
+        mfu__reader *fr = mfu__reader_file(f, max_line);
+        assert_non_null(fr);
+        check_reader(fr, in, want, nwant, lines, truncated);
+        mfu__reader_free(fr);
+        fclose(f);
+    }
+    free(in);
+    free(want);
+}
+
+/* ---- cleaner: fast paths vs the cleaner before them ---------------------------------------- */
+
+static const char *const clean_pieces[] = {
+    "[rank3]:", "3: ", "12: ", "stdout: ", "stderr: ", "rank0[73][MainThread]: ", "[titan] ",
+    "[2024-01-02 03:04:05,678] ", "[2024-09-03 16:38:39]", "2023-03-22 09:30:39 ",
+    "2024-01-01 10:00:00,5,7", " - root - INFO - ", " | INFO | root | ", "[INFO] [file.py:12:f] ",
+    "[WARNING] ", "INFO:torchtune.utils:", "WARN:x:", "I0811 21:54:55.531340  514 file.py:226] ",
+    "E0811 21:54:55.531340 514 a.py:2] ", "> ", ">", "  ", "\t", " ", "iteration 10/ 100 |",
+    "step 5 loss 2.3", "{\"step\": 1}", "[Rank 0] step=40", "Rank", "DEBUG", "CRITICAL:", "F",
+    "\x1b[31m", "\x1b[0m", "\x1b]0;title\x07", "\x1b]8;;x\x1b\\", "\x1b", "\x7f", "\x01", "\x1f",
+    "\xc2\xb5s", "rank", "r", "s", "[", "]", ":", "0", "99999", "Drank", "stdoutx"};
+
+static void cleaner_matches_reference(void **state)
+{
+    (void)state;
+    rng r = {31337};
+    char text[600], b1[601], b2[601];
+    size_t nonempty = 0;
+    for (int i = 0; i < 100000; i++) {
+        size_t n = 0;
+        int parts = below(&r, 7);
+        for (int p = 0; p < parts; p++) {
+            const char *piece = clean_pieces[below(&r, (int)MFU__ARRAY_LEN(clean_pieces))];
+            size_t k = strlen(piece);
+            if (n + k >= sizeof text)
+                break;
+            memcpy(text + n, piece, k);
+            n += k;
+        }
+        for (int t = below(&r, 40); t > 0 && n < sizeof text; t--)
+            text[n++] = (char)(' ' + below(&r, 95));
+        mfu__line got, want;
+        mfu__clean_line(text, n, i, b1, &got);
+        ref_clean_line(text, n, i, b2, &want);
+        if (got.len != want.len || memcmp(got.text, want.text, got.len + 1) != 0 ||
+            got.raw_len != want.raw_len || memcmp(got.raw, want.raw, got.raw_len + 1) != 0 ||
+            got.rank != want.rank || got.lineno != want.lineno ||
+            !(same_bits(got.prefix_time_s, want.prefix_time_s)))
+            fail_msg("cleaning '%.*s': got '%s' (rank %d), want '%s' (rank %d)", (int)n, text,
+                     got.text, got.rank, want.text, want.rank);
+        nonempty += got.len > 0;
+    }
+    assert_true(nonempty > 50000);
+}
+
+/* ---- Megatron step lines: the hot loop vs the generic helpers -------------------------------- */
+
+/* The step line as fmt_megatron.c read it before its hot loop: mfu__split_next on "|",
+ * mfu__kv on ": ", the keys compared one by one, every value parsed. Returns false for a line
+ * the format skips (no elapsed time). The step is normalised as mfu__emit does. */
+static bool ref_megatron_step(const char *text, mfu_step *out)
+{
+    mfu_step s;
+    mfu_step_init(&s);
+    mfu__span rest = mfu__span_of(text), piece, key, val;
+    mfu__split_next(&rest, "|", &piece);
+    double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
+    bool loss_nan = false, skipped = false, nan_iters = false;
+    while (mfu__split_next(&rest, "|", &piece)) {
+        if (!mfu__kv(piece, ": ", &key, &val))
+            continue;
+        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
+        bool is_tflops =
+            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
+        mfu__num n;
+        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
+            continue;
+        double v = n.value;
+        if (is_ms)
+            s.step_time_s = v;
+        else if (is_tflops) {
+            s.flops_per_s = v;
+            s.flops_per_s_scope = MFU_SCOPE_DEVICE;
+        } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
+            s.tokens_per_s = v;
+            s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+        } else if (mfu__span_eq(key, "samples per second")) {
+            s.samples_per_s = v;
+            s.samples_per_s_scope = MFU_SCOPE_GLOBAL;
+        } else if (mfu__span_eq(key, "actual seqlen"))
+            seqlen = v;
+        else if (mfu__span_eq(key, "learning rate"))
+            s.lr = v;
+        else if (mfu__span_eq(key, "global batch size"))
+            s.samples = v;
+        else if (mfu__span_eq(key, "grad norm"))
+            s.grad_norm = v;
+        else if (mfu__span_eq(key, "number of skipped iterations"))
+            skipped = v >= 1;
+        else if (mfu__span_eq(key, "number of nan iterations"))
+            nan_iters = v >= 1;
+        else if (mfu__span_eq(key, "lm loss")) {
+            lm_loss = v;
+            loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
+        } else if (key.n >= 5 && memcmp(key.p + key.n - 5, " loss", 5) == 0 &&
+                   isnan(other_loss)) {
+            other_loss = v;
+        }
+    }
+    if (isnan(s.step_time_s))
+        return false;
+    s.loss = !isnan(lm_loss) || loss_nan ? lm_loss : other_loss;
+    if (loss_nan) {
+        s.loss = NAN;
+        s.flags |= MFU_STEP_LOSS_NAN;
+    }
+    if (skipped)
+        s.flags |= MFU_STEP_SKIPPED;
+    if (nan_iters)
+        s.flags |= MFU_STEP_LOSS_NAN;
+    if (!isnan(seqlen) && !isnan(s.samples))
+        s.tokens = s.samples * seqlen;
+    if (isinf(s.loss))
+        s.flags |= MFU_STEP_LOSS_NAN;
+    double *d[] = {&s.step_time_s, &s.tokens,       &s.samples,     &s.loss,
+                   &s.lr,          &s.grad_norm,    &s.tokens_per_s, &s.flops_per_s,
+                   &s.samples_per_s};
+    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
+        if (isinf(*d[i]))
+            *d[i] = NAN;
+    *out = s;
+    return true;
+}
+
+static const char *const meg_keys[] = {
+    "elapsed time per iteration (ms)", "throughput per GPU (TFLOP/s/GPU)", "TFLOPs",
+    "tokens per gpu per second (tgs)", "samples per second", "actual seqlen", "learning rate",
+    "global batch size", "grad norm", "number of skipped iterations", "number of nan iterations",
+    "lm loss", "mtp loss", "load balancing loss", "consumed samples", "loss scale", "lm  loss",
+    "Lm loss", "elapsed time per iteration", "x"};
+static const char *const meg_values[] = {
+    "912.3", "1.062389E+01", "6.976744E-07", "0", "-0", "3", "nan", "-nan", "inf", "-inf", "N/A",
+    "-", "1,024", "12.5 ms", "'3.41'", "abc", "1e400", "1e-400", "123456789012345678901",
+    "0.30000000000000004", "   7   ", "5 GiB", "", "13.99%", "+4.5e+2", ".5", "5.", "1e", "2x"};
+
+static void megatron_hot_loop_matches_helpers(void **state)
+{
+    (void)state;
+    rng r = {8080};
+    enum { LINES = 4000 };
+    size_t cap = (size_t)LINES * 700;
+    char *log = malloc(cap), *line = malloc(700);
+    char(*texts)[700] = malloc((size_t)LINES * 700);
+    assert_non_null(log);
+    assert_non_null(line);
+    assert_non_null(texts);
+    size_t n = 0;
+    for (int i = 0; i < LINES; i++) {
+        size_t k = (size_t)snprintf(line, 700, "iteration %8d/ 1000000 |", i + 1);
+        int pieces = below(&r, 14);
+        for (int p = 0; p < pieces && k < 560; p++) {
+            const char *key = meg_keys[below(&r, (int)MFU__ARRAY_LEN(meg_keys))];
+            const char *val = meg_values[below(&r, (int)MFU__ARRAY_LEN(meg_values))];
+            static const char *const seps[] = {": ", ":  ", ":", " : ", ": :", ""};
+            const char *sep = below(&r, 5) ? seps[0] : seps[below(&r, 6)];
+            k += (size_t)snprintf(line + k, 700 - k, "%s%s%s%s|", below(&r, 3) ? " " : "", key,
+                                  sep, val);
+        }
+        if (below(&r, 2)) /* usually the real elapsed time too */
+            k += (size_t)snprintf(line + k, 700 - k, " elapsed time per iteration (ms): %d.%d |",
+                                  below(&r, 100000), below(&r, 10));
+        if (below(&r, 4) == 0 && k > 0)
+            k--; /* no closing bar */
+        memcpy(texts[i], line, k + 1);
+        memcpy(log + n, line, k);
+        n += k;
+        log[n++] = '\n';
+    }
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = "megatron";
+    mfu_ingest *ing = NULL;
+    mfu_error e;
+    assert_int_equal(mfu_ingest_new(&o, &ing, &e), MFU_OK);
+    assert_int_equal(mfu_ingest_feed_buffer(ing, log, n, "fuzz", &e), MFU_OK);
+    mfu_run *run = NULL;
+    assert_int_equal(mfu_ingest_finish(ing, &run, &e), MFU_OK);
+    size_t row = 0;
+    for (int i = 0; i < LINES; i++) {
+        mfu__line ln;
+        char clean[701];
+        mfu__clean_line(texts[i], strlen(texts[i]), i + 1, clean, &ln);
+        mfu_step want, got;
+        if (!ref_megatron_step(ln.text, &want))
+            continue;
+        if (!mfu_run_get(run, row++, &got))
+            fail_msg("line %d: no row", i + 1);
+        assert_int_equal(got.step, i + 1);
+        const double w[] = {want.step_time_s, want.tokens,       want.samples,
+                            want.loss,        want.lr,           want.grad_norm,
+                            want.tokens_per_s, want.flops_per_s, want.samples_per_s};
+        const double g[] = {got.step_time_s, got.tokens,       got.samples,
+                            got.loss,        got.lr,           got.grad_norm,
+                            got.tokens_per_s, got.flops_per_s, got.samples_per_s};
+        for (size_t f = 0; f < MFU__ARRAY_LEN(w); f++)
+            if (!same_bits(w[f], g[f]) && !(isnan(w[f]) && isnan(g[f])))
+                fail_msg("line %d field %zu: %.17g, helpers %.17g: %s", i + 1, f, g[f], w[f],
+                         texts[i]);
+        assert_int_equal(got.flags, want.flags);
+        assert_int_equal(got.flops_per_s_scope, want.flops_per_s_scope);
+        assert_int_equal(got.tokens_per_s_scope, want.tokens_per_s_scope);
+        assert_int_equal(got.samples_per_s_scope, want.samples_per_s_scope);
+    }
+    assert_int_equal(row, mfu_run_count(run));
+    assert_true(row > LINES / 3);
+    mfu_run_free(run);
+    mfu_ingest_free(ing);
+    free(texts);
+    free(line);
+    free(log);
 }
 
 int main(void)
@@ -337,6 +668,9 @@ int main(void)
         cmocka_unit_test(units_match_strtod),
         cmocka_unit_test(shortest_matches_snprintf),
         cmocka_unit_test(control_bytes),
+        cmocka_unit_test(reader_matches_contract),
+        cmocka_unit_test(cleaner_matches_reference),
+        cmocka_unit_test(megatron_hot_loop_matches_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
