@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "ingest/format.h"
+#include "ingest/jflat.h"
 
 #define MFU_CANONICAL_VERSION 1
 
@@ -173,6 +174,7 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
 
 typedef struct mfu_state {
     bool header_seen, step_seen;
+    mfu__jflat obj; /* the fast path's object (kept here, not on the stack) */
 } mfu_state;
 
 static int mfu_detect(const mfu__line *ln)
@@ -277,11 +279,155 @@ static mfu_status header(mfu_state *st, mfu__ictx *c, json_t *o)
     return MFU_OK;
 }
 
+/* ---- the step objects through the fast reader (ingest/jflat.h) ---------------------------- */
+
+typedef enum ckey {
+    C_STEP = 0,
+    C_TIME_S,
+    C_STEP_TIME_S,
+    C_TOKENS,
+    C_SAMPLES,
+    C_LOSS,
+    C_LR,
+    C_GRAD_NORM,
+    C_MEMORY_BYTES,
+    C_TOKENS_PER_S,
+    C_TOKENS_PER_S_SCOPE,
+    C_FLOPS_PER_S,
+    C_FLOPS_PER_S_SCOPE,
+    C_MFU,
+    C_MFU_SCOPE,
+    C_SAMPLES_PER_S,
+    C_SAMPLES_PER_S_SCOPE,
+    C_RANK,
+    C_SKIPPED,
+    C_LOSS_NAN,
+    C_MFU_SENTINEL,
+    C_TOKENS_DERIVED,
+    C_MFU_RUN,
+    C_COUNT
+} ckey;
+
+/* The same names as the writer above and the jansson reader below. */
+static const char *const ckey_names[C_COUNT] = {
+    "step",         "time_s",         "step_time_s",         "tokens",
+    "samples",      "loss",           "lr",                  "grad_norm",
+    "memory_bytes", "tokens_per_s",   "tokens_per_s_scope",  "flops_per_s",
+    "flops_per_s_scope", "mfu",       "mfu_scope",           "samples_per_s",
+    "samples_per_s_scope", "rank",    "skipped",             "loss_nan",
+    "mfu_sentinel", "tokens_derived", "mfu_run"};
+
+static int ckey_of(const mfu__jmember *m)
+{
+    for (int k = 0; k < C_COUNT; k++) {
+        const char *name = ckey_names[k];
+        if (m->key_len && name[0] == m->key[0] && strlen(name) == m->key_len &&
+            memcmp(name, m->key, m->key_len) == 0)
+            return k;
+    }
+    return -1; /* unknown keys are ignored (forward compatible) */
+}
+
+/* get_num / get_scope / get_int / get_flag on a member (NULL = absent). */
+static bool jf_num(const mfu__jmember *m, double *out)
+{
+    if (!m || m->type == MFU__J_NULL)
+        return true;
+    if (m->type != MFU__J_INT && m->type != MFU__J_REAL)
+        return false;
+    *out = m->num;
+    return true;
+}
+
+static bool jf_scope(const mfu__jmember *m, mfu_scope *out)
+{
+    if (!m)
+        return true;
+    if (m->type != MFU__J_STRING)
+        return false;
+    mfu__span v = {m->str, m->str_len};
+    if (mfu__span_eq(v, "device"))
+        *out = MFU_SCOPE_DEVICE;
+    else if (mfu__span_eq(v, "global"))
+        *out = MFU_SCOPE_GLOBAL;
+    else if (mfu__span_eq(v, "unknown"))
+        *out = MFU_SCOPE_UNKNOWN;
+    else
+        return false;
+    return true;
+}
+
+static void jf_flag(const mfu__jmember *m, uint32_t bit, uint32_t *flags)
+{
+    if (m && m->type == MFU__J_TRUE)
+        *flags |= bit;
+}
+
+/* A step object through the fast reader, exactly as mfu_line reads it with jansson. Returns
+ * false (nothing done) when the reader declines or the object is a header. */
+static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_status *rc)
+{
+    mfu__jflat *o = &st->obj;
+    if (!mfu__jflat_parse(ln->text, ln->len, o))
+        return false;
+    const mfu__jmember *at[C_COUNT] = {NULL};
+    for (size_t i = 0; i < o->n; i++) { /* a repeated key keeps its last member */
+        int k = ckey_of(&o->m[i]);
+        if (k >= 0)
+            at[k] = &o->m[i];
+    }
+    if (at[C_MFU_RUN])
+        return false; /* a header: once per file, jansson reads it */
+    *rc = MFU_OK;
+    if (!at[C_STEP] || at[C_STEP]->type != MFU__J_INT) {
+        mfu__skip(c, "canonical step object without an integer \"step\"");
+        return true;
+    }
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = at[C_STEP]->ival;
+    int64_t rank = -1;
+    bool ok =
+        jf_num(at[C_TIME_S], &s.time_s) && jf_num(at[C_STEP_TIME_S], &s.step_time_s) &&
+        jf_num(at[C_TOKENS], &s.tokens) && jf_num(at[C_SAMPLES], &s.samples) &&
+        jf_num(at[C_LOSS], &s.loss) && jf_num(at[C_LR], &s.lr) &&
+        jf_num(at[C_GRAD_NORM], &s.grad_norm) && jf_num(at[C_MEMORY_BYTES], &s.memory_bytes) &&
+        jf_num(at[C_TOKENS_PER_S], &s.tokens_per_s) &&
+        jf_scope(at[C_TOKENS_PER_S_SCOPE], &s.tokens_per_s_scope) &&
+        jf_num(at[C_FLOPS_PER_S], &s.flops_per_s) &&
+        jf_scope(at[C_FLOPS_PER_S_SCOPE], &s.flops_per_s_scope) && jf_num(at[C_MFU], &s.mfu) &&
+        jf_scope(at[C_MFU_SCOPE], &s.mfu_scope) &&
+        jf_num(at[C_SAMPLES_PER_S], &s.samples_per_s) &&
+        jf_scope(at[C_SAMPLES_PER_S_SCOPE], &s.samples_per_s_scope) &&
+        (!at[C_RANK] || at[C_RANK]->type == MFU__J_INT);
+    if (ok && at[C_RANK])
+        rank = at[C_RANK]->ival;
+    jf_flag(at[C_SKIPPED], MFU_STEP_SKIPPED, &s.flags);
+    jf_flag(at[C_LOSS_NAN], MFU_STEP_LOSS_NAN, &s.flags);
+    jf_flag(at[C_MFU_SENTINEL], MFU_STEP_MFU_SENTINEL, &s.flags);
+    jf_flag(at[C_TOKENS_DERIVED], MFU_STEP_TOKENS_DERIVED, &s.flags);
+    if (!ok) {
+        mfu__skip(c,
+                  "canonical step %lld has a value of the wrong type (numbers, scope "
+                  "\"device\"/\"global\")",
+                  (long long)s.step);
+        return true;
+    }
+    if (rank >= 0 && rank <= INT32_MAX)
+        s.rank = (int32_t)rank;
+    st->step_seen = true;
+    *rc = mfu__emit(c, &s);
+    return true;
+}
+
 static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
 {
     mfu_state *st = state;
     if (ln->len == 0 || ln->text[0] != '{')
         return MFU_OK;
+    mfu_status fast_rc;
+    if (mfu_fast(st, c, ln, &fast_rc))
+        return fast_rc;
     json_error_t je;
     json_t *o = json_loadb(ln->text, ln->len, 0, &je);
     if (!o) {

@@ -24,7 +24,11 @@
 #include "ingest/fast.h"
 #include "ingest/format.h"
 #include "ingest/internal.h"
+#include "ingest/jflat.h"
+#include "ingest_test.h"
 #include "ref_clean.h"
+
+#include <jansson.h>
 
 /* xorshift64*: a seeded generator, so a failure is reproducible. */
 typedef struct rng {
@@ -47,6 +51,23 @@ static int below(rng *r, int n)
 static bool same_bits(double a, double b)
 {
     return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Every field of two steps equal, doubles bit for bit (no memcmp: structs have padding). */
+static bool same_step(const mfu_step *a, const mfu_step *b)
+{
+    return a->step == b->step && same_bits(a->time_s, b->time_s) &&
+           same_bits(a->step_time_s, b->step_time_s) && same_bits(a->tokens, b->tokens) &&
+           same_bits(a->samples, b->samples) && same_bits(a->loss, b->loss) &&
+           same_bits(a->lr, b->lr) && same_bits(a->grad_norm, b->grad_norm) &&
+           same_bits(a->memory_bytes, b->memory_bytes) &&
+           same_bits(a->tokens_per_s, b->tokens_per_s) &&
+           a->tokens_per_s_scope == b->tokens_per_s_scope &&
+           same_bits(a->flops_per_s, b->flops_per_s) &&
+           a->flops_per_s_scope == b->flops_per_s_scope && same_bits(a->mfu, b->mfu) &&
+           a->mfu_scope == b->mfu_scope && same_bits(a->samples_per_s, b->samples_per_s) &&
+           a->samples_per_s_scope == b->samples_per_s_scope && a->flags == b->flags &&
+           a->rank == b->rank;
 }
 
 /* A random decimal string: sign, 0-25 integer digits, optional fraction of 0-25 digits (at
@@ -660,6 +681,316 @@ static void megatron_hot_loop_matches_helpers(void **state)
     free(log);
 }
 
+/* ---- the fast JSON reader vs jansson ------------------------------------------------------- */
+
+static const char *const json_keys[] = {
+    "step", "loss", "lr", "iter", "train.loss", "train/loss", "step_time_s", "tokens", "time_s",
+    "", "a b", "k\\u00e9", "k\\\"q", "\xc3\xa9t\xc3\xa9", "mfu", "rank", "x"};
+static const char *const json_values[] = {
+    "0", "-0", "1", "-1", "10050", "01", "-01", "1.", ".5", "+1", "1e", "1e+", "1e5", "1E-5",
+    "-0.0", "0e999", "1e400", "-1e400", "1e-400", "4.9e-324", "123456789012345678",
+    "1234567890123456789", "9223372036854775807", "9223372036854775808",
+    "-9223372036854775808", "0.30000000000000004", "2.5", "3e-4", "\"3e-4\"", "\"250 ms\"",
+    "\"2024-01-01 00:00:10\"", "\"a\\nb\"", "\"\xc2\xb5s\"", "\"\\u0000\"", "\"tab\there\"",
+    "true", "false", "null", "truex", "nul", "NaN", "-Infinity", "Infinity", "[]", "[1, 2.5, \"x\"]",
+    "[1,]", "{}", "{\"a\": {\"b\": 1}}", "{\"loss\": 1.5}", "{\"a\" 1}", "[[[[[[[[[[1]]]]]]]]]]",
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "\"",
+    "-", "--1", "1x", "0x10", "1 2"};
+
+/* Values that are valid JSON, for lines that should mostly parse. */
+static const char *const json_good_values[] = {
+    "0", "-0", "7", "-12", "10050", "1e5", "1E-5", "-0.0", "2.5", "3e-4", "0.30000000000000004",
+    "1234567890123456789", "1e-400", "\"3e-4\"", "\"250 ms\"", "\"2024-01-01 00:00:10\"",
+    "\"a\\nb\"", "\"13.99%\"", "\"nan\"", "\"N/A\"", "true", "null", "[1, 2.5]",
+    "{\"loss\": 1.5}", "912.3", "6.976744E-07", "71202000000", "1048576", "\"x\""};
+
+static void random_json_opt(rng *r, char *buf, size_t n, bool good)
+{
+    size_t k = 0;
+    if (below(r, 8) == 0)
+        buf[k++] = ' ';
+    buf[k++] = '{';
+    int members = below(r, 10);
+    static const char *const ws[] = {"", " ", "  ", "\t"};
+    for (int i = 0; i < members && k + 200 < n; i++) {
+        if (i)
+            k += (size_t)snprintf(buf + k, n - k, "%s,%s", ws[below(r, 4)], ws[below(r, 4)]);
+        const char *key = json_keys[below(r, (int)MFU__ARRAY_LEN(json_keys))];
+        const char *val;
+        char num[64];
+        if (good) {
+            val = json_good_values[below(r, (int)MFU__ARRAY_LEN(json_good_values))];
+        } else if (below(r, 3) == 0) {
+            random_decimal(r, num, sizeof num);
+            val = num;
+        } else {
+            val = json_values[below(r, (int)MFU__ARRAY_LEN(json_values))];
+        }
+        k += (size_t)snprintf(buf + k, n - k, "\"%s\"%s:%s%s", key, ws[below(r, 4)],
+                              ws[below(r, 4)], val);
+    }
+    int tail = good ? 3 : below(r, 20);
+    k += (size_t)snprintf(buf + k, n - k, "%s", tail == 0 ? ",}" : tail == 1 ? "} x" : tail == 2 ? "" : "}");
+    if (below(r, 8) == 0 && k + 2 < n)
+        buf[k++] = ' ';
+    buf[k] = '\0';
+}
+
+static void random_json(rng *r, char *buf, size_t n)
+{
+    random_json_opt(r, buf, n, below(r, 2));
+}
+
+static void jflat_matches_jansson(void **state)
+{
+    (void)state;
+    rng r = {5150};
+    char line[4096];
+    long accepted = 0, valid = 0;
+    for (int i = 0; i < 60000; i++) {
+        random_json(&r, line, sizeof line);
+        size_t len = strlen(line);
+        mfu__jflat o;
+        bool fast = mfu__jflat_parse(line, len, &o);
+        json_error_t je;
+        json_t *root = json_loadb(line, len, 0, &je);
+        valid += root != NULL;
+        if (fast && !root)
+            fail_msg("fast reader accepted what jansson rejects (%s): %s", je.text, line);
+        if (!fast) {
+            json_decref(root);
+            continue;
+        }
+        accepted++;
+        assert_true(json_is_object(root));
+        /* every jansson member is the fast reader's last member of that key, same value */
+        const char *key;
+        json_t *v;
+        size_t distinct = 0;
+        json_object_foreach(root, key, v)
+        {
+            distinct++;
+            const mfu__jmember *m = mfu__jflat_get(&o, key, strlen(key));
+            if (!m)
+                fail_msg("key '%s' missing: %s", key, line);
+            switch (m->type) {
+            case MFU__J_INT:
+                assert_true(json_is_integer(v));
+                assert_int_equal(m->ival, json_integer_value(v));
+                assert_true(same_bits(m->num, json_number_value(v)));
+                break;
+            case MFU__J_REAL:
+                assert_true(json_is_real(v));
+                if (!same_bits(m->num, json_real_value(v)))
+                    fail_msg("'%s': %.17g, jansson %.17g: %s", key, m->num, json_real_value(v),
+                             line);
+                break;
+            case MFU__J_STRING:
+                assert_true(json_is_string(v));
+                assert_int_equal(m->str_len, json_string_length(v));
+                assert_memory_equal(m->str, json_string_value(v), m->str_len);
+                break;
+            case MFU__J_TRUE: assert_true(json_is_true(v)); break;
+            case MFU__J_FALSE: assert_true(json_is_false(v)); break;
+            case MFU__J_NULL: assert_true(json_is_null(v)); break;
+            case MFU__J_OBJECT: assert_true(json_is_object(v)); break;
+            case MFU__J_ARRAY: assert_true(json_is_array(v)); break;
+            }
+        }
+        /* and the fast reader has no key jansson lacks */
+        for (size_t j = 0; j < o.n; j++) {
+            char k[64];
+            snprintf(k, sizeof k, "%.*s", (int)o.m[j].key_len, o.m[j].key);
+            assert_non_null(json_object_get(root, k));
+        }
+        assert_true(distinct <= o.n);
+        json_decref(root);
+    }
+    /* the corpus exercises both sides, and most valid lines take the fast path */
+    assert_true(accepted > 8000);
+    assert_true(valid > accepted);
+}
+
+/* One generic-jsonl session over text; the rows it gives (NULL when ingest fails). */
+static mfu_run *jsonl_session(const char *text, mfu_status *st)
+{
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = "jsonl";
+    o.max_line_bytes = 8192; /* small buffers: thousands of sessions, fast under ASan too */
+    mfu_run *run = NULL;
+    mfu_error e;
+    *st = ingest_buffer_opts(text, strlen(text), &o, &run, NULL, &e);
+    return run;
+}
+
+/* A line of the generic jsonl format read through the fast reader gives the row jansson's
+ * path gives: the first object of a session always takes jansson's path (it names the keys
+ * for messages), so each line is read once alone (jansson) and once after a first object
+ * (the fast path when it accepts). */
+static void jsonl_fast_path_matches_jansson_path(void **state)
+{
+    (void)state;
+    rng r = {6502};
+    char line[4096], two[4200];
+    long rows = 0;
+    for (int i = 0; i < 3000; i++) {
+        random_json(&r, line, sizeof line);
+        if (below(&r, 2)) { /* most lines of a real log have a step */
+            char *brace = strchr(line, '{');
+            char rest[4096];
+            snprintf(rest, sizeof rest, "%s", brace + 1);
+            snprintf(brace, sizeof line - (size_t)(brace - line), "{\"step\": %d,%s", i, rest);
+        }
+        snprintf(two, sizeof two, "{\"step\": -123456789}\n%s\n", line);
+        char one[4200];
+        snprintf(one, sizeof one, "%s\n", line);
+        mfu_status sa, sb;
+        mfu_run *a = jsonl_session(one, &sa);
+        mfu_run *b = jsonl_session(two, &sb);
+        assert_int_equal(sb, MFU_OK);
+        size_t na = a ? mfu_run_count(a) : 0;
+        assert_int_equal(mfu_run_count(b), na + 1);
+        if (na) {
+            mfu_step x, y;
+            assert_true(mfu_run_get(a, 0, &x));
+            assert_true(mfu_run_get(b, 1, &y));
+            if (!same_step(&x, &y))
+                fail_msg("rows differ for: %s", line);
+            rows++;
+        }
+        mfu_run_free(a);
+        mfu_run_free(b);
+    }
+    assert_true(rows > 300);
+}
+
+/* ---- the canonical reader: fast path vs jansson ------------------------------------------- */
+
+static bool ref_num(json_t *o, const char *k, double *out)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v || json_is_null(v))
+        return true;
+    if (!json_is_number(v))
+        return false;
+    *out = json_number_value(v);
+    return true;
+}
+
+static bool ref_scope(json_t *o, const char *k, mfu_scope *out)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        return true;
+    const char *s = json_string_value(v);
+    if (!s)
+        return false;
+    if (strcmp(s, "device") == 0)
+        *out = MFU_SCOPE_DEVICE;
+    else if (strcmp(s, "global") == 0)
+        *out = MFU_SCOPE_GLOBAL;
+    else if (strcmp(s, "unknown") == 0)
+        *out = MFU_SCOPE_UNKNOWN;
+    else
+        return false;
+    return true;
+}
+
+/* A canonical step object as fmt_mfu.c reads it with jansson; false when it gives no row. */
+static bool ref_canonical_step(const char *line, mfu_step *out)
+{
+    json_error_t je;
+    json_t *o = json_loads(line, 0, &je);
+    if (!o)
+        return false;
+    json_t *jstep = json_object_get(o, "step");
+    bool ok = json_is_integer(jstep);
+    mfu_step s;
+    mfu_step_init(&s);
+    if (ok) {
+        s.step = (int64_t)json_integer_value(jstep);
+        json_t *jr = json_object_get(o, "rank");
+        ok = ref_num(o, "time_s", &s.time_s) && ref_num(o, "step_time_s", &s.step_time_s) &&
+             ref_num(o, "tokens", &s.tokens) && ref_num(o, "samples", &s.samples) &&
+             ref_num(o, "loss", &s.loss) && ref_num(o, "lr", &s.lr) &&
+             ref_num(o, "grad_norm", &s.grad_norm) &&
+             ref_num(o, "memory_bytes", &s.memory_bytes) &&
+             ref_num(o, "tokens_per_s", &s.tokens_per_s) &&
+             ref_scope(o, "tokens_per_s_scope", &s.tokens_per_s_scope) &&
+             ref_num(o, "flops_per_s", &s.flops_per_s) &&
+             ref_scope(o, "flops_per_s_scope", &s.flops_per_s_scope) &&
+             ref_num(o, "mfu", &s.mfu) && ref_scope(o, "mfu_scope", &s.mfu_scope) &&
+             ref_num(o, "samples_per_s", &s.samples_per_s) &&
+             ref_scope(o, "samples_per_s_scope", &s.samples_per_s_scope) &&
+             (!jr || json_is_integer(jr));
+        if (ok && jr && json_integer_value(jr) >= 0 && json_integer_value(jr) <= INT32_MAX)
+            s.rank = (int32_t)json_integer_value(jr);
+        static const struct {
+            const char *k;
+            uint32_t bit;
+        } flags[] = {{"skipped", MFU_STEP_SKIPPED},
+                     {"loss_nan", MFU_STEP_LOSS_NAN},
+                     {"mfu_sentinel", MFU_STEP_MFU_SENTINEL},
+                     {"tokens_derived", MFU_STEP_TOKENS_DERIVED}};
+        for (size_t i = 0; i < MFU__ARRAY_LEN(flags); i++)
+            if (json_is_true(json_object_get(o, flags[i].k)))
+                s.flags |= flags[i].bit;
+    }
+    json_decref(o);
+    *out = s;
+    return ok;
+}
+
+static const char *const canon_keys[] = {
+    "step", "time_s", "step_time_s", "tokens", "samples", "loss", "lr", "grad_norm",
+    "memory_bytes", "tokens_per_s", "tokens_per_s_scope", "flops_per_s", "flops_per_s_scope",
+    "mfu", "mfu_scope", "samples_per_s", "samples_per_s_scope", "rank", "skipped", "loss_nan",
+    "mfu_sentinel", "tokens_derived", "future_key", "ste", "steps", "Step"};
+static const char *const canon_values[] = {
+    "1", "-3", "0", "2147483648", "-1", "12.5", "1e3", "-0.0", "0.30000000000000004", "null",
+    "true", "false", "\"device\"", "\"global\"", "\"unknown\"", "\"Device\"", "\"\"", "[1]",
+    "{\"a\": 1}", "802600000000000", "15.2106", "1e-400", "7.2e-05"};
+
+static void canonical_fast_path_matches_jansson(void **state)
+{
+    (void)state;
+    rng r = {1984};
+    char line[2048], text[2200];
+    long rows = 0;
+    for (int i = 0; i < 4000; i++) {
+        size_t k = (size_t)snprintf(line, sizeof line, "{\"step\":%d", i);
+        int members = below(&r, 12);
+        for (int m = 0; m < members; m++)
+            k += (size_t)snprintf(line + k, sizeof line - k, ",\"%s\":%s",
+                                  canon_keys[below(&r, (int)MFU__ARRAY_LEN(canon_keys))],
+                                  canon_values[below(&r, (int)MFU__ARRAY_LEN(canon_values))]);
+        snprintf(line + k, sizeof line - k, "}");
+        snprintf(text, sizeof text, "{\"mfu_run\":1,\"format\":\"megatron\"}\n%s\n", line);
+        mfu_step want;
+        bool has = ref_canonical_step(line, &want);
+        mfu_ingest_opts o;
+        memset(&o, 0, sizeof o);
+        o.format = "mfu";
+        o.max_line_bytes = 8192;
+        mfu_run *run = NULL;
+        mfu_error e;
+        mfu_status st = ingest_buffer_opts(text, strlen(text), &o, &run, NULL, &e);
+        if (!has) {
+            assert_int_equal(st, MFU_E_EMPTY); /* the line was skipped */
+            continue;
+        }
+        assert_int_equal(st, MFU_OK);
+        mfu_step got;
+        assert_true(mfu_run_get(run, 0, &got));
+        if (!same_step(&got, &want))
+            fail_msg("rows differ for: %s", line);
+        rows++;
+        mfu_run_free(run);
+    }
+    assert_true(rows > 400);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -671,6 +1002,9 @@ int main(void)
         cmocka_unit_test(reader_matches_contract),
         cmocka_unit_test(cleaner_matches_reference),
         cmocka_unit_test(megatron_hot_loop_matches_helpers),
+        cmocka_unit_test(jflat_matches_jansson),
+        cmocka_unit_test(jsonl_fast_path_matches_jansson_path),
+        cmocka_unit_test(canonical_fast_path_matches_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
