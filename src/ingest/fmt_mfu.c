@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "ingest/fast.h"
 #include "ingest/format.h"
 #include "ingest/jflat.h"
 
@@ -25,40 +26,81 @@
 
 /* ---- writer ----------------------------------------------------------------------------- */
 
-/* Shortest %.Ng (N = 15..17) that reads back exactly. */
-static void fmt_double(char *buf, size_t n, double v)
+/* Shortest %.Ng (N = 15..17) that reads back exactly: mfu__fmt_shortest (fast.h) for the
+ * usual values, else the snprintf loop it stands in for. */
+static size_t fmt_double(char *buf, size_t n, double v)
 {
+    size_t k = mfu__fmt_shortest(buf, v);
+    if (k)
+        return k;
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
-            return;
+            break;
     }
+    return strlen(buf);
 }
 
-static void put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
+/* Rows are assembled in one buffer and written with one fwrite per few dozen rows. */
+#define WRITER_BUF 8192
 
 typedef struct writer {
     FILE *f;
     bool first;
+    bool failed; /* a write failed */
+    size_t n;
+    char buf[WRITER_BUF];
 } writer;
+
+static void flush_buf(writer *w)
+{
+    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n)
+        w->failed = true;
+    w->n = 0;
+}
+
+static void put(writer *w, const char *s, size_t n)
+{
+    if (w->n + n > sizeof w->buf) {
+        flush_buf(w);
+        if (n > sizeof w->buf) { /* longer than the buffer (never for a row): directly */
+            if (fwrite(s, 1, n, w->f) != n)
+                w->failed = true;
+            return;
+        }
+    }
+    memcpy(w->buf + w->n, s, n);
+    w->n += n;
+}
+
+static void put_c(writer *w, char c)
+{
+    put(w, &c, 1);
+}
+
+static void put_str(writer *w, const char *s)
+{
+    put_c(w, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char esc[2] = {'\\', (char)*p};
+            put(w, esc, 2);
+        } else if (*p < 0x20) {
+            char esc[8];
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+            put(w, esc, 6);
+        } else {
+            put_c(w, (char)*p);
+        }
+    }
+    put_c(w, '"');
+}
 
 static void key(writer *w, const char *k)
 {
-    fputs(w->first ? "{\"" : ",\"", w->f);
-    fputs(k, w->f);
-    fputs("\":", w->f);
+    put(w, w->first ? "{\"" : ",\"", 2);
+    put(w, k, strlen(k));
+    put(w, "\":", 2);
     w->first = false;
 }
 
@@ -67,15 +109,24 @@ static void kv_num(writer *w, const char *k, double v)
     if (isnan(v) || isinf(v))
         return;
     char buf[40];
-    fmt_double(buf, sizeof buf, v);
+    size_t n = fmt_double(buf, sizeof buf, v);
     key(w, k);
-    fputs(buf, w->f);
+    put(w, buf, n);
 }
 
 static void kv_int(writer *w, const char *k, int64_t v)
 {
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN too */
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[sizeof tmp - 1 - n++] = '-';
     key(w, k);
-    fprintf(w->f, "%lld", (long long)v);
+    put(w, tmp + sizeof tmp - n, n);
 }
 
 static void kv_str(writer *w, const char *k, const char *v)
@@ -83,7 +134,7 @@ static void kv_str(writer *w, const char *k, const char *v)
     if (!v || !v[0])
         return;
     key(w, k);
-    put_str(w->f, v);
+    put_str(w, v);
 }
 
 /* A scope is written whenever it is known, even without its value (an MFU printed as a
@@ -93,7 +144,7 @@ static void kv_scope(writer *w, const char *k, mfu_scope s)
     if (s == MFU_SCOPE_UNKNOWN)
         return;
     key(w, k);
-    put_str(w->f, mfu_scope_name(s));
+    put_str(w, mfu_scope_name(s));
 }
 
 static void kv_true(writer *w, const char *k, bool b)
@@ -101,7 +152,7 @@ static void kv_true(writer *w, const char *k, bool b)
     if (!b)
         return;
     key(w, k);
-    fputs("true", w->f);
+    put(w, "true", 4);
 }
 
 mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
@@ -109,61 +160,67 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
     if (!run || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_write_jsonl: run and out are required");
     const mfu_run_meta *m = mfu_run_meta_get(run);
-    writer w = {out, true};
-    kv_int(&w, "mfu_run", MFU_CANONICAL_VERSION);
-    kv_str(&w, "format", m->format);
-    kv_str(&w, "model", m->model);
-    kv_num(&w, "model_params", m->model_params);
+    writer wr; /* on the stack: no allocation, so no new error */
+    wr.f = out;
+    wr.first = true;
+    wr.failed = false;
+    wr.n = 0;
+    writer *w = &wr;
+    kv_int(w, "mfu_run", MFU_CANONICAL_VERSION);
+    kv_str(w, "format", m->format);
+    kv_str(w, "model", m->model);
+    kv_num(w, "model_params", m->model_params);
     if (m->global_batch > 0)
-        kv_int(&w, "global_batch", m->global_batch);
+        kv_int(w, "global_batch", m->global_batch);
     if (m->micro_batch > 0)
-        kv_int(&w, "micro_batch", m->micro_batch);
+        kv_int(w, "micro_batch", m->micro_batch);
     if (m->seq_len > 0)
-        kv_int(&w, "seq_len", m->seq_len);
+        kv_int(w, "seq_len", m->seq_len);
     if (m->world_size > 0)
-        kv_int(&w, "world_size", m->world_size);
+        kv_int(w, "world_size", m->world_size);
     if (m->grad_accum > 0)
-        kv_int(&w, "grad_accum", m->grad_accum);
-    kv_str(&w, "device", m->device);
-    kv_str(&w, "dtype", m->dtype);
-    kv_num(&w, "tokens_per_step", m->tokens_per_step);
-    kv_str(&w, "convention", m->convention);
-    kv_num(&w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
-    kv_int(&w, "steps", (int64_t)mfu_run_count(run));
-    fputs("}\n", out);
+        kv_int(w, "grad_accum", m->grad_accum);
+    kv_str(w, "device", m->device);
+    kv_str(w, "dtype", m->dtype);
+    kv_num(w, "tokens_per_step", m->tokens_per_step);
+    kv_str(w, "convention", m->convention);
+    kv_num(w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
+    kv_int(w, "steps", (int64_t)mfu_run_count(run));
+    put(w, "}\n", 2);
     size_t n = mfu_run_count(run);
     for (size_t i = 0; i < n; i++) {
         mfu_step s;
         mfu_run_get(run, i, &s);
-        w.first = true;
-        kv_int(&w, "step", s.step);
-        kv_num(&w, "time_s", s.time_s);
-        kv_num(&w, "step_time_s", s.step_time_s);
-        kv_num(&w, "tokens", s.tokens);
-        kv_num(&w, "samples", s.samples);
-        kv_num(&w, "loss", s.loss);
-        kv_num(&w, "lr", s.lr);
-        kv_num(&w, "grad_norm", s.grad_norm);
-        kv_num(&w, "memory_bytes", s.memory_bytes);
-        kv_num(&w, "tokens_per_s", s.tokens_per_s);
-        kv_scope(&w, "tokens_per_s_scope", s.tokens_per_s_scope);
-        kv_num(&w, "flops_per_s", s.flops_per_s);
-        kv_scope(&w, "flops_per_s_scope", s.flops_per_s_scope);
-        kv_num(&w, "mfu", s.mfu);
-        kv_scope(&w, "mfu_scope", s.mfu_scope);
-        kv_num(&w, "samples_per_s", s.samples_per_s);
-        kv_scope(&w, "samples_per_s_scope", s.samples_per_s_scope);
+        w->first = true;
+        kv_int(w, "step", s.step);
+        kv_num(w, "time_s", s.time_s);
+        kv_num(w, "step_time_s", s.step_time_s);
+        kv_num(w, "tokens", s.tokens);
+        kv_num(w, "samples", s.samples);
+        kv_num(w, "loss", s.loss);
+        kv_num(w, "lr", s.lr);
+        kv_num(w, "grad_norm", s.grad_norm);
+        kv_num(w, "memory_bytes", s.memory_bytes);
+        kv_num(w, "tokens_per_s", s.tokens_per_s);
+        kv_scope(w, "tokens_per_s_scope", s.tokens_per_s_scope);
+        kv_num(w, "flops_per_s", s.flops_per_s);
+        kv_scope(w, "flops_per_s_scope", s.flops_per_s_scope);
+        kv_num(w, "mfu", s.mfu);
+        kv_scope(w, "mfu_scope", s.mfu_scope);
+        kv_num(w, "samples_per_s", s.samples_per_s);
+        kv_scope(w, "samples_per_s_scope", s.samples_per_s_scope);
         if (s.rank >= 0)
-            kv_int(&w, "rank", s.rank);
-        kv_true(&w, "skipped", s.flags & MFU_STEP_SKIPPED);
-        kv_true(&w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
-        kv_true(&w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
-        kv_true(&w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
-        fputs("}\n", out);
-        if (ferror(out))
+            kv_int(w, "rank", s.rank);
+        kv_true(w, "skipped", s.flags & MFU_STEP_SKIPPED);
+        kv_true(w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
+        kv_true(w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
+        kv_true(w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
+        put(w, "}\n", 2);
+        if (w->failed)
             break;
     }
-    if (fflush(out) != 0 || ferror(out))
+    flush_buf(w);
+    if (w->failed || fflush(out) != 0 || ferror(out))
         return mfu__fail(err, MFU_E_IO, 0,
                          "writing the JSON-lines output failed; check the disk "
                          "or the output path");

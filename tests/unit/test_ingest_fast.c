@@ -991,6 +991,83 @@ static void canonical_fast_path_matches_jansson(void **state)
     assert_true(rows > 400);
 }
 
+/* ---- the canonical writer: random runs survive write -> read bit for bit ------------------- */
+
+static double random_value(rng *r)
+{
+    switch (below(r, 6)) {
+    case 0: return NAN; /* absent */
+    case 1: {           /* any finite double */
+        double v;
+        do {
+            uint64_t b = next(r);
+            memcpy(&v, &b, sizeof v);
+        } while (!isfinite(v));
+        return v;
+    }
+    case 2: return (double)below(r, 1000000) / 1e4; /* short decimals */
+    case 3: return (below(r, 2) ? -1 : 1) * (double)(next(r) >> 11);
+    case 4: return 2.0 / (1 + below(r, 1000)); /* 16-17 digits */
+    default: return (double)below(r, 100000) * 1024.0 * 1024.0;
+    }
+}
+
+static void writer_round_trip_random(void **state)
+{
+    (void)state;
+    rng r = {777777};
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    mfu_run_meta *m = mfu_run_meta_mut(run);
+    snprintf(m->format, sizeof m->format, "megatron");
+    snprintf(m->model, sizeof m->model, "quote \" backslash \\ tab \t bell \x07 end");
+    m->model_params = 6.7e9;
+    for (int i = 0; i < 5000; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i == 0 ? INT64_MIN / 2 : i;
+        double *d[] = {&s.time_s,       &s.step_time_s, &s.tokens,    &s.samples,
+                       &s.loss,         &s.lr,          &s.grad_norm, &s.memory_bytes,
+                       &s.tokens_per_s, &s.flops_per_s, &s.mfu,       &s.samples_per_s};
+        for (size_t k = 0; k < MFU__ARRAY_LEN(d); k++)
+            *d[k] = random_value(&r);
+        s.tokens_per_s_scope = (mfu_scope)below(&r, 3);
+        s.flops_per_s_scope = (mfu_scope)below(&r, 3);
+        s.mfu_scope = (mfu_scope)below(&r, 3);
+        s.samples_per_s_scope = (mfu_scope)below(&r, 3);
+        s.flags = (uint32_t)below(&r, 16);
+        s.rank = below(&r, 3) - 1;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(mfu_run_write_jsonl(run, f, NULL), MFU_OK);
+    fclose(f);
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    mfu_run *back = NULL;
+    mfu_error e;
+    mfu_status st = ingest_buffer_opts(text, len, &o, &back, NULL, &e);
+    if (st != MFU_OK)
+        fail_msg("reading back: %s", e.message);
+    assert_int_equal(mfu_run_count(back), mfu_run_count(run));
+    for (size_t i = 0; i < mfu_run_count(run); i++) {
+        mfu_step x, y;
+        assert_true(mfu_run_get(run, i, &x));
+        assert_true(mfu_run_get(back, i, &y));
+        if (!same_step(&x, &y))
+            fail_msg("row %zu differs after the round trip", i);
+    }
+    assert_string_equal(mfu_run_meta_get(back)->model, m->model);
+    /* the text is the snprintf loop's: every number as the first %.15g..%.17g that reads back */
+    assert_non_null(strstr(text, "\"model_params\":6700000000,"));
+    mfu_run_free(back);
+    mfu_run_free(run);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1005,6 +1082,7 @@ int main(void)
         cmocka_unit_test(jflat_matches_jansson),
         cmocka_unit_test(jsonl_fast_path_matches_jansson_path),
         cmocka_unit_test(canonical_fast_path_matches_jansson),
+        cmocka_unit_test(writer_round_trip_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
