@@ -20,42 +20,7 @@
 #include <math.h>
 #include <string.h>
 
-static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-#define TWO53 ((uint64_t)1 << 53)
-
-/* Doubles must be evaluated in double precision for one operation to round once. */
-#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
-#define MFU__EXACT_DOUBLES 1
-#else
-#define MFU__EXACT_DOUBLES 0
-#endif
-
-bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out)
-{
-    if (!MFU__EXACT_DOUBLES || m > TWO53)
-        return false;
-    double v;
-    if (e10 >= 0 && e10 <= 22) {
-        v = (double)m * pow10_exact[e10];
-    } else if (e10 < 0 && e10 >= -22) {
-        v = (double)m / pow10_exact[-e10];
-    } else if (e10 > 22 && e10 <= 22 + 16) {
-        /* move the excess powers of ten into the mantissa while it stays exact */
-        for (int i = 22; i < e10; i++) {
-            if (m > TWO53 / 10)
-                return false;
-            m *= 10;
-        }
-        v = (double)m * 1e22;
-    } else {
-        return false;
-    }
-    *out = neg ? -v : v;
-    return true;
-}
+#define pow10_exact mfu__pow10_exact
 
 /* Decimal digits of m (m > 0) into d; returns the count. */
 static size_t u64_digits(uint64_t m, char *d)

@@ -12,6 +12,7 @@
 #ifndef MFU_INGEST_FAST_H
 #define MFU_INGEST_FAST_H
 
+#include <float.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +26,7 @@
  * then bit-for-bit what strtod gives for the decimal. Returns false otherwise (and on a
  * platform that evaluates doubles in extended precision); the caller uses strtod. Assumes the
  * default rounding mode (round to nearest), which the library never changes. */
-bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
+static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
 
 /* Write v (finite) into buf (at least 32 bytes) exactly as the first of snprintf "%.15g",
  * "%.16g", "%.17g" that strtod reads back as v would, and return the length. Handles values
@@ -40,5 +41,43 @@ bool mfu__has_ctrl(const char *p, size_t n);
 /* Copy src[0..n) to dst and return true when it holds no such byte (one pass; on false dst
  * holds some prefix of src and is to be rewritten). */
 bool mfu__copy_no_ctrl(char *dst, const char *src, size_t n);
+
+/* ---- inline definitions (the number readers call this for every number) ----------------- */
+
+/* Doubles must be evaluated in double precision for one operation to round once. */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define MFU__EXACT_DOUBLES 1
+#else
+#define MFU__EXACT_DOUBLES 0
+#endif
+
+static const double mfu__pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out)
+{
+    const uint64_t two53 = (uint64_t)1 << 53;
+    if (!MFU__EXACT_DOUBLES || m > two53)
+        return false;
+    double v;
+    if (e10 >= 0 && e10 <= 22) {
+        v = (double)m * mfu__pow10_exact[e10];
+    } else if (e10 < 0 && e10 >= -22) {
+        v = (double)m / mfu__pow10_exact[-e10];
+    } else if (e10 > 22 && e10 <= 22 + 16) {
+        /* move the excess powers of ten into the mantissa while it stays exact */
+        for (int i = 22; i < e10; i++) {
+            if (m > two53 / 10)
+                return false;
+            m *= 10;
+        }
+        v = (double)m * 1e22;
+    } else {
+        return false;
+    }
+    *out = neg ? -v : v;
+    return true;
+}
 
 #endif /* MFU_INGEST_FAST_H */

@@ -40,6 +40,7 @@ typedef struct jsonl_state {
     int ncand[MFU__F_COUNT]; /* candidates per field */
     bool dotted;             /* a candidate is a dotted path ("train.loss") */
     mfu__jflat obj;          /* the fast path's object (kept here, not on the stack) */
+    uint8_t at[MFU__F_COUNT][MFU__FIELDMAP_MAX_ALIASES]; /* see jsonl_fast */
 } jsonl_state;
 
 static size_t slot_hash(const char *k, size_t n)
@@ -197,31 +198,37 @@ static bool jsonl_fast(jsonl_state *st, mfu__ictx *c, const mfu__line *ln, mfu_s
     for (size_t i = 0; st->dotted && i < o->n; i++)
         if (o->m[i].type == MFU__J_OBJECT)
             return false;
-    /* member (+1) holding each candidate; a repeated key keeps its last member */
-    uint8_t at[MFU__F_COUNT][MFU__FIELDMAP_MAX_ALIASES];
-    memset(at, 0, sizeof at);
+    /* st->at: member (+1) holding each candidate, a repeated key keeping its last member;
+     * hit: the fields that have one (st->at is all zero between lines) */
+    uint32_t hit = 0;
     for (size_t i = 0; i < o->n; i++) {
         const mfu__jmember *m = &o->m[i];
         for (size_t h = slot_hash(m->key, m->key_len); st->slots[h].key;
              h = (h + 1) % JSONL_SLOTS) {
             const cand_slot *sl = &st->slots[h];
-            if (sl->len == m->key_len && memcmp(sl->key, m->key, m->key_len) == 0)
-                at[sl->field][sl->rank] = (uint8_t)(i + 1);
+            if (sl->len == m->key_len && memcmp(sl->key, m->key, m->key_len) == 0) {
+                st->at[sl->field][sl->rank] = (uint8_t)(i + 1);
+                hit |= 1u << sl->field;
+            }
         }
     }
     st->objects++;
     mfu_step s;
     mfu_step_init(&s);
     bool have_step = false;
-    for (int f = 0; f < MFU__F_COUNT; f++) {
+    for (int f = 0; hit; f++, hit >>= 1) { /* fields in order: scopes depend on it */
+        if (!(hit & 1))
+            continue;
+        uint8_t *at = st->at[f];
         for (int r = 0; r < st->ncand[f]; r++) {
             mfu__num n;
-            if (!at[f][r] || !member_num(&o->m[at[f][r] - 1], (mfu__field)f, &n))
+            if (!at[r] || !member_num(&o->m[at[r] - 1], (mfu__field)f, &n))
                 continue;
             if (mfu__fieldmap_store(&st->fm, (mfu__field)f, &n, &s) && f == MFU__F_STEP)
                 have_step = true;
             break;
         }
+        memset(at, 0, MFU__FIELDMAP_MAX_ALIASES);
     }
     if (!have_step) {
         st->without_step++;

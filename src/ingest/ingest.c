@@ -116,6 +116,12 @@ const char *mfu__source_name(const mfu__ictx *c)
     return c->ing->source ? c->ing->source : "-";
 }
 
+static void no_inf(double *v)
+{
+    if (isinf(*v))
+        *v = NAN;
+}
+
 mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
 {
     mfu_step s = *in;
@@ -124,12 +130,18 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     /* infinities are not values a run keeps: absent, and an infinite loss is flagged */
     if (isinf(s.loss))
         s.flags |= MFU_STEP_LOSS_NAN;
-    double *d[] = {&s.time_s,       &s.step_time_s, &s.tokens,    &s.samples,
-                   &s.loss,         &s.lr,          &s.grad_norm, &s.memory_bytes,
-                   &s.tokens_per_s, &s.flops_per_s, &s.mfu,       &s.samples_per_s};
-    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
-        if (isinf(*d[i]))
-            *d[i] = NAN;
+    no_inf(&s.time_s);
+    no_inf(&s.step_time_s);
+    no_inf(&s.tokens);
+    no_inf(&s.samples);
+    no_inf(&s.loss);
+    no_inf(&s.lr);
+    no_inf(&s.grad_norm);
+    no_inf(&s.memory_bytes);
+    no_inf(&s.tokens_per_s);
+    no_inf(&s.flops_per_s);
+    no_inf(&s.mfu);
+    no_inf(&s.samples_per_s);
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {
@@ -156,8 +168,7 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     }
 append:;
     bool merged = false;
-    mfu_error e;
-    memset(&e, 0, sizeof e);
+    mfu_error e; /* filled by mfu_run_append when it fails, read only then */
     mfu_status st = mfu_run_append(c->ing->run, &s, &merged, &e);
     if (st == MFU_E_LIMIT)
         return mfu__fail_line(c, st,

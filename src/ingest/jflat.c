@@ -27,9 +27,11 @@ static bool is_digit(char c)
     return (unsigned)(c - '0') < 10;
 }
 
+/* The text ends with a NUL (the caller's contract), which stops every loop below without a
+ * bounds check: no JSON token contains one. */
 static void skip_ws(jcur *c)
 {
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+    while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')
         c->p++;
 }
 
@@ -37,7 +39,7 @@ static void skip_ws(jcur *c)
 static bool read_string(jcur *c, const char **s, size_t *n)
 {
     const char *p = c->p + 1, *start = p;
-    for (; p < c->end; p++) {
+    for (;; p++) {
         unsigned char ch = (unsigned char)*p;
         if (ch == '"') {
             *s = start;
@@ -45,34 +47,33 @@ static bool read_string(jcur *c, const char **s, size_t *n)
             c->p = p + 1;
             return true;
         }
-        if (ch == '\\' || ch < 0x20 || ch >= 0x80)
+        if (ch == '\\' || ch < 0x20 || ch >= 0x80) /* the final NUL too: no closing quote */
             return false;
     }
-    return false;
 }
 
 /* A number at c->p (a '-' or a digit), as jansson's lexer reads it. */
 static bool read_number(jcur *c, mfu__jmember *m)
 {
-    const char *p = c->p, *start = p, *end = c->end;
+    const char *p = c->p, *start = p;
     bool neg = false;
     if (*p == '-') {
         neg = true;
         p++;
     }
-    if (p >= end || !is_digit(*p))
+    if (!is_digit(*p))
         return false;
     uint64_t mant = 0;
     int sig = 0;
     if (*p == '0') {
         p++;
-        if (p < end && is_digit(*p))
+        if (is_digit(*p))
             return false; /* a leading zero */
     } else {
-        for (; p < end && is_digit(*p); p++, sig++)
+        for (; is_digit(*p); p++, sig++)
             mant = mant * 10 + (uint64_t)(*p - '0');
     }
-    if (p == end || (*p != '.' && *p != 'e' && *p != 'E')) {
+    if (*p != '.' && *p != 'e' && *p != 'E') {
         if (sig > 18)
             return false; /* may be outside int64: jansson decides */
         int64_t v = neg ? -(int64_t)mant : (int64_t)mant;
@@ -85,9 +86,9 @@ static bool read_number(jcur *c, mfu__jmember *m)
     long frac = 0;
     if (*p == '.') {
         p++;
-        if (p >= end || !is_digit(*p))
+        if (!is_digit(*p))
             return false;
-        for (; p < end && is_digit(*p); p++, frac++)
+        for (; is_digit(*p); p++, frac++)
             if (mant || *p != '0') {
                 if (sig < MFU__DEC_DIGITS)
                     mant = mant * 10 + (uint64_t)(*p - '0');
@@ -95,14 +96,14 @@ static bool read_number(jcur *c, mfu__jmember *m)
             }
     }
     long e10 = 0;
-    if (p < end && (*p == 'e' || *p == 'E')) {
+    if (*p == 'e' || *p == 'E') {
         p++;
         bool eneg = false;
-        if (p < end && (*p == '+' || *p == '-'))
+        if (*p == '+' || *p == '-')
             eneg = *p++ == '-';
-        if (p >= end || !is_digit(*p))
+        if (!is_digit(*p))
             return false;
-        for (; p < end && is_digit(*p); p++)
+        for (; is_digit(*p); p++)
             if (e10 < 100000)
                 e10 = e10 * 10 + (*p - '0');
         if (eneg)
@@ -145,7 +146,7 @@ static bool skip_container(jcur *c, char close, int depth)
         return false;
     mfu__jmember tmp;
     skip_ws(c);
-    if (c->p < c->end && *c->p == close) {
+    if (*c->p == close) {
         c->p++;
         return true;
     }
@@ -153,10 +154,10 @@ static bool skip_container(jcur *c, char close, int depth)
         if (close == '}') {
             const char *k;
             size_t kn;
-            if (c->p >= c->end || *c->p != '"' || !read_string(c, &k, &kn))
+            if (*c->p != '"' || !read_string(c, &k, &kn))
                 return false;
             skip_ws(c);
-            if (c->p >= c->end || *c->p != ':')
+            if (*c->p != ':')
                 return false;
             c->p++;
             skip_ws(c);
@@ -164,12 +165,12 @@ static bool skip_container(jcur *c, char close, int depth)
         if (!read_value(c, &tmp, depth))
             return false;
         skip_ws(c);
-        if (c->p < c->end && *c->p == ',') {
+        if (*c->p == ',') {
             c->p++;
             skip_ws(c);
             continue;
         }
-        if (c->p < c->end && *c->p == close) {
+        if (*c->p == close) {
             c->p++;
             return true;
         }
@@ -179,8 +180,6 @@ static bool skip_container(jcur *c, char close, int depth)
 
 static bool read_value(jcur *c, mfu__jmember *m, int depth)
 {
-    if (c->p >= c->end)
-        return false;
     switch (*c->p) {
     case '"':
         m->type = MFU__J_STRING;
@@ -213,22 +212,24 @@ bool mfu__jflat_parse(const char *text, size_t len, mfu__jflat *out)
 {
     jcur c = {text, text + len};
     out->n = 0;
+    if (text[len] != '\0')
+        return false; /* the contract: the loops stop at this NUL */
     skip_ws(&c);
-    if (c.p >= c.end || *c.p != '{')
+    if (*c.p != '{')
         return false;
     c.p++;
     skip_ws(&c);
-    if (c.p < c.end && *c.p == '}') {
+    if (*c.p == '}') {
         c.p++;
     } else {
         for (;;) {
-            if (out->n == MFU__JFLAT_MAX_MEMBERS || c.p >= c.end || *c.p != '"')
+            if (out->n == MFU__JFLAT_MAX_MEMBERS || *c.p != '"')
                 return false;
             mfu__jmember *m = &out->m[out->n];
             if (!read_string(&c, &m->key, &m->key_len))
                 return false;
             skip_ws(&c);
-            if (c.p >= c.end || *c.p != ':')
+            if (*c.p != ':')
                 return false;
             c.p++;
             skip_ws(&c);
@@ -236,12 +237,12 @@ bool mfu__jflat_parse(const char *text, size_t len, mfu__jflat *out)
                 return false;
             out->n++;
             skip_ws(&c);
-            if (c.p < c.end && *c.p == ',') {
+            if (*c.p == ',') {
                 c.p++;
                 skip_ws(&c);
                 continue;
             }
-            if (c.p < c.end && *c.p == '}') {
+            if (*c.p == '}') {
                 c.p++;
                 break;
             }

@@ -48,8 +48,10 @@ typedef struct mfu__jflat {
     mfu__jmember m[MFU__JFLAT_MAX_MEMBERS];
 } mfu__jflat;
 
-/* Read text[0..len) (one object, blanks around it allowed) into *out. Returns false when the
- * fast path declines (see above); *out is then undefined. */
+/* Read text[0..len) (one object, blanks around it allowed) into *out; text[len] must be the
+ * NUL that ends the text (an mfu__line's text is; it saves a bounds check per byte). Returns
+ * false when the fast path declines (see above) or text[len] is not NUL; *out is then
+ * undefined. */
 bool mfu__jflat_parse(const char *text, size_t len, mfu__jflat *out);
 
 /* The member called key (key_len bytes), the last one when the key repeats (as jansson keeps

@@ -562,7 +562,7 @@ static bool digits(const char *p, size_t n, int *out)
 {
     int v = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)p[i]))
+        if ((unsigned)(p[i] - '0') >= 10)
             return false;
         v = v * 10 + (p[i] - '0');
     }

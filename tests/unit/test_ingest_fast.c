@@ -229,7 +229,7 @@ static void clinger_cases_are_exact(void **state)
         uint64_t m = next(&r) >> (64 - bits);
         int e = below(&r, 101) - 50;
         bool neg = below(&r, 2);
-        double got;
+        double got = 0.0;
         bool ok = mfu__dec_to_double(m, e, neg, &got);
         bool must = m <= ((uint64_t)1 << 53) && e >= -22 && e <= 22;
         if (must && !ok)
@@ -246,7 +246,7 @@ static void clinger_cases_are_exact(void **state)
     }
     assert_true(accepted > 50000);
     /* the extended case: a large exponent folded into a small mantissa */
-    double v;
+    double v = 0.0;
     assert_true(mfu__dec_to_double(3, 30, false, &v));
     assert_true(same_bits(v, 3e30));
     assert_false(mfu__dec_to_double(9007199254740993ull, 0, false, &v));
