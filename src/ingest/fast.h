@@ -5,6 +5,7 @@
  * "Performance" says why each exists and what it measured.
  *
  *   mfu__dec_to_double   decimal (mantissa, exponent) -> double, Clinger's exact cases
+ *   mfu__dec_scan        a plain decimal in text -> double through it
  *   mfu__fmt_shortest    double -> the shortest "%.{15,16,17}g" that reads back, ≤ 15 digits
  *   mfu__has_ctrl        does a byte range hold a control byte (the cleaner's quick reject);
  *                        mfu__copy_no_ctrl copies while it checks
@@ -27,6 +28,15 @@
  * platform that evaluates doubles in extended precision); the caller uses strtod. Assumes the
  * default rounding mode (round to nearest), which the library never changes. */
 static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
+
+/* Read a plain decimal [+-]digits[.digits][(e|E)[+-]digits] at p (before end) and return
+ * the byte after it, with *value = the decimal x 10^shift and *printed = the decimal, both
+ * exact through mfu__dec_to_double. Returns NULL, touching nothing, when there is no such
+ * decimal at p, it has more than MFU__DEC_DIGITS significant digits, or a value would not be
+ * exact: the caller then uses the general reader (mfu__num_parse_shift), which reads every
+ * decimal this accepts to the same doubles. */
+const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value,
+                          double *printed);
 
 /* Write v (finite) into buf (at least 32 bytes) exactly as the first of snprintf "%.15g",
  * "%.16g", "%.17g" that strtod reads back as v would, and return the length. Handles values

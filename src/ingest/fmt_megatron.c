@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ingest/fast.h"
 #include "ingest/format.h"
 
 typedef struct megatron_state {
@@ -206,6 +207,72 @@ static step_key key_of(mfu__span k)
     return is_loss_key(k) ? K_OTHER_LOSS : K_OTHER;
 }
 
+static bool blank_byte(char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r'); /* mfu__span_trim's blanks */
+}
+
+/* Shift of a key's value: ms -> s and TFLOP/s -> FLOP/s are scaled in the decimal, exactly. */
+static int key_shift(step_key id)
+{
+    return id == K_MS ? -3 : id == K_TFLOPS || id == K_DS_TFLOPS ? 12 : 0;
+}
+
+/* The piece at *pp (up to the next '|'): what mfu__split_next(&rest, "|", &piece),
+ * mfu__kv(piece, ": ", &key, &val) and mfu__num_parse_shift(val, shift, n) give, for the keys
+ * that are fields. Moves *pp past the piece. Returns false for a piece that gives nothing
+ * (no ": ", not a field, a later loss when want_other_loss is false, not a number).
+ * The usual piece " key: 912.3 |" with a known key is read without looking for its '|';
+ * anything else takes the general way. */
+static bool read_piece(const char **pp, const char *end, bool want_other_loss, step_key *id,
+                       mfu__num *n)
+{
+    const char *p = *pp;
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    if (colon && colon + 1 < end && colon[1] == ' ') {
+        const char *k0 = p, *k1 = colon;
+        while (k0 < k1 && blank_byte(*k0))
+            k0++;
+        while (k1 > k0 && blank_byte(k1[-1]))
+            k1--;
+        *id = key_of((mfu__span){k0, (size_t)(k1 - k0)});
+        /* a key that is one of the names (not any "... loss") holds no '|': this colon is the
+         * first ": " of the piece */
+        if (*id != K_OTHER && *id != K_OTHER_LOSS) {
+            const char *v = colon + 2;
+            while (v < end && blank_byte(*v))
+                v++;
+            double value, printed;
+            const char *after = mfu__dec_scan(v, end, key_shift(*id), &value, &printed);
+            while (after && after < end && blank_byte(*after))
+                after++;
+            if (after && (after == end || *after == '|')) { /* the whole value is that decimal */
+                *pp = after < end ? after + 1 : end;
+                n->value = value;
+                n->printed = printed;
+                n->unit = MFU__UNIT_NONE;
+                n->kind = MFU__NUM_FINITE;
+                return true;
+            }
+        }
+    }
+    /* the general way */
+    const char *bar = memchr(p, '|', (size_t)(end - p));
+    mfu__span piece = {p, (size_t)((bar ? bar : end) - p)};
+    *pp = bar ? bar + 1 : end;
+    const char *sep = piece.p, *pend = piece.p + piece.n;
+    while ((sep = memchr(sep, ':', (size_t)(pend - sep))) && sep + 1 < pend && sep[1] != ' ')
+        sep++;
+    if (!sep || sep + 1 >= pend)
+        return false; /* no ": " in the piece */
+    mfu__span key = mfu__span_trim((mfu__span){piece.p, (size_t)(sep - piece.p)});
+    mfu__span val = mfu__span_trim((mfu__span){sep + 2, (size_t)(pend - sep - 2)});
+    *id = key_of(key);
+    if (*id == K_OTHER || (*id == K_OTHER_LOSS && !want_other_loss))
+        return false;
+    return mfu__num_parse_shift(val, key_shift(*id), n); /* false: router stats, text */
+}
+
 static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *ln, int64_t iter)
 {
     mfu_step s;
@@ -214,30 +281,14 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
     double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
     bool loss_nan = false;
     int64_t skipped = 0, nan_iters = 0;
-    /* The pieces after "iteration N/M |": what mfu__split_next(&rest, "|", &piece) and
-     * mfu__kv(piece, ": ", &key, &val) give, written out for the hot loop. */
+    /* The pieces after "iteration N/M |" (read_piece) */
     const char *p = memchr(ln->text, '|', ln->len), *end = ln->text + ln->len;
     p = p ? p + 1 : end;
     while (p < end) {
-        const char *bar = memchr(p, '|', (size_t)(end - p));
-        mfu__span piece = {p, (size_t)((bar ? bar : end) - p)};
-        p = bar ? bar + 1 : end;
-        const char *colon = piece.p, *pend = piece.p + piece.n;
-        while ((colon = memchr(colon, ':', (size_t)(pend - colon))) && colon + 1 < pend &&
-               colon[1] != ' ')
-            colon++;
-        if (!colon || colon + 1 >= pend)
-            continue; /* no ": " in the piece */
-        mfu__span key = mfu__span_trim((mfu__span){piece.p, (size_t)(colon - piece.p)});
-        mfu__span val = mfu__span_trim((mfu__span){colon + 2, (size_t)(pend - colon - 2)});
-        step_key id = key_of(key);
-        if (id == K_OTHER || (id == K_OTHER_LOSS && !isnan(other_loss)))
-            continue; /* not a field, or a later loss: its value is not needed */
-        /* ms -> s and TFLOP/s -> FLOP/s are scaled in the decimal, exactly */
-        int shift = id == K_MS ? -3 : id == K_TFLOPS || id == K_DS_TFLOPS ? 12 : 0;
+        step_key id;
         mfu__num n;
-        if (!mfu__num_parse_shift(val, shift, &n))
-            continue; /* router stats, text fields */
+        if (!read_piece(&p, end, isnan(other_loss), &id, &n))
+            continue;
         double v = n.value;
         switch (id) {
         case K_MS: s.step_time_s = v; break;

@@ -461,49 +461,8 @@ bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out)
  * returns false and goes through scan(), which reads the same plain decimals the same way. */
 static bool plain_decimal(mfu__span s, int shift, mfu__num *out)
 {
-    const char *p = s.p, *end = s.p + s.n;
-    bool neg = false;
-    if (*p == '-' || *p == '+')
-        neg = *p++ == '-';
-    uint64_t m = 0;
-    int sig = 0, digits = 0;
-    long frac = 0;
-    for (; p < end && (unsigned)(*p - '0') < 10; p++, digits++)
-        if (m || *p != '0') {
-            m = m * 10 + (uint64_t)(*p - '0');
-            sig++;
-        }
-    if (p < end && *p == '.')
-        for (p++; p < end && (unsigned)(*p - '0') < 10; p++, digits++, frac++)
-            if (m || *p != '0') {
-                m = m * 10 + (uint64_t)(*p - '0');
-                sig++;
-            }
-    if (digits == 0 || sig > MFU__DEC_DIGITS)
-        return false;
-    long e10 = 0;
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        p++;
-        bool eneg = false;
-        if (p < end && (*p == '-' || *p == '+'))
-            eneg = *p++ == '-';
-        if (p == end)
-            return false;
-        for (; p < end && (unsigned)(*p - '0') < 10; p++)
-            if (e10 < 100000)
-                e10 = e10 * 10 + (*p - '0');
-        if (eneg)
-            e10 = -e10;
-    }
-    if (p != end)
-        return false;
-    decimal dec = {m, e10 - frac, true};
-    double printed, value;
-    if (!dec_fast(&dec, neg, 0, &printed))
-        return false;
-    if (shift == 0)
-        value = printed;
-    else if (!dec_fast(&dec, neg, shift, &value))
+    double value, printed;
+    if (mfu__dec_scan(s.p, s.p + s.n, shift, &value, &printed) != s.p + s.n)
         return false;
     out->value = value;
     out->printed = printed;
