@@ -108,10 +108,13 @@ size_t mfu__fmt_shortest(char *buf, double v)
     bool found = false;
     if (a < 1e15) {
         for (int j = 0; j <= 22 && !found; j++) {
-            double x = round(a * pow10_exact[j]);
-            if (x >= 1e15)
+            double y = a * pow10_exact[j];
+            if (y >= 1e15)
                 return 0; /* needs more than 15 digits */
-            if (x > 0 && x / pow10_exact[j] == a) {
+            double x = (double)(uint64_t)(y + 0.5); /* y < 2^50: y + 0.5 is exact */
+            /* only a near-integer y can be the one (its error is < 3 ulp): the exact check
+             * (a division) runs for those alone */
+            if (x > 0 && fabs(y - x) <= y * 1e-15 && x / pow10_exact[j] == a) {
                 r = (uint64_t)x;
                 s = -j;
                 found = true;

@@ -69,7 +69,9 @@ static void put(writer *w, const char *s, size_t n)
             return;
         }
     }
-    memcpy(w->buf + w->n, s, n);
+    char *d = w->buf + w->n;
+    for (size_t i = 0; i < n; i++) /* keys and numbers are short: no memcpy call */
+        d[i] = s[i];
     w->n += n;
 }
 
