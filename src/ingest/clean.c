@@ -125,8 +125,7 @@ static bool prefix_start(unsigned char c)
     case 'W': /* WARNING / WARN, absl W */
     case 'E': /* ERROR, absl E */
     case 'C': /* CRITICAL */
-    case 'F': /* absl F */
-        return true;
+    case 'F': /* absl F */ return true;
     default: return c >= '0' && c <= '9'; /* srun "3: ", bare timestamps */
     }
 }

@@ -22,8 +22,7 @@
 
 #define pow10_exact mfu__pow10_exact
 
-const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value,
-                          double *printed)
+const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value, double *printed)
 {
     bool neg = false;
     if (p < end && (*p == '-' || *p == '+'))
@@ -110,7 +109,7 @@ size_t mfu__fmt_shortest(char *buf, double v)
         for (int j = 0; j <= 22 && !found; j++) {
             double y = a * pow10_exact[j];
             if (y >= 1e15)
-                return 0; /* needs more than 15 digits */
+                return 0;                           /* needs more than 15 digits */
             double x = (double)(uint64_t)(y + 0.5); /* y < 2^50: y + 0.5 is exact */
             /* only a near-integer y can be the one (its error is < 3 ulp): the exact check
              * (a division) runs for those alone */

@@ -138,19 +138,19 @@ static bool is_loss_key(mfu__span k)
  * number parsing. */
 typedef enum step_key {
     K_OTHER = 0,
-    K_MS,         /* elapsed time per iteration (ms) */
-    K_TFLOPS,     /* throughput per GPU (TFLOP/s/GPU) */
-    K_DS_TFLOPS,  /* TFLOPs (Megatron-DeepSpeed) */
-    K_TGS,        /* tokens per gpu per second (tgs) */
-    K_SPS,        /* samples per second */
-    K_SEQLEN,     /* actual seqlen */
-    K_LR,         /* learning rate */
-    K_GBS,        /* global batch size */
-    K_GRAD_NORM,  /* grad norm */
-    K_SKIPPED,    /* number of skipped iterations */
-    K_NAN_ITERS,  /* number of nan iterations */
-    K_LM_LOSS,    /* lm loss */
-    K_OTHER_LOSS  /* another "... loss" */
+    K_MS,        /* elapsed time per iteration (ms) */
+    K_TFLOPS,    /* throughput per GPU (TFLOP/s/GPU) */
+    K_DS_TFLOPS, /* TFLOPs (Megatron-DeepSpeed) */
+    K_TGS,       /* tokens per gpu per second (tgs) */
+    K_SPS,       /* samples per second */
+    K_SEQLEN,    /* actual seqlen */
+    K_LR,        /* learning rate */
+    K_GBS,       /* global batch size */
+    K_GRAD_NORM, /* grad norm */
+    K_SKIPPED,   /* number of skipped iterations */
+    K_NAN_ITERS, /* number of nan iterations */
+    K_LM_LOSS,   /* lm loss */
+    K_OTHER_LOSS /* another "... loss" */
 } step_key;
 
 #define KEY_IS(k, lit) ((k).n == sizeof(lit) - 1 && memcmp((k).p, lit, sizeof(lit) - 1) == 0)
@@ -317,7 +317,7 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
         case K_LR: s.lr = v; break;
         case K_GBS: s.samples = v; break;
         case K_GRAD_NORM: s.grad_norm = v; break;
-        case K_SKIPPED: skipped = v >= 1; break; /* what (int64_t)v > 0 meant, without */
+        case K_SKIPPED: skipped = v >= 1; break;     /* what (int64_t)v > 0 meant, without */
         case K_NAN_ITERS: nan_iters = v >= 1; break; /* its undefined cast of nan / 1e30 */
         case K_LM_LOSS:
             lm_loss = v;

@@ -368,13 +368,29 @@ typedef enum ckey {
 } ckey;
 
 /* The same names as the writer above and the jansson reader below. */
-static const char *const ckey_names[C_COUNT] = {
-    "step",         "time_s",         "step_time_s",         "tokens",
-    "samples",      "loss",           "lr",                  "grad_norm",
-    "memory_bytes", "tokens_per_s",   "tokens_per_s_scope",  "flops_per_s",
-    "flops_per_s_scope", "mfu",       "mfu_scope",           "samples_per_s",
-    "samples_per_s_scope", "rank",    "skipped",             "loss_nan",
-    "mfu_sentinel", "tokens_derived", "mfu_run"};
+static const char *const ckey_names[C_COUNT] = {"step",
+                                                "time_s",
+                                                "step_time_s",
+                                                "tokens",
+                                                "samples",
+                                                "loss",
+                                                "lr",
+                                                "grad_norm",
+                                                "memory_bytes",
+                                                "tokens_per_s",
+                                                "tokens_per_s_scope",
+                                                "flops_per_s",
+                                                "flops_per_s_scope",
+                                                "mfu",
+                                                "mfu_scope",
+                                                "samples_per_s",
+                                                "samples_per_s_scope",
+                                                "rank",
+                                                "skipped",
+                                                "loss_nan",
+                                                "mfu_sentinel",
+                                                "tokens_derived",
+                                                "mfu_run"};
 
 static int ckey_of(const mfu__jmember *m)
 {
@@ -455,8 +471,7 @@ static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_statu
         jf_scope(at[C_TOKENS_PER_S_SCOPE], &s.tokens_per_s_scope) &&
         jf_num(at[C_FLOPS_PER_S], &s.flops_per_s) &&
         jf_scope(at[C_FLOPS_PER_S_SCOPE], &s.flops_per_s_scope) && jf_num(at[C_MFU], &s.mfu) &&
-        jf_scope(at[C_MFU_SCOPE], &s.mfu_scope) &&
-        jf_num(at[C_SAMPLES_PER_S], &s.samples_per_s) &&
+        jf_scope(at[C_MFU_SCOPE], &s.mfu_scope) && jf_num(at[C_SAMPLES_PER_S], &s.samples_per_s) &&
         jf_scope(at[C_SAMPLES_PER_S_SCOPE], &s.samples_per_s_scope) &&
         (!at[C_RANK] || at[C_RANK]->type == MFU__J_INT);
     if (ok && at[C_RANK])

@@ -119,7 +119,7 @@ mfu__span mfu__span_of(const char *s); /* the whole C string */
 /* The trim and the three comparisons below are C11 inline functions (defined at the end of
  * this header, with their one external definition in text.c): they run for every piece of
  * every line, and strlen of a literal folds away. */
-inline mfu__span mfu__span_trim(mfu__span s); /* without leading/trailing blanks */
+inline mfu__span mfu__span_trim(mfu__span s);               /* without leading/trailing blanks */
 inline bool mfu__span_eq(mfu__span s, const char *lit);     /* exact match */
 inline bool mfu__span_ieq(mfu__span s, const char *lit);    /* ASCII case-insensitive match */
 inline bool mfu__span_starts(mfu__span s, const char *lit); /* s begins with lit */

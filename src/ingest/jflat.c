@@ -181,18 +181,10 @@ static bool skip_container(jcur *c, char close, int depth)
 static bool read_value(jcur *c, mfu__jmember *m, int depth)
 {
     switch (*c->p) {
-    case '"':
-        m->type = MFU__J_STRING;
-        return read_string(c, &m->str, &m->str_len);
-    case 't':
-        m->type = MFU__J_TRUE;
-        return read_word(c, "true", 4);
-    case 'f':
-        m->type = MFU__J_FALSE;
-        return read_word(c, "false", 5);
-    case 'n':
-        m->type = MFU__J_NULL;
-        return read_word(c, "null", 4);
+    case '"': m->type = MFU__J_STRING; return read_string(c, &m->str, &m->str_len);
+    case 't': m->type = MFU__J_TRUE; return read_word(c, "true", 4);
+    case 'f': m->type = MFU__J_FALSE; return read_word(c, "false", 5);
+    case 'n': m->type = MFU__J_NULL; return read_word(c, "null", 4);
     case '{':
         m->type = MFU__J_OBJECT;
         c->p++;

@@ -103,17 +103,58 @@ static void random_decimal(rng *r, char *buf, size_t n)
     buf[k] = '\0';
 }
 
-static const char *const edge_decimals[] = {
-    "0", "-0", "+0", "0.0", "-0.0", "0e-999", "0e999", "1e400", "-1e400", "1e308", "1.7976931348623157e308",
-    "1.7976931348623158e308", "1.7976931348623159e308", "2.2250738585072014e-308",
-    "2.2250738585072011e-308", "4.9e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
-    "1e-400", "9007199254740992", "9007199254740993", "9007199254740994", "9007199254740995",
-    "18446744073709551615", "18446744073709551616", "123456789012345678901234567890",
-    "0.1", "0.2", "0.3", "1e22", "1e23", "1e-22", "1e-23", "9007199254740993e22",
-    "4503599627370497.5", "1.000000000000000000000000001", "7.2057594037927933e16",
-    "0.000000000000000000000000000001", "100000000000000000000000", "1e+0", "1E-0",
-    "6.976744E-07", "1.062389E+01", "912.3", "3.000000E-04", "71202000000", "1048576",
-    "0.9999999999999999", "0.99999999999999999", ".5", "5.", "-.5e3"};
+static const char *const edge_decimals[] = {"0",
+                                            "-0",
+                                            "+0",
+                                            "0.0",
+                                            "-0.0",
+                                            "0e-999",
+                                            "0e999",
+                                            "1e400",
+                                            "-1e400",
+                                            "1e308",
+                                            "1.7976931348623157e308",
+                                            "1.7976931348623158e308",
+                                            "1.7976931348623159e308",
+                                            "2.2250738585072014e-308",
+                                            "2.2250738585072011e-308",
+                                            "4.9e-324",
+                                            "2.4703282292062327e-324",
+                                            "2.4703282292062328e-324",
+                                            "1e-400",
+                                            "9007199254740992",
+                                            "9007199254740993",
+                                            "9007199254740994",
+                                            "9007199254740995",
+                                            "18446744073709551615",
+                                            "18446744073709551616",
+                                            "123456789012345678901234567890",
+                                            "0.1",
+                                            "0.2",
+                                            "0.3",
+                                            "1e22",
+                                            "1e23",
+                                            "1e-22",
+                                            "1e-23",
+                                            "9007199254740993e22",
+                                            "4503599627370497.5",
+                                            "1.000000000000000000000000001",
+                                            "7.2057594037927933e16",
+                                            "0.000000000000000000000000000001",
+                                            "100000000000000000000000",
+                                            "1e+0",
+                                            "1E-0",
+                                            "6.976744E-07",
+                                            "1.062389E+01",
+                                            "912.3",
+                                            "3.000000E-04",
+                                            "71202000000",
+                                            "1048576",
+                                            "0.9999999999999999",
+                                            "0.99999999999999999",
+                                            ".5",
+                                            "5.",
+                                            "-.5e3"};
 
 /* What mfu__num_parse must say for decimal s: strtod's double, or failure when strtod
  * reports a range error or an infinity. */
@@ -193,11 +234,14 @@ static void units_match_strtod(void **state)
     (void)state;
     static const struct {
         const char *suffix;
-        int p10;       /* or 1000: multiply by factor */
+        int p10; /* or 1000: multiply by factor */
         double factor;
-    } units[] = {{" ms", -3, 0}, {"us", -6, 0}, {" ns", -9, 0}, {"TFLOPS", 12, 0},
-                 {" TFLOP/s", 12, 0}, {"GB", 9, 0}, {"%", -2, 0}, {" s", 0, 0},
-                 {"KiB", 1000, 1024.0}, {" GiB", 1000, 1073741824.0}, {" min", 1000, 60.0}};
+    } units[] = {{" ms", -3, 0},        {"us", -6, 0},
+                 {" ns", -9, 0},        {"TFLOPS", 12, 0},
+                 {" TFLOP/s", 12, 0},   {"GB", 9, 0},
+                 {"%", -2, 0},          {" s", 0, 0},
+                 {"KiB", 1000, 1024.0}, {" GiB", 1000, 1073741824.0},
+                 {" min", 1000, 60.0}};
     rng r = {12345};
     char num[96], text[128];
     for (int i = 0; i < 50000; i++) {
@@ -205,8 +249,8 @@ static void units_match_strtod(void **state)
                  below(&r, 1000000));
         size_t u = (size_t)below(&r, (int)(sizeof units / sizeof units[0]));
         snprintf(text, sizeof text, "%s%s", num, units[u].suffix);
-        double want = units[u].p10 == 1000 ? strtod(num, NULL) * units[u].factor
-                                           : shifted(num, units[u].p10);
+        double want =
+            units[u].p10 == 1000 ? strtod(num, NULL) * units[u].factor : shifted(num, units[u].p10);
         mfu__num n;
         if (!mfu__num_parse(mfu__span_of(text), &n))
             fail_msg("'%s' did not parse", text);
@@ -279,11 +323,40 @@ static bool check_shortest(double v)
 static void shortest_matches_snprintf(void **state)
 {
     (void)state;
-    static const double edges[] = {0.0, -0.0, 1.0, -1.0, 0.1, 0.3, 2.0 / 3.0, 1e15, 1e-5, 1e-4,
-                                   9.99999999999999e14, 123456789012345.0, 1e14, 1e16, 1e22,
-                                   1e23, 1e37, 1e38, 1e-22, 1e-23, 5e-324, DBL_MAX, DBL_MIN,
-                                   0.0001, 0.00001234, 15.2106, 802600000000000.0, 71202e6,
-                                   1048576.0, 6.976744e-07, 4.0e-4, 100.0, 1e100, -1e-7};
+    static const double edges[] = {0.0,
+                                   -0.0,
+                                   1.0,
+                                   -1.0,
+                                   0.1,
+                                   0.3,
+                                   2.0 / 3.0,
+                                   1e15,
+                                   1e-5,
+                                   1e-4,
+                                   9.99999999999999e14,
+                                   123456789012345.0,
+                                   1e14,
+                                   1e16,
+                                   1e22,
+                                   1e23,
+                                   1e37,
+                                   1e38,
+                                   1e-22,
+                                   1e-23,
+                                   5e-324,
+                                   DBL_MAX,
+                                   DBL_MIN,
+                                   0.0001,
+                                   0.00001234,
+                                   15.2106,
+                                   802600000000000.0,
+                                   71202e6,
+                                   1048576.0,
+                                   6.976744e-07,
+                                   4.0e-4,
+                                   100.0,
+                                   1e100,
+                                   -1e-7};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
         check_shortest(edges[i]);
     assert_true(check_shortest(0.0) && check_shortest(-0.0) && check_shortest(15.2106));
@@ -298,8 +371,7 @@ static void shortest_matches_snprintf(void **state)
         m %= lim;
         int s = below(&r, 45) - 22;
         char text[64];
-        snprintf(text, sizeof text, "%s%llue%d", below(&r, 2) ? "-" : "", (unsigned long long)m,
-                 s);
+        snprintf(text, sizeof text, "%s%llue%d", below(&r, 2) ? "-" : "", (unsigned long long)m, s);
         double v = strtod(text, NULL);
         if (!check_shortest(v))
             fail_msg("%s (%.17g) declined", text, v);
@@ -332,7 +404,7 @@ static bool ctrl_ref(const char *p, size_t n)
 static void control_bytes(void **state)
 {
     (void)state;
-    static const unsigned char alphabet[] = {'a', ' ', '\t', 0x1b, 0x7f, 0x80, 0xff, 0x1f,
+    static const unsigned char alphabet[] = {'a',  ' ',  '\t', 0x1b, 0x7f, 0x80, 0xff, 0x1f,
                                              0x20, 0x7e, 0x00, 0x0a, 0xc2, 0x21, 0x3f};
     rng r = {99};
     char buf[64];
@@ -341,7 +413,7 @@ static void control_bytes(void **state)
         size_t n = (size_t)below(&r, 48);
         for (size_t k = 0; k < n; k++)
             buf[k] = (char)(below(&r, 4) ? 'a' + below(&r, 26)
-                                          : alphabet[below(&r, (int)sizeof alphabet)]);
+                                         : alphabet[below(&r, (int)sizeof alphabet)]);
         size_t off = (size_t)below(&r, 8);
         if (off > n)
             off = n;
@@ -471,15 +543,57 @@ static void reader_matches_contract(void **state)
 
 /* ---- cleaner: fast paths vs the cleaner before them ---------------------------------------- */
 
-static const char *const clean_pieces[] = {
-    "[rank3]:", "3: ", "12: ", "stdout: ", "stderr: ", "rank0[73][MainThread]: ", "[titan] ",
-    "[2024-01-02 03:04:05,678] ", "[2024-09-03 16:38:39]", "2023-03-22 09:30:39 ",
-    "2024-01-01 10:00:00,5,7", " - root - INFO - ", " | INFO | root | ", "[INFO] [file.py:12:f] ",
-    "[WARNING] ", "INFO:torchtune.utils:", "WARN:x:", "I0811 21:54:55.531340  514 file.py:226] ",
-    "E0811 21:54:55.531340 514 a.py:2] ", "> ", ">", "  ", "\t", " ", "iteration 10/ 100 |",
-    "step 5 loss 2.3", "{\"step\": 1}", "[Rank 0] step=40", "Rank", "DEBUG", "CRITICAL:", "F",
-    "\x1b[31m", "\x1b[0m", "\x1b]0;title\x07", "\x1b]8;;x\x1b\\", "\x1b", "\x7f", "\x01", "\x1f",
-    "\xc2\xb5s", "rank", "r", "s", "[", "]", ":", "0", "99999", "Drank", "stdoutx"};
+static const char *const clean_pieces[] = {"[rank3]:",
+                                           "3: ",
+                                           "12: ",
+                                           "stdout: ",
+                                           "stderr: ",
+                                           "rank0[73][MainThread]: ",
+                                           "[titan] ",
+                                           "[2024-01-02 03:04:05,678] ",
+                                           "[2024-09-03 16:38:39]",
+                                           "2023-03-22 09:30:39 ",
+                                           "2024-01-01 10:00:00,5,7",
+                                           " - root - INFO - ",
+                                           " | INFO | root | ",
+                                           "[INFO] [file.py:12:f] ",
+                                           "[WARNING] ",
+                                           "INFO:torchtune.utils:",
+                                           "WARN:x:",
+                                           "I0811 21:54:55.531340  514 file.py:226] ",
+                                           "E0811 21:54:55.531340 514 a.py:2] ",
+                                           "> ",
+                                           ">",
+                                           "  ",
+                                           "\t",
+                                           " ",
+                                           "iteration 10/ 100 |",
+                                           "step 5 loss 2.3",
+                                           "{\"step\": 1}",
+                                           "[Rank 0] step=40",
+                                           "Rank",
+                                           "DEBUG",
+                                           "CRITICAL:",
+                                           "F",
+                                           "\x1b[31m",
+                                           "\x1b[0m",
+                                           "\x1b]0;title\x07",
+                                           "\x1b]8;;x\x1b\\",
+                                           "\x1b",
+                                           "\x7f",
+                                           "\x01",
+                                           "\x1f",
+                                           "\xc2\xb5s",
+                                           "rank",
+                                           "r",
+                                           "s",
+                                           "[",
+                                           "]",
+                                           ":",
+                                           "0",
+                                           "99999",
+                                           "Drank",
+                                           "stdoutx"};
 
 static void cleaner_matches_reference(void **state)
 {
@@ -563,8 +677,7 @@ static bool ref_megatron_step(const char *text, mfu_step *out)
         else if (mfu__span_eq(key, "lm loss")) {
             lm_loss = v;
             loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
-        } else if (key.n >= 5 && memcmp(key.p + key.n - 5, " loss", 5) == 0 &&
-                   isnan(other_loss)) {
+        } else if (key.n >= 5 && memcmp(key.p + key.n - 5, " loss", 5) == 0 && isnan(other_loss)) {
             other_loss = v;
         }
     }
@@ -583,9 +696,8 @@ static bool ref_megatron_step(const char *text, mfu_step *out)
         s.tokens = s.samples * seqlen;
     if (isinf(s.loss))
         s.flags |= MFU_STEP_LOSS_NAN;
-    double *d[] = {&s.step_time_s, &s.tokens,       &s.samples,     &s.loss,
-                   &s.lr,          &s.grad_norm,    &s.tokens_per_s, &s.flops_per_s,
-                   &s.samples_per_s};
+    double *d[] = {&s.step_time_s, &s.tokens,       &s.samples,     &s.loss,         &s.lr,
+                   &s.grad_norm,   &s.tokens_per_s, &s.flops_per_s, &s.samples_per_s};
     for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
         if (isinf(*d[i]))
             *d[i] = NAN;
@@ -593,16 +705,55 @@ static bool ref_megatron_step(const char *text, mfu_step *out)
     return true;
 }
 
-static const char *const meg_keys[] = {
-    "elapsed time per iteration (ms)", "throughput per GPU (TFLOP/s/GPU)", "TFLOPs",
-    "tokens per gpu per second (tgs)", "samples per second", "actual seqlen", "learning rate",
-    "global batch size", "grad norm", "number of skipped iterations", "number of nan iterations",
-    "lm loss", "mtp loss", "load balancing loss", "consumed samples", "loss scale", "lm  loss",
-    "Lm loss", "elapsed time per iteration", "x"};
-static const char *const meg_values[] = {
-    "912.3", "1.062389E+01", "6.976744E-07", "0", "-0", "3", "nan", "-nan", "inf", "-inf", "N/A",
-    "-", "1,024", "12.5 ms", "'3.41'", "abc", "1e400", "1e-400", "123456789012345678901",
-    "0.30000000000000004", "   7   ", "5 GiB", "", "13.99%", "+4.5e+2", ".5", "5.", "1e", "2x"};
+static const char *const meg_keys[] = {"elapsed time per iteration (ms)",
+                                       "throughput per GPU (TFLOP/s/GPU)",
+                                       "TFLOPs",
+                                       "tokens per gpu per second (tgs)",
+                                       "samples per second",
+                                       "actual seqlen",
+                                       "learning rate",
+                                       "global batch size",
+                                       "grad norm",
+                                       "number of skipped iterations",
+                                       "number of nan iterations",
+                                       "lm loss",
+                                       "mtp loss",
+                                       "load balancing loss",
+                                       "consumed samples",
+                                       "loss scale",
+                                       "lm  loss",
+                                       "Lm loss",
+                                       "elapsed time per iteration",
+                                       "x"};
+static const char *const meg_values[] = {"912.3",
+                                         "1.062389E+01",
+                                         "6.976744E-07",
+                                         "0",
+                                         "-0",
+                                         "3",
+                                         "nan",
+                                         "-nan",
+                                         "inf",
+                                         "-inf",
+                                         "N/A",
+                                         "-",
+                                         "1,024",
+                                         "12.5 ms",
+                                         "'3.41'",
+                                         "abc",
+                                         "1e400",
+                                         "1e-400",
+                                         "123456789012345678901",
+                                         "0.30000000000000004",
+                                         "   7   ",
+                                         "5 GiB",
+                                         "",
+                                         "13.99%",
+                                         "+4.5e+2",
+                                         ".5",
+                                         "5.",
+                                         "1e",
+                                         "2x"};
 
 static void megatron_hot_loop_matches_helpers(void **state)
 {
@@ -624,8 +775,8 @@ static void megatron_hot_loop_matches_helpers(void **state)
             const char *val = meg_values[below(&r, (int)MFU__ARRAY_LEN(meg_values))];
             static const char *const seps[] = {": ", ":  ", ":", " : ", ": :", ""};
             const char *sep = below(&r, 5) ? seps[0] : seps[below(&r, 6)];
-            k += (size_t)snprintf(line + k, 700 - k, "%s%s%s%s|", below(&r, 3) ? " " : "", key,
-                                  sep, val);
+            k += (size_t)snprintf(line + k, 700 - k, "%s%s%s%s|", below(&r, 3) ? " " : "", key, sep,
+                                  val);
         }
         if (below(&r, 2)) /* usually the real elapsed time too */
             k += (size_t)snprintf(line + k, 700 - k, " elapsed time per iteration (ms): %d.%d |",
@@ -657,11 +808,11 @@ static void megatron_hot_loop_matches_helpers(void **state)
         if (!mfu_run_get(run, row++, &got))
             fail_msg("line %d: no row", i + 1);
         assert_int_equal(got.step, i + 1);
-        const double w[] = {want.step_time_s, want.tokens,       want.samples,
-                            want.loss,        want.lr,           want.grad_norm,
+        const double w[] = {want.step_time_s,  want.tokens,      want.samples,
+                            want.loss,         want.lr,          want.grad_norm,
                             want.tokens_per_s, want.flops_per_s, want.samples_per_s};
-        const double g[] = {got.step_time_s, got.tokens,       got.samples,
-                            got.loss,        got.lr,           got.grad_norm,
+        const double g[] = {got.step_time_s,  got.tokens,      got.samples,
+                            got.loss,         got.lr,          got.grad_norm,
                             got.tokens_per_s, got.flops_per_s, got.samples_per_s};
         for (size_t f = 0; f < MFU__ARRAY_LEN(w); f++)
             if (!same_bits(w[f], g[f]) && !(isnan(w[f]) && isnan(g[f])))
@@ -684,25 +835,99 @@ static void megatron_hot_loop_matches_helpers(void **state)
 /* ---- the fast JSON reader vs jansson ------------------------------------------------------- */
 
 static const char *const json_keys[] = {
-    "step", "loss", "lr", "iter", "train.loss", "train/loss", "step_time_s", "tokens", "time_s",
-    "", "a b", "k\\u00e9", "k\\\"q", "\xc3\xa9t\xc3\xa9", "mfu", "rank", "x"};
+    "step",   "loss",   "lr", "iter", "train.loss", "train/loss", "step_time_s",
+    "tokens", "time_s", "",   "a b",  "k\\u00e9",   "k\\\"q",     "\xc3\xa9t\xc3\xa9",
+    "mfu",    "rank",   "x"};
 static const char *const json_values[] = {
-    "0", "-0", "1", "-1", "10050", "01", "-01", "1.", ".5", "+1", "1e", "1e+", "1e5", "1E-5",
-    "-0.0", "0e999", "1e400", "-1e400", "1e-400", "4.9e-324", "123456789012345678",
-    "1234567890123456789", "9223372036854775807", "9223372036854775808",
-    "-9223372036854775808", "0.30000000000000004", "2.5", "3e-4", "\"3e-4\"", "\"250 ms\"",
-    "\"2024-01-01 00:00:10\"", "\"a\\nb\"", "\"\xc2\xb5s\"", "\"\\u0000\"", "\"tab\there\"",
-    "true", "false", "null", "truex", "nul", "NaN", "-Infinity", "Infinity", "[]", "[1, 2.5, \"x\"]",
-    "[1,]", "{}", "{\"a\": {\"b\": 1}}", "{\"loss\": 1.5}", "{\"a\" 1}", "[[[[[[[[[[1]]]]]]]]]]",
-    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "\"",
-    "-", "--1", "1x", "0x10", "1 2"};
+    "0",
+    "-0",
+    "1",
+    "-1",
+    "10050",
+    "01",
+    "-01",
+    "1.",
+    ".5",
+    "+1",
+    "1e",
+    "1e+",
+    "1e5",
+    "1E-5",
+    "-0.0",
+    "0e999",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "4.9e-324",
+    "123456789012345678",
+    "1234567890123456789",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "0.30000000000000004",
+    "2.5",
+    "3e-4",
+    "\"3e-4\"",
+    "\"250 ms\"",
+    "\"2024-01-01 00:00:10\"",
+    "\"a\\nb\"",
+    "\"\xc2\xb5s\"",
+    "\"\\u0000\"",
+    "\"tab\there\"",
+    "true",
+    "false",
+    "null",
+    "truex",
+    "nul",
+    "NaN",
+    "-Infinity",
+    "Infinity",
+    "[]",
+    "[1, 2.5, \"x\"]",
+    "[1,]",
+    "{}",
+    "{\"a\": {\"b\": 1}}",
+    "{\"loss\": 1.5}",
+    "{\"a\" 1}",
+    "[[[[[[[[[[1]]]]]]]]]]",
+    "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+    "\"",
+    "-",
+    "--1",
+    "1x",
+    "0x10",
+    "1 2"};
 
 /* Values that are valid JSON, for lines that should mostly parse. */
-static const char *const json_good_values[] = {
-    "0", "-0", "7", "-12", "10050", "1e5", "1E-5", "-0.0", "2.5", "3e-4", "0.30000000000000004",
-    "1234567890123456789", "1e-400", "\"3e-4\"", "\"250 ms\"", "\"2024-01-01 00:00:10\"",
-    "\"a\\nb\"", "\"13.99%\"", "\"nan\"", "\"N/A\"", "true", "null", "[1, 2.5]",
-    "{\"loss\": 1.5}", "912.3", "6.976744E-07", "71202000000", "1048576", "\"x\""};
+static const char *const json_good_values[] = {"0",
+                                               "-0",
+                                               "7",
+                                               "-12",
+                                               "10050",
+                                               "1e5",
+                                               "1E-5",
+                                               "-0.0",
+                                               "2.5",
+                                               "3e-4",
+                                               "0.30000000000000004",
+                                               "1234567890123456789",
+                                               "1e-400",
+                                               "\"3e-4\"",
+                                               "\"250 ms\"",
+                                               "\"2024-01-01 00:00:10\"",
+                                               "\"a\\nb\"",
+                                               "\"13.99%\"",
+                                               "\"nan\"",
+                                               "\"N/A\"",
+                                               "true",
+                                               "null",
+                                               "[1, 2.5]",
+                                               "{\"loss\": 1.5}",
+                                               "912.3",
+                                               "6.976744E-07",
+                                               "71202000000",
+                                               "1048576",
+                                               "\"x\""};
 
 static void random_json_opt(rng *r, char *buf, size_t n, bool good)
 {
@@ -730,7 +955,11 @@ static void random_json_opt(rng *r, char *buf, size_t n, bool good)
                               ws[below(r, 4)], val);
     }
     int tail = good ? 3 : below(r, 20);
-    k += (size_t)snprintf(buf + k, n - k, "%s", tail == 0 ? ",}" : tail == 1 ? "} x" : tail == 2 ? "" : "}");
+    k += (size_t)snprintf(buf + k, n - k, "%s",
+                          tail == 0   ? ",}"
+                          : tail == 1 ? "} x"
+                          : tail == 2 ? ""
+                                      : "}");
     if (below(r, 8) == 0 && k + 2 < n)
         buf[k++] = ' ';
     buf[k] = '\0';
@@ -914,13 +1143,12 @@ static bool ref_canonical_step(const char *line, mfu_step *out)
         ok = ref_num(o, "time_s", &s.time_s) && ref_num(o, "step_time_s", &s.step_time_s) &&
              ref_num(o, "tokens", &s.tokens) && ref_num(o, "samples", &s.samples) &&
              ref_num(o, "loss", &s.loss) && ref_num(o, "lr", &s.lr) &&
-             ref_num(o, "grad_norm", &s.grad_norm) &&
-             ref_num(o, "memory_bytes", &s.memory_bytes) &&
+             ref_num(o, "grad_norm", &s.grad_norm) && ref_num(o, "memory_bytes", &s.memory_bytes) &&
              ref_num(o, "tokens_per_s", &s.tokens_per_s) &&
              ref_scope(o, "tokens_per_s_scope", &s.tokens_per_s_scope) &&
              ref_num(o, "flops_per_s", &s.flops_per_s) &&
-             ref_scope(o, "flops_per_s_scope", &s.flops_per_s_scope) &&
-             ref_num(o, "mfu", &s.mfu) && ref_scope(o, "mfu_scope", &s.mfu_scope) &&
+             ref_scope(o, "flops_per_s_scope", &s.flops_per_s_scope) && ref_num(o, "mfu", &s.mfu) &&
+             ref_scope(o, "mfu_scope", &s.mfu_scope) &&
              ref_num(o, "samples_per_s", &s.samples_per_s) &&
              ref_scope(o, "samples_per_s_scope", &s.samples_per_s_scope) &&
              (!jr || json_is_integer(jr));
@@ -942,15 +1170,38 @@ static bool ref_canonical_step(const char *line, mfu_step *out)
     return ok;
 }
 
-static const char *const canon_keys[] = {
-    "step", "time_s", "step_time_s", "tokens", "samples", "loss", "lr", "grad_norm",
-    "memory_bytes", "tokens_per_s", "tokens_per_s_scope", "flops_per_s", "flops_per_s_scope",
-    "mfu", "mfu_scope", "samples_per_s", "samples_per_s_scope", "rank", "skipped", "loss_nan",
-    "mfu_sentinel", "tokens_derived", "future_key", "ste", "steps", "Step"};
+static const char *const canon_keys[] = {"step",
+                                         "time_s",
+                                         "step_time_s",
+                                         "tokens",
+                                         "samples",
+                                         "loss",
+                                         "lr",
+                                         "grad_norm",
+                                         "memory_bytes",
+                                         "tokens_per_s",
+                                         "tokens_per_s_scope",
+                                         "flops_per_s",
+                                         "flops_per_s_scope",
+                                         "mfu",
+                                         "mfu_scope",
+                                         "samples_per_s",
+                                         "samples_per_s_scope",
+                                         "rank",
+                                         "skipped",
+                                         "loss_nan",
+                                         "mfu_sentinel",
+                                         "tokens_derived",
+                                         "future_key",
+                                         "ste",
+                                         "steps",
+                                         "Step"};
 static const char *const canon_values[] = {
-    "1", "-3", "0", "2147483648", "-1", "12.5", "1e3", "-0.0", "0.30000000000000004", "null",
-    "true", "false", "\"device\"", "\"global\"", "\"unknown\"", "\"Device\"", "\"\"", "[1]",
-    "{\"a\": 1}", "802600000000000", "15.2106", "1e-400", "7.2e-05"};
+    "1",          "-3",     "0",          "2147483648",          "-1",
+    "12.5",       "1e3",    "-0.0",       "0.30000000000000004", "null",
+    "true",       "false",  "\"device\"", "\"global\"",          "\"unknown\"",
+    "\"Device\"", "\"\"",   "[1]",        "{\"a\": 1}",          "802600000000000",
+    "15.2106",    "1e-400", "7.2e-05"};
 
 static void canonical_fast_path_matches_jansson(void **state)
 {
