@@ -228,6 +228,41 @@ static void decimal_corpus_matches_strtod(void **state)
     }
 }
 
+/* mfu__dec_scan: where it reads a number, the general reader gives the same doubles; it stops
+ * right after the decimal. */
+static void dec_scan_matches_general_reader(void **state)
+{
+    (void)state;
+    rng r = {2718};
+    char buf[128], text[160];
+    long accepted = 0;
+    for (int i = 0; i < 100000; i++) {
+        random_decimal(&r, buf, sizeof buf);
+        int shift = below(&r, 3) == 0 ? below(&r, 31) - 15 : 0;
+        snprintf(text, sizeof text, "%s |x", buf);
+        double v = 0, pr = 0;
+        const char *end = text + strlen(text);
+        const char *after = mfu__dec_scan(text, end, shift, &v, &pr);
+        if (!after)
+            continue;
+        accepted++;
+        if (after != text + strlen(buf))
+            fail_msg("'%s': stopped at '%s'", buf, after);
+        mfu__num n;
+        if (!mfu__num_parse_shift(mfu__span_of(buf), shift, &n))
+            fail_msg("'%s' shift %d: fast path read it, the general reader did not", buf, shift);
+        if (!same_bits(n.value, v) || !same_bits(n.printed, pr))
+            fail_msg("'%s' shift %d: %.17g/%.17g, general %.17g/%.17g", buf, shift, v, pr, n.value,
+                     n.printed);
+    }
+    assert_true(accepted > 30000);
+    double v, pr;
+    assert_null(mfu__dec_scan("5e", "5e" + 2, 0, &v, &pr));
+    assert_null(mfu__dec_scan("1234567890123456789012", "1234567890123456789012" + 22, 0, &v, &pr));
+    assert_null(mfu__dec_scan("1e400", "1e400" + 5, 0, &v, &pr));
+    assert_null(mfu__dec_scan("abc", "abc" + 3, 0, &v, &pr));
+}
+
 /* Numbers with unit suffixes: powers of ten move the exponent, others multiply. */
 static void units_match_strtod(void **state)
 {
@@ -1324,6 +1359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clinger_cases_are_exact),
         cmocka_unit_test(decimal_corpus_matches_strtod),
+        cmocka_unit_test(dec_scan_matches_general_reader),
         cmocka_unit_test(units_match_strtod),
         cmocka_unit_test(shortest_matches_snprintf),
         cmocka_unit_test(control_bytes),
