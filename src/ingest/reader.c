@@ -7,9 +7,11 @@
  * progress bars redraw, so each redraw is a line of its own, and CRLF gives an empty piece
  * that is dropped. Line numbers count \n only.
  *
- * A line is assembled in a buffer that never grows past max_line bytes: a longer line is
- * dropped as soon as it overflows, the rest of it is skipped as it streams by, and the line
- * is reported with too_long set. So a 100 MB line costs max_line bytes, not 100 MB.
+ * A line that lies inside one decoded block is handed out in place (no copy; plain input is
+ * decoded by reading straight into the block, or by using a memory source as it is). A line
+ * that spans blocks is assembled in a buffer that never grows past max_line bytes: a longer
+ * line is dropped as soon as it overflows, the rest of it is skipped as it streams by, and the
+ * line is reported with too_long set. So a 100 MB line costs max_line bytes, not 100 MB.
  *
  * Binary input (a NUL byte or many control bytes in the first decoded block) is an error:
  * text logs never hold them.
