@@ -1,23 +1,19 @@
 #!/usr/bin/env bash
-# The main job on the bundled example: what one token of Llama 3 8B costs under every
-# convention, and the MFU of a run on 8 H100 at a stated throughput.
-# usage: examples/demo.sh PATH/TO/mfu
-set -euo pipefail
-mfu=${1:-build/mfu}
-
-say() {
-    if [ -t 1 ]; then printf '\n\033[1m$ %s\033[0m\n' "$*"; else printf '\n$ %s\n' "$*"; fi
-}
-
-say mfu flops --model llama3-8b --seq 8192 --convention all
-"$mfu" flops --model llama3-8b --seq 8192 --convention all
-
-# torchtitan's PR #1287 log (tests/data/logs/torchtitan): Llama 3 8B at seq 8192 on H100,
-# 5,856 tokens/s per GPU, printed as 339.16 TFLOP/s and 34.29 % MFU by torchtitan.
-say mfu estimate --model llama3-8b --seq 8192 --device h100-sxm --devices 8 --tokens-per-sec-per-device 5856
-"$mfu" estimate --model llama3-8b --seq 8192 --device h100-sxm --devices 8 \
-    --tokens-per-sec-per-device 5856
-
-say mfu estimate ... --convention torchtitan   '# what torchtitan itself prints'
-"$mfu" estimate --model llama3-8b --seq 8192 --device h100-sxm --devices 8 \
-    --tokens-per-sec-per-device 5856 --convention torchtitan | tail -6
+# examples/demo.sh - what 'make demo' runs: 'mfu report' on the bundled example logs, each with
+# its run context from examples/runs.txt, so that a new user sees real MFU figures and the
+# framework's own figures checked against mfu's recomputation at once.
+# usage: bash examples/demo.sh [path/to/mfu]   (default: build/mfu)
+set -u
+bin=${1:-build/mfu}
+case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
+[ -x "$bin" ] || { echo "demo: $bin is not built; run 'make build' first" >&2; exit 1; }
+cd "$(dirname "$0")/.." || exit 1
+echo "mfu report on real training logs (run context: examples/runs.txt)"
+rc=0
+while read -r file args; do
+    case "$file" in '' | '#'*) continue ;; esac
+    echo
+    # shellcheck disable=SC2086 # the flags are whitespace-separated words
+    "$bin" report "examples/$file" $args || rc=1
+done <examples/runs.txt
+exit $rc

@@ -11,4 +11,10 @@
 #include "mfu/run.h"
 #include "mfu/ingest.h"
 #include "mfu/store.h"
+#include "mfu/report.h"
+#include "mfu/run.h"
+#include "mfu/ingest.h"
+#include "mfu/estimate.h"
+#include "mfu/analysis.h"
+#include "mfu/roofline.h"
 #endif

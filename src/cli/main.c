@@ -32,6 +32,8 @@ static const struct {
     {"ingest", cmd_ingest, "read training logs into the run store"},
     {"runs", cmd_runs, "list the runs in the run store"},
     {"rm", cmd_rm, "remove runs from the run store"},
+    {"report", cmd_report, "MFU of training logs, checked against the framework's own figures"},
+    {"roofline", cmd_roofline, "matrix shapes, arithmetic intensity and the MFU ceiling"},
     {"serve", cmd_serve, "dashboard, JSON API, live logs and Prometheus metrics over HTTP"},
 };
 

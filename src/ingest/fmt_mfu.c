@@ -18,46 +18,91 @@
 
 #include <jansson.h>
 
+#include "ingest/fast.h"
 #include "ingest/format.h"
+#include "ingest/jflat.h"
 
 #define MFU_CANONICAL_VERSION 1
 
 /* ---- writer ----------------------------------------------------------------------------- */
 
-/* Shortest %.Ng (N = 15..17) that reads back exactly. */
-static void fmt_double(char *buf, size_t n, double v)
+/* Shortest %.Ng (N = 15..17) that reads back exactly: mfu__fmt_shortest (fast.h) for the
+ * usual values, else the snprintf loop it stands in for. */
+static size_t fmt_double(char *buf, size_t n, double v)
 {
+    size_t k = mfu__fmt_shortest(buf, v);
+    if (k)
+        return k;
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
-            return;
+            break;
     }
+    return strlen(buf);
 }
 
-static void put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
+/* Rows are assembled in one buffer and written with one fwrite per few dozen rows. */
+#define WRITER_BUF 8192
 
 typedef struct writer {
     FILE *f;
     bool first;
+    bool failed; /* a write failed */
+    size_t n;
+    char buf[WRITER_BUF];
 } writer;
+
+static void flush_buf(writer *w)
+{
+    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n)
+        w->failed = true;
+    w->n = 0;
+}
+
+static void put(writer *w, const char *s, size_t n)
+{
+    if (w->n + n > sizeof w->buf) {
+        flush_buf(w);
+        if (n > sizeof w->buf) { /* longer than the buffer (never for a row): directly */
+            if (fwrite(s, 1, n, w->f) != n)
+                w->failed = true;
+            return;
+        }
+    }
+    char *d = w->buf + w->n;
+    for (size_t i = 0; i < n; i++) /* keys and numbers are short: no memcpy call */
+        d[i] = s[i];
+    w->n += n;
+}
+
+static void put_c(writer *w, char c)
+{
+    put(w, &c, 1);
+}
+
+static void put_str(writer *w, const char *s)
+{
+    put_c(w, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char esc[2] = {'\\', (char)*p};
+            put(w, esc, 2);
+        } else if (*p < 0x20) {
+            char esc[8];
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+            put(w, esc, 6);
+        } else {
+            put_c(w, (char)*p);
+        }
+    }
+    put_c(w, '"');
+}
 
 static void key(writer *w, const char *k)
 {
-    fputs(w->first ? "{\"" : ",\"", w->f);
-    fputs(k, w->f);
-    fputs("\":", w->f);
+    put(w, w->first ? "{\"" : ",\"", 2);
+    put(w, k, strlen(k));
+    put(w, "\":", 2);
     w->first = false;
 }
 
@@ -66,15 +111,24 @@ static void kv_num(writer *w, const char *k, double v)
     if (isnan(v) || isinf(v))
         return;
     char buf[40];
-    fmt_double(buf, sizeof buf, v);
+    size_t n = fmt_double(buf, sizeof buf, v);
     key(w, k);
-    fputs(buf, w->f);
+    put(w, buf, n);
 }
 
 static void kv_int(writer *w, const char *k, int64_t v)
 {
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN too */
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[sizeof tmp - 1 - n++] = '-';
     key(w, k);
-    fprintf(w->f, "%lld", (long long)v);
+    put(w, tmp + sizeof tmp - n, n);
 }
 
 static void kv_str(writer *w, const char *k, const char *v)
@@ -82,7 +136,7 @@ static void kv_str(writer *w, const char *k, const char *v)
     if (!v || !v[0])
         return;
     key(w, k);
-    put_str(w->f, v);
+    put_str(w, v);
 }
 
 /* A scope is written whenever it is known, even without its value (an MFU printed as a
@@ -92,7 +146,7 @@ static void kv_scope(writer *w, const char *k, mfu_scope s)
     if (s == MFU_SCOPE_UNKNOWN)
         return;
     key(w, k);
-    put_str(w->f, mfu_scope_name(s));
+    put_str(w, mfu_scope_name(s));
 }
 
 static void kv_true(writer *w, const char *k, bool b)
@@ -100,7 +154,7 @@ static void kv_true(writer *w, const char *k, bool b)
     if (!b)
         return;
     key(w, k);
-    fputs("true", w->f);
+    put(w, "true", 4);
 }
 
 mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
@@ -108,61 +162,67 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
     if (!run || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_write_jsonl: run and out are required");
     const mfu_run_meta *m = mfu_run_meta_get(run);
-    writer w = {out, true};
-    kv_int(&w, "mfu_run", MFU_CANONICAL_VERSION);
-    kv_str(&w, "format", m->format);
-    kv_str(&w, "model", m->model);
-    kv_num(&w, "model_params", m->model_params);
+    writer wr; /* on the stack: no allocation, so no new error */
+    wr.f = out;
+    wr.first = true;
+    wr.failed = false;
+    wr.n = 0;
+    writer *w = &wr;
+    kv_int(w, "mfu_run", MFU_CANONICAL_VERSION);
+    kv_str(w, "format", m->format);
+    kv_str(w, "model", m->model);
+    kv_num(w, "model_params", m->model_params);
     if (m->global_batch > 0)
-        kv_int(&w, "global_batch", m->global_batch);
+        kv_int(w, "global_batch", m->global_batch);
     if (m->micro_batch > 0)
-        kv_int(&w, "micro_batch", m->micro_batch);
+        kv_int(w, "micro_batch", m->micro_batch);
     if (m->seq_len > 0)
-        kv_int(&w, "seq_len", m->seq_len);
+        kv_int(w, "seq_len", m->seq_len);
     if (m->world_size > 0)
-        kv_int(&w, "world_size", m->world_size);
+        kv_int(w, "world_size", m->world_size);
     if (m->grad_accum > 0)
-        kv_int(&w, "grad_accum", m->grad_accum);
-    kv_str(&w, "device", m->device);
-    kv_str(&w, "dtype", m->dtype);
-    kv_num(&w, "tokens_per_step", m->tokens_per_step);
-    kv_str(&w, "convention", m->convention);
-    kv_num(&w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
-    kv_int(&w, "steps", (int64_t)mfu_run_count(run));
-    fputs("}\n", out);
+        kv_int(w, "grad_accum", m->grad_accum);
+    kv_str(w, "device", m->device);
+    kv_str(w, "dtype", m->dtype);
+    kv_num(w, "tokens_per_step", m->tokens_per_step);
+    kv_str(w, "convention", m->convention);
+    kv_num(w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
+    kv_int(w, "steps", (int64_t)mfu_run_count(run));
+    put(w, "}\n", 2);
     size_t n = mfu_run_count(run);
     for (size_t i = 0; i < n; i++) {
         mfu_step s;
         mfu_run_get(run, i, &s);
-        w.first = true;
-        kv_int(&w, "step", s.step);
-        kv_num(&w, "time_s", s.time_s);
-        kv_num(&w, "step_time_s", s.step_time_s);
-        kv_num(&w, "tokens", s.tokens);
-        kv_num(&w, "samples", s.samples);
-        kv_num(&w, "loss", s.loss);
-        kv_num(&w, "lr", s.lr);
-        kv_num(&w, "grad_norm", s.grad_norm);
-        kv_num(&w, "memory_bytes", s.memory_bytes);
-        kv_num(&w, "tokens_per_s", s.tokens_per_s);
-        kv_scope(&w, "tokens_per_s_scope", s.tokens_per_s_scope);
-        kv_num(&w, "flops_per_s", s.flops_per_s);
-        kv_scope(&w, "flops_per_s_scope", s.flops_per_s_scope);
-        kv_num(&w, "mfu", s.mfu);
-        kv_scope(&w, "mfu_scope", s.mfu_scope);
-        kv_num(&w, "samples_per_s", s.samples_per_s);
-        kv_scope(&w, "samples_per_s_scope", s.samples_per_s_scope);
+        w->first = true;
+        kv_int(w, "step", s.step);
+        kv_num(w, "time_s", s.time_s);
+        kv_num(w, "step_time_s", s.step_time_s);
+        kv_num(w, "tokens", s.tokens);
+        kv_num(w, "samples", s.samples);
+        kv_num(w, "loss", s.loss);
+        kv_num(w, "lr", s.lr);
+        kv_num(w, "grad_norm", s.grad_norm);
+        kv_num(w, "memory_bytes", s.memory_bytes);
+        kv_num(w, "tokens_per_s", s.tokens_per_s);
+        kv_scope(w, "tokens_per_s_scope", s.tokens_per_s_scope);
+        kv_num(w, "flops_per_s", s.flops_per_s);
+        kv_scope(w, "flops_per_s_scope", s.flops_per_s_scope);
+        kv_num(w, "mfu", s.mfu);
+        kv_scope(w, "mfu_scope", s.mfu_scope);
+        kv_num(w, "samples_per_s", s.samples_per_s);
+        kv_scope(w, "samples_per_s_scope", s.samples_per_s_scope);
         if (s.rank >= 0)
-            kv_int(&w, "rank", s.rank);
-        kv_true(&w, "skipped", s.flags & MFU_STEP_SKIPPED);
-        kv_true(&w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
-        kv_true(&w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
-        kv_true(&w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
-        fputs("}\n", out);
-        if (ferror(out))
+            kv_int(w, "rank", s.rank);
+        kv_true(w, "skipped", s.flags & MFU_STEP_SKIPPED);
+        kv_true(w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
+        kv_true(w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
+        kv_true(w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
+        put(w, "}\n", 2);
+        if (w->failed)
             break;
     }
-    if (fflush(out) != 0 || ferror(out))
+    flush_buf(w);
+    if (w->failed || fflush(out) != 0 || ferror(out))
         return mfu__fail(err, MFU_E_IO, 0,
                          "writing the JSON-lines output failed; check the disk "
                          "or the output path");
@@ -173,6 +233,7 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
 
 typedef struct mfu_state {
     bool header_seen, step_seen;
+    mfu__jflat obj; /* the fast path's object (kept here, not on the stack) */
 } mfu_state;
 
 static int mfu_detect(const mfu__line *ln)
@@ -277,11 +338,170 @@ static mfu_status header(mfu_state *st, mfu__ictx *c, json_t *o)
     return MFU_OK;
 }
 
+/* ---- the step objects through the fast reader (ingest/jflat.h) ---------------------------- */
+
+typedef enum ckey {
+    C_STEP = 0,
+    C_TIME_S,
+    C_STEP_TIME_S,
+    C_TOKENS,
+    C_SAMPLES,
+    C_LOSS,
+    C_LR,
+    C_GRAD_NORM,
+    C_MEMORY_BYTES,
+    C_TOKENS_PER_S,
+    C_TOKENS_PER_S_SCOPE,
+    C_FLOPS_PER_S,
+    C_FLOPS_PER_S_SCOPE,
+    C_MFU,
+    C_MFU_SCOPE,
+    C_SAMPLES_PER_S,
+    C_SAMPLES_PER_S_SCOPE,
+    C_RANK,
+    C_SKIPPED,
+    C_LOSS_NAN,
+    C_MFU_SENTINEL,
+    C_TOKENS_DERIVED,
+    C_MFU_RUN,
+    C_COUNT
+} ckey;
+
+/* The same names as the writer above and the jansson reader below. */
+static const char *const ckey_names[C_COUNT] = {"step",
+                                                "time_s",
+                                                "step_time_s",
+                                                "tokens",
+                                                "samples",
+                                                "loss",
+                                                "lr",
+                                                "grad_norm",
+                                                "memory_bytes",
+                                                "tokens_per_s",
+                                                "tokens_per_s_scope",
+                                                "flops_per_s",
+                                                "flops_per_s_scope",
+                                                "mfu",
+                                                "mfu_scope",
+                                                "samples_per_s",
+                                                "samples_per_s_scope",
+                                                "rank",
+                                                "skipped",
+                                                "loss_nan",
+                                                "mfu_sentinel",
+                                                "tokens_derived",
+                                                "mfu_run"};
+
+static int ckey_of(const mfu__jmember *m)
+{
+    for (int k = 0; k < C_COUNT; k++) {
+        const char *name = ckey_names[k];
+        if (m->key_len && name[0] == m->key[0] && strlen(name) == m->key_len &&
+            memcmp(name, m->key, m->key_len) == 0)
+            return k;
+    }
+    return -1; /* unknown keys are ignored (forward compatible) */
+}
+
+/* get_num / get_scope / get_int / get_flag on a member (NULL = absent). */
+static bool jf_num(const mfu__jmember *m, double *out)
+{
+    if (!m || m->type == MFU__J_NULL)
+        return true;
+    if (m->type != MFU__J_INT && m->type != MFU__J_REAL)
+        return false;
+    *out = m->num;
+    return true;
+}
+
+static bool jf_scope(const mfu__jmember *m, mfu_scope *out)
+{
+    if (!m)
+        return true;
+    if (m->type != MFU__J_STRING)
+        return false;
+    mfu__span v = {m->str, m->str_len};
+    if (mfu__span_eq(v, "device"))
+        *out = MFU_SCOPE_DEVICE;
+    else if (mfu__span_eq(v, "global"))
+        *out = MFU_SCOPE_GLOBAL;
+    else if (mfu__span_eq(v, "unknown"))
+        *out = MFU_SCOPE_UNKNOWN;
+    else
+        return false;
+    return true;
+}
+
+static void jf_flag(const mfu__jmember *m, uint32_t bit, uint32_t *flags)
+{
+    if (m && m->type == MFU__J_TRUE)
+        *flags |= bit;
+}
+
+/* A step object through the fast reader, exactly as mfu_line reads it with jansson. Returns
+ * false (nothing done) when the reader declines or the object is a header. */
+static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_status *rc)
+{
+    mfu__jflat *o = &st->obj;
+    if (!mfu__jflat_parse(ln->text, ln->len, o))
+        return false;
+    const mfu__jmember *at[C_COUNT] = {NULL};
+    for (size_t i = 0; i < o->n; i++) { /* a repeated key keeps its last member */
+        int k = ckey_of(&o->m[i]);
+        if (k >= 0)
+            at[k] = &o->m[i];
+    }
+    if (at[C_MFU_RUN])
+        return false; /* a header: once per file, jansson reads it */
+    *rc = MFU_OK;
+    if (!at[C_STEP] || at[C_STEP]->type != MFU__J_INT) {
+        mfu__skip(c, "canonical step object without an integer \"step\"");
+        return true;
+    }
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = at[C_STEP]->ival;
+    int64_t rank = -1;
+    bool ok =
+        jf_num(at[C_TIME_S], &s.time_s) && jf_num(at[C_STEP_TIME_S], &s.step_time_s) &&
+        jf_num(at[C_TOKENS], &s.tokens) && jf_num(at[C_SAMPLES], &s.samples) &&
+        jf_num(at[C_LOSS], &s.loss) && jf_num(at[C_LR], &s.lr) &&
+        jf_num(at[C_GRAD_NORM], &s.grad_norm) && jf_num(at[C_MEMORY_BYTES], &s.memory_bytes) &&
+        jf_num(at[C_TOKENS_PER_S], &s.tokens_per_s) &&
+        jf_scope(at[C_TOKENS_PER_S_SCOPE], &s.tokens_per_s_scope) &&
+        jf_num(at[C_FLOPS_PER_S], &s.flops_per_s) &&
+        jf_scope(at[C_FLOPS_PER_S_SCOPE], &s.flops_per_s_scope) && jf_num(at[C_MFU], &s.mfu) &&
+        jf_scope(at[C_MFU_SCOPE], &s.mfu_scope) && jf_num(at[C_SAMPLES_PER_S], &s.samples_per_s) &&
+        jf_scope(at[C_SAMPLES_PER_S_SCOPE], &s.samples_per_s_scope) &&
+        (!at[C_RANK] || at[C_RANK]->type == MFU__J_INT);
+    if (ok && at[C_RANK])
+        rank = at[C_RANK]->ival;
+    jf_flag(at[C_SKIPPED], MFU_STEP_SKIPPED, &s.flags);
+    jf_flag(at[C_LOSS_NAN], MFU_STEP_LOSS_NAN, &s.flags);
+    jf_flag(at[C_MFU_SENTINEL], MFU_STEP_MFU_SENTINEL, &s.flags);
+    jf_flag(at[C_TOKENS_DERIVED], MFU_STEP_TOKENS_DERIVED, &s.flags);
+    if (!ok) {
+        mfu__skip(c,
+                  "canonical step %lld has a value of the wrong type (numbers, scope "
+                  "\"device\"/\"global\")",
+                  (long long)s.step);
+        return true;
+    }
+    if (rank >= 0 && rank <= INT32_MAX)
+        s.rank = (int32_t)rank;
+    st->step_seen = true;
+    *rc = mfu__emit(c, &s);
+    return true;
+}
+
 static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
 {
     mfu_state *st = state;
     if (ln->len == 0 || ln->text[0] != '{')
         return MFU_OK;
+    mfu_status fast_rc;
+    if (mfu_fast(st, c, ln, &fast_rc))
+        return fast_rc;
     json_error_t je;
     json_t *o = json_loadb(ln->text, ln->len, 0, &je);
     if (!o) {

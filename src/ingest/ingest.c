@@ -118,6 +118,12 @@ const char *mfu__source_name(const mfu__ictx *c)
     return c->ing->source ? c->ing->source : "-";
 }
 
+static void no_inf(double *v)
+{
+    if (isinf(*v))
+        *v = NAN;
+}
+
 mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
 {
     mfu_step s = *in;
@@ -126,12 +132,18 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     /* infinities are not values a run keeps: absent, and an infinite loss is flagged */
     if (isinf(s.loss))
         s.flags |= MFU_STEP_LOSS_NAN;
-    double *d[] = {&s.time_s,       &s.step_time_s, &s.tokens,    &s.samples,
-                   &s.loss,         &s.lr,          &s.grad_norm, &s.memory_bytes,
-                   &s.tokens_per_s, &s.flops_per_s, &s.mfu,       &s.samples_per_s};
-    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
-        if (isinf(*d[i]))
-            *d[i] = NAN;
+    no_inf(&s.time_s);
+    no_inf(&s.step_time_s);
+    no_inf(&s.tokens);
+    no_inf(&s.samples);
+    no_inf(&s.loss);
+    no_inf(&s.lr);
+    no_inf(&s.grad_norm);
+    no_inf(&s.memory_bytes);
+    no_inf(&s.tokens_per_s);
+    no_inf(&s.flops_per_s);
+    no_inf(&s.mfu);
+    no_inf(&s.samples_per_s);
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {
@@ -158,8 +170,7 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     }
 append:;
     bool merged = false;
-    mfu_error e;
-    memset(&e, 0, sizeof e);
+    mfu_error e; /* filled by mfu_run_append when it fails, read only then */
     mfu_status st = mfu_run_append(c->ing->run, &s, &merged, &e);
     if (st == MFU_E_LIMIT)
         return mfu__fail_line(c, st,
@@ -318,7 +329,7 @@ void mfu_ingest_free(mfu_ingest *ing)
 static mfu_status dispatch(mfu_ingest *ing, const mfu__line *ln, mfu_error *err)
 {
     mfu__ictx c = {ing, ln, 0};
-    memset(&ing->pending, 0, sizeof ing->pending);
+    ing->pending.code = MFU_OK; /* mfu__fail_line fills every field when it is used */
     mfu_status st = ln->len ? ing->fmt->line(ing->state, &c, ln) : MFU_OK;
     if (st != MFU_OK) {
         ing->failed = true;
@@ -446,11 +457,11 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
                          "this ingest session already failed; start a new one");
     ing->source = name ? name : "-";
     mfu_status st = MFU_OK;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
     for (;;) {
         mfu__rline rl;
         bool eof = false;
-        mfu_error e;
-        memset(&e, 0, sizeof e);
         st = mfu__reader_next(r, &rl, &eof, &e);
         if (st != MFU_OK) {
             long line = mfu__reader_lines(r) + 1;
