@@ -86,7 +86,7 @@ static void int_or_null(mfu__jw *w, int64_t v)
 }
 
 /* The fields every run object has (r read-locked, or not loaded and locked for reading). */
-static void run_fields(mfu__jw *w, mfu__srun *r)
+static void run_fields(mfu__jw *w, const mfu__registry *g, mfu__srun *r)
 {
     mfu__jw_key(w, "name");
     mfu__jw_str(w, r->name);
@@ -123,20 +123,20 @@ static void run_fields(mfu__jw *w, mfu__srun *r)
         mfu__jw_null(w);
     }
 
-    double tps = NAN, st = NAN;
+    mfu__summary sm;
     mfu__jw_key(w, "summary");
-    if (r->loaded && mfu__srun_summary(r, &tps, &st)) {
+    if (r->loaded && mfu__srun_summary(g, r, &sm)) {
         mfu__jw_obj(w);
         mfu__jw_key(w, "mfu");
-        mfu__jw_num(w, tps * mfu__field_scale(c, MFU__F_MFU));
+        mfu__jw_num(w, sm.mfu);
         mfu__jw_key(w, "hfu");
-        mfu__jw_num(w, tps * mfu__field_scale(c, MFU__F_HFU));
+        mfu__jw_num(w, sm.hfu);
         mfu__jw_key(w, "tokens_per_second");
-        mfu__jw_num(w, tps);
+        mfu__jw_num(w, sm.tokens_per_s);
         mfu__jw_key(w, "model_flops_per_second_per_device");
-        mfu__jw_num(w, tps * mfu__field_scale(c, MFU__F_MODEL_FLOPS_PER_S_PER_DEVICE));
+        mfu__jw_num(w, sm.model_flops_per_s_per_device);
         mfu__jw_key(w, "step_time_s");
-        mfu__jw_num(w, st);
+        mfu__jw_num(w, sm.step_time_s);
         mfu__jw_end_obj(w);
     } else {
         mfu__jw_null(w);
@@ -168,7 +168,7 @@ static void get_runs(mfu__server *s, mfu__reply *out)
         if (!want || !mfu__srun_read(&s->reg, r, NULL))
             pthread_rwlock_rdlock(&r->rw);
         mfu__jw_obj(&w);
-        run_fields(&w, r);
+        run_fields(&w, &s->reg, r);
         mfu__jw_end_obj(&w);
         mfu__srun_unlock(r);
         mfu__reg_put(&s->reg, r);
@@ -282,7 +282,7 @@ static void get_run(mfu__server *s, const char *name, mfu__reply *out)
     mfu__jw w;
     mfu__jw_init(&w, &b);
     mfu__jw_obj(&w);
-    run_fields(&w, r);
+    run_fields(&w, &s->reg, r);
     mfu__jw_key(&w, "meta");
     meta_json(&w, mfu_run_meta_get(r->run));
     mfu__jw_key(&w, "context");
@@ -661,6 +661,110 @@ static void get_metrics(mfu__server *s, mfu__reply *out)
     out->body = mfu__sb_take(&b, &out->len);
 }
 
+/* ---- segments, findings, compare -------------------------------------------------------- */
+
+static void get_insight(mfu__server *s, const char *name, bool findings, mfu__reply *out)
+{
+    mfu__srun *r = open_run(s, name, out);
+    if (!r)
+        return;
+    mfu__sb b;
+    mfu__sb_init(&b, 0);
+    char why[MFU_ERROR_MESSAGE_MAX + 64] = "";
+    bool ok = mfu__insight_json(r, findings, &b, why, sizeof why);
+    close_run(s, r);
+    if (!ok) {
+        mfu__sb_free(&b);
+        mfu__api_error(out, 422, "%s", why);
+        return;
+    }
+    reply_sb(out, 200, &b);
+}
+
+/* "RUN" or "RUN:FROM-TO" (a name may hold ':'; only a trailing ":N-N" is a range). */
+static bool parse_side(const char *v, char *name, size_t n, mfu_window *w)
+{
+    w->first_step = INT64_MIN;
+    w->last_step = INT64_MAX;
+    const char *colon = strrchr(v, ':');
+    size_t len = strlen(v);
+    if (colon) {
+        const char *dash = strchr(colon + 1, '-');
+        char a[32], b[32];
+        int64_t x, y;
+        size_t la = dash ? (size_t)(dash - colon - 1) : 0;
+        if (dash && la > 0 && la < sizeof a && strlen(dash + 1) < sizeof b) {
+            memcpy(a, colon + 1, la);
+            a[la] = '\0';
+            mfu__strlcpy(b, dash + 1, sizeof b);
+            if (mfu__parse_int64(a, &x) && mfu__parse_int64(b, &y) && x <= y) {
+                w->first_step = x;
+                w->last_step = y;
+                len = (size_t)(colon - v);
+            }
+        }
+    }
+    if (len == 0 || len >= n)
+        return false;
+    memcpy(name, v, len);
+    name[len] = '\0';
+    return true;
+}
+
+static void get_compare(mfu__server *s, mfu__arg_fn arg, void *ctx, mfu__reply *out)
+{
+    char va[512], vb[512], na[MFU__NAME_BYTES], nb[MFU__NAME_BYTES];
+    bool bad = false;
+    const char *pa = get_arg(arg, ctx, "a", va, sizeof va, &bad);
+    const char *pb = get_arg(arg, ctx, "b", vb, sizeof vb, &bad);
+    mfu_window wa, wb;
+    if (bad || !pa || !pb || !parse_side(pa, na, sizeof na, &wa) ||
+        !parse_side(pb, nb, sizeof nb, &wb)) {
+        mfu__api_error(out, 400, "give a=RUN and b=RUN, each optionally with :FROM-TO steps");
+        return;
+    }
+    mfu__srun *ra = open_run(s, na, out);
+    if (!ra)
+        return;
+    mfu__srun *rb = ra;
+    if (strcmp(na, nb) != 0) {
+        /* read locks of two runs: in name order, like every other taker of two */
+        mfu__srun_unlock(ra);
+        mfu__srun *x = mfu__reg_get(&s->reg, nb, false);
+        if (!x) {
+            mfu__reg_put(&s->reg, ra);
+            mfu__api_error(out, 404, "no run named '%s' (GET /api/runs lists them)", nb);
+            return;
+        }
+        mfu__srun *lo = strcmp(na, nb) < 0 ? ra : x, *hi = lo == ra ? x : ra;
+        bool ok = mfu__srun_read(&s->reg, lo, NULL);
+        if (ok && !mfu__srun_read(&s->reg, hi, NULL)) {
+            mfu__srun_unlock(lo);
+            ok = false;
+        }
+        if (!ok) {
+            mfu__reg_put(&s->reg, ra);
+            mfu__reg_put(&s->reg, x);
+            mfu__api_error(out, 500, "the runs could not be read");
+            return;
+        }
+        rb = x;
+    }
+    mfu__sb b;
+    mfu__sb_init(&b, 0);
+    char why[MFU_ERROR_MESSAGE_MAX + 64] = "";
+    bool ok = mfu__compare_json(ra, wa, rb, wb, &b, why, sizeof why);
+    if (rb != ra)
+        close_run(s, rb);
+    close_run(s, ra);
+    if (!ok) {
+        mfu__sb_free(&b);
+        mfu__api_error(out, 422, "%s", why);
+        return;
+    }
+    reply_sb(out, 200, &b);
+}
+
 /* ---- dispatch --------------------------------------------------------------------------- */
 
 void mfu__api_get(mfu__server *s, const mfu__route *rt, mfu__arg_fn arg, void *arg_ctx,
@@ -671,20 +775,9 @@ void mfu__api_get(mfu__server *s, const mfu__route *rt, mfu__arg_fn arg, void *a
     case MFU__R_RUN: get_run(s, rt->run, out); return;
     case MFU__R_SERIES: get_series(s, rt->run, arg, arg_ctx, out); return;
     case MFU__R_METRICS: get_metrics(s, out); return;
-    case MFU__R_SEGMENTS:
-    case MFU__R_FINDINGS:
-    case MFU__R_COMPARE: {
-        if (rt->kind != MFU__R_COMPARE) {
-            mfu__srun *r = open_run(s, rt->run, out);
-            if (!r)
-                return;
-            close_run(s, r);
-        }
-        mfu__api_error(out, 501,
-                       "segments, findings and compare need the analysis module, which this "
-                       "build of mfu does not include yet");
-        return;
-    }
+    case MFU__R_SEGMENTS: get_insight(s, rt->run, false, out); return;
+    case MFU__R_FINDINGS: get_insight(s, rt->run, true, out); return;
+    case MFU__R_COMPARE: get_compare(s, arg, arg_ctx, out); return;
     default: break;
     }
     mfu__api_error(out, 404, "no such endpoint");

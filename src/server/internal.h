@@ -5,7 +5,8 @@
  *   route.c     strict request-path parsing, percent-decoding, the bearer-token check
  *   lttb.c      largest-triangle-three-buckets downsampling
  *   prom.c      Prometheus text exposition (escaping, HELP/TYPE)
- *   registry.c  the runs served: rows, per-row derived figures, context, summaries
+ *   registry.c  the runs served: rows, per-row derived figures, context, metric windows
+ *   insight.c   summaries (report module), segments, findings, compare (analysis module)
  *   sse.c       the event hub: one bounded queue per client
  *   follow.c    one thread per followed log (`tail -F`)
  *   api.c       the JSON endpoints and /metrics
@@ -187,6 +188,12 @@ typedef struct mfu__tag {
     char *key, *value;
 } mfu__tag;
 
+/* Steady-state medians of a run (mfu/report.h: warm-up and timing artifacts left out). NaN
+ * when unknown. */
+typedef struct mfu__summary {
+    double mfu, hfu, tokens_per_s, model_flops_per_s_per_device, step_time_s;
+} mfu__summary;
+
 /* Per-rank window of posted steps, for /metrics. */
 typedef struct mfu__rankwin {
     int32_t rank;
@@ -226,13 +233,18 @@ typedef struct mfu__srun {
     mfu__tag *tags;
     size_t ntags;
     int64_t updated_s; /* the store's last write, as listed */
-    /* summary cache (sum_mu: readers share rw) */
+    /* summary and analysis caches (their own mutexes: readers share rw) */
     pthread_mutex_t sum_mu;
     pthread_mutex_t post_mu; /* one POST at a time per run: memory and store in one order */
     uint64_t sum_version;
     double sum_time; /* monotonic seconds when computed */
     bool sum_valid;
-    double sum_tps, sum_step_time;
+    mfu__summary sum;
+    pthread_mutex_t ana_mu;
+    struct mfu_analysis *ana; /* NULL until asked for, or when it failed (ana_error) */
+    uint64_t ana_version;
+    double ana_time;
+    char ana_error[MFU_ERROR_MESSAGE_MAX + 64];
     /* posted per-rank windows */
     mfu__rankwin *ranks;
     size_t nranks;
@@ -285,9 +297,19 @@ double mfu__field_scale(const mfu__ctx *c, mfu__field f);
 /* The base column field f reads, of a read-locked run (NULL when empty). */
 const double *mfu__srun_base(const mfu__srun *r, mfu__field f);
 
-/* Steady-state medians of a read-locked run (cached per version): tokens/s and step time.
- * false when unknown. */
-bool mfu__srun_summary(mfu__srun *r, double *tps, double *step_time);
+/* ---- insight.c: summaries, segments, findings and compare (report and analysis modules) --- */
+
+/* Steady-state medians of a read-locked run from mfu_report_compute() (cached per version;
+ * a live run's for up to 5 s). false when neither tokens/s nor step time is known. */
+bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out);
+/* The analysis of a read-locked run as the API's JSON into b: {"method", "steps", "warmup",
+ * "steady", "segments", "decomposition"}, or with findings {"findings": [...]}. false with
+ * why filled when the run cannot be analysed. */
+bool mfu__insight_json(mfu__srun *r, bool findings, mfu__sb *b, char *why, size_t n);
+/* Compare window wa of ra with wb of rb (both read-locked) into b: {"a", "b",
+ * "decomposition", "verdict"}. false with why filled when it cannot be done. */
+bool mfu__compare_json(mfu__srun *ra, mfu_window wa, mfu__srun *rb, mfu_window wb, mfu__sb *b,
+                       char *why, size_t n);
 
 /* Metrics window of a read-locked, not posted run: ratio tokens/s, mean step time, rows used. */
 bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used);

@@ -271,6 +271,13 @@ static mfu__srun *srun_new(const char *name)
         free(r);
         return NULL;
     }
+    if (pthread_mutex_init(&r->ana_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->post_mu);
+        pthread_mutex_destroy(&r->sum_mu);
+        pthread_rwlock_destroy(&r->rw);
+        free(r);
+        return NULL;
+    }
     mfu__strlcpy(r->name, name, sizeof r->name);
     r->monotonic = true;
     return r;
@@ -293,6 +300,8 @@ static void srun_free(mfu__srun *r)
     drop_rows(r);
     tags_free(r);
     free(r->ranks);
+    mfu_analysis_free(r->ana);
+    pthread_mutex_destroy(&r->ana_mu);
     pthread_mutex_destroy(&r->post_mu);
     pthread_mutex_destroy(&r->sum_mu);
     pthread_rwlock_destroy(&r->rw);
@@ -605,95 +614,7 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
     return st;
 }
 
-/* ---- summaries and windows -------------------------------------------------------------- */
-
-static void swap_d(double *a, double *b)
-{
-    double t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/* The k-th smallest of v[0..n) (v is reordered so that v[0..k) <= it): quickselect with a
- * three-way partition (duplicates cost nothing), O(n) expected. */
-static double select_k(double *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n;
-    uint64_t seed = 0x9e3779b97f4a7c15ull ^ n;
-    while (hi - lo > 1) {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        double pivot = v[lo + (size_t)(seed % (hi - lo))];
-        size_t lt = lo, i = lo, gt = hi;
-        while (i < gt) {
-            if (v[i] < pivot)
-                swap_d(&v[lt++], &v[i++]);
-            else if (v[i] > pivot)
-                swap_d(&v[i], &v[--gt]);
-            else
-                i++;
-        }
-        if (k < lt)
-            hi = lt;
-        else if (k >= gt)
-            lo = gt;
-        else
-            return pivot;
-    }
-    return v[lo];
-}
-
-/* The median of v[0..n), n > 0 (v is reordered). */
-static double median(double *v, size_t n)
-{
-    double hi = select_k(v, n, n / 2);
-    if (n % 2)
-        return hi;
-    double lo = v[0];
-    for (size_t i = 1; i < n / 2; i++)
-        if (v[i] > lo)
-            lo = v[i];
-    return (lo + hi) / 2;
-}
-
-/* Median of the finite, positive values of col[from..n); NaN when there is none. */
-static double median_of(const double *col, size_t from, size_t n)
-{
-    size_t m = 0;
-    double *tmp = malloc((n - from + 1) * sizeof *tmp);
-    if (!tmp)
-        return NAN;
-    for (size_t i = from; i < n; i++)
-        if (pos(col[i]))
-            tmp[m++] = col[i];
-    double v = m ? median(tmp, m) : NAN;
-    free(tmp);
-    return v;
-}
-
-bool mfu__srun_summary(mfu__srun *r, double *tps, double *step_time)
-{
-    size_t n = r->run ? mfu_run_count(r->run) : 0;
-    if (n == 0)
-        return false;
-    pthread_mutex_lock(&r->sum_mu);
-    double now = mfu__now();
-    bool fresh = r->sum_valid && (r->sum_version == r->version || now - r->sum_time < 2.0);
-    if (!fresh) {
-        /* Steady state, until the analysis module lands: every row after the first tenth. */
-        size_t from = n / 10;
-        r->sum_tps = median_of(r->tps, from, n);
-        r->sum_step_time = median_of(r->st, from, n);
-        r->sum_version = r->version;
-        r->sum_time = now;
-        r->sum_valid = true;
-    }
-    *tps = r->sum_tps;
-    *step_time = r->sum_step_time;
-    pthread_mutex_unlock(&r->sum_mu);
-    return isfinite(*tps) || isfinite(*step_time);
-}
+/* ---- the /metrics window ---------------------------------------------------------------- */
 
 bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used)
 {

@@ -145,8 +145,30 @@ get "/api/runs/train/series?from=9&to=1"
 want 400 "from after to"
 get "/api/runs/nosuch/series"
 want 404 "an unknown run"
+# segments, findings and compare come from the analysis module: a slow step every 50 steps is
+# a periodic stall; the summary is mfu report's median over the steady steps.
 get /api/runs/train/segments
-want 501 "segments before the analysis lands"
+want 200 "segments"
+[ "$(bjq '.segments | length')" -ge 1 ] && [ "$(bjq '.warmup.steps')" = 0 ] || fail "segments: $(head -c 300 "$tmp/body")"
+get /api/runs/train/findings
+want 200 "findings"
+[ "$(bjq '[.findings[] | select(.kind == "stall")][0].evidence.period_steps')" = 50 ] ||
+    fail "no stall every 50 steps: $(head -c 400 "$tmp/body")"
+[ -n "$(bjq '.findings[0].message')" ] || fail "a finding without a message"
+get "/api/compare?a=train:1-100&b=train:101-300"
+want 200 "compare"
+[ "$(bjq '.a.devices')" = 8 ] && [ "$(bjq '.verdict | has("direction_certain")')" = true ] ||
+    fail "compare: $(head -c 300 "$tmp/body")"
+get "/api/compare?a=train&b=nosuch"
+want 404 "compare with an unknown run"
+get "/api/compare?a=train"
+want 400 "compare without b"
+"$bin" report "$log" --model llama3-8b --device h100-sxm --json >"$tmp/report.json" 2>/dev/null
+get /api/runs
+[ "$(bjq '.runs[0].summary.mfu')" = "$(jq -r '.summary.mfu.median' "$tmp/report.json")" ] ||
+    awk -v a="$(bjq '.runs[0].summary.mfu')" -v b="$(jq -r '.summary.mfu.median' "$tmp/report.json")" \
+        'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1e-9) }' ||
+    fail "summary MFU $(bjq '.runs[0].summary.mfu') is not mfu report's median"
 
 get /metrics
 want 200 "GET /metrics"

@@ -188,10 +188,13 @@ static void store_runs_load_and_follow(void **state)
     assert_true(mfu__srun_value(r, MFU__F_TOKENS_PER_S_PER_DEVICE, 0) == 250);
     assert_true(isnan(mfu__srun_value(r, MFU__F_MFU, 0))); /* no model */
     assert_true(mfu__srun_value(r, MFU__F_LOSS, 100) == 5 - 0.1);
-    double tps, stime;
-    assert_true(mfu__srun_summary(r, &tps, &stime));
-    assert_true(tps == 1000 && stime == 1); /* medians: the slow tenth does not move them */
+    mfu__summary sm;
+    assert_true(mfu__srun_summary(&g, r, &sm)); /* from mfu/report.h: steady-state medians */
+    assert_true(sm.tokens_per_s == 1000 && sm.step_time_s == 1); /* the slow tenth does not
+                                                                     move a median */
+    assert_true(isnan(sm.mfu));                                  /* no model */
     size_t used;
+    double tps, stime;
     assert_true(mfu__srun_window(r, &tps, &stime, &used));
     assert_int_equal(used, MFU_SERVER_METRICS_WINDOW);
     /* last 50 rows: 45 of 1 s and 5 of 2 s, 50000 tokens over 55 s */

@@ -1,0 +1,269 @@
+/*
+ * insight.c - what the analysis and report modules say about a run, for the API: steady-state
+ * summaries (mfu/report.h), segments, findings and compare (mfu/analysis.h).
+ *
+ * Both are computed on demand from a read-locked run and cached per run: a summary while the
+ * run's version is unchanged, an analysis likewise; a live run's cache is reused for up to
+ * INSIGHT_LIVE_S seconds after it changed, so a run that gets a step a second is not analysed a
+ * second. The analysis's JSON (src/analysis/json.c, the keys `mfu report --json` uses) goes out
+ * through the server's HTML-safe writer.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "analysis/json.h"
+#include "mfu/analysis.h"
+#include "mfu/report.h"
+#include "server/internal.h"
+
+#define INSIGHT_LIVE_S 5.0
+
+static bool fresh(const mfu__srun *r, uint64_t version, double at, bool valid)
+{
+    if (!valid)
+        return false;
+    if (version == r->version)
+        return true;
+    return r->live && mfu__now() - at < INSIGHT_LIVE_S;
+}
+
+/* The report's input for run r: the server's model and device, and the context the server
+ * worked out (so that summaries and series count the same devices). */
+static void report_input(const mfu__server_model *m, const mfu__srun *r, mfu_report_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->has_arch = m->has_model;
+    if (m->has_model) {
+        in->arch = m->arch;
+        in->workload = m->workload;
+        in->flops = m->options;
+    }
+    if (m->device)
+        in->device = m->device_as_given ? m->device_as_given : m->device->id;
+    in->dtype_given = m->dtype_given;
+    in->dtype = m->dtype;
+    if (isfinite(m->peak_flops_per_s) && m->peak_flops_per_s > 0)
+        in->peak_flops_per_s = m->peak_flops_per_s;
+    if (isfinite(r->ctx.devices) && r->ctx.devices >= 1)
+        in->devices = (int64_t)r->ctx.devices;
+}
+
+bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out)
+{
+    size_t n = r->run ? mfu_run_count(r->run) : 0;
+    if (n == 0)
+        return false;
+    pthread_mutex_lock(&r->sum_mu);
+    if (!fresh(r, r->sum_version, r->sum_time, r->sum_valid)) {
+        mfu_report_input in;
+        report_input(g->model, r, &in);
+        mfu_report *rep = NULL;
+        mfu__summary s;
+        memset(&s, 0, sizeof s);
+        s.mfu = s.hfu = s.tokens_per_s = s.model_flops_per_s_per_device = s.step_time_s = NAN;
+        if (mfu_report_compute(r->run, &in, &rep, NULL) == MFU_OK) {
+            s.mfu = mfu_report_summary(rep, MFU_RS_MFU).median;
+            s.hfu = mfu_report_summary(rep, MFU_RS_HFU).median;
+            s.tokens_per_s = mfu_report_summary(rep, MFU_RS_TOKENS_PER_S).median;
+            s.model_flops_per_s_per_device =
+                mfu_report_summary(rep, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE).median;
+            s.step_time_s = mfu_report_summary(rep, MFU_RS_STEP_TIME_S).median;
+        }
+        mfu_report_free(rep);
+        r->sum = s;
+        r->sum_version = r->version;
+        r->sum_time = mfu__now();
+        r->sum_valid = true;
+    }
+    *out = r->sum;
+    pthread_mutex_unlock(&r->sum_mu);
+    return isfinite(out->tokens_per_s) || isfinite(out->step_time_s);
+}
+
+/* r's analysis (cached), r read-locked; NULL with *why filled when there is none. The analysis
+ * belongs to r: use it while holding ana_mu (the caller locks it). */
+static const mfu_analysis *analysis_of(mfu__srun *r, char *why, size_t n)
+{
+    if (fresh(r, r->ana_version, r->ana_time, r->ana != NULL || r->ana_error[0]))
+        goto out;
+    mfu_analysis_free(r->ana);
+    r->ana = NULL;
+    r->ana_error[0] = '\0';
+    mfu_series *ser = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    const mfu__ctx *c = &r->ctx;
+    mfu_status st =
+        mfu_series_from_run(r->run, c->model_flops_per_token, c->hardware_flops_per_token,
+                            c->devices, c->peak_flops_per_s, &ser, &e);
+    if (st == MFU_OK)
+        st = mfu_analyze(ser, NULL, &r->ana, &e);
+    mfu_series_free(ser);
+    if (st != MFU_OK)
+        snprintf(r->ana_error, sizeof r->ana_error, "the run cannot be analysed: %s", e.message);
+    r->ana_version = r->version;
+    r->ana_time = mfu__now();
+out:
+    if (!r->ana)
+        mfu__strlcpy(why, r->ana_error[0] ? r->ana_error : "the run has no steps", n);
+    return r->ana;
+}
+
+/* Write jansson value v with the server's writer (one escaping rule for every answer). */
+static void put_json(mfu__jw *w, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        mfu__jw_obj(w);
+        json_object_foreach((json_t *)v, k, x)
+        {
+            mfu__jw_key(w, k);
+            put_json(w, x);
+        }
+        mfu__jw_end_obj(w);
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *x;
+        mfu__jw_arr(w);
+        json_array_foreach((json_t *)v, i, x) put_json(w, x);
+        mfu__jw_end_arr(w);
+        break;
+    }
+    case JSON_STRING: mfu__jw_strn(w, json_string_value(v), json_string_length(v)); break;
+    case JSON_INTEGER: mfu__jw_int(w, (int64_t)json_integer_value(v)); break;
+    case JSON_REAL: mfu__jw_num(w, json_real_value(v)); break;
+    case JSON_TRUE: mfu__jw_bool(w, true); break;
+    case JSON_FALSE: mfu__jw_bool(w, false); break;
+    case JSON_NULL: mfu__jw_null(w); break;
+    }
+}
+
+/* Write key k of object o (null when absent). */
+static void put_member(mfu__jw *w, const json_t *o, const char *k)
+{
+    mfu__jw_key(w, k);
+    const json_t *v = json_object_get(o, k);
+    if (v)
+        put_json(w, v);
+    else
+        mfu__jw_null(w);
+}
+
+bool mfu__insight_json(mfu__srun *r, bool findings, mfu__sb *b, char *why, size_t n)
+{
+    pthread_mutex_lock(&r->ana_mu);
+    const mfu_analysis *a = analysis_of(r, why, n);
+    json_t *j = a ? mfu__analysis_json(a) : NULL;
+    pthread_mutex_unlock(&r->ana_mu);
+    if (!j) {
+        if (a)
+            mfu__strlcpy(why, "out of memory", n);
+        return false;
+    }
+    mfu__jw w;
+    mfu__jw_init(&w, b);
+    mfu__jw_obj(&w);
+    if (findings) {
+        /* the contract's "message" is the analysis's summary line */
+        mfu__jw_key(&w, "findings");
+        mfu__jw_arr(&w);
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(j, "findings"), i, f)
+        {
+            json_t *copy = json_copy(f);
+            if (!copy)
+                continue;
+            json_object_set(copy, "message", json_object_get(f, "summary"));
+            put_json(&w, copy);
+            json_decref(copy);
+        }
+        mfu__jw_end_arr(&w);
+    } else {
+        static const char *const keys[] = {"method", "steps",    "warmup",
+                                           "steady", "segments", "decomposition"};
+        for (size_t k = 0; k < MFU__ARRAY_LEN(keys); k++)
+            put_member(&w, j, keys[k]);
+    }
+    mfu__jw_end_obj(&w);
+    json_decref(j);
+    return true;
+}
+
+/* A level as the page reads it: the analysis's keys, plus its config flattened (devices,
+ * seq_len, dtype) and the API's name for model FLOP/s per device. */
+static void put_level(mfu__jw *w, const mfu_level *l)
+{
+    json_t *j = mfu__level_json(l);
+    if (!j) {
+        mfu__jw_null(w);
+        return;
+    }
+    json_t *cfg = json_object_get(j, "config");
+    if (json_is_object(cfg)) {
+        json_object_set(j, "devices", json_object_get(cfg, "devices"));
+        json_object_set(j, "seq_len", json_object_get(cfg, "seq_len"));
+        json_object_set(j, "dtype", json_object_get(cfg, "dtype"));
+    }
+    json_object_set(j, "model_flops_per_second_per_device",
+                    json_object_get(j, "model_flops_per_s_per_device"));
+    put_json(w, j);
+    json_decref(j);
+}
+
+bool mfu__compare_json(mfu__srun *ra, mfu_window wa, mfu__srun *rb, mfu_window wb, mfu__sb *b,
+                       char *why, size_t n)
+{
+    /* one analysis lock at a time, in name order, so two compares cannot deadlock */
+    mfu__srun *first = strcmp(ra->name, rb->name) <= 0 ? ra : rb;
+    mfu__srun *second = first == ra ? rb : ra;
+    pthread_mutex_lock(&first->ana_mu);
+    if (second != first)
+        pthread_mutex_lock(&second->ana_mu);
+    const mfu_analysis *a = analysis_of(ra, why, n);
+    const mfu_analysis *c = a ? analysis_of(rb, why, n) : NULL;
+    mfu_decomposition d;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    bool ok = a && c && mfu_compare(a, wa, c, wb, NULL, &d, &e) == MFU_OK;
+    if (a && c && !ok)
+        snprintf(why, n, "%s", e.message);
+    if (second != first)
+        pthread_mutex_unlock(&second->ana_mu);
+    pthread_mutex_unlock(&first->ana_mu);
+    if (!ok)
+        return false;
+    json_t *dec = mfu__decomposition_json(&d);
+    if (!dec) {
+        mfu__strlcpy(why, "out of memory", n);
+        return false;
+    }
+    mfu__jw w;
+    mfu__jw_init(&w, b);
+    mfu__jw_obj(&w);
+    mfu__jw_key(&w, "a");
+    put_level(&w, &d.from);
+    mfu__jw_key(&w, "b");
+    put_level(&w, &d.to);
+    mfu__jw_key(&w, "decomposition");
+    put_json(&w, dec);
+    mfu__jw_key(&w, "verdict");
+    mfu__jw_obj(&w);
+    const mfu_term_change *t = &d.term[MFU_TERM_TOKENS_PER_S];
+    mfu__jw_key(&w, "direction_certain");
+    mfu__jw_bool(&w, t->direction_certain);
+    mfu__jw_key(&w, "size_known");
+    mfu__jw_bool(&w, t->size_known);
+    mfu__jw_end_obj(&w);
+    mfu__jw_end_obj(&w);
+    json_decref(dec);
+    return true;
+}
