@@ -9,8 +9,10 @@
 #   a window of 20000 rows     (from/to), sent whole: no downsampling
 #   every row                  (max_points=10000000, allowed by --max-points for this peer):
 #                              one request timed, the cost a client pays without downsampling
-# Each wrk run: 2 threads, 8 connections, 10 s. The first request loads the run from the
-# store into memory and is timed apart.
+# Each wrk run: 2 threads, 8 connections, 10 s, on the same machine as the server (on 2 cores
+# they share the CPUs); before them, 20 requests from one client give the cost of one request.
+# The first request loads the run from the store into memory and is timed apart. Long ranges
+# are downsampled over the min/max candidates of 64-row blocks (docs/internals/server.md).
 #
 # usage: bench/serve_series.sh [PATH/TO/mfu] [STEPS]      (default build/mfu, 10000000)
 set -euo pipefail
@@ -67,6 +69,15 @@ bench() { # LABEL PATH
     p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
     printf "   %-28s %10s req/s   p50 %8s   p99 %8s\n" "$1" "$rps" "$p50" "$p99"
 }
+one_client() { # LABEL PATH: 20 requests one after another, median and slowest
+    local t
+    t=$(for _ in $(seq 20); do curl -sf -o /dev/null -w '%{time_total}\n' "$url$2"; done | sort -n)
+    printf "   %-28s median %6.1f ms   slowest %6.1f ms\n" "$1" \
+        "$(awk 'NR == 10 { print $1 * 1000 }' <<<"$t")" "$(tail -1 <<<"$t" | awk '{ print $1 * 1000 }')"
+}
+echo "== one client, 20 requests in a row ($steps rows)"
+one_client "max_points=2000 (LTTB)" "/api/runs/big/series?fields=mfu&max_points=2000"
+one_client "max_points=20000 (LTTB)" "/api/runs/big/series?fields=mfu&max_points=20000"
 echo "== wrk -t2 -c8 -d10s on loopback ($steps rows)"
 bench "max_points=2000 (LTTB)" "/api/runs/big/series?fields=mfu&max_points=2000"
 bench "max_points=20000 (LTTB)" "/api/runs/big/series?fields=mfu&max_points=20000"

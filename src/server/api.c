@@ -419,28 +419,45 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
                 idx[total++] = i;
     }
 
-    /* Which of them to send: all, or LTTB on the first field's column. */
+    /* Which of them to send: all, or LTTB on the first field's column; over a long contiguous
+     * range, LTTB over the min/max candidates of its blocks (lttb.c). keep[] holds positions
+     * in the range [lo, hi) or in idx[]. */
     size_t *keep = NULL, nkeep = total;
     bool down = total > q.max_points;
+    bool preselect = down && !idx && total / q.max_points >= MFU__PRESELECT_BLOCKS * MFU__BLOCK;
     if (down) {
+        mfu__field f0 = (mfu__field)q.fields[0];
+        const double *base = mfu__srun_base(r, f0);
         keep = malloc(q.max_points * sizeof *keep);
-        const double *base = mfu__srun_base(r, (mfu__field)q.fields[0]);
+        size_t *cand = NULL, ncand = total;
         double *gather = NULL;
-        if (keep && idx) {
-            gather = malloc(total * sizeof *gather);
-            if (gather)
-                for (size_t i = 0; i < total; i++)
-                    gather[i] = base[idx[i]];
+        if (keep && preselect) {
+            int b = mfu__srun_base_id(f0);
+            cand = malloc((2 * total / MFU__BLOCK + 2 * MFU__BLOCK + 2) * sizeof *cand);
+            if (cand)
+                ncand = mfu__minmax_candidates(r->blo[b], r->bhi[b], lo, hi, cand);
         }
-        if (!keep || (idx && !gather)) {
+        const size_t *rows = cand ? cand : idx;
+        if (keep && rows) {
+            gather = malloc(ncand * sizeof *gather);
+            if (gather)
+                for (size_t i = 0; i < ncand; i++)
+                    gather[i] = base[rows[i]];
+        }
+        if (!keep || (preselect && !cand) || (rows && !gather)) {
             free(keep);
+            free(cand);
             free(gather);
             free(idx);
             close_run(s, r);
             mfu__api_error(out, 500, "out of memory");
             return;
         }
-        nkeep = mfu__lttb(gather ? gather : base + lo, total, q.max_points, keep);
+        nkeep = mfu__lttb_xy(gather ? gather : base + lo, cand, ncand, q.max_points, keep);
+        if (cand) /* candidate positions -> positions in [lo, hi) */
+            for (size_t j = 0; j < nkeep; j++)
+                keep[j] = cand[keep[j]] - lo;
+        free(cand);
         free(gather);
     }
 
@@ -462,6 +479,11 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     mfu__jw_bool(&w, down);
     mfu__jw_key(&w, "method");
     mfu__jw_str(&w, down ? "lttb" : "none");
+    mfu__jw_key(&w, "preselection");
+    if (preselect)
+        mfu__jw_str(&w, "minmax");
+    else
+        mfu__jw_null(&w);
 #define ROW(j) (idx ? idx[keep ? keep[j] : (j)] : lo + (keep ? keep[j] : (j)))
     mfu__jw_key(&w, "step");
     mfu__jw_arr(&w);

@@ -129,6 +129,22 @@ bool mfu__bearer_token(const char *value, const char **tok, size_t *len);
  * are never chosen while a bucket has a finite one (a bucket of NaN keeps its first point so a
  * gap stays a gap). m >= n returns every index; m < 3 keeps the first and last. */
 size_t mfu__lttb(const double *y, size_t n, size_t m, size_t *out);
+/* The same with the x of point i given as xs[i] (ascending; NULL: i). */
+size_t mfu__lttb_xy(const double *y, const size_t *xs, size_t n, size_t m, size_t *out);
+
+/* Rows per block of the min/max preselection. */
+#define MFU__BLOCK 64
+/* A range is preselected when each of its LTTB buckets spans at least this many blocks. */
+#define MFU__PRESELECT_BLOCKS 4
+/* For every block from b0 on of col[0..n): the offsets of its smallest and largest number
+ * (its first row when it has none) into lo[] and hi[] (one byte each per block). */
+void mfu__blocks_update(const double *col, size_t n, size_t b0, unsigned char *lo,
+                        unsigned char *hi);
+/* The candidate rows of [from, to): its first and last row, every row of the partial blocks at
+ * both ends, and the extremes of each whole block, ascending without repeats. out holds at
+ * least 2 * (to - from) / MFU__BLOCK + 2 * MFU__BLOCK + 2 entries. Returns the count. */
+size_t mfu__minmax_candidates(const unsigned char *lo, const unsigned char *hi, size_t from,
+                              size_t to, size_t *out);
 
 /* ---- prom.c ----------------------------------------------------------------------------- */
 
@@ -223,7 +239,9 @@ typedef struct mfu__srun {
     mfu_run *run;         /* rows; NULL while not loaded */
     double *tps, *t, *st; /* per row: counted tokens/s (whole job), time behind it, step time */
     size_t dcap;
-    bool monotonic; /* step numbers never go down: ranges by binary search */
+    unsigned char *blo[3], *bhi[3]; /* min/max offsets per block of tps, st and loss */
+    size_t bcap;                    /* blocks allocated */
+    bool monotonic;                 /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
     uint64_t version;  /* bumps on every change of rows */
     double changed_at; /* monotonic seconds of the last change */
@@ -294,8 +312,10 @@ double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i);
 /* Scale of field f over the base column it reads (tokens/s, step time or loss): NaN when the
  * context lacks what it needs. */
 double mfu__field_scale(const mfu__ctx *c, mfu__field f);
-/* The base column field f reads, of a read-locked run (NULL when empty). */
+/* The base column field f reads, of a read-locked run (NULL when empty), and the index (0..2)
+ * of its min/max blocks. */
 const double *mfu__srun_base(const mfu__srun *r, mfu__field f);
+int mfu__srun_base_id(mfu__field f);
 
 /* ---- insight.c: summaries, segments, findings and compare (report and analysis modules) --- */
 

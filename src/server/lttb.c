@@ -12,26 +12,35 @@
 
 #include "server/internal.h"
 
-/* Mean x and y of the finite points in [s, e); false when there is none. */
-static bool bucket_mean(const double *y, size_t s, size_t e, double *mx, double *my)
+#define X(j) (xs ? (double)xs[j] : (double)(j))
+
+/* Mean x and y of the points in [s, e) that are numbers; false when there is none. Branch-free
+ * (the compiler keeps the loop tight): v == v is false for NaN only, and the derived columns
+ * hold no infinities. */
+static bool bucket_mean(const double *y, const size_t *xs, size_t s, size_t e, double *mx,
+                        double *my)
 {
-    double sx = 0, sy = 0;
-    size_t c = 0;
+    double sx = 0, sy = 0, c = 0;
     for (size_t j = s; j < e; j++) {
-        if (!isfinite(y[j]))
-            continue;
-        sx += (double)j;
-        sy += y[j];
-        c++;
+        double v = y[j];
+        double m = v == v ? 1.0 : 0.0;
+        sx += m * X(j);
+        sy += v == v ? v : 0.0;
+        c += m;
     }
     if (c == 0)
         return false;
-    *mx = sx / (double)c;
-    *my = sy / (double)c;
+    *mx = sx / c;
+    *my = sy / c;
     return true;
 }
 
 size_t mfu__lttb(const double *y, size_t n, size_t m, size_t *out)
+{
+    return mfu__lttb_xy(y, NULL, n, m, out);
+}
+
+size_t mfu__lttb_xy(const double *y, const size_t *xs, size_t n, size_t m, size_t *out)
 {
     if (n == 0 || m == 0)
         return 0;
@@ -66,35 +75,102 @@ size_t mfu__lttb(const double *y, size_t n, size_t m, size_t *out)
         if (ne <= ns)
             ne = ns + 1;
 
-        double ax = (double)a, ay = y[a], mx = 0, my = NAN;
-        if (!bucket_mean(y, ns, ne, &mx, &my)) {
-            mx = (double)ns;
+        double ax = X(a), ay = y[a], mx = 0, my = NAN;
+        if (!bucket_mean(y, xs, ns, ne, &mx, &my)) {
+            mx = X(ns);
             my = NAN;
         }
         if (!isfinite(ay))
             ay = my;
         if (!isfinite(my))
             my = ay;
+        /* Twice the triangle's area, |(ax - mx)(y - ay) - (ax - x)(my - ay)|, is |p y + q x + r|
+         * with p, q, r fixed for the bucket. A NaN point gives a NaN area, which never wins;
+         * when every point is NaN the bucket keeps its first. Without an anchor value (the run
+         * starts with NaN and so does the next bucket) the first number wins. */
         size_t best = s;
-        bool found = false;
         double best_area = -1;
-        for (size_t j = s; j < e; j++) {
-            if (!isfinite(y[j]))
-                continue;
-            double area;
-            if (isfinite(ay))
-                area = fabs((ax - mx) * (y[j] - ay) - (ax - (double)j) * (my - ay));
-            else
-                area = 0; /* nothing to compare with: the first finite point */
-            if (!found || area > best_area) {
-                best_area = area;
-                best = j;
-                found = true;
+        if (isfinite(ay)) {
+            double p = ax - mx, q = my - ay, r = -p * ay - ax * q;
+            for (size_t j = s; j < e; j++) {
+                double area = fabs(p * y[j] + q * X(j) + r);
+                if (area > best_area) {
+                    best_area = area;
+                    best = j;
+                }
             }
+        } else {
+            for (size_t j = s; j < e; j++)
+                if (y[j] == y[j]) {
+                    best = j;
+                    break;
+                }
         }
         out[k++] = best;
         a = best;
     }
     out[k++] = n - 1;
     return k;
+}
+
+/* ---- min/max preselection --------------------------------------------------------------- */
+
+void mfu__blocks_update(const double *col, size_t n, size_t b0, unsigned char *lo,
+                        unsigned char *hi)
+{
+    size_t nb = (n + MFU__BLOCK - 1) / MFU__BLOCK;
+    for (size_t b = b0; b < nb; b++) {
+        size_t s = b * MFU__BLOCK, e = s + MFU__BLOCK < n ? s + MFU__BLOCK : n;
+        size_t imin = s, imax = s;
+        bool any = false;
+        for (size_t j = s; j < e; j++) {
+            double v = col[j];
+            if (v != v)
+                continue;
+            if (!any) {
+                imin = imax = j;
+                any = true;
+            } else if (v < col[imin]) {
+                imin = j;
+            } else if (v > col[imax]) {
+                imax = j;
+            }
+        }
+        lo[b] = (unsigned char)(imin - s);
+        hi[b] = (unsigned char)(imax - s);
+    }
+}
+
+/* Append row j to out unless it is not after the last one (the range's first and last rows are
+ * always candidates; a block extreme may be one of them). */
+static size_t push(size_t *out, size_t k, size_t j)
+{
+    if (k == 0 || j > out[k - 1])
+        out[k++] = j;
+    return k;
+}
+
+size_t mfu__minmax_candidates(const unsigned char *lo, const unsigned char *hi, size_t from,
+                              size_t to, size_t *out)
+{
+    if (to <= from)
+        return 0;
+    size_t k = 0;
+    out[k++] = from; /* LTTB keeps the first and last point: they must be the range's */
+    size_t b0 = (from + MFU__BLOCK - 1) / MFU__BLOCK, b1 = to / MFU__BLOCK; /* whole blocks */
+    if (b0 >= b1) { /* no whole block: every row */
+        for (size_t j = from + 1; j < to; j++)
+            out[k++] = j;
+        return k;
+    }
+    for (size_t j = from + 1; j < b0 * MFU__BLOCK; j++)
+        out[k++] = j;
+    for (size_t b = b0; b < b1; b++) {
+        size_t s = b * MFU__BLOCK, x = s + lo[b], y = s + hi[b];
+        k = push(out, k, x < y ? x : y);
+        k = push(out, k, x < y ? y : x);
+    }
+    for (size_t j = b1 * MFU__BLOCK; j < to; j++)
+        k = push(out, k, j);
+    return push(out, k, to - 1);
 }

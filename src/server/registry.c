@@ -87,6 +87,11 @@ const double *mfu__srun_base(const mfu__srun *r, mfu__field f)
     return r->tps;
 }
 
+int mfu__srun_base_id(mfu__field f)
+{
+    return f == MFU__F_STEP_TIME_S ? 1 : f == MFU__F_LOSS ? 2 : 0;
+}
+
 double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i)
 {
     const double *b = mfu__srun_base(r, f);
@@ -292,6 +297,12 @@ static void drop_rows(mfu__srun *r)
     free(r->st);
     r->tps = r->t = r->st = NULL;
     r->dcap = 0;
+    for (int c = 0; c < 3; c++) {
+        free(r->blo[c]);
+        free(r->bhi[c]);
+        r->blo[c] = r->bhi[c] = NULL;
+    }
+    r->bcap = 0;
     r->loaded = false;
 }
 
@@ -338,6 +349,18 @@ static bool derived_reserve(mfu__srun *r, size_t n)
         return false;
     r->st = c;
     r->dcap = cap;
+    size_t nb = (cap + MFU__BLOCK - 1) / MFU__BLOCK;
+    for (int k = 0; k < 3; k++) {
+        unsigned char *lo = realloc(r->blo[k], nb);
+        if (!lo)
+            return false;
+        r->blo[k] = lo;
+        unsigned char *hi = realloc(r->bhi[k], nb);
+        if (!hi)
+            return false;
+        r->bhi[k] = hi;
+    }
+    r->bcap = nb;
     return true;
 }
 
@@ -357,6 +380,10 @@ static bool derive_from(mfu__srun *r, size_t first)
         prev = cur;
         has_prev = true;
     }
+    /* the min/max blocks of the three base columns, from the first changed block on */
+    const double *cols[3] = {r->tps, r->st, mfu_run_column(r->run, MFU_COL_LOSS)};
+    for (int k = 0; k < 3 && n > 0; k++)
+        mfu__blocks_update(cols[k], n, first / MFU__BLOCK, r->blo[k], r->bhi[k]);
     const int64_t *steps = mfu_run_steps(r->run);
     if (first == 0)
         r->monotonic = true;

@@ -160,8 +160,13 @@ static void completed(void *cls, struct MHD_Connection *c, void **req_cls,
 }
 
 static const char *const CSP_API = "default-src 'none'; frame-ancestors 'none'";
-static const char *const CSP_PAGE = "default-src 'self'; img-src 'self' data:; object-src 'none'; "
-                                    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/* The page's policy matches the one web/src/index.html states in a meta tag (both apply):
+ * scripts only from the server, no inline script; inline style attributes allowed (charts set
+ * sizes through them); no frames, forms or plugins. */
+static const char *const CSP_PAGE =
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'";
 
 static void common_headers(struct MHD_Response *resp, bool page)
 {

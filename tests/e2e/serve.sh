@@ -245,6 +245,25 @@ want 413 "an oversized chunked body"
 post /api/runs/train/steps -H "Authorization: Bearer $TOKEN" --data-binary '{"step":7}'
 want 409 "POST to a followed run"
 
+# A long run is downsampled over min/max block candidates: its one slow step is still there.
+/usr/bin/python3 - "$tmp/long.jsonl" <<'EOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for s in range(1, 5001):
+        f.write(json.dumps({"step": s, "step_time_s": 9.0 if s == 1234 else 1.0 + (s % 7) / 100,
+                            "tokens": 1000}) + "\n")
+EOF
+post /api/runs/long/steps -H "Authorization: Bearer $TOKEN" --data-binary @"$tmp/long.jsonl"
+want 201 "POST of 5000 steps"
+get "/api/runs/long/series?fields=step_time_s,tokens_per_second&max_points=12"
+want 200 "series of the long run"
+[ "$(bjq '.preselection')" = minmax ] || fail "5000 rows at 12 points are not preselected: $(bjq .preselection)"
+[ "$(bjq '.step | length')" = 12 ] && [ "$(bjq '.step[0]')" = 1 ] && [ "$(bjq '.step[-1]')" = 5000 ] ||
+    fail "preselected answer: $(bjq -c .step)"
+[ "$(bjq '.step | index(1234) != null')" = true ] || fail "the slow step 1234 was lost: $(bjq -c .step)"
+[ "$(bjq '.columns.tokens_per_second[.step | index(1234)]')" = 111.11111111111111 ] ||
+    fail "tokens/s of the slow step: $(bjq -c .columns.tokens_per_second)"
+
 # A run name with HTML and script: escaped in JSON, quoted in /metrics, never raw.
 evil='<img src=x onerror=alert(1)>"'
 enc=$(jq -rn --arg s "$evil" '$s|@uri')

@@ -172,6 +172,116 @@ static void agrees_with_the_reference(void **state)
     }
 }
 
+/* Block extremes against a brute-force scan, NaN blocks included, and updates from a block. */
+static void blocks(void **state)
+{
+    (void)state;
+    size_t n = 64 * 20 + 17; /* a partial last block */
+    double *y = malloc(n * sizeof *y);
+    unsigned char lo[21], hi[21];
+    assert_non_null(y);
+    for (size_t i = 0; i < n; i++)
+        y[i] = uniform();
+    for (size_t i = 64 * 3; i < 64 * 4; i++)
+        y[i] = NAN; /* block 3: no number */
+    y[64 * 5 + 7] = NAN;
+    mfu__blocks_update(y, n, 0, lo, hi);
+    for (size_t b = 0; b < 21; b++) {
+        size_t s0 = b * 64, e = s0 + 64 < n ? s0 + 64 : n, imin = s0, imax = s0;
+        bool any = false;
+        for (size_t j = s0; j < e; j++) {
+            if (isnan(y[j]))
+                continue;
+            if (!any || y[j] < y[imin])
+                imin = j;
+            if (!any || y[j] > y[imax])
+                imax = j;
+            any = true;
+        }
+        assert_int_equal(lo[b], imin - s0);
+        assert_int_equal(hi[b], imax - s0);
+    }
+    assert_int_equal(lo[3], 0); /* a block of NaN points at its first row */
+    y[64 * 19 + 3] = 100;       /* a new peak: update from block 19 on */
+    mfu__blocks_update(y, n, 19, lo, hi);
+    assert_int_equal(hi[19], 3);
+    free(y);
+}
+
+static void candidates(void **state)
+{
+    (void)state;
+    unsigned char lo[10], hi[10];
+    for (int b = 0; b < 10; b++) {
+        lo[b] = (unsigned char)(60 - b);
+        hi[b] = (unsigned char)b; /* block 0: min at 60, max at 0 */
+    }
+    lo[4] = hi[4] = 9; /* a constant block gives one candidate */
+    size_t out[64 * 4 + 32];
+    /* rows 10..600: 54 partial rows, blocks 1..8 whole, 600 - 576 = 24 tail rows */
+    size_t k = mfu__minmax_candidates(lo, hi, 10, 600, out);
+    assert_int_equal(k, 54 + 7 * 2 + 1 + 24);
+    assert_int_equal(out[0], 10);
+    assert_int_equal(out[53], 63);
+    assert_int_equal(out[54], 64 + 1);  /* block 1: max at offset 1 ... */
+    assert_int_equal(out[55], 64 + 59); /* ... then min at 59, in row order */
+    for (size_t i = 1; i < k; i++)
+        assert_true(out[i] > out[i - 1]);
+    assert_int_equal(out[k - 1], 599);
+    k = mfu__minmax_candidates(lo, hi, 70, 100, out); /* inside one block: every row */
+    assert_int_equal(k, 30);
+    assert_int_equal(mfu__minmax_candidates(lo, hi, 5, 5, out), 0);
+    /* whole blocks at both ends: the range's first and last rows are still candidates */
+    k = mfu__minmax_candidates(lo, hi, 0, 640, out);
+    assert_int_equal(out[0], 0); /* also block 0's max: not repeated */
+    assert_int_equal(out[1], 60);
+    assert_int_equal(out[k - 1], 639);
+    assert_int_equal(k,
+                     1 + 1 + 8 * 2 + 1 + 1); /* 0 and 60 (block 0); blocks 1-9, block 4 once; 639 */
+    for (size_t i = 1; i < k; i++)
+        assert_true(out[i] > out[i - 1]);
+}
+
+/* Preselected LTTB over a million points keeps the spike and the dip, like plain LTTB. */
+static void preselected_keeps_peaks(void **state)
+{
+    (void)state;
+    size_t n = 1000000, m = 1000, nb = (n + 63) / 64;
+    double *y = malloc(n * sizeof *y), *g = malloc(n * sizeof *g);
+    unsigned char *lo = malloc(nb), *hi = malloc(nb);
+    size_t *cand = malloc((2 * n / 64 + 130) * sizeof *cand), *out = malloc(m * sizeof *out);
+    assert_true(y && g && lo && hi && cand && out);
+    for (size_t i = 0; i < n; i++)
+        y[i] = 10 + uniform();
+    y[424242] = 50;
+    y[99] = -30;
+    mfu__blocks_update(y, n, 0, lo, hi);
+    size_t from = 13, to = n - 5;
+    size_t k = mfu__minmax_candidates(lo, hi, from, to, cand);
+    assert_true(k <= 2 * (to - from) / 64 + 130);
+    for (size_t i = 0; i < k; i++)
+        g[i] = y[cand[i]];
+    size_t got = mfu__lttb_xy(g, cand, k, m, out);
+    assert_int_equal(got, m);
+    bool spike = false, dip = false;
+    for (size_t i = 0; i < got; i++) {
+        size_t row = cand[out[i]];
+        spike = spike || row == 424242;
+        dip = dip || row == 99;
+        if (i)
+            assert_true(cand[out[i]] > cand[out[i - 1]]);
+    }
+    assert_true(spike && dip);
+    assert_int_equal(cand[out[0]], from);
+    assert_int_equal(cand[out[got - 1]], to - 1);
+    free(y);
+    free(g);
+    free(lo);
+    free(hi);
+    free(cand);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +289,9 @@ int main(void)
         cmocka_unit_test(peaks_and_dips_survive),
         cmocka_unit_test(gaps),
         cmocka_unit_test(agrees_with_the_reference),
+        cmocka_unit_test(blocks),
+        cmocka_unit_test(candidates),
+        cmocka_unit_test(preselected_keeps_peaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
