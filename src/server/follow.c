@@ -13,8 +13,9 @@
  * state; mfu_ingest cannot resume mid-file or hand out rows before finishing), so a re-read
  * costs the whole file: the thread waits at least 4x the last read's duration before the next
  * one, which bounds it to about a fifth of a core on a huge log. Rows reach the store through
- * mfu_store_ingest_path() at most every MFU_SERVER_STORE_SYNC_MS and once more at shutdown; the
- * store's own rules (resumed / restarted) keep it equal to the file.
+ * mfu_store_ingest_path() at most every MFU_SERVER_STORE_SYNC_MS (or 10x the last write's
+ * duration, so the store is free most of the time) and once more at shutdown; the store's own
+ * rules (resumed / restarted) keep it equal to the file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ typedef struct mfu__follower {
     bool have_sig;
     int64_t dev, ino, size, mtime_ns;
     bool pending, partial, dirty, missing;
-    double changed_at, next_read, last_sync, read_cost;
+    double changed_at, next_read, next_sync, read_cost;
     char last_error[MFU_ERROR_MESSAGE_MAX + MFU__NAME_BYTES + 64];
 } mfu__follower;
 
@@ -193,10 +194,15 @@ static void sync_store(mfu__follower *f)
     mfu_store_ingest_result res;
     mfu_error e;
     memset(&e, 0, sizeof e);
+    double t0 = mfu__now();
     pthread_mutex_lock(&s->reg.store_mu);
     mfu_status st = mfu_store_ingest_path(s->reg.store, f->path, &so, &res, &e);
     pthread_mutex_unlock(&s->reg.store_mu);
-    f->last_sync = mfu__now();
+    double now = mfu__now(), cost = now - t0;
+    /* The store re-reads the whole log too: keep it from holding the store most of the time. */
+    f->next_sync =
+        now + (10 * cost > MFU_SERVER_STORE_SYNC_MS / 1000.0 ? 10 * cost
+                                                             : MFU_SERVER_STORE_SYNC_MS / 1000.0);
     f->dirty = false;
     if (st != MFU_OK && st != MFU_E_EMPTY) {
         char msg[MFU_ERROR_MESSAGE_MAX + MFU__NAME_BYTES + 64];
@@ -261,7 +267,7 @@ static void *follow_main(void *arg)
             reread(f, true);
             f->partial = false;
         }
-        if (f->dirty && now - f->last_sync >= MFU_SERVER_STORE_SYNC_MS / 1000.0)
+        if (f->dirty && now >= f->next_sync)
             sync_store(f);
         nap(s, s->poll_ms);
     }
@@ -285,7 +291,6 @@ mfu_status mfu__follow_start(mfu__server *s, mfu_error *err)
         s->followers[s->nfollowers++] = f;
         f->s = s;
         f->path = s->logs[i];
-        f->last_sync = -1e9;
         if (n == 1 && s->run_name)
             mfu__strlcpy(f->name, s->run_name, sizeof f->name);
         else
