@@ -133,7 +133,10 @@ static void put_json(mfu__jw *w, const json_t *v)
         size_t i;
         json_t *x;
         mfu__jw_arr(w);
-        json_array_foreach((json_t *)v, i, x) put_json(w, x);
+        json_array_foreach((json_t *)v, i, x)
+        {
+            put_json(w, x);
+        }
         mfu__jw_end_arr(w);
         break;
     }
