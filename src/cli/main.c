@@ -32,6 +32,7 @@ static const struct {
     {"ingest", cmd_ingest, "read training logs into the run store"},
     {"runs", cmd_runs, "list the runs in the run store"},
     {"rm", cmd_rm, "remove runs from the run store"},
+    {"watch", cmd_watch, "follow a training log live in the terminal (MFU, tokens/s)"},
 };
 
 static void usage(FILE *out)
