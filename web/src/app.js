@@ -253,7 +253,7 @@
       series: [{ label: 'step', value: (u, v) => (isNum(v) ? intStr(v) : '-') }].concat(series),
       axes: [
         { values: (u, vals) => vals.map((v) => (Math.abs(v) >= 1e4 ? si(v, '', 3) : intStr(v))), size: 28 },
-        { values: (u, vals) => vals.map(yfmt), size: 62 },
+        { values: (u, vals) => vals.map(yfmt), size: 62, space: 22 },
       ],
       hooks: {
         draw: [drawOverlays],
