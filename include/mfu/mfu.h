@@ -11,4 +11,8 @@
 #include "mfu/run.h"
 #include "mfu/ingest.h"
 #include "mfu/store.h"
+#include "mfu/run.h"
+#include "mfu/ingest.h"
+#include "mfu/estimate.h"
+#include "mfu/analysis.h"
 #endif

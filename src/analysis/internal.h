@@ -1,0 +1,137 @@
+/*
+ * analysis/internal.h - what the files of src/analysis share (not part of the public API).
+ *
+ * series.c    the input columns            stats.c     medians, ranks, RNG, block bootstrap
+ * analysis.c  mfu_analyze and accessors    segment.c   warm-up, config runs, change points
+ * levels.c    window levels, compare       findings.c  the detectors
+ * invariant.c --expect expressions         json.c      mfu__analysis_json (jansson)
+ */
+#ifndef MFU_ANALYSIS_INTERNAL_H
+#define MFU_ANALYSIS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mfu/analysis.h"
+
+struct mfu_series {
+    size_t n, cap, max_rows;
+    double *col[MFU_SC_COUNT_];
+    int64_t *step;
+    int32_t *rank;
+    uint32_t *flags;
+    uint8_t *dtype, *recompute; /* label ids, 0 = absent */
+    int nlabels;
+    char labels[MFU_SERIES_MAX_LABELS][MFU_SERIES_LABEL_MAX];
+};
+
+/* Label text of id (1-based) in s; "" for 0 or out of range. */
+const char *mfu__series_label(const mfu_series *s, int id);
+
+struct mfu_analysis {
+    mfu_analysis_options opt;
+    size_t n; /* rows of the job's step series */
+    int64_t *step;
+    double *in[MFU_SC_COUNT_]; /* the job's input columns */
+    uint32_t *flags;
+    uint8_t *dtype, *recompute;
+    int nlabels;
+    char labels[MFU_SERIES_MAX_LABELS][MFU_SERIES_LABEL_MAX];
+    double *d[MFU_D_COUNT_]; /* derived columns */
+    /* Per-row terms of the ratio estimators (NaN where the row is not usable):
+     * t step time, k counted tokens, u useful tokens, f model FLOPs per useful token,
+     * h hardware FLOPs per counted token, c capacity (devices × peak). */
+    double *t, *k, *u, *f, *h, *c;
+    uint8_t *usable; /* t and k valid (and f, c when the series has them) */
+    uint8_t *steady; /* usable, not warm-up, not settle */
+    bool has_flops;  /* some row has model FLOPs per token and capacity */
+    mfu_warmup warmup;
+    mfu_level steady_level;
+    size_t nseg;
+    mfu_segment *seg;
+    mfu_decomposition *bnd; /* nseg - 1 entries */
+    size_t nfind;
+    mfu_finding *find; /* MFU_ANALYSIS_MAX_FINDINGS slots */
+    size_t ninv;
+    mfu_invariant_result *inv; /* MFU_ANALYSIS_MAX_INVARIANTS slots */
+};
+
+/* ---- stats.c ------------------------------------------------------------------------------ */
+
+/* Median of v[0..n) (n > 0); reorders v. NaN for n == 0. */
+double mfu__median_inplace(double *v, size_t n);
+/* q-quantile (0..1, linear interpolation) of sorted v[0..n); NaN for n == 0. */
+double mfu__quantile_sorted(const double *v, size_t n, double q);
+/* Sort v ascending (NaN-free input). */
+void mfu__sort_doubles(double *v, size_t n);
+/* Robust standard deviation of v (1.4826 × MAD); reorders nothing (copies into tmp, which
+ * must hold n). 0 for n < 2. */
+double mfu__robust_sd(const double *v, size_t n, double *tmp);
+/* Robust noise of a series with level shifts: 1.4826 × MAD of first differences / √2. */
+double mfu__robust_noise(const double *v, size_t n, double *tmp);
+/* Average ranks (1..n, ties averaged) of v into r; *ties (may be NULL) gets Σ (t³ − t) over
+ * groups of t equal values (the tie correction of rank statistics). false on allocation
+ * failure. */
+bool mfu__ranks(const double *v, size_t n, double *r, double *ties);
+/* Lag-k autocorrelation of v[0..n) about its mean; 0 when undefined. */
+double mfu__acf(const double *v, size_t n, size_t lag);
+
+/* A small deterministic PRNG (splitmix64). */
+typedef struct mfu__rng {
+    uint64_t s;
+} mfu__rng;
+void mfu__rng_seed(mfu__rng *r, uint64_t seed);
+uint64_t mfu__rng_next(mfu__rng *r);
+/* Uniform integer in [0, bound) (bound > 0), without modulo bias. */
+uint64_t mfu__rng_below(mfu__rng *r, uint64_t bound);
+
+/* ---- levels.c ----------------------------------------------------------------------------- */
+
+/* The six sums of the ratio estimators over a set of rows. */
+typedef struct mfu__sums {
+    double t, k, u, uf, kh, tc, n;
+} mfu__sums;
+
+/* Levels of rows idx[0..m) of a (m > 0), with bootstrap intervals when opt->resamples > 0,
+ * seeded with seed. Returns false on allocation failure. */
+bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
+                   const mfu_analysis_options *opt, uint64_t seed, mfu_level *out);
+/* Decomposition from rows ia of analysis a to rows ib of analysis b, with intervals. The
+ * levels from/to are copied from la/lb when given (already computed with the same options),
+ * else computed. false on allocation failure. */
+bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_level *la,
+                    const mfu_analysis *b, const size_t *ib, size_t mb, const mfu_level *lb,
+                    const mfu_analysis_options *opt, uint64_t seed, mfu_decomposition *out);
+/* Bootstrap block length for rows idx[0..m) of a (see docs/internals/analysis.md); *rho (may
+ * be NULL) gets the lag-1 autocorrelation of ln tokens/s it used (plus one standard error
+ * 1/√m, clamped to [0, 0.95]). */
+size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m, double *rho);
+/* Factor (>= 1) by which resample deviations are stretched: sqrt of the AR(1) long-run
+ * variance over the part blocks of L rows keep, times m/(m−L). */
+double mfu__boot_kappa(double rho, size_t L, size_t m);
+
+/* ---- segment.c ---------------------------------------------------------------------------- */
+
+/* Warm-up, settle steps and segments of a (fills a->warmup, a->steady, a->seg, a->nseg).
+ * false on allocation failure. */
+bool mfu__segment(mfu_analysis *a);
+
+/* ---- findings.c --------------------------------------------------------------------------- */
+
+/* Run every detector; series is the input (for per-rank rows). false on allocation failure. */
+bool mfu__detect(mfu_analysis *a, const mfu_series *series);
+/* Append a finding (no validation); false when full. */
+bool mfu__push_finding(mfu_analysis *a, const mfu_finding *f);
+/* Add evidence name=value to f (ignored when full). */
+void mfu__evidence(mfu_finding *f, const char *name, double value);
+
+/* ---- shared helpers ----------------------------------------------------------------------- */
+
+/* Format a relative change (fraction) as "+25 %" / "−8 %" / "+1.4 %" (U+2212 minus). */
+void mfu__fmt_pct(char *buf, size_t n, double frac);
+/* Steady rows of a whose step lies in w, in row order, into idx (room for a->n); returns the
+ * count. */
+size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx);
+
+#endif /* MFU_ANALYSIS_INTERNAL_H */

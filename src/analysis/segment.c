@@ -1,0 +1,419 @@
+/*
+ * segment.c - warm-up, configuration runs and level shifts.
+ *
+ * 1. Config runs: a new run starts where a configuration key changes (model or hardware FLOPs
+ *    per token, devices, peak, sequence length, global batch, dtype, recompute). A value that
+ *    is absent (NaN, no label) means "unchanged". Runs shorter than min_segment_steps rows are
+ *    merged into the run before them (into the next for the first): a configuration that
+ *    flips every few steps is a mixed workload, not a change.
+ * 2. Settle: the leading rows of every config run that are clearly slower than the rows that
+ *    follow them (the run's first config run: the warm-up) are left out of every level.
+ *    Row j is slow when ln(tokens/s) < median(ln tokens/s of rows j+1..j+30) − tol, with
+ *    tol = max(4 σ, ln 1.05) and σ the robust noise (MAD of first differences / √2). The
+ *    settle ends at the first row that is not slow and is followed, in the next 9 rows, by at
+ *    most one slow row (so a spike just after the warm-up does not extend it); it is at most
+ *    half the config run and at most MAX_SETTLE rows.
+ * 3. Level shifts inside each config run (after its settle): binary segmentation on
+ *    ln(tokens/s) (and on ln(useful/counted) when padding varies) with a rank CUSUM: at every
+ *    split k (min_segment_steps from either end) the standardised Mann-Whitney statistic
+ *    z_k = U_k / sqrt(k (m−k)(m+1)/12 · VIF), VIF = (1+ρ)/(1−ρ) with ρ the AR(1) coefficient
+ *    estimated from the lag-1 autocorrelation of first differences (short-range correlation
+ *    that would otherwise fake shifts; see vif_of). The best split is kept when its Bonferroni
+ * p-value, (number of splits) · erfc(|z|/√2), is below changepoint_alpha; both halves are searched
+ *    again. Ranks bound the weight of any one step, so spikes and stalls do not split.
+ *    Finally adjacent segments whose median ln(tokens/s) differ by less than
+ *    ln(1 + min_level_shift) are merged, smallest difference first.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/internal.h"
+
+#define MAX_SETTLE 1000
+#define SETTLE_REF_ROWS 30
+#define SETTLE_WINDOW 10 /* a settled row starts 10 rows ... */
+#define SETTLE_SPIKES 1  /* ... of which at most 1 more is slow */
+#define MAX_SEGMENTS 256
+#define RHO_MAX_ROWS 65536
+#define RHO_MAX 0.95
+
+/* ---- config runs -------------------------------------------------------------------------- */
+
+static bool differs(double cur, double x)
+{
+    return isfinite(cur) && isfinite(x) && fabs(x - cur) > 1e-9 * fabs(cur);
+}
+
+/* Start rows of config runs into starts (room for n); returns how many (>= 1 when n > 0). */
+static size_t config_runs(const mfu_analysis *a, size_t *starts)
+{
+    static const mfu_series_col keys[] = {MFU_SC_MODEL_FLOPS_PER_TOKEN,
+                                          MFU_SC_HARDWARE_FLOPS_PER_TOKEN,
+                                          MFU_SC_DEVICES,
+                                          MFU_SC_PEAK_FLOPS_PER_S,
+                                          MFU_SC_SEQ_LEN,
+                                          MFU_SC_GLOBAL_BATCH};
+    enum { NK = sizeof keys / sizeof keys[0] };
+    double cur[NK];
+    int cur_d = 0, cur_r = 0;
+    for (size_t q = 0; q < NK; q++)
+        cur[q] = NAN;
+    size_t ns = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        bool change = false;
+        for (size_t q = 0; q < NK; q++) {
+            double x = a->in[keys[q]][i];
+            if (differs(cur[q], x))
+                change = true;
+        }
+        if ((cur_d && a->dtype[i] && a->dtype[i] != cur_d) ||
+            (cur_r && a->recompute[i] && a->recompute[i] != cur_r))
+            change = true;
+        if (i == 0 || change)
+            starts[ns++] = i;
+        for (size_t q = 0; q < NK; q++) {
+            double x = a->in[keys[q]][i];
+            if (isfinite(x))
+                cur[q] = x;
+        }
+        if (a->dtype[i])
+            cur_d = a->dtype[i];
+        if (a->recompute[i])
+            cur_r = a->recompute[i];
+    }
+    /* Merge short runs: drop the start of a short run (it joins the run before), or for a
+     * short first run the start of the second. Repeat until stable. */
+    size_t minlen = a->opt.min_segment_steps;
+    bool merged = true;
+    while (merged && ns > 1) {
+        merged = false;
+        for (size_t r = 0; r < ns; r++) {
+            size_t end = r + 1 < ns ? starts[r + 1] : a->n;
+            if (end - starts[r] >= minlen)
+                continue;
+            size_t drop = r == 0 ? 1 : r;
+            memmove(starts + drop, starts + drop + 1, (ns - drop - 1) * sizeof *starts);
+            ns--;
+            merged = true;
+            break;
+        }
+    }
+    return ns;
+}
+
+/* ---- settle / warm-up --------------------------------------------------------------------- */
+
+/* Number of leading entries of x[0..m) that are settling (see the file comment). tmp holds
+ * at least max(m, SETTLE_REF_ROWS) doubles; slow holds m bytes. */
+static size_t settle_rows(const double *x, size_t m, double *tmp, uint8_t *slow)
+{
+    if (m < 2 * SETTLE_WINDOW)
+        return 0;
+    double sigma = mfu__robust_noise(x, m, tmp);
+    double tol = 4 * sigma;
+    if (tol < log(1.05))
+        tol = log(1.05);
+    size_t cap = m / 2 < MAX_SETTLE ? m / 2 : MAX_SETTLE;
+    size_t lim = cap + SETTLE_WINDOW < m ? cap + SETTLE_WINDOW : m;
+    for (size_t j = 0; j < lim; j++) {
+        size_t lo = j + 1, hi = j + 1 + SETTLE_REF_ROWS;
+        if (hi > m)
+            hi = m;
+        slow[j] = 0;
+        if (lo < hi) {
+            memcpy(tmp, x + lo, (hi - lo) * sizeof *tmp);
+            slow[j] = x[j] < mfu__median_inplace(tmp, hi - lo) - tol;
+        }
+    }
+    for (size_t k = 0; k <= cap; k++) {
+        if (slow[k])
+            continue;
+        size_t nslow = 0;
+        for (size_t j = k + 1; j < k + SETTLE_WINDOW && j < lim; j++)
+            nslow += slow[j];
+        if (nslow <= SETTLE_SPIKES)
+            return k;
+    }
+    return cap;
+}
+
+/* ---- change points ------------------------------------------------------------------------ */
+
+typedef struct cp_ctx {
+    const double *sig[2];
+    int nsig;
+    size_t minseg;
+    double alpha, vif[2];
+    double *r;    /* ranks scratch, m */
+    size_t *cuts; /* found cuts (positions into the compact arrays) */
+    size_t ncuts, maxcuts;
+    bool oom;
+} cp_ctx;
+
+/* Best split of sig[lo..hi): position (absolute) and log p-value. */
+static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, double *logp)
+{
+    size_t m = hi - lo;
+    double ties;
+    if (!mfu__ranks(c->sig[s] + lo, m, c->r, &ties)) {
+        c->oom = true;
+        return false;
+    }
+    /* Tie-corrected variance of the Mann-Whitney statistic; all values equal: no split. */
+    double mm = (double)m, tiefac = 1 - ties / (mm * mm * mm - mm);
+    if (!(tiefac > 1e-12))
+        return false;
+    double mean = (double)(m + 1) / 2.0;
+    double U = 0, best = -1;
+    size_t bk = 0;
+    for (size_t k = 1; k < m; k++) {
+        U += c->r[k - 1] - mean;
+        if (k < c->minseg || m - k < c->minseg)
+            continue;
+        double var = (double)k * (double)(m - k) * (double)(m + 1) / 12.0 * tiefac * c->vif[s];
+        double z = fabs(U) / sqrt(var);
+        if (z > best) {
+            best = z;
+            bk = k;
+        }
+    }
+    if (best < 0)
+        return false;
+    double nsplit = (double)(m - 2 * c->minseg + 1);
+    double tail = erfc(best / sqrt(2.0));
+    /* erfc underflows past z ≈ 38: use its asymptote there. */
+    *logp =
+        log(nsplit) +
+        (tail > 0 ? log(tail) : -best * best / 2 - log(best * 1.2533141373155003 /* sqrt(pi/2) */));
+    *pos = lo + bk;
+    return true;
+}
+
+static void binseg(cp_ctx *c, size_t lo, size_t hi)
+{
+    if (c->oom || hi - lo < 2 * c->minseg || c->ncuts >= c->maxcuts)
+        return;
+    size_t pos = 0;
+    double lp = 0;
+    bool found = false;
+    for (int s = 0; s < c->nsig; s++) {
+        size_t p;
+        double l;
+        if (best_split(c, s, lo, hi, &p, &l) && l < log(c->alpha) && (!found || l < lp)) {
+            found = true;
+            pos = p;
+            lp = l;
+        }
+    }
+    if (!found)
+        return;
+    c->cuts[c->ncuts++] = pos;
+    binseg(c, lo, pos);
+    binseg(c, pos, hi);
+}
+
+/* Variance inflation of the rank CUSUM from short-range correlation: for AR(1) noise the
+ * lag-1 autocorrelation of first differences is −(1−ρ)/2, so ρ = 1 + 2·r1(Δx). Differences
+ * are blind to level shifts (one difference per shift) and clipped at 4 robust sd so that
+ * spikes do not count. ρ is clamped to [0, RHO_MAX]; VIF = (1+ρ)/(1−ρ). */
+static double vif_of(const double *x, size_t m, double *tmp, double *res)
+{
+    size_t mm = m < RHO_MAX_ROWS ? m : RHO_MAX_ROWS;
+    if (mm < 8)
+        return 1;
+    for (size_t i = 0; i + 1 < mm; i++)
+        res[i] = x[i + 1] - x[i];
+    double sd = mfu__robust_sd(res, mm - 1, tmp);
+    if (!(sd > 0)) /* mostly constant (a config-like signal): no noise to correct for */
+        return 1;
+    for (size_t i = 0; i + 1 < mm; i++) {
+        if (res[i] > 4 * sd)
+            res[i] = 4 * sd;
+        if (res[i] < -4 * sd)
+            res[i] = -4 * sd;
+    }
+    double rho = 1 + 2 * mfu__acf(res, mm - 1, 1);
+    if (!(rho > 0))
+        rho = 0;
+    if (rho > RHO_MAX)
+        rho = RHO_MAX;
+    return (1 + rho) / (1 - rho);
+}
+
+static int cmp_size(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static double median_of(const double *x, size_t lo, size_t hi, double *tmp)
+{
+    memcpy(tmp, x + lo, (hi - lo) * sizeof *tmp);
+    return mfu__median_inplace(tmp, hi - lo);
+}
+
+/* Merge adjacent pieces whose medians (of either signal) differ by less than the shift. */
+static size_t prune(const cp_ctx *c, size_t *cuts, size_t ncuts, size_t m, double minshift,
+                    double *tmp)
+{
+    double thr = log(1 + minshift);
+    while (ncuts > 0) {
+        double bestd = INFINITY;
+        size_t bi = 0;
+        for (size_t q = 0; q < ncuts; q++) {
+            size_t a0 = q == 0 ? 0 : cuts[q - 1], a1 = cuts[q];
+            size_t b1 = q + 1 < ncuts ? cuts[q + 1] : m;
+            double d = 0;
+            for (int s = 0; s < c->nsig; s++) {
+                double ds =
+                    fabs(median_of(c->sig[s], a1, b1, tmp) - median_of(c->sig[s], a0, a1, tmp));
+                if (ds > d)
+                    d = ds;
+            }
+            if (d < bestd) {
+                bestd = d;
+                bi = q;
+            }
+        }
+        if (bestd >= thr)
+            break;
+        memmove(cuts + bi, cuts + bi + 1, (ncuts - bi - 1) * sizeof *cuts);
+        ncuts--;
+    }
+    return ncuts;
+}
+
+/* ---- putting it together ------------------------------------------------------------------ */
+
+bool mfu__segment(mfu_analysis *a)
+{
+    size_t n = a->n;
+    a->nseg = 0;
+    memset(&a->warmup, 0, sizeof a->warmup);
+    a->warmup.slowdown = NAN;
+    if (n == 0)
+        return true;
+    size_t *starts = malloc(n * sizeof *starts);
+    size_t *idx = malloc(n * sizeof *idx);
+    size_t *cuts = malloc((MAX_SEGMENTS + 1) * sizeof *cuts);
+    size_t *segstart = malloc((MAX_SEGMENTS + 1) * sizeof *segstart);
+    double *x0 = malloc(n * sizeof *x0), *x1 = malloc(n * sizeof *x1);
+    double *tmp = malloc((n + SETTLE_REF_ROWS) * sizeof *tmp);
+    double *res = malloc(n * sizeof *res), *r = malloc(n * sizeof *r);
+    uint8_t *slowflag = malloc(n);
+    bool ok = starts && idx && cuts && segstart && x0 && x1 && tmp && res && r && slowflag;
+    size_t nstart = 0;
+    if (ok) {
+        size_t nruns = config_runs(a, starts);
+        for (size_t run = 0; run < nruns && ok; run++) {
+            size_t s = starts[run], e = run + 1 < nruns ? starts[run + 1] : n;
+            size_t m = 0;
+            bool padvar = false;
+            for (size_t i = s; i < e; i++)
+                if (a->usable[i]) {
+                    idx[m] = i;
+                    x0[m] = log(a->k[i] / a->t[i]);
+                    x1[m] = log(a->u[i] / a->k[i]);
+                    if (m && fabs(x1[m] - x1[0]) > 1e-12)
+                        padvar = true;
+                    m++;
+                }
+            size_t settle = a->opt.detect_warmup ? settle_rows(x0, m, tmp, slowflag) : 0;
+            size_t first_row = settle < m ? idx[settle] : e; /* first steady row */
+            if (run == 0) {
+                a->warmup.steps = settle ? first_row - s : 0;
+                if (a->warmup.steps) {
+                    a->warmup.first_step = a->step[s];
+                    a->warmup.last_step = a->step[first_row - 1];
+                }
+            }
+            for (size_t i = s; i < e; i++)
+                a->steady[i] = a->usable[i] && i >= first_row;
+            /* The run's first segment starts at its first row, except that the warm-up
+             * belongs to no segment. */
+            size_t seg0 = run == 0 ? s + a->warmup.steps : s;
+            if (nstart < MAX_SEGMENTS && seg0 < e)
+                segstart[nstart++] = seg0;
+            size_t mm = m - settle;
+            if (mm < 2 * a->opt.min_segment_steps)
+                continue;
+            cp_ctx c = {0};
+            c.sig[0] = x0 + settle;
+            c.sig[1] = x1 + settle;
+            c.nsig = padvar ? 2 : 1;
+            c.minseg = a->opt.min_segment_steps;
+            c.alpha = a->opt.changepoint_alpha;
+            c.vif[0] = vif_of(c.sig[0], mm, tmp, res);
+            c.vif[1] = padvar ? vif_of(c.sig[1], mm, tmp, res) : 1;
+            c.r = r;
+            c.cuts = cuts;
+            c.maxcuts = MAX_SEGMENTS;
+            binseg(&c, 0, mm);
+            if (c.oom) {
+                ok = false;
+                break;
+            }
+            qsort(cuts, c.ncuts, sizeof *cuts, cmp_size);
+            size_t nc = prune(&c, cuts, c.ncuts, mm, a->opt.min_level_shift, tmp);
+            for (size_t q = 0; q < nc && nstart < MAX_SEGMENTS; q++)
+                segstart[nstart++] = idx[settle + cuts[q]];
+        }
+    }
+    size_t total_steady = 0;
+    for (size_t i = 0; i < n; i++)
+        total_steady += a->steady[i];
+    if (ok && total_steady == 0)
+        nstart = 0; /* nothing to segment: no segments */
+    if (ok) {
+        /* Segments from their starts; one without a steady row joins the one before it. */
+        a->seg = calloc(nstart ? nstart : 1, sizeof *a->seg);
+        ok = a->seg != NULL;
+        for (size_t q = 0; ok && q < nstart; q++) {
+            size_t first = segstart[q], last = q + 1 < nstart ? segstart[q + 1] - 1 : n - 1;
+            size_t nsteady = 0;
+            for (size_t i = first; i <= last; i++)
+                nsteady += a->steady[i];
+            if (nsteady == 0 && a->nseg > 0) {
+                a->seg[a->nseg - 1].last = last;
+                continue;
+            }
+            mfu_segment *g = &a->seg[a->nseg];
+            if (nsteady == 0 && q + 1 < nstart) { /* empty first: joins the next */
+                segstart[q + 1] = first;
+                continue;
+            }
+            g->first = first;
+            g->last = last;
+            g->cause = a->nseg == 0 ? MFU_CAUSE_START : MFU_CAUSE_LEVEL;
+            a->nseg++;
+        }
+    }
+    if (ok) {
+        /* Causes and settle counts: a segment that starts a config run is a config change. */
+        size_t nruns = config_runs(a, starts);
+        for (size_t q = 0; q < a->nseg; q++) {
+            mfu_segment *g = &a->seg[q];
+            g->start_step = a->step[g->first];
+            g->end_step = a->step[g->last];
+            for (size_t run = 1; run < nruns; run++)
+                if (q > 0 && starts[run] >= g->first && starts[run] <= g->last)
+                    g->cause = MFU_CAUSE_CONFIG;
+            size_t settle = 0;
+            for (size_t i = g->first; i <= g->last && !a->steady[i]; i++)
+                settle += a->usable[i];
+            g->settle_steps = q == 0 ? 0 : settle;
+        }
+    }
+    free(starts);
+    free(idx);
+    free(cuts);
+    free(segstart);
+    free(x0);
+    free(x1);
+    free(tmp);
+    free(res);
+    free(r);
+    free(slowflag);
+    return ok;
+}

@@ -1,0 +1,197 @@
+/*
+ * stats.c - the small statistics the analysis is built from: medians, robust spread, ranks,
+ * autocorrelation and a seeded PRNG. Only mfu__ranks allocates (scratch it frees).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/internal.h"
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+void mfu__sort_doubles(double *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_double);
+}
+
+/* Hoare quickselect: after it, v[k] is the k-th smallest. Median-of-three pivot keeps sorted
+ * and constant inputs linear on average. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double pivot = (a < b) ? ((b < c) ? b : (a < c ? c : a)) : ((a < c) ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double tmp = v[i];
+                v[i] = v[j];
+                v[j] = tmp;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
+}
+
+double mfu__median_inplace(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    size_t h = n / 2;
+    double upper = select_kth(v, n, h);
+    if (n % 2)
+        return upper;
+    /* The lower middle is the largest of v[0..h) after selection. */
+    double lower = v[0];
+    for (size_t i = 1; i < h; i++)
+        if (v[i] > lower)
+            lower = v[i];
+    return 0.5 * (lower + upper);
+}
+
+double mfu__quantile_sorted(const double *v, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    if (q <= 0)
+        return v[0];
+    if (q >= 1)
+        return v[n - 1];
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double fr = pos - (double)i;
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + fr * (v[i + 1] - v[i]);
+}
+
+double mfu__robust_sd(const double *v, size_t n, double *tmp)
+{
+    if (n < 2)
+        return 0;
+    memcpy(tmp, v, n * sizeof *tmp);
+    double med = mfu__median_inplace(tmp, n);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = fabs(v[i] - med);
+    return 1.4826 * mfu__median_inplace(tmp, n);
+}
+
+double mfu__robust_noise(const double *v, size_t n, double *tmp)
+{
+    if (n < 3)
+        return 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        tmp[i] = v[i + 1] - v[i];
+    double med = mfu__median_inplace(tmp, n - 1);
+    for (size_t i = 0; i + 1 < n; i++)
+        tmp[i] = fabs(v[i + 1] - v[i] - med);
+    return 1.4826 * mfu__median_inplace(tmp, n - 1) / sqrt(2.0);
+}
+
+/* qsort cannot carry a context in C11, so ranks sort (value, index) pairs. */
+typedef struct vi {
+    double v;
+    size_t i;
+} vi;
+
+static int cmp_vi(const void *pa, const void *pb)
+{
+    const vi *a = pa, *b = pb;
+    if (a->v != b->v)
+        return (a->v > b->v) - (a->v < b->v);
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+bool mfu__ranks(const double *v, size_t n, double *r, double *ties)
+{
+    if (ties)
+        *ties = 0;
+    if (n == 0)
+        return true;
+    vi *p = malloc(n * sizeof *p);
+    if (!p)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        p[i].v = v[i];
+        p[i].i = i;
+    }
+    qsort(p, n, sizeof *p, cmp_vi);
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n && p[j].v == p[i].v)
+            j++;
+        double avg = 0.5 * ((double)(i + 1) + (double)j), t = (double)(j - i);
+        if (ties)
+            *ties += t * t * t - t;
+        for (size_t q = i; q < j; q++)
+            r[p[q].i] = avg;
+        i = j;
+    }
+    free(p);
+    return true;
+}
+
+double mfu__acf(const double *v, size_t n, size_t lag)
+{
+    if (n < 3 || lag >= n)
+        return 0;
+    double mean = 0;
+    for (size_t i = 0; i < n; i++)
+        mean += v[i];
+    mean /= (double)n;
+    double den = 0, num = 0;
+    for (size_t i = 0; i < n; i++)
+        den += (v[i] - mean) * (v[i] - mean);
+    if (!(den > 0))
+        return 0;
+    for (size_t i = 0; i + lag < n; i++)
+        num += (v[i] - mean) * (v[i + lag] - mean);
+    return num / den;
+}
+
+void mfu__rng_seed(mfu__rng *r, uint64_t seed)
+{
+    r->s = seed;
+}
+
+uint64_t mfu__rng_next(mfu__rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t mfu__rng_below(mfu__rng *r, uint64_t bound)
+{
+    /* Reject the top partial range so every value is equally likely. */
+    uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+    uint64_t x;
+    do
+        x = mfu__rng_next(r);
+    while (x >= limit);
+    return x % bound;
+}
