@@ -13,6 +13,11 @@
  * peak), as `mfu estimate` does for one throughput; without them the MFU the log printed, if
  * any, labelled so.
  *
+ * Findings: the analysis (mfu/analysis.h: stalls, throttling, level shifts, bad loss, ...) runs
+ * on the run read so far, without bootstrap intervals (they are not shown), at most every
+ * WATCH_ANALYSIS_EVERY_S (or 10 x its last duration) while steps arrive; the newest findings are
+ * listed under the figures (plain mode: one line per new finding).
+ *
  * Following: a truncated file, or a new file at the path (rotation), starts the run again; a
  * partial last line waits for its newline; compressed logs cannot grow line by line, so they
  * are read whole again whenever they change.
@@ -34,6 +39,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/model_args.h"
+#include "mfu/analysis.h"
 #include "util/util.h"
 
 /* Named limits. */
@@ -42,6 +48,11 @@
 #define WATCH_MIN_INTERVAL_S 0.05
 #define WATCH_MAX_WIDTH 400 /* terminal columns used, at most */
 #define WATCH_MAX_MAP MFU_INGEST_MAX_MAP
+/* Findings are recomputed at most this often, and at most every 10 x the last analysis's
+ * duration (a run of millions of steps takes seconds to analyse). */
+#define WATCH_ANALYSIS_EVERY_S 5.0
+#define WATCH_SHOW_FINDINGS 4   /* findings listed in the terminal view, newest first */
+#define WATCH_SEEN_FINDINGS 256 /* plain mode: findings remembered as printed */
 
 static const cli_optspec specs[] = {
     MODEL_ARGS_OPTSPECS,   {"device", true}, {"dtype", true}, {"devices", true},
@@ -291,6 +302,108 @@ static double newest(const figures *f, int k)
     return NAN;
 }
 
+/* ---- findings ------------------------------------------------------------------------------ */
+
+typedef struct watch_analysis {
+    mfu_analysis *a; /* NULL before the first analysis, or when it failed */
+    size_t rows;     /* rows it saw */
+    double at_s;     /* monotonic time it ran */
+    double cost_s;   /* how long it took */
+    char note[600];  /* why there are no findings (an analysis error), "" otherwise */
+    size_t nseen;    /* plain mode: findings printed, by kind and first step */
+    struct {
+        char kind[MFU_FINDING_KIND_MAX];
+        int64_t first;
+    } seen[WATCH_SEEN_FINDINGS];
+} watch_analysis;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Analyse the run again when it changed, at most every WATCH_ANALYSIS_EVERY_S (force: now). */
+static void analyse(watch_analysis *w, const watch_cfg *c, const figures *f, const mfu_run *run,
+                    bool force)
+{
+    if (!run || f->rows == 0 || f->rows == w->rows)
+        return;
+    double now = mono_s();
+    /* a long run takes long to analyse: then wait ten times as long as it took */
+    double every =
+        10 * w->cost_s > WATCH_ANALYSIS_EVERY_S ? 10 * w->cost_s : WATCH_ANALYSIS_EVERY_S;
+    if (!force && w->a && now - w->at_s < every)
+        return;
+    w->rows = f->rows;
+    w->at_s = now;
+    w->note[0] = '\0';
+    mfu_error err = {0};
+    mfu_series *series = NULL;
+    double peak = c->peak;
+    mfu_status st =
+        mfu_series_from_run(run, c->model_fpt, c->hw_fpt, f->devices, peak, &series, &err);
+    mfu_analysis *a = NULL;
+    if (st == MFU_OK) {
+        mfu_analysis_options o;
+        mfu_analysis_options_init(&o);
+        o.resamples = 0; /* no intervals: the view shows levels and findings only */
+        st = mfu_analyze(series, &o, &a, &err);
+    }
+    mfu_series_free(series);
+    w->cost_s = mono_s() - now;
+    if (st != MFU_OK) {
+        snprintf(w->note, sizeof w->note, "findings: %s", err.message);
+        return;
+    }
+    mfu_analysis_free(w->a);
+    w->a = a;
+}
+
+/* Indices of up to max findings, newest (by last step) first. */
+static size_t newest_findings(const mfu_analysis *a, size_t *idx, size_t max)
+{
+    size_t n = mfu_analysis_finding_count(a), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mfu_finding *fi = mfu_analysis_finding(a, i);
+        size_t pos = k < max ? k++ : max;
+        while (pos > 0 && mfu_analysis_finding(a, idx[pos - 1])->last_step < fi->last_step) {
+            if (pos < max)
+                idx[pos] = idx[pos - 1];
+            pos--;
+        }
+        if (pos < max)
+            idx[pos] = i;
+    }
+    return k;
+}
+
+/* Copy s into buf (size n), cut to at most cols characters, "..." marking a cut. UTF-8 aware:
+ * a character is never split. */
+static void fit(char *buf, size_t n, const char *s, int cols)
+{
+    size_t chars = 0;
+    for (const unsigned char *q = (const unsigned char *)s; *q; q++)
+        chars += (*q & 0xc0) != 0x80;
+    size_t keep = chars <= (size_t)cols ? chars : (size_t)(cols > 3 ? cols - 3 : 0);
+    size_t len = 0, seen = 0;
+    for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+        if ((*q & 0xc0) != 0x80 && seen++ == keep)
+            break;
+        if (len + 4 >= n)
+            break;
+        buf[len++] = (char)*q;
+    }
+    while (len > 0 && ((unsigned char)buf[len - 1] & 0xc0) == 0xc0)
+        len--; /* a lead byte whose continuation did not fit */
+    if (keep < chars && len + 3 < n) {
+        memcpy(buf + len, "...", 3);
+        len += 3;
+    }
+    buf[len] = '\0';
+}
+
 /* ---- drawing -------------------------------------------------------------------------------- */
 
 static const char *const bars[8] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
@@ -391,7 +504,7 @@ static void emit(const frame_out *o, const char *fmt, ...)
 }
 
 static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_run *run,
-                       const char *status)
+                       const watch_analysis *wa, const char *status)
 {
     const mfu_run_meta *meta = mfu_run_meta_get(run);
     const int64_t *steps = mfu_run_steps(run);
@@ -444,6 +557,33 @@ static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_r
         emit(o, "loss       %.4g", loss);
     if (f->rows > WATCH_MEDIAN_ROWS)
         emit(o, "           (medians of the newest %d steps)", WATCH_MEDIAN_ROWS);
+    if (wa && wa->note[0]) {
+        emit(o, "%s", "");
+        emit(o, "%s", wa->note);
+    } else if (wa && wa->a) {
+        size_t idx[WATCH_SHOW_FINDINGS];
+        size_t k = newest_findings(wa->a, idx, WATCH_SHOW_FINDINGS);
+        size_t total = mfu_analysis_finding_count(wa->a);
+        emit(o, "%s", "");
+        if (total == 0)
+            emit(o, "findings   none so far (%zu steps analysed)", wa->rows);
+        else
+            emit(o, "findings   %zu, newest first (%zu steps analysed)", total, wa->rows);
+        char line[1024], text[1024];
+        for (size_t i = 0; i < k; i++) {
+            const mfu_finding *fi = mfu_analysis_finding(wa->a, idx[i]);
+            snprintf(text, sizeof text, "%-7s %s, steps %lld-%lld: %s",
+                     mfu_severity_name(fi->severity), fi->kind, (long long)fi->first_step,
+                     (long long)fi->last_step, fi->summary);
+            fit(line, sizeof line, text, c->width - 11);
+            emit(o, "           %s", line);
+            if (fi->next_step[0]) {
+                snprintf(text, sizeof text, "next: %s", fi->next_step);
+                fit(line, sizeof line, text, c->width - 19);
+                emit(o, "                   %s", line);
+            }
+        }
+    }
     if (status && f->rows)
         emit(o, "%s", status);
 }
@@ -461,6 +601,29 @@ static void draw_line(FILE *out, figures *f, const mfu_run *run)
     fmt_secs(e, sizeof e, newest(f, F_STEP));
     fprintf(out, "step %lld: MFU %s (median %s), tokens/s %s (median %s), step time %s\n",
             (long long)mfu_run_steps(run)[f->rows - 1], a, b, c1, d, e);
+    fflush(out);
+}
+
+/* Plain mode: one line for each finding not printed before (by kind and first step). */
+static void print_new_findings(FILE *out, watch_analysis *wa)
+{
+    if (!wa->a)
+        return;
+    for (size_t i = 0; i < mfu_analysis_finding_count(wa->a); i++) {
+        const mfu_finding *fi = mfu_analysis_finding(wa->a, i);
+        bool seen = false;
+        for (size_t j = 0; j < wa->nseen && !seen; j++)
+            seen = wa->seen[j].first == fi->first_step && strcmp(wa->seen[j].kind, fi->kind) == 0;
+        if (seen)
+            continue;
+        if (wa->nseen < WATCH_SEEN_FINDINGS) {
+            mfu__strlcpy(wa->seen[wa->nseen].kind, fi->kind, sizeof wa->seen[0].kind);
+            wa->seen[wa->nseen++].first = fi->first_step;
+        }
+        fprintf(out, "finding: %s %s, steps %lld-%lld: %s (next: %s)\n",
+                mfu_severity_name(fi->severity), fi->kind, (long long)fi->first_step,
+                (long long)fi->last_step, fi->summary, fi->next_step);
+    }
     fflush(out);
 }
 
@@ -662,6 +825,9 @@ static int run_watch(watch_cfg *c, follower *w, bool once)
 {
     figures f;
     memset(&f, 0, sizeof f);
+    watch_analysis *wa = calloc(1, sizeof *wa);
+    if (!wa)
+        return cli_failf("watch", CLI_EXIT_FAIL, "out of memory");
     mfu_error err = {0};
     int rc = CLI_EXIT_OK;
     frame_out o = {stdout, c->tty && !once};
@@ -689,14 +855,19 @@ static int run_watch(watch_cfg *c, follower *w, bool once)
                                c->path, run ? "" : " (no such file)");
                 break;
             }
-            draw_frame(&o, c, &f, run, NULL);
+            analyse(wa, c, &f, run, true);
+            draw_frame(&o, c, &f, run, wa, NULL);
             break;
         }
+        size_t seen_rows = wa->rows;
+        if (run)
+            analyse(wa, c, &f, run, false);
+        bool reanalysed = wa->rows != seen_rows;
         if (o.ansi) {
-            if (changed || first) {
+            if (changed || first || reanalysed) {
                 fputs("\033[H", stdout);
                 mfu_run *empty = run ? NULL : mfu_run_new();
-                draw_frame(&o, c, &f, run ? run : empty,
+                draw_frame(&o, c, &f, run ? run : empty, run ? wa : NULL,
                            run ? NULL : "waiting for the file to appear");
                 mfu_run_free(empty);
                 fputs("\033[J", stdout);
@@ -705,6 +876,8 @@ static int run_watch(watch_cfg *c, follower *w, bool once)
         } else if (run && f.rows != before) {
             draw_line(stdout, &f, run);
         }
+        if (!o.ansi && reanalysed)
+            print_new_findings(stdout, wa);
         first = false;
         if (stop_requested)
             break;
@@ -716,6 +889,8 @@ static int run_watch(watch_cfg *c, follower *w, bool once)
         fputs("\033[?25h\n", stdout); /* show the cursor again */
     fflush(stdout);
     figures_free(&f);
+    mfu_analysis_free(wa->a);
+    free(wa);
     return rc;
 }
 

@@ -169,7 +169,7 @@ test('run view: every step drawn, findings listed, live appends', async () => {
     const f = await api(server.url, 'api/runs/alpha/findings');
     assert.ok(f.findings.length >= 1, 'the generated stall gives at least one finding');
     const items = await page.$$eval('#findings li .msg', (ns) => ns.map((n) => n.textContent));
-    assert.deepEqual(items.slice().sort(), f.findings.map((x) => x.message).sort());
+    assert.deepEqual(items.slice().sort(), f.findings.map((x) => x.message ?? x.summary).sort());
     assert.ok(await page.isVisible('#findings li .badge'));
     // segments: the faster second half is a boundary, and its waterfall is drawn
     const seg = await api(server.url, 'api/runs/alpha/segments');

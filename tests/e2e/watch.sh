@@ -31,6 +31,16 @@ wait_for() {
   bad "no '$2' within 10 s in $1: $(tail -c 400 "$1" 2>/dev/null)"
 }
 
+# llmc lines: 131072 tokens per step at MS ms each (every STALL-th step 3x slower, when given)
+steps() { # FILE FIRST LAST MS [STALL]
+  awk -v a="$2" -v b="$3" -v ms0="$4" -v stall="${5:-0}" 'BEGIN {
+    if (a == 1) print "batch_size B=16 * seq_len T=1024 * num_processes=8 and total_batch_size=131072"
+    for (i = a; i <= b; i++) {
+      ms = (stall && i % stall == 0) ? 3 * ms0 : ms0
+      printf "step %4d/1000 | loss 3.%04d (+nanz)| norm 1.0000 (+nanz)| lr 6.00e-04 | %.2f ms | 40.0%% bf16 MFU | %d tok/s\n", i, 5000 - i, ms, 131072000 / ms
+    }
+  }' >>"$1"
+}
 # ---- usage -----------------------------------------------------------------------------------
 expect 0 "$mfu" watch --help
 has out "usage: mfu watch LOG"
@@ -77,15 +87,24 @@ expect 0 "$mfu" watch "$llmc" --once
 has out "MFU as the log printed it"
 grep -E "^MFU .*now ${last_mfu}%" "$tmp/out" >/dev/null && ok || bad "logged MFU ${last_mfu}%: $(grep ^MFU "$tmp/out")"
 
+# ---- findings: the analysis of what was read so far --------------------------------------------
+stalls=$tmp/stalls.log
+steps "$stalls" 1 600 400 50
+expect 0 "$mfu" watch "$stalls" --once --width 200
+has out "findings   1, newest first (600 steps analysed)"
+# 12 steps of 1.2 s among 588 of 0.4 s: 12 x 0.8 s lost of 249.6 s = 3.8 %, under the 5 % of
+# a warning
+has out "info    stall, steps 50-600: every 50 steps a step takes 3.0× the typical time: 12 slow steps cost 4 % of the time"
+has out "next: Look for work scheduled every 50 steps"
+# a narrow terminal cuts the lines, never inside a character
+expect 0 "$mfu" watch "$stalls" --once --width 60
+has out "           info    stall, steps 50-600: every 50 steps a ..."
+/usr/bin/python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' <"$tmp/out" && ok || bad "output is not valid UTF-8"
+steps "$tmp/clean.log" 1 100 400
+expect 0 "$mfu" watch "$tmp/clean.log" --once
+has out "findings   none so far (100 steps analysed)"
+
 # ---- a growing log, followed (plain lines: stdout is a file) ---------------------------------
-# llmc lines: 131072 tokens per step at MS ms each
-steps() { # FILE FIRST LAST MS
-  awk -v a="$2" -v b="$3" -v ms="$4" 'BEGIN {
-    if (a == 1) print "batch_size B=16 * seq_len T=1024 * num_processes=8 and total_batch_size=131072"
-    for (i = a; i <= b; i++)
-      printf "step %4d/1000 | loss 3.%04d (+nanz)| norm 1.0000 (+nanz)| lr 6.00e-04 | %.2f ms | 40.0%% bf16 MFU | 100000 tok/s\n", i, 5000 - i, ms
-  }' >>"$1"
-}
 log=$tmp/train.log
 steps "$log" 1 30 500
 "$mfu" watch "$log" --interval 0.1 --model gpt2 --device h100-sxm >"$tmp/live" 2>"$tmp/live.err" &
@@ -113,6 +132,12 @@ grep "step 12: " "$tmp/live" | grep -q "tokens/s 131.1 k" && ok || bad "after tr
 mv "$log" "$log.1"
 steps "$log" 1 7 400
 wait_for "$tmp/live" "step 7: "
+# steps that stall every 10th: a finding line follows within the analysis interval (5 s)
+steps "$log" 8 60 400 10
+wait_for "$tmp/live" "step 60: "
+for _ in $(seq 80); do grep -q "^finding: .* stall" "$tmp/live" && break; sleep 0.1; done
+# 6 slow steps: 4.8 s lost of 28.8 s (17 %): a warning
+grep -q "^finding: warning stall, steps 10-60: every 10 steps" "$tmp/live" && ok || bad "no stall finding line: $(grep finding "$tmp/live")"
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
@@ -121,6 +146,8 @@ pid=""
 
 # ---- the view on a terminal (tmux) -------------------------------------------------------------
 if command -v tmux >/dev/null; then
+  log=$tmp/tty.log
+  steps "$log" 1 7 400
   tmux -L "$tmux_sock" new-session -d -x 100 -y 20 \
     "$mfu watch '$log' --interval 0.1 --model gpt2 --device h100-sxm; sleep 5"
   shot=$tmp/screen

@@ -509,7 +509,7 @@
           el('span', { class: 'badge sev-' + sev }, sev),
           el('span', { class: 'kind' }, String(f.kind || '').replace(/_/g, ' ')),
           isNum(st[0]) ? el('span', { class: 'steps' }, 'steps ' + intStr(st[0]) + (isNum(st[1]) && st[1] !== st[0] ? '–' + intStr(st[1]) : '')) : null),
-        el('p', { class: 'msg' }, f.message || ''),
+        el('p', { class: 'msg' }, f.message || f.summary || ''),
         f.next_step ? el('p', { class: 'next' }, f.next_step) : null);
       li.addEventListener('click', () => zoomTo(st[0], st[1]));
       ol.appendChild(li);
@@ -590,7 +590,7 @@
     $('boundaries-empty').hidden = decs.length > 0;
     if (state.boundary >= decs.length) state.boundary = 0;
     decs.forEach((d, i) => {
-      const at = isNum(d.step) ? d.step : d.to && d.to.first_step;
+      const at = isNum(d.step) ? d.step : isNum(d.at_step) ? d.at_step : d.to && d.to.first_step;
       const li = el('li', { 'data-index': i },
         el('span', { class: 'at' }, 'step ' + intStr(at)),
         el('span', { class: 'what' }, d.sentence || spct(d.terms && d.terms.tokens_per_second && d.terms.tokens_per_second.pct) + ' tokens/s'));
@@ -668,6 +668,9 @@
     return encodeURIComponent(name) + (r ? ':' + r.replace(/\s+/g, '') : '');
   }
 
+  /* Levels come with the API's names or with the analysis JSON's (mfu report --json). */
+  const modelFlops = (l) => (isNum(l.model_flops_per_second_per_device) ? l.model_flops_per_second_per_device : l.model_flops_per_s_per_device);
+
   function figureRows(a, b) {
     const iv = (x, f) => (x && isNum(x.value) ? [f(x.value), isNum(x.lo) && isNum(x.hi) ? '[' + f(x.lo) + ', ' + f(x.hi) + ']' : ''] : ['-', '']);
     const plain = (x, f) => [f(x), ''];
@@ -677,7 +680,7 @@
       ['MFU', iv(a.mfu, (v) => pct(v, 2)), iv(b.mfu, (v) => pct(v, 2)), [a.mfu, b.mfu]],
       ['HFU', iv(a.hfu, (v) => pct(v, 2)), iv(b.hfu, (v) => pct(v, 2)), [a.hfu, b.hfu]],
       ['step time', iv(a.step_time_s, secs), iv(b.step_time_s, secs), [a.step_time_s, b.step_time_s]],
-      ['model TFLOP/s/device', plain(a.model_flops_per_second_per_device, tflops), plain(b.model_flops_per_second_per_device, tflops), null],
+      ['model TFLOP/s/device', plain(modelFlops(a), tflops), plain(modelFlops(b), tflops), null],
       ['devices', plain(a.devices, intStr), plain(b.devices, intStr), null],
       ['sequence', plain(a.seq_len, intStr), plain(b.seq_len, intStr), null],
       ['dtype', [a.dtype || '-', ''], [b.dtype || '-', ''], null],
