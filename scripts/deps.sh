@@ -20,7 +20,7 @@ command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
 
 # web/node_modules: uPlot (embedded into mfu serve) and playwright-core (the browser test),
-# at the versions in web/package-lock.json, from the npm registry.
+# at the versions in web/package-lock.json, from the npm registry; then web/dist.
 web_deps() {
   local web
   web="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"
@@ -29,6 +29,8 @@ web_deps() {
     echo "deps.sh: npm ci in web/" >&2
     (cd "$web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   fi
+  # web/dist: the files mfu serve embeds (a copy; unchanged files are left alone)
+  [ -f "$web/build.sh" ] && bash "$web/build.sh"
 }
 
 missing=()

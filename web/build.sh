@@ -17,5 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 cp "$here/src/index.html" "$here/src/app.js" "$here/src/app.css" "$tmp/"
 cp "$uplot/uPlot.iife.min.js" "$tmp/uplot.min.js"
 cp "$uplot/uPlot.min.css" "$tmp/uplot.min.css"
-# replace the files one by one (rename is atomic), so a build running beside never sees a half file
-for f in index.html app.js app.css uplot.min.js uplot.min.css; do mv -f "$tmp/$f" "$out/$f"; done
+# replace changed files one by one (rename is atomic: a build running beside never sees a half
+# file); unchanged ones keep their time stamps, so the embedding step is not run again
+for f in index.html app.js app.css uplot.min.js uplot.min.css; do
+  cmp -s "$tmp/$f" "$out/$f" || mv -f "$tmp/$f" "$out/$f"
+done

@@ -74,7 +74,8 @@ async function startReal() {
   const db = path.join(tmp, 'runs.db');
   const ing = spawnSync(bin, ['ingest', EVIL, '--run', XSS, '--db', db], { encoding: 'utf8' });
   assert.equal(ing.status, 0, 'mfu ingest: ' + ing.stderr);
-  const args = ['serve', '--listen', '127.0.0.1:0', '--db', db, '--follow', 'alpha=' + ALPHA, '--follow', 'beta=' + BETA,
+  // runs are named after their files: alpha, beta
+  const args = ['serve', ALPHA, BETA, '--listen', '127.0.0.1:0', '--db', db,
     '--model', 'gpt2', '--seq', '2048', '--device', 'h100-sxm', '--devices', '8'];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
