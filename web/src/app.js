@@ -443,7 +443,10 @@
     es.addEventListener('steps', (m) => {
       try { appendSteps(JSON.parse(m.data)); } catch (e) { dash.errors++; }
     });
-    es.addEventListener('run', () => { loadRuns().catch(() => {}); });
+    es.addEventListener('run', () => {
+      /* a new run: list it; open it when the page had nothing to show */
+      loadRuns().then(() => { if (dash.view === 'empty') route(); }).catch(() => {});
+    });
   }
 
   /* ---- run view ------------------------------------------------------------------------- */
