@@ -216,7 +216,9 @@ test('a run named with HTML shows as text and runs nothing', async () => {
 test('compare view and a wide screen', async () => {
   const { page, errors } = await openPage(browser, server.url + '#/compare?a=beta&b=alpha&rb=201-400', { width: 1920, height: 1080 });
   try {
-    await page.waitForSelector('#cmp-table tbody tr');
+    // ready is set once the compare request answered, well or not
+    const err = await page.$eval('#cmp-error', (e) => (e.hidden ? '' : e.textContent));
+    assert.equal(err, '', 'the compare view shows an error');
     const rows = await page.$$eval('#cmp-table tbody tr td:first-child', (ns) => ns.map((n) => n.textContent));
     assert.ok(rows.includes('tokens/s') && rows.includes('MFU'));
     // beta runs at 0.55 s/step, alpha's second half at 0.40: B is faster by about 37 %
