@@ -487,6 +487,7 @@
       if (c.dtype) dev.push(c.dtype);
       if (isNum(c.peak_flops)) dev.push('peak ' + tflops(c.peak_flops));
       if (dev.length) parts.push(dev.join(' '));
+      if (c.mfu_known === false && c.why) parts.push(c.why);
     } else {
       parts.push('no model/device: MFU needs --model and --device on mfu serve');
     }
