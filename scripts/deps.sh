@@ -10,6 +10,10 @@ pkgs=(
   zlib1g-dev libzstd-dev           # compressed logs (.gz, .zst)
   libsqlite3-dev sqlite3           # the run store (mfu ingest / runs / rm); the CLI for tests
   libcmocka-dev                    # unit tests
+  libmicrohttpd-dev                # mfu serve (HTTP)
+  curl                             # e2e tests of mfu serve
+  prometheus                       # tests/e2e/prometheus.sh: a real scrape and promtool
+  wrk                              # bench/serve_series.sh: HTTP load generator
   python3                          # tests that drive the CLI and compare numbers (/usr/bin/python3)
   jq                               # e2e tests read --json output
   chromium                         # the dashboard's browser test (tests/browser/)

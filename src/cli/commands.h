@@ -15,5 +15,6 @@ int cmd_ingest(int argc, char **argv); /* cmd_ingest.c: logs -> the run store */
 int cmd_runs(int argc, char **argv);   /* cmd_runs.c: list the runs in the store */
 int cmd_rm(int argc, char **argv);     /* cmd_rm.c: remove runs from the store */
 int cmd_watch(int argc, char **argv);  /* cmd_watch.c: follow a log live in the terminal */
+int cmd_serve(int argc, char **argv);  /* cmd_serve.c: HTTP dashboard, API, /metrics */
 
 #endif

@@ -33,6 +33,7 @@ static const struct {
     {"runs", cmd_runs, "list the runs in the run store"},
     {"rm", cmd_rm, "remove runs from the run store"},
     {"watch", cmd_watch, "follow a training log live in the terminal (MFU, tokens/s)"},
+    {"serve", cmd_serve, "dashboard, JSON API, live logs and Prometheus metrics over HTTP"},
 };
 
 static void usage(FILE *out)
