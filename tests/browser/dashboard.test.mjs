@@ -2,16 +2,22 @@
 // playwright-core (pinned in web/package.json to the version whose browsers.json names
 // chromium 156, Debian 12's). Run by tests/e2e/browser.sh with node's built-in runner.
 //
-// 1. `mfu serve` on a free loopback port (or, when this build has no `serve` command yet, the
-//    mock server that speaks the same API) follows a generated log; the page must draw every
-//    step in each chart, list the findings the API reports, show a run named with HTML as text
-//    without running it, and draw the steps appended to the log while it is open.
-// 2. The page on a 10-million-step run (mock API: rows computed on request): it asks for about
+// 1. `mfu serve` on a free loopback port follows generated logs; the page must draw every step
+//    in each chart, list the findings the API reports, show a run named with HTML as text
+//    without running it, draw the steps appended to the log while it is open, and compare two
+//    runs. Where this build's server answers 501 for the analysis endpoints (segments,
+//    findings, compare), those checks are reported as not run on it.
+// 2. The same checks against the mock server (tests/browser/mock-server.mjs), which speaks the
+//    same API with plain arithmetic in place of the analysis: the page's own behaviour, every
+//    check run whatever the server build has.
+// 3. The page on a 10-million-step run (mock API: rows computed on request): it asks for about
 //    one point per pixel, draws that many, and is ready within a bound.
-// Screenshots (1366x768 and 1920x1080) go to $MFU_TEST_OUT/browser (default build/test-out).
+// Screenshots (1366x768 and 1920x1080) go to $MFU_TEST_OUT/browser (default build/test-out):
+// run-*.png and compare-*.png from mfu serve when it has them all, else from the mock;
+// serve-run-1366x768.png always from mfu serve.
 //
 // env: MFU_BIN (the CLI), MFU_SOURCE_DIR, MFU_TEST_OUT, MFU_CHROMIUM (default /usr/bin/chromium)
-import { test, before, after } from 'node:test';
+import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -55,13 +61,17 @@ function writeLog(file, model, from, to, timeOf) {
   fs.appendFileSync(file, lines.join('\n') + '\n');
 }
 
-const ALPHA = path.join(tmp, 'alpha.jsonl');
-const BETA = path.join(tmp, 'beta.jsonl');
-const EVIL = path.join(tmp, 'evil.jsonl');
 const N_ALPHA = 400, N_BETA = 300, N_EVIL = 60, N_MORE = 25;
-writeLog(ALPHA, 'gpt-test', 1, N_ALPHA, alphaTime);
-writeLog(BETA, 'gpt-test', 1, N_BETA, (s) => +(0.55 * (1 + 0.01 * Math.cos(s))).toFixed(5));
-writeLog(EVIL, XSS_MODEL, 1, N_EVIL, () => 0.5);
+/* The logs of one server under test, in a folder of their own (each server sees its own
+ * appends): alpha, beta, and evil (served under the HTML run name). */
+function makeLogs(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const logs = { alpha: path.join(dir, 'alpha.jsonl'), beta: path.join(dir, 'beta.jsonl'), evil: path.join(dir, 'evil.jsonl'), dir };
+  writeLog(logs.alpha, 'gpt-test', 1, N_ALPHA, alphaTime);
+  writeLog(logs.beta, 'gpt-test', 1, N_BETA, (s) => +(0.55 * (1 + 0.01 * Math.cos(s))).toFixed(5));
+  writeLog(logs.evil, XSS_MODEL, 1, N_EVIL, () => 0.5);
+  return logs;
+}
 
 /* ---- the server under test ---------------------------------------------------------------- */
 
@@ -71,7 +81,9 @@ const hasServe = fs.existsSync(bin) && spawnSync(bin, ['serve', '--help'], { enc
 
 /* Start `mfu serve` following the logs; resolve with its URL once it answers. */
 async function startReal() {
-  const db = path.join(tmp, 'runs.db');
+  const logs = makeLogs(path.join(tmp, 'serve'));
+  const { alpha: ALPHA, beta: BETA, evil: EVIL } = logs;
+  const db = path.join(logs.dir, 'runs.db');
   const ing = spawnSync(bin, ['ingest', EVIL, '--run', XSS, '--db', db], { encoding: 'utf8' });
   assert.equal(ing.status, 0, 'mfu ingest: ' + ing.stderr);
   // runs are named after their files: alpha, beta
@@ -90,10 +102,14 @@ async function startReal() {
     child.stderr.on('data', onData);
     child.on('exit', (code) => { clearTimeout(t); reject(new Error(`mfu serve exited (${code}): ${out}`)); });
   });
-  return { url, kind: 'mfu serve', close: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
+  child.removeAllListeners('exit');
+  const exited = new Promise((r) => child.once('exit', r));
+  return { url, kind: 'mfu serve', logs, close: async () => { child.kill('SIGTERM'); await exited; } };
 }
 
 async function startFake() {
+  const logs = makeLogs(path.join(tmp, 'mock'));
+  const { alpha: ALPHA, beta: BETA, evil: EVIL } = logs;
   const m = await startMock({
     distDir: dist,
     runs: [
@@ -104,7 +120,7 @@ async function startFake() {
       { name: XSS, path: EVIL, context: null, tags: { note: XSS } },
     ],
   });
-  return Object.assign(m, { kind: 'mock' });
+  return Object.assign(m, { kind: 'mock', logs });
 }
 
 /* ---- the browser -------------------------------------------------------------------------- */
@@ -138,19 +154,51 @@ const api = async (base, p) => {
   assert.equal(r.status, 200, p);
   return r.json();
 };
+/* The analysis endpoints of a server build without the analysis answer 501: null then. */
+const analysisApi = async (base, p, kind) => {
+  const r = await fetch(new URL(p, base));
+  if (r.status === 501) {
+    console.log(`# ${kind}: ${p} answers 501 (${(await r.json()).error}); not checked on it`);
+    return null;
+  }
+  assert.equal(r.status, 200, p);
+  return r.json();
+};
 
-let server, browser;
-before(async () => {
-  server = hasServe ? await startReal() : await startFake();
-  console.log(`# dashboard served by ${server.kind} at ${server.url}`);
-  browser = await launch();
-});
+let browser;
+before(async () => { browser = await launch(); });
 after(async () => {
   try { if (browser) await browser.close(); } finally {
-    if (server) await server.close();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+/* Screenshots: from mfu serve when its analysis endpoints answer, else from the mock. */
+const shotsFrom = { kind: null };
+const shot = async (page, server, name) => {
+  if (shotsFrom.kind === null || shotsFrom.kind === server.kind) {
+    await page.screenshot({ path: path.join(outDir, name) });
+    shotsFrom.kind = server.kind;
+  }
+};
+
+const backends = [];
+if (hasServe) backends.push(startReal);
+else console.log('# this build has no `mfu serve`: the page is checked against the mock only');
+backends.push(startFake);
+
+for (const start of backends) {
+describe(start === startReal ? 'on mfu serve' : 'on the mock API', () => {
+let server;
+before(async () => {
+  server = await start();
+  console.log(`# dashboard served by ${server.kind} at ${server.url}`);
+  if (server.kind === 'mfu serve') {
+    const r = await fetch(new URL('api/runs/alpha/findings', server.url));
+    if (r.status === 501) shotsFrom.kind = 'mock'; // screenshots with findings drawn
+  }
+});
+after(async () => { if (server) await server.close(); });
 
 test('run view: every step drawn, findings listed, live appends', async () => {
   const { page, dialogs, errors } = await openPage(browser, server.url + '#/run/alpha', { width: 1366, height: 768 });
@@ -167,21 +215,28 @@ test('run view: every step drawn, findings listed, live appends', async () => {
     });
     assert.equal(lastMfu, N_ALPHA);
     // the findings list shows what the API reports, as text
-    const f = await api(server.url, 'api/runs/alpha/findings');
-    assert.ok(f.findings.length >= 1, 'the generated stall gives at least one finding');
-    const items = await page.$$eval('#findings li .msg', (ns) => ns.map((n) => n.textContent));
-    assert.deepEqual(items.slice().sort(), f.findings.map((x) => x.message ?? x.summary).sort());
-    assert.ok(await page.isVisible('#findings li .badge'));
+    const f = await analysisApi(server.url, 'api/runs/alpha/findings', server.kind);
+    if (f) {
+      assert.ok(f.findings.length >= 1, 'the generated stall gives at least one finding');
+      const items = await page.$$eval('#findings li .msg', (ns) => ns.map((n) => n.textContent));
+      assert.deepEqual(items.slice().sort(), f.findings.map((x) => x.message ?? x.summary).sort());
+      assert.ok(await page.isVisible('#findings li .badge'));
+    } else {
+      assert.ok(await page.isVisible('#findings-empty'), 'no findings: the panel says so');
+    }
     // segments: the faster second half is a boundary, and its waterfall is drawn
-    const seg = await api(server.url, 'api/runs/alpha/segments');
-    assert.ok(seg.decomposition.length >= 1, 'the step-time drop at 201 is a boundary');
-    assert.equal(await page.$$eval('#boundaries li', (n) => n.length), seg.decomposition.length);
-    assert.ok((await page.$$('#waterfall svg rect')).length >= 2, 'waterfall bars');
-    await page.screenshot({ path: path.join(outDir, 'run-1366x768.png') });
+    const seg = await analysisApi(server.url, 'api/runs/alpha/segments', server.kind);
+    if (seg) {
+      assert.ok(seg.decomposition.length >= 1, 'the step-time drop at 201 is a boundary');
+      assert.equal(await page.$$eval('#boundaries li', (n) => n.length), seg.decomposition.length);
+      assert.ok((await page.$$('#waterfall svg rect')).length >= 2, 'waterfall bars');
+    }
+    await shot(page, server, 'run-1366x768.png');
+    if (server.kind === 'mfu serve') await page.screenshot({ path: path.join(outDir, 'serve-run-1366x768.png') });
 
     // append steps to the followed log: the page draws them without a reload
     const before = await page.evaluate(() => window.mfuDash.updates);
-    writeLog(ALPHA, 'gpt-test', N_ALPHA + 1, N_ALPHA + N_MORE, alphaTime);
+    writeLog(server.logs.alpha, 'gpt-test', N_ALPHA + 1, N_ALPHA + N_MORE, alphaTime);
     await page.waitForFunction((n) => Number(document.getElementById('chart-mfu').dataset.points) === n, N_ALPHA + N_MORE);
     assert.ok((await page.evaluate(() => window.mfuDash.updates)) > before);
     for (const id of ['chart-tps', 'chart-step', 'chart-flops'])
@@ -218,6 +273,10 @@ test('compare view and a wide screen', async () => {
   try {
     // ready is set once the compare request answered, well or not
     const err = await page.$eval('#cmp-error', (e) => (e.hidden ? '' : e.textContent));
+    if (await analysisApi(server.url, 'api/compare?a=beta&b=alpha:201-400', server.kind) === null) {
+      assert.match(err, /^compare: /, 'the server\'s refusal is shown');
+      return;
+    }
     assert.equal(err, '', 'the compare view shows an error');
     const rows = await page.$$eval('#cmp-table tbody tr td:first-child', (ns) => ns.map((n) => n.textContent));
     assert.ok(rows.includes('tokens/s') && rows.includes('MFU'));
@@ -227,15 +286,18 @@ test('compare view and a wide screen', async () => {
     assert.ok(v > 30 && v < 45, 'tokens/s change ' + change);
     assert.ok((await page.$$('#cmp-waterfall svg rect')).length >= 2);
     await page.waitForFunction(() => Number(document.getElementById('chart-cmp').dataset.points) > 0);
-    await page.screenshot({ path: path.join(outDir, 'compare-1920x1080.png') });
+    await shot(page, server, 'compare-1920x1080.png');
     await page.goto(server.url + '#/run/alpha');
     await page.waitForFunction(() => window.mfuDash.ready && window.mfuDash.view === 'run');
-    await page.screenshot({ path: path.join(outDir, 'run-1920x1080.png') });
+    await shot(page, server, 'run-1920x1080.png');
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
   }
 });
+
+});
+}
 
 test('a 10-million-step run: about one point per pixel, ready in time', async () => {
   const big = await startMock({ distDir: dist, runs: [{ name: 'big', virtual: { steps: 10_000_000 }, context: CONTEXT }] });
