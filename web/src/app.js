@@ -108,6 +108,7 @@
     charts: {},         // id -> uPlot
     fetchSeq: 0,
     pendingRefresh: null,
+    analysisError: null, // why segments/findings could not be had
   };
   const dash = { ready: false, updates: 0, appended: 0, points: {}, total: 0, view: '', errors: 0 };
   window.mfuDash = dash;
@@ -280,7 +281,8 @@
     state.charts = {};
     const line = (label, stroke, value, extra) =>
       Object.assign({ label, stroke, width: 1.25, value: (u, v) => value(v), spanGaps: false }, extra || {});
-    makeChart('chart-mfu', 'MFU', [line('MFU', '#2563eb', (v) => pct(v, 2)), line('HFU', '#93c5fd', (v) => pct(v, 2))],
+    /* HFU first: MFU is drawn over it (they coincide without recomputation) */
+    makeChart('chart-mfu', 'MFU', [line('HFU', '#93c5fd', (v) => pct(v, 2)), line('MFU', '#2563eb', (v) => pct(v, 2))],
       (v) => pct(v, 0), 170, { markers: true, y: { range: (u, min, max) => [0, Math.max(0.05, max * 1.08)] } });
     makeChart('chart-tps', 'tokens/s (whole job)', [line('tokens/s', '#0f9d76', (v) => si(v, '', 4))],
       (v) => si(v, '', 3), 150, { markers: true });
@@ -295,7 +297,7 @@
     const d = state.data;
     const col = (k) => (d.columns && d.columns[k]) || [];
     switch (id) {
-      case 'chart-mfu': return [d.step, col('mfu'), col('hfu')];
+      case 'chart-mfu': return [d.step, col('hfu'), col('mfu')];
       case 'chart-tps': return [d.step, col('tokens_per_second')];
       case 'chart-step': return [d.step, col('step_time_s')];
       default: return [d.step, col('model_flops_per_second_per_device'), col('hardware_flops_per_second_per_device')];
@@ -502,6 +504,8 @@
     clear(ol);
     const fs = state.findings;
     $('finding-count').textContent = fs.length ? '(' + fs.length + ')' : '';
+    const why = state.analysisError;
+    $('findings-empty').textContent = why ? 'No findings: ' + why : 'No findings.';
     $('findings-empty').hidden = fs.length > 0;
     const order = { error: 0, warning: 1, info: 2 };
     const sorted = fs.slice().sort((a, b) => (order[a.severity] ?? 3) - (order[b.severity] ?? 3));
@@ -591,6 +595,8 @@
     clear(ol);
     const seg = state.segments || {};
     const decs = Array.isArray(seg.decomposition) ? seg.decomposition : [];
+    const why = state.analysisError;
+    $('boundaries-empty').textContent = why ? 'No segments: ' + why : 'One steady segment: nothing changed.';
     $('boundaries-empty').hidden = decs.length > 0;
     if (state.boundary >= decs.length) state.boundary = 0;
     decs.forEach((d, i) => {
@@ -609,11 +615,14 @@
   }
 
   function loadAnalysis(name) {
+    let why = null;
+    const note = (e) => { why = e.message; return null; };
     return Promise.all([
-      api(runPath(name) + '/segments').catch(() => null),
-      api(runPath(name) + '/findings').catch(() => null),
+      api(runPath(name) + '/segments').catch(note),
+      api(runPath(name) + '/findings').catch(note),
     ]).then(([seg, fnd]) => {
       if (name !== state.run) return;
+      state.analysisError = why; /* e.g. a server built without the analysis */
       state.segments = seg;
       state.findings = fnd && Array.isArray(fnd.findings) ? fnd.findings : [];
       renderFindings();
