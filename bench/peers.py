@@ -4,11 +4,15 @@
   peers.py json FILE REPEAT      Python's json module: json.loads per line, keep the fields
   peers.py re FILE REPEAT        Python's re module on the Megatron log, keep the fields
 
-A peer extracts per step what `mfu-bench-ingest` extracts at least: step, loss, step time and
-tokens, appended to lists in memory (no output). It times itself in-process (interpreter start
+A peer extracts per step the same fields that `mfu-bench-ingest` stores in its run (the same
+extraction): from the JSON-lines log all 8 fields; from the Megatron log the timestamp (as
+seconds since 1970, UTC), iteration, step time (ms -> s), TFLOP/s per GPU (-> FLOP/s), learning
+rate, global batch (samples), lm loss, grad norm and the skipped / nan iteration counters,
+converted to numbers and appended to lists in memory (no output). It times itself in-process (interpreter start
 not counted), best of REPEAT, and prints one key=value line:
   best_s=0.4479 records=200000 loss_sum=500012.345678
 """
+import calendar
 import json
 import random
 import re
@@ -37,33 +41,51 @@ def gen(d, n):
                        0.5 + random.random()))
 
 
+JSON_FIELDS = ("step", "loss", "lr", "grad_norm", "step_time_s", "tokens", "tokens_per_s",
+               "memory_bytes")
+
+
 def peer_json(path):
-    steps, loss, step_time, tokens = [], [], [], []
+    cols = {k: [] for k in JSON_FIELDS}
+    appends = [(k, cols[k].append) for k in JSON_FIELDS]
     with open(path) as f:
         for line in f:
             o = json.loads(line)
-            steps.append(o["step"])
-            loss.append(o.get("loss"))
-            step_time.append(o.get("step_time_s"))
-            tokens.append(o.get("tokens"))
-    return steps, loss
+            for k, app in appends:
+                app(o.get(k))
+    return cols["step"], cols["loss"]
 
 
-MEGATRON = re.compile(r"iteration\s+(\d+)/.*?elapsed time per iteration \(ms\): ([0-9.]+).*?"
-                      r"global batch size:\s+(\d+).*?lm loss: ([0-9.E+-]+)")
+MEGATRON = re.compile(
+    r"\[(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)\] iteration\s+(\d+)/.*?"
+    r"elapsed time per iteration \(ms\): ([0-9.]+) \| "
+    r"throughput per GPU \(TFLOP/s/GPU\): ([0-9.]+) \| learning rate: ([0-9.E+-]+) \| "
+    r"global batch size:\s+(\d+) \| lm loss: ([0-9.E+-]+) \|.*?grad norm: ([0-9.]+) \| "
+    r"number of skipped iterations:\s+(\d+) \| number of nan iterations:\s+(\d+)")
 
 
 def peer_re(path):
-    steps, loss, step_time, tokens = [], [], [], []
+    names = ("time_s", "step", "step_time_s", "flops_per_s", "lr", "samples", "loss",
+             "grad_norm", "skipped", "nan")
+    cols = {k: [] for k in names}
+    a = [cols[k].append for k in names]
+    timegm = calendar.timegm
     with open(path) as f:
         for line in f:
             m = MEGATRON.search(line)
             if m:
-                steps.append(int(m.group(1)))
-                loss.append(float(m.group(4)))
-                step_time.append(float(m.group(2)) / 1000)
-                tokens.append(int(m.group(3)) * 4096)
-    return steps, loss
+                g = m.groups()
+                a[0](timegm((int(g[0]), int(g[1]), int(g[2]), int(g[3]), int(g[4]), int(g[5]))))
+                a[1](int(g[6]))
+                a[2](float(g[7]) / 1000)
+                a[3](float(g[8]) * 1e12)
+                a[4](float(g[9]))
+                a[5](int(g[10]))
+                a[6](float(g[11]))
+                a[7](float(g[12]))
+                a[8](int(g[13]))
+                a[9](int(g[14]))
+    return cols["step"], cols["loss"]
 
 
 def timed(fn, path, repeat):

@@ -16,7 +16,26 @@ pkgs=(
   wrk                              # bench/serve_series.sh: HTTP load generator
   python3                          # tests that drive the CLI and compare numbers (/usr/bin/python3)
   jq                               # e2e tests read --json output
+  chromium                         # the dashboard's browser test (tests/browser/)
 )
+# node and npm build the dashboard (web/) and drive its test; a machine may have them from
+# elsewhere than Debian (NodeSource's nodejs bundles npm), so ask for Debian's only when absent.
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
+
+# web/node_modules: uPlot (embedded into mfu serve) and playwright-core (the browser test),
+# at the versions in web/package-lock.json, from the npm registry; then web/dist.
+web_deps() {
+  local web
+  web="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"
+  if [ -f "$web/package-lock.json" ] && { [ ! -f "$web/node_modules/uplot/package.json" ] ||
+       [ ! -f "$web/node_modules/playwright-core/package.json" ]; }; then
+    echo "deps.sh: npm ci in web/" >&2
+    (cd "$web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+  # web/dist: the files mfu serve embeds (a copy; unchanged files are left alone)
+  [ -f "$web/build.sh" ] && bash "$web/build.sh"
+}
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,7 +44,10 @@ for p in "${pkgs[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  web_deps
+  exit 0
+fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 sudo=""
@@ -36,3 +58,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq >/dev/null
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+web_deps

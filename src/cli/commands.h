@@ -14,10 +14,11 @@ int cmd_convert(int argc, char **argv);
 int cmd_ingest(int argc, char **argv); /* cmd_ingest.c: logs -> the run store */
 int cmd_runs(int argc, char **argv);   /* cmd_runs.c: list the runs in the store */
 int cmd_rm(int argc, char **argv);     /* cmd_rm.c: remove runs from the store */
-int cmd_serve(int argc, char **argv);  /* cmd_serve.c: HTTP dashboard, API, /metrics */
 /* mfu report: MFU of training logs, checked against the framework's own figures */
 int cmd_report(int argc, char **argv);
 /* mfu roofline: matrix shapes, arithmetic intensity, the MFU ceiling (cmd_roofline.c) */
 int cmd_roofline(int argc, char **argv);
+int cmd_watch(int argc, char **argv);  /* cmd_watch.c: follow a log live in the terminal */
+int cmd_serve(int argc, char **argv);  /* cmd_serve.c: HTTP dashboard, API, /metrics */
 
 #endif

@@ -600,6 +600,11 @@ mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err)
     return MFU_OK;
 }
 
+const mfu_run *mfu_ingest_peek(const mfu_ingest *ing)
+{
+    return ing ? ing->run : NULL;
+}
+
 const mfu_ingest_stats *mfu_ingest_get_stats(const mfu_ingest *ing)
 {
     return ing ? &ing->stats : NULL;
