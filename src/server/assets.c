@@ -1,7 +1,6 @@
 /*
  * assets.c - the dashboard files compiled into the library (src/server/module.cmake embeds
- * web/dist, or the placeholder page until the front end lands). Looked up by exact name only:
- * there is no path to traverse.
+ * web/dist). Looked up by exact name only: there is no path to traverse.
  */
 #include <string.h>
 

@@ -236,7 +236,9 @@ typedef struct mfu__srun {
     bool live;            /* followed or posted to by this server */
     bool followed;        /* a follower owns its rows */
     bool posted;          /* rows came by POST: ranks are devices in /metrics */
-    mfu_run *run;         /* rows; NULL while not loaded */
+    const mfu_run *run;   /* rows; NULL while not loaded: run_own, or borrowed from the
+                             ingest session of the run's follower */
+    mfu_run *run_own;     /* the rows when this entry owns them (store, POST) */
     double *tps, *t, *st; /* per row: counted tokens/s (whole job), time behind it, step time */
     size_t dcap;
     unsigned char *blo[3], *bhi[3]; /* min/max offsets per block of tps, st and loss */
@@ -296,10 +298,25 @@ mfu__srun **mfu__reg_all(mfu__registry *g, size_t *n);
 bool mfu__srun_read(mfu__registry *g, mfu__srun *r, mfu_error *err);
 void mfu__srun_unlock(mfu__srun *r);
 
-/* Replace r's rows by run (taken), under r's write lock: the rows from *first on changed (n
- * when nothing did); *old_n: the rows it held before. Bumps the version when anything
+/* Make run r's rows, under r's write lock: taken (freed with r) unless borrowed (it stays its
+ * owner's, who calls mfu__srun_unset before freeing it). *first: the first row that differs
+ * from what r held (n when none did); *old_n: the rows r held. Bumps the version when anything
  * changed. */
-void mfu__srun_replace(mfu__registry *g, mfu__srun *r, mfu_run *run, size_t *first, size_t *old_n);
+void mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
+                   size_t *old_n);
+/* Forget the borrowed run (r unloads; the next read takes the store's rows). */
+void mfu__srun_unset(mfu__srun *r, const mfu_run *run);
+
+/* Rows at the end of a run that a later append may still change (mfu_run_append merges a
+ * repeated step into one of the last MFU_RUN_DEDUP_WINDOW rows), plus one. */
+#define MFU__TAIL (MFU_RUN_DEDUP_WINDOW + 1)
+/* Copy the last MFU__TAIL rows of r into tail (capacity MFU__TAIL); returns how many. */
+size_t mfu__srun_tail(const mfu__srun *r, mfu_step *tail);
+/* The borrowed run of r grew in place (its owner fed it, holding r's write lock): old_n rows
+ * before, whose last ntail were tail, and old_meta. Derives what changed; returns the first
+ * changed row (the row count when nothing did). */
+size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_step *tail,
+                      size_t ntail, const mfu_run_meta *old_meta);
 /* Append the rows of rows (posted) to r, under r's write lock (loaded first); lite[0..nlite)
  * are the posted objects before merging (step, rank, times, tokens), for the per-rank windows
  * of /metrics. *first: the first row that changed. Errors: MFU_E_LIMIT (the run is full; r is

@@ -290,8 +290,9 @@ static mfu__srun *srun_new(const char *name)
 
 static void drop_rows(mfu__srun *r)
 {
-    mfu_run_free(r->run);
-    r->run = NULL;
+    mfu_run_free(r->run_own);
+    r->run_own = NULL;
+    r->run = NULL; /* a borrowed run belongs to its follower's ingest session */
     free(r->tps);
     free(r->t);
     free(r->st);
@@ -422,7 +423,7 @@ static mfu_status load(mfu__registry *g, mfu__srun *r, mfu_error *err)
         return st;
     }
     drop_rows(r);
-    r->run = run;
+    r->run = r->run_own = run;
     mfu__ctx_compute(g->model, mfu_run_meta_get(run), r->posted ? real_ranks(r) : 0, &r->ctx);
     if (!derive_from(r, 0)) {
         drop_rows(r);
@@ -510,7 +511,24 @@ static size_t first_difference(const mfu_run *a, const mfu_run *b)
     return k;
 }
 
-void mfu__srun_replace(mfu__registry *g, mfu__srun *r, mfu_run *run, size_t *first, size_t *old_n)
+/* Work out the context again and derive rows from first on (r write-locked, r->run set). */
+static void rederive(mfu__registry *g, mfu__srun *r, size_t first, bool meta_changed)
+{
+    mfu__ctx old = r->ctx;
+    mfu__ctx_compute(g->model, mfu_run_meta_get(r->run), r->posted ? real_ranks(r) : 0, &r->ctx);
+    size_t from = (meta_changed || old.devices != r->ctx.devices) ? 0 : first;
+    if (!derive_from(r, from)) {
+        drop_rows(r); /* out of memory: the next read loads it from the store */
+    } else {
+        r->loaded = true;
+        r->stale = false;
+    }
+    r->version++;
+    r->changed_at = mfu__now();
+}
+
+void mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
+                   size_t *old_n)
 {
     pthread_rwlock_wrlock(&r->rw);
     size_t n = mfu_run_count(run);
@@ -521,29 +539,74 @@ void mfu__srun_replace(mfu__registry *g, mfu__srun *r, mfu_run *run, size_t *fir
         k = first_difference(r->run, run);
         meta_changed =
             memcmp(mfu_run_meta_get(r->run), mfu_run_meta_get(run), sizeof(mfu_run_meta)) != 0;
-        if (k == n && k == mfu_run_count(r->run) && !meta_changed) {
-            mfu_run_free(run);
-            *first = n;
-            pthread_rwlock_unlock(&r->rw);
-            return;
+    }
+    mfu_run_free(r->run_own);
+    r->run_own = borrowed ? NULL : (mfu_run *)(uintptr_t)run;
+    r->run = run;
+    if (k == n && k == *old_n && !meta_changed) {
+        *first = n; /* same rows: only the owner changed */
+    } else {
+        rederive(g, r, k, meta_changed);
+        *first = r->loaded ? k : 0;
+    }
+    pthread_rwlock_unlock(&r->rw);
+}
+
+void mfu__srun_unset(mfu__srun *r, const mfu_run *run)
+{
+    pthread_rwlock_wrlock(&r->rw);
+    if (r->run == run && !r->run_own)
+        drop_rows(r);
+    pthread_rwlock_unlock(&r->rw);
+}
+
+size_t mfu__srun_tail(const mfu__srun *r, mfu_step *tail)
+{
+    size_t n = r->run ? mfu_run_count(r->run) : 0;
+    size_t from = n > MFU__TAIL ? n - MFU__TAIL : 0;
+    for (size_t i = from; i < n; i++)
+        mfu_run_get(r->run, i, &tail[i - from]);
+    return n - from;
+}
+
+/* True when the two steps differ in anything a row keeps (NaN equal to NaN). */
+static bool step_differs(const mfu_step *x, const mfu_step *y)
+{
+    if (x->step != y->step || x->flags != y->flags || x->rank != y->rank ||
+        x->tokens_per_s_scope != y->tokens_per_s_scope ||
+        x->flops_per_s_scope != y->flops_per_s_scope || x->mfu_scope != y->mfu_scope ||
+        x->samples_per_s_scope != y->samples_per_s_scope)
+        return true;
+    const double *dx[] = {&x->time_s,       &x->step_time_s, &x->tokens,    &x->samples,
+                          &x->loss,         &x->lr,          &x->grad_norm, &x->memory_bytes,
+                          &x->tokens_per_s, &x->flops_per_s, &x->mfu,       &x->samples_per_s};
+    const double *dy[] = {&y->time_s,       &y->step_time_s, &y->tokens,    &y->samples,
+                          &y->loss,         &y->lr,          &y->grad_norm, &y->memory_bytes,
+                          &y->tokens_per_s, &y->flops_per_s, &y->mfu,       &y->samples_per_s};
+    for (size_t k = 0; k < MFU__ARRAY_LEN(dx); k++)
+        if (memcmp(dx[k], dy[k], sizeof(double)) != 0)
+            return true;
+    return false;
+}
+
+size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_step *tail,
+                      size_t ntail, const mfu_run_meta *old_meta)
+{
+    size_t n = r->run ? mfu_run_count(r->run) : 0;
+    size_t k = old_n < n ? old_n : n;
+    for (size_t i = 0; i < ntail; i++) {
+        size_t row = old_n - ntail + i;
+        mfu_step now;
+        if (!mfu_run_get(r->run, row, &now) || step_differs(&now, &tail[i])) {
+            k = row;
+            break;
         }
     }
-    mfu__ctx old = r->ctx;
-    mfu_run_free(r->run);
-    r->run = run;
-    mfu__ctx_compute(g->model, mfu_run_meta_get(run), r->posted ? real_ranks(r) : 0, &r->ctx);
-    size_t from = (meta_changed || old.devices != r->ctx.devices) ? 0 : k;
-    if (!derive_from(r, from)) {
-        drop_rows(r); /* out of memory: the next read loads it from the store */
-        k = 0;
-    } else {
-        r->loaded = true;
-        r->stale = false;
-    }
-    r->version++;
-    r->changed_at = mfu__now();
-    *first = k;
-    pthread_rwlock_unlock(&r->rw);
+    bool meta_changed = memcmp(old_meta, mfu_run_meta_get(r->run), sizeof *old_meta) != 0;
+    if (k == n && n == old_n && !meta_changed)
+        return n;
+    rederive(g, r, k, meta_changed);
+    return r->loaded ? k : 0;
 }
 
 /* The window of rank (created when absent); NULL past MFU_SERVER_MAX_RANKS. */
@@ -601,6 +664,10 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
         pthread_rwlock_unlock(&r->rw);
         return st;
     }
+    if (!r->run_own) { /* a followed run's rows belong to its log */
+        pthread_rwlock_unlock(&r->rw);
+        return mfu__fail(err, MFU_E_INVALID, 0, "run '%s' follows a log file", r->name);
+    }
     size_t old = mfu_run_count(r->run), add = mfu_run_count(rows);
     if (old + add > (size_t)MFU_RUN_MAX_STEPS) {
         pthread_rwlock_unlock(&r->rw);
@@ -616,7 +683,7 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
         mfu_step s;
         mfu_run_get(rows, i, &s);
         bool merged = false;
-        st = mfu_run_append(r->run, &s, &merged, err);
+        st = mfu_run_append(r->run_own, &s, &merged, err);
         any_merged = any_merged || merged;
     }
     mfu__ctx old_ctx = r->ctx;

@@ -203,11 +203,11 @@ static void store_runs_load_and_follow(void **state)
 
     /* A follower re-reads its file: the same rows plus two, then a rewritten file. */
     size_t first, old_n;
-    mfu__srun_replace(&g, r, make_run(202, 1), &first, &old_n);
+    mfu__srun_set(&g, r, make_run(202, 1), false, &first, &old_n);
     assert_int_equal(first, 200);
     assert_int_equal(old_n, 200);
     uint64_t v = r->version;
-    mfu__srun_replace(&g, r, make_run(202, 1), &first, &old_n);
+    mfu__srun_set(&g, r, make_run(202, 1), false, &first, &old_n);
     assert_int_equal(first, 202); /* nothing changed */
     assert_int_equal(r->version, v);
     mfu_run *changed = make_run(202, 1);
@@ -220,12 +220,78 @@ static void store_runs_load_and_follow(void **state)
         mfu_run_append(tail, &s, NULL, NULL);
     }
     mfu_run_free(changed);
-    mfu__srun_replace(&g, r, tail, &first, &old_n);
+    mfu__srun_set(&g, r, tail, false, &first, &old_n);
     assert_int_equal(first, 150);
-    mfu__srun_replace(&g, r, make_run(10, 500), &first, &old_n); /* truncated and rewritten */
+    mfu__srun_set(&g, r, make_run(10, 500), false, &first, &old_n); /* rewritten */
     assert_int_equal(first, 0);
     assert_int_equal(old_n, 202);
     assert_int_equal(r->first_step, 500);
+    mfu__reg_put(&g, r);
+    mfu__reg_destroy(&g);
+    mfu_store_close(st);
+}
+
+/* A follower's session: its run is served borrowed, and grows in place. */
+static void followed_run_grows_in_place(void **state)
+{
+    (void)state;
+    mfu_store *st = NULL;
+    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, &st, NULL), MFU_OK);
+    mfu__server_model model;
+    blank_model(&model);
+    mfu__registry g;
+    assert_int_equal(mfu__reg_init(&g, st, &model, NULL), MFU_OK);
+    mfu__srun *r = mfu__reg_get(&g, "log", true);
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = "mfu";
+    mfu_ingest *ing = NULL;
+    assert_int_equal(mfu_ingest_new(&o, &ing, NULL), MFU_OK);
+    char line[160];
+    const char *header = "{\"mfu_run\":1,\"world_size\":2}\n";
+    assert_int_equal(mfu_ingest_feed_buffer(ing, header, strlen(header), "t", NULL), MFU_OK);
+    for (int i = 1; i <= 100; i++) {
+        int n = snprintf(line, sizeof line, "{\"step\":%d,\"step_time_s\":2,\"tokens\":100}\n", i);
+        assert_int_equal(mfu_ingest_feed_buffer(ing, line, (size_t)n, "t", NULL), MFU_OK);
+    }
+    size_t first = 99, old_n = 99;
+    mfu__srun_set(&g, r, mfu_ingest_peek(ing), true, &first, &old_n);
+    assert_int_equal(first, 0);
+    assert_int_equal(old_n, 0);
+    assert_true(r->loaded && r->run == mfu_ingest_peek(ing) && r->run_own == NULL);
+    assert_true(r->ctx.devices == 2);
+
+    /* two new lines: rows 100 and 101 are new */
+    mfu_step tail[MFU__TAIL];
+    pthread_rwlock_wrlock(&r->rw);
+    size_t n0 = mfu_run_count(r->run), nt = mfu__srun_tail(r, tail);
+    mfu_run_meta meta = *mfu_run_meta_get(r->run);
+    const char *more = "{\"step\":101,\"step_time_s\":4,\"tokens\":100}\n"
+                       "{\"step\":102,\"step_time_s\":2,\"tokens\":100}\n";
+    assert_int_equal(mfu_ingest_feed_buffer(ing, more, strlen(more), "t", NULL), MFU_OK);
+    assert_int_equal(mfu__srun_grew(&g, r, n0, tail, nt, &meta), 100);
+    pthread_rwlock_unlock(&r->rw);
+    assert_int_equal(nt, MFU__TAIL);
+    assert_true(mfu__srun_value(r, MFU__F_TOKENS_PER_S, 100) == 25);
+    assert_int_equal(r->last_step, 102);
+
+    /* a line repeating step 102 fills its loss: row 101 changed, nothing was added */
+    pthread_rwlock_wrlock(&r->rw);
+    n0 = mfu_run_count(r->run);
+    nt = mfu__srun_tail(r, tail);
+    meta = *mfu_run_meta_get(r->run);
+    const char *again = "{\"step\":102,\"loss\":1.5}\n";
+    assert_int_equal(mfu_ingest_feed_buffer(ing, again, strlen(again), "t", NULL), MFU_OK);
+    assert_int_equal(mfu__srun_grew(&g, r, n0, tail, nt, &meta), 101);
+    assert_int_equal(mfu_run_count(r->run), 102);
+    pthread_rwlock_unlock(&r->rw);
+    assert_true(mfu__srun_value(r, MFU__F_LOSS, 101) == 1.5);
+
+    /* the follower stops: the run lets go of the session's rows before they are freed */
+    mfu__srun_unset(r, mfu_ingest_peek(ing));
+    assert_false(r->loaded);
+    assert_null(r->run);
+    mfu_ingest_free(ing);
     mfu__reg_put(&g, r);
     mfu__reg_destroy(&g);
     mfu_store_close(st);
@@ -311,6 +377,7 @@ int main(void)
         cmocka_unit_test(derivation_follows_the_analysis_rules),
         cmocka_unit_test(context),
         cmocka_unit_test(store_runs_load_and_follow),
+        cmocka_unit_test(followed_run_grows_in_place),
         cmocka_unit_test(posted_rows_and_ranks),
         cmocka_unit_test(field_names),
     };
