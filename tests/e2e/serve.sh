@@ -38,7 +38,7 @@ start_server() {
     "$bin" serve "$@" >"$srv_out" 2>"$srv_err" &
     SRV=$!
     pids+=("$SRV")
-    if ! wait_until 10000 has "$srv_out" 'http://'; then
+    if ! wait_until 20000 has "$srv_out" 'http://'; then
         fail "server did not start: $(cat "$srv_err")"
         return 1
     fi
@@ -98,7 +98,7 @@ want 200 "an asset"
 get /assets/nope.js
 want 404 "an unknown asset"
 
-wait_until 5000 bash -c "curl -s '$URL/api/runs' | jq -e '.runs[] | select(.name==\"train\") | .steps == 300' >/dev/null" ||
+wait_until 15000 bash -c "curl -s '$URL/api/runs' | jq -e '.runs[] | select(.name==\"train\") | .steps == 300' >/dev/null" ||
     fail "the followed run did not reach 300 steps: $(curl -s "$URL/api/runs")"
 get /api/runs
 want 200 "GET /api/runs"
@@ -179,7 +179,7 @@ grep -q '^mfu_peak_flops_per_second{run="train",hostname="[^"]*",model_name="NVI
 # --- server-sent events: a step appended to the log reaches an open stream within a second ---
 curl -sN --max-time 20 "$URL/api/events" >"$tmp/sse" &
 pids+=($!)
-wait_until 5000 has "$tmp/sse" ': connected' || fail "no event stream"
+wait_until 15000 has "$tmp/sse" ': connected' || fail "no event stream"
 t0=$(ms)
 echo '{"step":301,"step_time_s":1.25,"tokens":32768,"loss":3.7}' >>"$log"
 if wait_until 3000 has "$tmp/sse" '"step":301'; then
@@ -200,7 +200,7 @@ with open(sys.argv[1], "r+") as f:
     for s in range(1, 11):
         f.write(json.dumps({"step": s, "step_time_s": 2.0, "tokens": 32768}) + "\n")
 EOF
-wait_until 5000 bash -c "curl -s '$URL/api/runs/train' | jq -e '.steps == 10' >/dev/null" ||
+wait_until 15000 bash -c "curl -s '$URL/api/runs/train' | jq -e '.steps == 10' >/dev/null" ||
     fail "after truncation the run does not hold the 10 new steps: $(curl -s "$URL/api/runs/train" | jq .steps)"
 wait_until 3000 has "$tmp/sse" '"reset":true' || fail "no reset event after truncation"
 # rotation: the log moves away and a new one takes its name
@@ -208,7 +208,7 @@ mv "$log" "$log.1"
 printf '%s\n' '{"mfu_run":1,"world_size":8}' '{"step":1000,"step_time_s":1.0,"tokens":32768}' \
     '{"step":1001,"step_time_s":1.0,"tokens":32768}' >"$tmp/new.jsonl"
 mv "$tmp/new.jsonl" "$log"
-wait_until 5000 bash -c "curl -s '$URL/api/runs/train' | jq -e '.steps == 2 and .first_step == 1000' >/dev/null" ||
+wait_until 15000 bash -c "curl -s '$URL/api/runs/train' | jq -e '.steps == 2 and .first_step == 1000' >/dev/null" ||
     fail "after rotation the run is not the new file: $(curl -s "$URL/api/runs/train" | jq -c '[.steps,.first_step]')"
 
 # --- POST ------------------------------------------------------------------------------------
