@@ -126,9 +126,12 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     /* infinities are not values a run keeps: absent, and an infinite loss is flagged */
     if (isinf(s.loss))
         s.flags |= MFU_STEP_LOSS_NAN;
-    double *d[] = {&s.time_s,       &s.step_time_s, &s.tokens,    &s.samples,
-                   &s.loss,         &s.lr,          &s.grad_norm, &s.memory_bytes,
-                   &s.tokens_per_s, &s.flops_per_s, &s.mfu,       &s.samples_per_s};
+    double *d[] = {&s.time_s,        &s.step_time_s, &s.tokens,        &s.samples,
+                   &s.loss,          &s.lr,          &s.grad_norm,     &s.memory_bytes,
+                   &s.tokens_per_s,  &s.flops_per_s, &s.mfu,           &s.samples_per_s,
+                   &s.seq_len,       &s.devices,     &s.useful_tokens, &s.clock_mhz,
+                   &s.power_w,       &s.power_limit_w, &s.data_loading_s, &s.comm_s,
+                   &s.optimizer_s};
     for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
         if (isinf(*d[i]))
             *d[i] = NAN;
@@ -148,8 +151,10 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
         double seqs = !isnan(s.samples)     ? s.samples
                       : m->global_batch > 0 ? (double)m->global_batch
                                             : NAN;
-        if (m->seq_len > 0 && !isnan(seqs)) {
-            s.tokens = seqs * (double)m->seq_len;
+        /* a sequence length printed on the step wins over the header's */
+        double seq = s.seq_len > 0 ? s.seq_len : m->seq_len > 0 ? (double)m->seq_len : NAN;
+        if (!isnan(seq) && !isnan(seqs)) {
+            s.tokens = seqs * seq;
             s.flags |= MFU_STEP_TOKENS_DERIVED;
         } else if (!isnan(m->tokens_per_step)) {
             s.tokens = m->tokens_per_step;
@@ -170,6 +175,24 @@ append:;
         return mfu__fail_line(c, st, "%s", e.message);
     if (merged)
         c->ing->stats.merged++;
+    mfu__used(c);
+    return MFU_OK;
+}
+
+mfu_status mfu__emit_rank_obs(mfu__ictx *c, const mfu_rank_obs *in)
+{
+    size_t n = mfu_run_count(c->ing->run);
+    if (n == 0) {
+        mfu__skip(c, "a per-rank observation before any step");
+        return MFU_OK;
+    }
+    mfu_rank_obs o = *in;
+    o.row = n - 1;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = mfu_run_rank_obs_append(c->ing->run, &o, &e);
+    if (st != MFU_OK)
+        return mfu__fail_line(c, st, "%s", e.message);
     mfu__used(c);
     return MFU_OK;
 }
