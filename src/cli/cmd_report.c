@@ -9,6 +9,8 @@
  * --real-tokens-per-step; they override what the log's header says. The library side is
  * src/report (include/mfu/report.h); rendering is report_out.c.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,10 @@ static const cli_optspec specs[] = {
     {"format", true},          {"map", true},
     {"stack", true},           {"tolerance", true},
     {"json", false},           {"no-series", false},
-    {"list-stacks", false},
+    {"list-stacks", false},    {"expect", true},
+    {"html", true},            {"size-threshold", true},
+    {"seed", true},            {"resamples", true},
+    {"no-analysis", false},
 };
 
 static void help(void)
@@ -56,17 +61,30 @@ static void help(void)
            "  --stack NAME             recompute as this framework does (default: the log's\n"
            "                           format; --list-stacks lists the profiles)\n"
            "  --tolerance F            relative agreement tolerance (default 0.01 = 1%%)\n"
+           "Analysis (docs/analysis.md):\n"
+           "  --expect EXPR            an invariant of the steady state, e.g. 'mfu>=0.40',\n"
+           "                           'flops_per_token=const', 'tokens_per_second>=1.2e6',\n"
+           "                           'findings==0' (repeatable); exit 3 when one is violated\n"
+           "  --size-threshold F       'size known' when a change's 95%% interval is narrower\n"
+           "                           than +-F (fraction; default 0.01 = 1 point)\n"
+           "  --seed N, --resamples N  bootstrap seed (1) and resamples (1000; 0 = none)\n"
+           "  --no-analysis            no segments, decomposition, findings\n"
            "Output:\n"
            "  --json                   one JSON object per log (an array for several), keys in\n"
            "                           docs/cli.md; the per-step series under \"series\"\n"
-           "  --no-series              leave the per-step series out of --json\n\n"
+           "  --no-series              leave the per-step series out of --json\n"
+           "  --html FILE              also write one self-contained HTML page (SVG charts of\n"
+           "                           MFU and tokens/s, the decomposition, step times,\n"
+           "                           findings) for every LOG to FILE\n\n"
            "Examples:\n"
            "  mfu report train.log --model llama3-8b --seq 8192 --device h100-sxm\n"
            "  mfu report run.log --config config.json --device 'NVIDIA H100 80GB HBM3' \\\n"
            "      --devices 64 --json | jq .summary.mfu.median\n"
+           "  mfu report run.log --model llama3-8b --device h100-sxm --expect 'mfu>=0.40' \\\n"
+           "      --html report.html\n"
            "  bash examples/demo.sh build/mfu\n\n"
            "exit status: 0 ok, 1 a log could not be read or a device is unknown,\n"
-           "2 bad usage (a flag's value).\n",
+           "2 bad usage (a flag's value, a malformed --expect), 3 an --expect was violated.\n",
            MODEL_ARGS_HELP);
 }
 
@@ -133,6 +151,23 @@ static int build_input(const cli_args *a, const model_args *m, mfu_report_input 
     return CLI_EXIT_OK;
 }
 
+/* --resamples N: 0..100000 (0 = no intervals). */
+static bool read_resamples(const cli_args *a, int64_t *out, bool *present)
+{
+    double v = 0;
+    if (!cli_get_double("report", a, "resamples", &v, present))
+        return false;
+    if (!*present)
+        return true;
+    if (!(v >= 0 && v <= 100000) || v != floor(v)) {
+        cli_failf("report", CLI_EXIT_USAGE, "--resamples is a whole number 0..100000 (0 = no "
+                                            "intervals)");
+        return false;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
 static int status_exit(mfu_status st)
 {
     switch (st) {
@@ -143,14 +178,27 @@ static int status_exit(mfu_status st)
     }
 }
 
-/* Read one log and report it (text to stdout, or its JSON appended to *json). */
-static int one(const char *path, const mfu_ingest_opts *o, const mfu_report_input *in, json_t *json,
-               bool series)
+/* What every log is reported with. */
+typedef struct report_job {
+    const mfu_ingest_opts *ingest;
+    const mfu_report_input *in;
+    const char *const *expect; /* --expect expressions */
+    size_t nexpect;
+    json_t *json;   /* --json: the array of run objects */
+    bool series;    /* --json: the per-step series */
+    bool keep;      /* --html: keep the report (*out) */
+    bool violated;  /* an --expect failed (on some log) */
+    bool quiet;     /* no text report (the page goes to stdout) */
+} report_job;
+
+/* Read one log, check its expectations and report it (text to stdout, or its JSON appended to
+ * job->json). With job->keep, *out gets the report and *detail its source line for the page. */
+static int one(const char *path, report_job *job, mfu_report **out, char *detail, size_t ndetail)
 {
     mfu_error e;
     memset(&e, 0, sizeof e);
     mfu_ingest *ing = NULL;
-    mfu_status st = mfu_ingest_new(o, &ing, &e);
+    mfu_status st = mfu_ingest_new(job->ingest, &ing, &e);
     if (st != MFU_OK)
         return cli_fail("report", &e,
                         st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE
@@ -170,22 +218,83 @@ static int one(const char *path, const mfu_ingest_opts *o, const mfu_report_inpu
         return CLI_EXIT_FAIL;
     }
     mfu_report *r = NULL;
-    st = mfu_report_compute(run, in, &r, &e);
+    st = mfu_report_compute(run, job->in, &r, &e);
     mfu_run_free(run);
     if (st != MFU_OK) {
         fprintf(stderr, "mfu report: %s: %s\n", path, e.message[0] ? e.message : mfu_strerror(st));
         return status_exit(st);
     }
     int rc = CLI_EXIT_OK;
-    if (json) {
-        json_t *v = report_out_json(path, &stats, r, series);
-        if (!v || json_array_append_new(json, v) != 0)
+    for (size_t i = 0; i < job->nexpect; i++) {
+        mfu_invariant_result res;
+        st = mfu_report_expect(r, job->expect[i], &res, &e);
+        if (st != MFU_OK) {
+            fprintf(stderr, "mfu report: %s: --expect '%s': %s\n", path, job->expect[i],
+                    e.message);
+            rc = CLI_EXIT_FAIL;
+        } else if (!res.passed) {
+            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", path,
+                    res.expression, res.message);
+            job->violated = true;
+        }
+    }
+    if (job->json) {
+        json_t *v = report_out_json(path, &stats, r, job->series);
+        if (!v || json_array_append_new(job->json, v) != 0)
             rc = cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
-    } else {
+    } else if (!job->quiet) {
         report_out_text(stdout, path, &stats, r);
     }
-    mfu_report_free(r);
+    if (job->keep) {
+        snprintf(detail, ndetail,
+                 "%s (%s), %zu steps; lines: %ld read, %ld used, %ld ignored, %ld skipped",
+                 stats.format, stats.detected ? "detected" : "forced", mfu_report_step_count(r),
+                 stats.lines, stats.used, stats.ignored, stats.skipped);
+        *out = r;
+    } else {
+        mfu_report_free(r);
+    }
     return rc;
+}
+
+/* Write the page of the kept reports to path. */
+static int write_html(const char *path, mfu_report *const *reps, char (*detail)[200],
+                      const char *const *names, size_t n)
+{
+    mfu_report_html_run *runs = calloc(n ? n : 1, sizeof *runs);
+    if (!runs)
+        return cli_failf("report", CLI_EXIT_FAIL, "out of memory writing --html");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (reps[i]) {
+            runs[k].report = reps[i];
+            runs[k].name = names[i];
+            runs[k].detail = detail[i];
+            k++;
+        }
+    if (k == 0) {
+        free(runs);
+        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: no log could be reported", path);
+    }
+    char *page = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = mfu_report_html(runs, k, "mfu report", &page, &e);
+    free(runs);
+    if (st != MFU_OK)
+        return cli_fail("report", &e, CLI_EXIT_FAIL);
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) {
+        free(page);
+        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: cannot write it: %s", path,
+                         strerror(errno));
+    }
+    bool ok = fputs(page, f) >= 0;
+    ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+    free(page);
+    if (!ok)
+        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: writing failed (disk full?)", path);
+    return CLI_EXIT_OK;
 }
 
 int cmd_report(int argc, char **argv)
@@ -230,24 +339,103 @@ int cmd_report(int argc, char **argv)
         model_args_free(&m);
         return rc;
     }
-    bool want_json = cli_has(&a, "json");
-    json_t *json = want_json ? json_array() : NULL;
-    if (want_json && !json) {
+    /* analysis options, and the expectations checked before any log is read */
+    mfu_analysis_options ao;
+    mfu_analysis_options_init(&ao);
+    int64_t seed = 0, resamples = -1;
+    bool has_seed = false, has_res = false;
+    if (!cli_get_pos_double("report", &a, "size-threshold", &ao.size_threshold, NULL) ||
+        !cli_get_pos_int64("report", &a, "seed", &seed, &has_seed) ||
+        !read_resamples(&a, &resamples, &has_res)) {
         model_args_free(&m);
-        return cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
+        return CLI_EXIT_USAGE;
     }
+    if (!(ao.size_threshold < 1)) {
+        model_args_free(&m);
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "--size-threshold is a fraction in (0, 1), e.g. 0.01 for 1 point");
+    }
+    if (has_seed)
+        ao.seed = (uint64_t)seed;
+    if (has_res)
+        ao.resamples = (int)resamples;
+    in.analysis = &ao;
+    in.no_analysis = cli_has(&a, "no-analysis");
+    const char *exprs[CLI_MAX_OCCURRENCES];
+    size_t nexpr = 0;
+    for (size_t i = 0; i < a.nocc; i++) {
+        if (strcmp(specs[a.occ_spec[i]].name, "expect") != 0)
+            continue;
+        mfu_invariant inv;
+        mfu_error e;
+        memset(&e, 0, sizeof e);
+        if (mfu_invariant_parse(a.occ_value[i], &inv, &e) != MFU_OK) {
+            model_args_free(&m);
+            return cli_failf("report", CLI_EXIT_USAGE, "--expect '%s': %s", a.occ_value[i],
+                             e.message);
+        }
+        exprs[nexpr++] = a.occ_value[i];
+    }
+    if (nexpr && in.no_analysis) {
+        model_args_free(&m);
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "--expect needs the analysis: drop --no-analysis");
+    }
+    const char *html = cli_get(&a, "html");
+    bool want_json = cli_has(&a, "json");
+    if (html && want_json && strcmp(html, "-") == 0) {
+        model_args_free(&m);
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "--html - and --json both write to stdout: give --html FILE");
+    }
+    report_job job;
+    memset(&job, 0, sizeof job);
+    job.ingest = &o;
+    job.in = &in;
+    job.expect = exprs;
+    job.nexpect = nexpr;
+    job.series = !cli_has(&a, "no-series");
+    job.keep = html != NULL;
+    job.json = want_json ? json_array() : NULL;
+    mfu_report **reps = html ? calloc(a.npos, sizeof *reps) : NULL;
+    char(*detail)[200] = html ? calloc(a.npos, sizeof *detail) : NULL;
+    if ((want_json && !job.json) || (html && (!reps || !detail))) {
+        json_decref(job.json);
+        free(reps);
+        free(detail);
+        model_args_free(&m);
+        return cli_failf("report", CLI_EXIT_FAIL, "out of memory");
+    }
+    /* "--html -": the page is what stdout gets, instead of the text */
+    job.quiet = html && strcmp(html, "-") == 0;
     int worst = CLI_EXIT_OK;
     for (size_t i = 0; i < a.npos; i++) {
-        if (!want_json && i > 0)
+        if (!want_json && !job.quiet && i > 0)
             fputc('\n', stdout);
-        int r = one(a.pos[i], &o, &in, json, !cli_has(&a, "no-series"));
+        mfu_report *keep = NULL;
+        char line[200] = "";
+        int r = one(a.pos[i], &job, &keep, line, sizeof line);
+        if (html) {
+            reps[i] = keep;
+            memcpy(detail[i], line, sizeof line);
+        }
         if (r > worst)
             worst = r;
         if (r == CLI_EXIT_USAGE)
             break; /* the same flags fail for every log */
     }
     model_args_free(&m);
+    if (html && worst != CLI_EXIT_USAGE) {
+        int hr = write_html(html, reps, detail, a.pos, a.npos);
+        if (hr > worst)
+            worst = hr;
+    }
+    for (size_t i = 0; reps && i < a.npos; i++)
+        mfu_report_free(reps[i]);
+    free(reps);
+    free(detail);
     if (want_json) {
+        json_t *json = job.json;
         if (json_array_size(json) == 0) {
             json_decref(json);
             return worst;
@@ -258,7 +446,10 @@ int cmd_report(int argc, char **argv)
             json_decref(json);
         }
         int prc = cli_print_json(v);
-        return worst != CLI_EXIT_OK ? worst : prc;
+        if (worst == CLI_EXIT_OK && prc != CLI_EXIT_OK)
+            worst = prc;
     }
+    if (worst == CLI_EXIT_OK && job.violated)
+        worst = CLI_EXIT_EXPECT;
     return worst;
 }
