@@ -17,22 +17,13 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/model_args.h"
+#include "cli/report_args.h"
 #include "cli/report_out.h"
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
-    MODEL_ARGS_OPTSPECS,       {"device", true},
-    {"dtype", true},           {"devices", true},
-    {"peak-tflops", true},     {"global-batch", true},
-    {"tokens-per-step", true}, {"real-tokens-per-step", true},
-    {"format", true},          {"map", true},
-    {"stack", true},           {"tolerance", true},
-    {"json", false},           {"no-series", false},
-    {"list-stacks", false},    {"expect", true},
-    {"html", true},            {"size-threshold", true},
-    {"seed", true},            {"resamples", true},
-    {"no-analysis", false},
+    REPORT_ARGS_OPTSPECS,  {"json", false}, {"no-series", false}, {"list-stacks", false},
+    {"expect", true},      {"html", true},  {"no-analysis", false},
 };
 
 static void help(void)
@@ -47,27 +38,11 @@ static void help(void)
            "disagree. A missing model or device is not an error: the report says which option\n"
            "adds what is missing.\n\n"
            "%s"
-           "Device and job (override what the log says):\n"
-           "  --device NAME            a device of 'mfu devices' (id or reported name)\n"
-           "  --dtype D                precision of the matmuls (default: the log's, else bf16)\n"
-           "  --peak-tflops X          dense peak per device in TFLOP/s (instead of the table)\n"
-           "  --devices N              devices in the job (GPUs, not nodes)\n"
-           "  --global-batch N         sequences per optimizer step, whole job (with --seq)\n"
-           "  --tokens-per-step N      tokens per optimizer step, whole job\n"
-           "  --real-tokens-per-step N non-padding tokens per step: MFU counts only these\n"
-           "Log:\n"
-           "  --format NAME            read as this format instead of detecting it\n"
-           "  --map FIELD=COLUMN       jsonl / csv field mapping (see 'mfu convert --help')\n"
-           "  --stack NAME             recompute as this framework does (default: the log's\n"
-           "                           format; --list-stacks lists the profiles)\n"
-           "  --tolerance F            relative agreement tolerance (default 0.01 = 1%%)\n"
-           "Analysis (docs/analysis.md):\n"
+           "%s"
+           "Expectations:\n"
            "  --expect EXPR            an invariant of the steady state, e.g. 'mfu>=0.40',\n"
            "                           'flops_per_token=const', 'tokens_per_second>=1.2e6',\n"
            "                           'findings==0' (repeatable); exit 3 when one is violated\n"
-           "  --size-threshold F       'size known' when a change's 95%% interval is narrower\n"
-           "                           than +-F (fraction; default 0.01 = 1 point)\n"
-           "  --seed N, --resamples N  bootstrap seed (1) and resamples (1000; 0 = none)\n"
            "  --no-analysis            no segments, decomposition, findings\n"
            "Output:\n"
            "  --json                   one JSON object per log (an array for several), keys in\n"
@@ -85,7 +60,7 @@ static void help(void)
            "  bash examples/demo.sh build/mfu\n\n"
            "exit status: 0 ok, 1 a log could not be read or a device is unknown,\n"
            "2 bad usage (a flag's value, a malformed --expect), 3 an --expect was violated.\n",
-           MODEL_ARGS_HELP);
+           MODEL_ARGS_HELP, REPORT_ARGS_HELP);
 }
 
 static int list_stacks(void)
@@ -100,88 +75,9 @@ static int list_stacks(void)
     return CLI_EXIT_OK;
 }
 
-/* The model options describe a model when a preset, a config or any dimension was given. */
-static bool has_model(const model_args *m)
-{
-    const mfu_arch *a = &m->arch;
-    return m->from_file || a->layers || a->hidden || a->heads || a->vocab || m->options.params > 0;
-}
-
-static int build_input(const cli_args *a, const model_args *m, mfu_report_input *in)
-{
-    memset(in, 0, sizeof *in);
-    in->has_arch = has_model(m);
-    in->arch = m->arch;
-    in->workload = m->workload;
-    in->flops = m->options;
-    in->device = cli_get(a, "device");
-    mfu_error e;
-    memset(&e, 0, sizeof e);
-    const char *dt = cli_get(a, "dtype");
-    if (dt) {
-        if (mfu_dtype_parse(dt, &in->dtype, &e) != MFU_OK)
-            return cli_failf("report", CLI_EXIT_USAGE, "--dtype: %s", e.message);
-        in->dtype_given = true;
-    }
-    double tf = 0;
-    bool has = false;
-    if (!cli_get_pos_double("report", a, "peak-tflops", &tf, &has))
-        return CLI_EXIT_USAGE;
-    if (has)
-        in->peak_flops_per_s = tf * 1e12;
-    if (!cli_get_pos_int64("report", a, "devices", &in->devices, NULL) ||
-        !cli_get_pos_int64("report", a, "global-batch", &in->global_batch, NULL) ||
-        !cli_get_pos_double("report", a, "tokens-per-step", &in->tokens_per_step, NULL) ||
-        !cli_get_pos_double("report", a, "real-tokens-per-step", &in->real_tokens_per_step, NULL) ||
-        !cli_get_pos_double("report", a, "tolerance", &in->tolerance, NULL))
-        return CLI_EXIT_USAGE;
-    if (in->global_batch > 0 && in->workload.seq <= 0 && in->tokens_per_step <= 0)
-        return cli_failf("report", CLI_EXIT_USAGE,
-                         "--global-batch counts sequences: give --seq too (or --tokens-per-step)");
-    in->stack = cli_get(a, "stack");
-    if (in->stack) {
-        bool known = false;
-        for (size_t i = 0; mfu_report_stack_name(i); i++)
-            known = known || mfu__strcasecmp(mfu_report_stack_name(i), in->stack) == 0;
-        if (!known)
-            return cli_failf("report", CLI_EXIT_USAGE,
-                             "--stack: no framework profile '%s' (see 'mfu report --list-stacks')",
-                             in->stack);
-    }
-    return CLI_EXIT_OK;
-}
-
-/* --resamples N: 0..100000 (0 = no intervals). */
-static bool read_resamples(const cli_args *a, int64_t *out, bool *present)
-{
-    double v = 0;
-    if (!cli_get_double("report", a, "resamples", &v, present))
-        return false;
-    if (!*present)
-        return true;
-    if (!(v >= 0 && v <= 100000) || v != floor(v)) {
-        cli_failf("report", CLI_EXIT_USAGE, "--resamples is a whole number 0..100000 (0 = no "
-                                            "intervals)");
-        return false;
-    }
-    *out = (int64_t)v;
-    return true;
-}
-
-static int status_exit(mfu_status st)
-{
-    switch (st) {
-    case MFU_E_INVALID:
-    case MFU_E_MISSING:
-    case MFU_E_RANGE: return CLI_EXIT_USAGE;
-    default: return CLI_EXIT_FAIL;
-    }
-}
-
 /* What every log is reported with. */
 typedef struct report_job {
-    const mfu_ingest_opts *ingest;
-    const mfu_report_input *in;
+    const report_args *args;
     const char *const *expect; /* --expect expressions */
     size_t nexpect;
     json_t *json;   /* --json: the array of run objects */
@@ -195,36 +91,14 @@ typedef struct report_job {
  * job->json). With job->keep, *out gets the report and *detail its source line for the page. */
 static int one(const char *path, report_job *job, mfu_report **out, char *detail, size_t ndetail)
 {
+    mfu_report *r = NULL;
+    mfu_ingest_stats stats;
+    int rc = report_args_compute("report", job->args, path, &r, &stats);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     mfu_error e;
     memset(&e, 0, sizeof e);
-    mfu_ingest *ing = NULL;
-    mfu_status st = mfu_ingest_new(job->ingest, &ing, &e);
-    if (st != MFU_OK)
-        return cli_fail("report", &e,
-                        st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE
-                                                                   : CLI_EXIT_FAIL);
-    st = mfu_ingest_feed_path(ing, path, &e);
-    mfu_run *run = NULL;
-    if (st == MFU_OK)
-        st = mfu_ingest_finish(ing, &run, &e);
-    mfu_ingest_stats stats = *mfu_ingest_get_stats(ing);
-    mfu_ingest_free(ing);
-    if (st != MFU_OK) {
-        if (e.line > 0)
-            fprintf(stderr, "mfu report: %s: line %ld: %s\n", path, e.line, e.message);
-        else
-            fprintf(stderr, "mfu report: %s: %s\n", path,
-                    e.message[0] ? e.message : mfu_strerror(st));
-        return CLI_EXIT_FAIL;
-    }
-    mfu_report *r = NULL;
-    st = mfu_report_compute(run, job->in, &r, &e);
-    mfu_run_free(run);
-    if (st != MFU_OK) {
-        fprintf(stderr, "mfu report: %s: %s\n", path, e.message[0] ? e.message : mfu_strerror(st));
-        return status_exit(st);
-    }
-    int rc = CLI_EXIT_OK;
+    mfu_status st;
     for (size_t i = 0; i < job->nexpect; i++) {
         mfu_invariant_result res;
         st = mfu_report_expect(r, job->expect[i], &res, &e);
@@ -312,55 +186,11 @@ int cmd_report(int argc, char **argv)
         return cli_failf("report", CLI_EXIT_USAGE,
                          "no LOG given; pass a training log or '-' for stdin (see 'mfu report "
                          "--help')");
-    const char *maps[MFU_INGEST_MAX_MAP];
-    size_t nmap = 0;
-    for (size_t i = 0; i < a.nocc; i++) {
-        if (strcmp(specs[a.occ_spec[i]].name, "map") != 0)
-            continue;
-        if (nmap == MFU_INGEST_MAX_MAP)
-            return cli_failf("report", CLI_EXIT_USAGE,
-                             "--map: at most %d entries; separate pairs with commas",
-                             MFU_INGEST_MAX_MAP);
-        maps[nmap++] = a.occ_value[i];
-    }
-    mfu_ingest_opts o;
-    memset(&o, 0, sizeof o);
-    o.format = cli_get(&a, "format");
-    o.map = maps;
-    o.nmap = nmap;
-
-    model_args m;
-    int rc = model_args_build("report", &a, false, &m);
+    report_args ra;
+    int rc = report_args_build("report", &a, specs, &ra);
     if (rc != CLI_EXIT_OK)
         return rc;
-    mfu_report_input in;
-    rc = build_input(&a, &m, &in);
-    if (rc != CLI_EXIT_OK) {
-        model_args_free(&m);
-        return rc;
-    }
-    /* analysis options, and the expectations checked before any log is read */
-    mfu_analysis_options ao;
-    mfu_analysis_options_init(&ao);
-    int64_t seed = 0, resamples = -1;
-    bool has_seed = false, has_res = false;
-    if (!cli_get_pos_double("report", &a, "size-threshold", &ao.size_threshold, NULL) ||
-        !cli_get_pos_int64("report", &a, "seed", &seed, &has_seed) ||
-        !read_resamples(&a, &resamples, &has_res)) {
-        model_args_free(&m);
-        return CLI_EXIT_USAGE;
-    }
-    if (!(ao.size_threshold < 1)) {
-        model_args_free(&m);
-        return cli_failf("report", CLI_EXIT_USAGE,
-                         "--size-threshold is a fraction in (0, 1), e.g. 0.01 for 1 point");
-    }
-    if (has_seed)
-        ao.seed = (uint64_t)seed;
-    if (has_res)
-        ao.resamples = (int)resamples;
-    in.analysis = &ao;
-    in.no_analysis = cli_has(&a, "no-analysis");
+    ra.in.no_analysis = cli_has(&a, "no-analysis");
     const char *exprs[CLI_MAX_OCCURRENCES];
     size_t nexpr = 0;
     for (size_t i = 0; i < a.nocc; i++) {
@@ -370,28 +200,27 @@ int cmd_report(int argc, char **argv)
         mfu_error e;
         memset(&e, 0, sizeof e);
         if (mfu_invariant_parse(a.occ_value[i], &inv, &e) != MFU_OK) {
-            model_args_free(&m);
+            report_args_free(&ra);
             return cli_failf("report", CLI_EXIT_USAGE, "--expect '%s': %s", a.occ_value[i],
                              e.message);
         }
         exprs[nexpr++] = a.occ_value[i];
     }
-    if (nexpr && in.no_analysis) {
-        model_args_free(&m);
+    if (nexpr && ra.in.no_analysis) {
+        report_args_free(&ra);
         return cli_failf("report", CLI_EXIT_USAGE,
                          "--expect needs the analysis: drop --no-analysis");
     }
     const char *html = cli_get(&a, "html");
     bool want_json = cli_has(&a, "json");
     if (html && want_json && strcmp(html, "-") == 0) {
-        model_args_free(&m);
+        report_args_free(&ra);
         return cli_failf("report", CLI_EXIT_USAGE,
                          "--html - and --json both write to stdout: give --html FILE");
     }
     report_job job;
     memset(&job, 0, sizeof job);
-    job.ingest = &o;
-    job.in = &in;
+    job.args = &ra;
     job.expect = exprs;
     job.nexpect = nexpr;
     job.series = !cli_has(&a, "no-series");
@@ -403,7 +232,7 @@ int cmd_report(int argc, char **argv)
         json_decref(job.json);
         free(reps);
         free(detail);
-        model_args_free(&m);
+        report_args_free(&ra);
         return cli_failf("report", CLI_EXIT_FAIL, "out of memory");
     }
     /* "--html -": the page is what stdout gets, instead of the text */
@@ -424,7 +253,7 @@ int cmd_report(int argc, char **argv)
         if (r == CLI_EXIT_USAGE)
             break; /* the same flags fail for every log */
     }
-    model_args_free(&m);
+    report_args_free(&ra);
     if (html && worst != CLI_EXIT_USAGE) {
         int hr = write_html(html, reps, detail, a.pos, a.npos);
         if (hr > worst)
