@@ -201,6 +201,9 @@ int cmd_report(int argc, char **argv)
         memset(&e, 0, sizeof e);
         if (mfu_invariant_parse(a.occ_value[i], &inv, &e) != MFU_OK) {
             report_args_free(&ra);
+            if (e.column > 0)
+                return cli_failf("report", CLI_EXIT_USAGE, "--expect '%s': column %ld: %s",
+                                 a.occ_value[i], e.column, e.message);
             return cli_failf("report", CLI_EXIT_USAGE, "--expect '%s': %s", a.occ_value[i],
                              e.message);
         }

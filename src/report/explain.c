@@ -89,17 +89,20 @@ static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
     row->recompute = mfu_recompute_name((mfu_recompute)r->recompute[i]);
 }
 
-/* One rank's own step time for row j: printed, or the row's scaled by tokens/s. */
+/* One rank's own step time for row j: printed (st), else the row's step time scaled by the
+ * row's tokens/s over the rank's (tps), else 1 / tps: the straggler detector compares ranks
+ * within one step, so a step only needs one unit for all its ranks. */
 static double rank_time(const mfu_report *r, const mfu_step *row, size_t j, double st,
                         double tps)
 {
     if (st > 0 && isfinite(st))
         return st;
+    if (!(tps > 0 && isfinite(tps)))
+        return NAN;
     double rt = r->col[MFU_RS_STEP_TIME_S][j];
-    if (tps > 0 && isfinite(tps) && row->tokens_per_s > 0 && isfinite(row->tokens_per_s) &&
-        rt > 0 && isfinite(rt))
+    if (row->tokens_per_s > 0 && isfinite(row->tokens_per_s) && rt > 0 && isfinite(rt))
         return rt * row->tokens_per_s / tps;
-    return NAN;
+    return 1.0 / tps;
 }
 
 static mfu_status add_rank_rows(const mfu_report *r, const mfu_run *run, mfu_series *s,
