@@ -12,6 +12,7 @@ pkgs=(
   libcmocka-dev                    # unit tests
   python3                          # tests that drive the CLI and compare numbers (/usr/bin/python3)
   jq                               # e2e tests read --json output
+  chromium                         # e2e: the HTML report rendered by a real browser (headless)
 )
 
 missing=()

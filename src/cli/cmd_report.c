@@ -131,44 +131,40 @@ static int one(const char *path, report_job *job, mfu_report **out, char *detail
     return rc;
 }
 
-/* Write the page of the kept reports to path. */
-static int write_html(const char *path, mfu_report *const *reps, char (*detail)[200],
+/* Write the page of the kept reports to f (opened on path before any log was read, so that
+ * an unwritable path fails before any output); with no report, remove the file. */
+static int write_html(FILE *f, const char *path, mfu_report *const *reps, char (*detail)[200],
                       const char *const *names, size_t n)
 {
+    bool to_stdout = f == stdout;
     mfu_report_html_run *runs = calloc(n ? n : 1, sizeof *runs);
-    if (!runs)
-        return cli_failf("report", CLI_EXIT_FAIL, "out of memory writing --html");
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; runs && i < n; i++)
         if (reps[i]) {
             runs[k].report = reps[i];
             runs[k].name = names[i];
             runs[k].detail = detail[i];
             k++;
         }
-    if (k == 0) {
-        free(runs);
-        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: no log could be reported", path);
-    }
     char *page = NULL;
     mfu_error e;
     memset(&e, 0, sizeof e);
-    mfu_status st = mfu_report_html(runs, k, "mfu report", &page, &e);
+    mfu_status st = runs && k ? mfu_report_html(runs, k, "mfu report", &page, &e) : MFU_OK;
     free(runs);
+    bool ok = page && fputs(page, f) >= 0;
+    ok = (to_stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+    free(page);
+    if (ok)
+        return CLI_EXIT_OK;
+    if (!to_stdout)
+        remove(path);
+    if (!runs)
+        return cli_failf("report", CLI_EXIT_FAIL, "out of memory writing --html");
+    if (k == 0)
+        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: no log could be reported", path);
     if (st != MFU_OK)
         return cli_fail("report", &e, CLI_EXIT_FAIL);
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        free(page);
-        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: cannot write it: %s", path,
-                         strerror(errno));
-    }
-    bool ok = fputs(page, f) >= 0;
-    ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
-    free(page);
-    if (!ok)
-        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: writing failed (disk full?)", path);
-    return CLI_EXIT_OK;
+    return cli_failf("report", CLI_EXIT_FAIL, "--html %s: writing failed (disk full?)", path);
 }
 
 int cmd_report(int argc, char **argv)
@@ -221,6 +217,16 @@ int cmd_report(int argc, char **argv)
         return cli_failf("report", CLI_EXIT_USAGE,
                          "--html - and --json both write to stdout: give --html FILE");
     }
+    FILE *hf = NULL;
+    if (html) {
+        hf = strcmp(html, "-") == 0 ? stdout : fopen(html, "w");
+        if (!hf) {
+            int err = errno;
+            report_args_free(&ra);
+            return cli_failf("report", CLI_EXIT_FAIL, "--html %s: cannot write it (%s); give a "
+                             "writable path", html, strerror(err));
+        }
+    }
     report_job job;
     memset(&job, 0, sizeof job);
     job.args = &ra;
@@ -232,6 +238,10 @@ int cmd_report(int argc, char **argv)
     mfu_report **reps = html ? calloc(a.npos, sizeof *reps) : NULL;
     char(*detail)[200] = html ? calloc(a.npos, sizeof *detail) : NULL;
     if ((want_json && !job.json) || (html && (!reps || !detail))) {
+        if (hf && hf != stdout) {
+            fclose(hf);
+            remove(html);
+        }
         json_decref(job.json);
         free(reps);
         free(detail);
@@ -258,9 +268,12 @@ int cmd_report(int argc, char **argv)
     }
     report_args_free(&ra);
     if (html && worst != CLI_EXIT_USAGE) {
-        int hr = write_html(html, reps, detail, a.pos, a.npos);
+        int hr = write_html(hf, html, reps, detail, a.pos, a.npos);
         if (hr > worst)
             worst = hr;
+    } else if (hf && hf != stdout) { /* bad usage: no page */
+        fclose(hf);
+        remove(html);
     }
     for (size_t i = 0; reps && i < a.npos; i++)
         mfu_report_free(reps[i]);

@@ -316,7 +316,9 @@ static void context_card(hb *b, const mfu_report_html_run *run)
             snprintf(v, sizeof v, "95 %%: %.2f – %.2f %%", 100 * L->mfu.lo, 100 * L->mfu.hi);
         else
             snprintf(v, sizeof v, "steady level");
-        tile(b, "MFU", x, v);
+        if (sm.n)
+            mfu__appendf(v, sizeof v, " · median step %.2f %%", 100 * sm.median);
+        tile(b, "MFU (tokens ÷ time)", x, v);
     } else if (sm.n) {
         pct(x, sizeof x, sm.median, 2);
         tile(b, "MFU (median)", x, "steady steps");
@@ -564,7 +566,8 @@ static void segments(hb *b, const mfu_analysis *a)
         if (isfinite(l->global_batch))
             mfu__appendf(cfg, sizeof cfg, "%sbatch %.0f", cfg[0] ? ", " : "", l->global_batch);
         if (isfinite(l->devices))
-            mfu__appendf(cfg, sizeof cfg, "%s%.0f devices", cfg[0] ? ", " : "", l->devices);
+            mfu__appendf(cfg, sizeof cfg, "%s%.0f device%s", cfg[0] ? ", " : "", l->devices,
+                         l->devices == 1 ? "" : "s");
         if (l->recompute[0] && strcmp(l->recompute, "none") != 0)
             mfu__appendf(cfg, sizeof cfg, "%srecompute %s", cfg[0] ? ", " : "", l->recompute);
         hb_text(b, cfg);
