@@ -218,8 +218,12 @@ static mfu_status mismatch_findings(mfu_report *r, mfu_error *err)
         char a[48], b[48];
         fmt_fig(a, sizeof a, c->figure, c->reported);
         fmt_fig(b, sizeof b, c->figure, c->recomputed);
-        snprintf(f.summary, sizeof f.summary, "%s: printed %s, recomputed %s (ratio %.3f)%s%s",
-                 c->label, a, b, c->ratio, c->explanation[0] ? ": " : "", c->explanation);
+        /* appended piece by piece: the explanation may not fit, and is cut */
+        f.summary[0] = '\0';
+        mfu__appendf(f.summary, sizeof f.summary, "%s: printed %s, recomputed %s (ratio %.3f)",
+                     c->label, a, b, c->ratio);
+        if (c->explanation[0])
+            mfu__appendf(f.summary, sizeof f.summary, ": %s", c->explanation);
         mfu__strlcpy(f.next_step, mismatch_next(c->cause), sizeof f.next_step);
         mfu_status st = mfu_analysis_add_finding(r->analysis, &f, err);
         if (st != MFU_OK && st != MFU_E_LIMIT)
