@@ -1,7 +1,7 @@
 # Entry points for people. CMake + CTest do the real work (see docs/testing.md).
 #   make demo   install what is missing, build, run mfu on the bundled example
 #   make test   install what is missing, build, run every test (ends with CTest's summary)
-#   make bench  build and run every benchmark in bench/ (prints rates and ratios; not a test)
+#   make bench  run every benchmark in bench/ (rates and ratios against peers; not a test)
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 MFU   := $(BUILD)/mfu
@@ -28,8 +28,8 @@ test: build
 	@ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure --no-label-summary
 
 bench: build
-	@cmake --build $(BUILD) --target bench -j $(JOBS)
-	@for b in $(BUILD)/bench_*; do [ -x "$$b" ] && echo "== $$(basename $$b)" && "$$b" || exit 1; done
+	@echo "== store: batched inserts vs one row per commit" && $(BUILD)/mfu-bench-store_ingest
+	@bash bench/ingest.sh --lines $(or $(LINES),400000) $(MFU)
 
 # Static checks beyond the compiler's: the banned-call scan and cppcheck (Debian's).
 lint:

@@ -2,64 +2,56 @@
 # bench/ingest.sh - ingest throughput of mfu against Python's json module (and re) and jq doing
 # the same extraction, measured in the same run on the same files, printed as ratios.
 #
-# Two logs are generated: a JSON-lines metrics log and a Megatron-LM log (the two shapes the
-# issue names). Every tool extracts per step: step, loss, step time and tokens, and writes one
-# record per step to /dev/null. mfu does it with `mfu convert` (detect, parse, normalise, write
-# canonical JSON-lines), so it does at least as much work as the peers.
+# Two logs are generated (bench/peers.py gen): a JSON-lines metrics log and a Megatron-LM log
+# with timestamp prefixes. Per log, four rows:
+#   mfu ingest    bench/ingest.c: the public ingest API reads the file into a run
+#                 (detect, clean, parse, normalise every field, append to the columns), timed
+#                 in-process; no output
+#   mfu convert   the CLI end to end: the same ingest, then canonical JSON-lines to /dev/null,
+#                 timed as a process
+#   python3       json.loads per line (re.search for Megatron), step/loss/step time/tokens
+#                 appended to lists, timed in-process (interpreter start not counted)
+#   jq            the same four fields with -c to /dev/null, timed as a process
+# Every timing is the best of REPEAT runs (the machines are shared and noisy: compare the
+# ratios, which are measured in the same run, not the seconds). The script checks that mfu and
+# Python read the same number of steps and the same losses before it prints a ratio.
 #
-# usage: bench/ingest.sh [PATH/TO/mfu] [LINES]      (default build/mfu, 400000 lines)
-# Each timing is the best of 3 runs (the machines are shared and noisy; ratios matter).
+# usage: bench/ingest.sh [--lines N] [--repeat N] [--no-jq] [MFU_BIN [LINES]]
+#   MFU_BIN defaults to build/mfu (mfu-bench-ingest is looked up beside it); LINES to 400000
+#   (at least 200000 for figures worth quoting; fewer for a quick check).
 set -euo pipefail
-mfu=${1:-build/mfu}
-lines=${2:-400000}
+here=$(cd "$(dirname "$0")" && pwd)
+mfu=build/mfu
+lines=400000
+repeat=3
+jq=1
+pos=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --lines) lines=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --no-jq) jq=0; shift ;;
+    -h | --help) sed -n '2,/^set -e/p' "$0" | sed -e 's/^# \{0,1\}//' -e '/^set -e/d'; exit 0 ;;
+    *)
+        if [ $pos -eq 0 ]; then mfu=$1; else lines=$1; fi
+        pos=$((pos + 1)); shift ;;
+    esac
+done
+bench=$(dirname "$mfu")/mfu-bench-ingest
 py=/usr/bin/python3
+[ -x "$mfu" ] || { echo "bench: $mfu not found; run 'make build' first" >&2; exit 2; }
+[ -x "$bench" ] || { echo "bench: $bench not found; run 'make build' first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$py" - "$tmp" "$lines" <<'PY'
-import sys, random
-d, n = sys.argv[1], int(sys.argv[2])
-random.seed(1)
-with open(f"{d}/run.jsonl", "w") as f:
-    for i in range(1, n + 1):
-        f.write('{"step": %d, "loss": %.6f, "lr": %.6e, "grad_norm": %.4f, "step_time_s": %.5f, '
-                '"tokens": 1048576, "tokens_per_s": %.1f, "memory_bytes": 71202000000}\n'
-                % (i, 2 + random.random(), 3e-4, 0.5 + random.random(), 0.9 + 0.1 * random.random(),
-                   1048576 / 0.95))
-with open(f"{d}/megatron.log", "w") as f:
-    for i in range(1, n + 1):
-        f.write(" [2024-05-01 10:%02d:%02d] iteration %8d/ 1000000 | consumed samples: %12d | "
-                "elapsed time per iteration (ms): %.1f | throughput per GPU (TFLOP/s/GPU): %.1f | "
-                "learning rate: %.6E | global batch size:   256 | lm loss: %.6E | loss scale: 1.0 | "
-                "grad norm: %.3f | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
-                % (i // 60 % 60, i % 60, i, i * 256, 900 + random.random() * 50, 400 + random.random() * 10,
-                   3e-4, 2 + random.random(), 0.5 + random.random()))
-PY
+"$py" "$here/peers.py" gen "$tmp" "$lines"
 
-cat >"$tmp/py_jsonl.py" <<'PY'
-import sys, json
-out = sys.stdout
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    out.write("%d,%r,%r,%r\n" % (o["step"], o.get("loss"), o.get("step_time_s"), o.get("tokens")))
-PY
-cat >"$tmp/py_megatron.py" <<'PY'
-import sys, re
-pat = re.compile(r"iteration\s+(\d+)/.*?elapsed time per iteration \(ms\): ([0-9.]+).*?"
-                 r"global batch size:\s+(\d+).*?lm loss: ([0-9.E+-]+)")
-out = sys.stdout
-for line in open(sys.argv[1]):
-    m = pat.search(line)
-    if m:
-        out.write("%s,%s,%g,%d\n" % (m.group(1), m.group(4), float(m.group(2)) / 1000,
-                                      int(m.group(3)) * 4096))
-PY
-jq_jsonl='[.step, .loss, .step_time_s, .tokens] | @csv'
-jq_meg='capture("iteration +(?<s>[0-9]+)/.*elapsed time per iteration \\(ms\\): (?<ms>[0-9.]+).*global batch size: +(?<b>[0-9]+).*lm loss: (?<l>[0-9.E+-]+)") | [(.s|tonumber), (.l|tonumber), ((.ms|tonumber)/1000), ((.b|tonumber)*4096)] | @csv'
+jq_jsonl='[.step, .loss, .step_time_s, .tokens]'
+jq_meg='capture("iteration +(?<s>[0-9]+)/.*elapsed time per iteration \\(ms\\): (?<ms>[0-9.]+).*global batch size: +(?<b>[0-9]+).*lm loss: (?<l>[0-9.E+-]+)") | [(.s|tonumber), (.l|tonumber), ((.ms|tonumber)/1000), ((.b|tonumber)*4096)]'
 
-best() { # best of 3 wall seconds of "$@"
+best() { # best wall seconds of REPEAT runs of "$@" (output discarded)
     local b=""
-    for _ in 1 2 3; do
+    for _ in $(seq "$repeat"); do
         local s e t
         s=$(date +%s.%N)
         "$@" >/dev/null 2>&1 || { echo "bench: command failed: $*" >&2; exit 1; }
@@ -70,25 +62,50 @@ best() { # best of 3 wall seconds of "$@"
     echo "$b"
 }
 
-row() { # name file seconds
-    local mb
-    mb=$(awk -v b="$(stat -c %s "$2")" 'BEGIN { print b / 1e6 }')
-    awk -v n="$1" -v mb="$mb" -v t="$3" -v l="$lines" \
-        'BEGIN { printf "  %-26s %8.2f s %9.1f MB/s %12.0f lines/s\n", n, t, mb / t, l / t }'
+field() { # field KEY LINE: the value of KEY=... in a key=value line
+    echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
-echo "ingest benchmark: $lines lines per log, best of 3 (mfu $("$mfu" --version | cut -d' ' -f2))"
+row() { # row NAME FILE SECONDS PYTHON_SECONDS
+    awk -v n="$1" -v b="$(stat -c %s "$2")" -v t="$3" -v p="$4" -v l="$lines" \
+        'BEGIN { printf "  %-28s %8.3f %9.1f %12.0f %9.1fx\n", n, t, b / 1e6 / t, l / t, p / t }'
+}
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+echo "ingest benchmark: $lines lines per log, best of $repeat; mfu $("$mfu" --version | cut -d' ' -f2)," \
+    "$(date -u +%Y-%m-%d), ${cpu:-unknown CPU}, $(nproc) CPUs"
+status=0
 for kind in jsonl megatron; do
-    if [ $kind = jsonl ]; then f=$tmp/run.jsonl; fmt=jsonl; jqp=$jq_jsonl; jqflags=-r
-    else f=$tmp/megatron.log; fmt=megatron; jqp=$jq_meg; jqflags=-rR; fi
+    if [ $kind = jsonl ]; then
+        f=$tmp/run.jsonl; peer=json; jqp=$jq_jsonl; jqflags=-c
+    else
+        f=$tmp/megatron.log; peer=re; jqp=$jq_meg; jqflags=-cR
+    fi
+    m=$("$bench" --repeat "$repeat" "$f")
+    p=$("$py" "$here/peers.py" $peer "$f" "$repeat")
+    t_ing=$(field best_s "$m")
+    t_py=$(field best_s "$p")
+    t_conv=$(best "$mfu" convert --quiet "$f")
     echo
-    echo "$kind log: $(awk -v b="$(stat -c %s "$f")" 'BEGIN { printf "%.1f MB", b / 1e6 }')"
-    t_mfu=$(best "$mfu" convert --quiet --format "$fmt" "$f")
-    t_py=$(best "$py" "$tmp/py_$kind.py" "$f")
-    t_jq=$(best jq $jqflags "$jqp" "$f")
-    row "mfu convert" "$f" "$t_mfu"
-    row "python3 ($([ $kind = jsonl ] && echo json || echo re))" "$f" "$t_py"
-    row "jq" "$f" "$t_jq"
-    awk -v m="$t_mfu" -v p="$t_py" -v j="$t_jq" \
-        'BEGIN { printf "  ratio: mfu is %.1fx python, %.1fx jq (target: >= 10x python)\n", p / m, j / m }'
+    echo "$kind log: $(awk -v b="$(stat -c %s "$f")" 'BEGIN { printf "%.1f MB", b / 1e6 }'), format" \
+        "$(field format "$m") detected"
+    printf "  %-28s %8s %9s %12s %10s\n" tool seconds MB/s lines/s "vs python"
+    row "mfu ingest (library)" "$f" "$t_ing" "$t_py"
+    row "mfu convert (CLI, output)" "$f" "$t_conv" "$t_py"
+    row "python3 ($peer)" "$f" "$t_py" "$t_py"
+    if [ $jq = 1 ]; then
+        t_jq=$(best jq $jqflags "$jqp" "$f")
+        row "jq $jqflags" "$f" "$t_jq" "$t_py"
+    fi
+    if [ "$(field steps "$m")" != "$(field records "$p")" ] ||
+        [ "$(field loss_sum "$m")" != "$(field loss_sum "$p")" ]; then
+        echo "  MISMATCH: mfu read $(field steps "$m") steps (loss sum $(field loss_sum "$m")), python" \
+            "$(field records "$p") ($(field loss_sum "$p"))"
+        status=1
+    fi
+    awk -v i="$t_ing" -v c="$t_conv" -v p="$t_py" -v j="${t_jq:-0}" -v q=$jq 'BEGIN {
+        printf "  ratio: mfu ingest %.1fx python", p / i
+        if (q) printf ", %.1fx jq", j / i
+        printf "; mfu convert %.1fx python (target: ingest >= 10x python)\n", p / c }'
 done
+exit $status

@@ -10,10 +10,32 @@ pkgs=(
   zlib1g-dev libzstd-dev           # compressed logs (.gz, .zst)
   libsqlite3-dev sqlite3           # the run store (mfu ingest / runs / rm); the CLI for tests
   libcmocka-dev                    # unit tests
+  libmicrohttpd-dev                # mfu serve (HTTP)
+  curl                             # e2e tests of mfu serve
+  prometheus                       # tests/e2e/prometheus.sh: a real scrape and promtool
+  wrk                              # bench/serve_series.sh: HTTP load generator
   python3                          # tests that drive the CLI and compare numbers (/usr/bin/python3)
   jq                               # e2e tests read --json output
-  chromium                         # e2e: the HTML report rendered by a real browser (headless)
+  chromium                         # browser tests: the dashboard (tests/browser/), the HTML report
 )
+# node and npm build the dashboard (web/) and drive its test; a machine may have them from
+# elsewhere than Debian (NodeSource's nodejs bundles npm), so ask for Debian's only when absent.
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
+
+# web/node_modules: uPlot (embedded into mfu serve) and playwright-core (the browser test),
+# at the versions in web/package-lock.json, from the npm registry; then web/dist.
+web_deps() {
+  local web
+  web="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"
+  if [ -f "$web/package-lock.json" ] && { [ ! -f "$web/node_modules/uplot/package.json" ] ||
+       [ ! -f "$web/node_modules/playwright-core/package.json" ]; }; then
+    echo "deps.sh: npm ci in web/" >&2
+    (cd "$web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+  # web/dist: the files mfu serve embeds (a copy; unchanged files are left alone)
+  [ -f "$web/build.sh" ] && bash "$web/build.sh"
+}
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -22,7 +44,10 @@ for p in "${pkgs[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  web_deps
+  exit 0
+fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 sudo=""
@@ -33,3 +58,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq >/dev/null
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+web_deps

@@ -107,6 +107,12 @@ MFU_API mfu_status mfu_ingest_feed_buffer(mfu_ingest *ing, const void *data, siz
  * column: the message names --map step=COLUMN). *out is NULL on failure. */
 MFU_API mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err);
 
+/* The run as read so far, for following a growing log: feed the new complete lines, peek,
+ * repeat. Rows appear once the format is known (stats.format non-empty): while detecting, the
+ * first lines are held back (at most MFU_INGEST_DETECT_LINES). Owned by the session, valid
+ * until the next feed, finish or free; NULL for NULL. */
+MFU_API const mfu_run *mfu_ingest_peek(const mfu_ingest *ing);
+
 /* The session's counters so far (never NULL for a non-NULL session). */
 MFU_API const mfu_ingest_stats *mfu_ingest_get_stats(const mfu_ingest *ing);
 

@@ -16,4 +16,5 @@
 #include "mfu/ingest.h"
 #include "mfu/estimate.h"
 #include "mfu/analysis.h"
+#include "mfu/roofline.h"
 #endif

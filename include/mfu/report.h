@@ -82,6 +82,9 @@ typedef struct mfu_report_input {
                                              findings); NULL = mfu_analysis_options_init()'s;
                                              borrowed for the call only */
     bool no_analysis;                     /* true: no analysis (mfu_report_analysis is NULL) */
+    int64_t micro_batch; /* sequences per device per micro-step, for the roofline finding;
+                            0 = the log's (no roofline when neither gives it) */
+    int64_t tp;          /* tensor-parallel size for the roofline; 0 = 1 */
 } mfu_report_input;
 
 /* ---- output -------------------------------------------------------------------------------- */
@@ -293,7 +296,9 @@ MFU_API const char *mfu_report_note_at(const mfu_report *r, size_t i);
  * header and the caller's flags for that step), clock, power, timers, loss; and one row per
  * rank for the steps that several ranks printed (mfu_run_rank_obs_get). Findings of the
  * analysis module are followed by one "reported_mismatch" finding per comparison that
- * disagrees. */
+ * disagrees, and by a "roofline" finding (mfu/roofline.h: the MFU ceiling the matrix shapes
+ * allow on the device) when the model, the sequence length, a device with a memory bandwidth
+ * and the micro-batch (input->micro_batch or the log's) are known. */
 MFU_API const mfu_analysis *mfu_report_analysis(const mfu_report *r);
 
 /* What the analysis's "tokens" are: "tokens" (whole job), "tokens per device" (the device count

@@ -34,6 +34,9 @@ static const struct {
     {"rm", cmd_rm, "remove runs from the run store"},
     {"report", cmd_report, "MFU of training logs, checked against the framework's own figures"},
     {"compare", cmd_compare, "before/after of two runs or step ranges, with intervals"},
+    {"roofline", cmd_roofline, "matrix shapes, arithmetic intensity and the MFU ceiling"},
+    {"watch", cmd_watch, "follow a training log live in the terminal (MFU, tokens/s)"},
+    {"serve", cmd_serve, "dashboard, JSON API, live logs and Prometheus metrics over HTTP"},
 };
 
 static void usage(FILE *out)

@@ -45,7 +45,9 @@ static int build_input(const char *cmd, const cli_args *a, const model_args *m,
         !cli_get_pos_int64(cmd, a, "global-batch", &in->global_batch, NULL) ||
         !cli_get_pos_double(cmd, a, "tokens-per-step", &in->tokens_per_step, NULL) ||
         !cli_get_pos_double(cmd, a, "real-tokens-per-step", &in->real_tokens_per_step, NULL) ||
-        !cli_get_pos_double(cmd, a, "tolerance", &in->tolerance, NULL))
+        !cli_get_pos_double(cmd, a, "tolerance", &in->tolerance, NULL) ||
+        !cli_get_pos_int64(cmd, a, "micro-batch", &in->micro_batch, NULL) ||
+        !cli_get_pos_int64(cmd, a, "tp", &in->tp, NULL))
         return CLI_EXIT_USAGE;
     if (in->global_batch > 0 && in->workload.seq <= 0 && in->tokens_per_step <= 0)
         return cli_failf(cmd, CLI_EXIT_USAGE,

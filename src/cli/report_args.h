@@ -21,7 +21,8 @@
     MODEL_ARGS_OPTSPECS, {"device", true}, {"dtype", true}, {"devices", true},                     \
         {"peak-tflops", true}, {"global-batch", true}, {"tokens-per-step", true},                  \
         {"real-tokens-per-step", true}, {"format", true}, {"map", true}, {"stack", true},          \
-        {"tolerance", true}, {"size-threshold", true}, {"seed", true}, {"resamples", true}
+        {"tolerance", true}, {"size-threshold", true}, {"seed", true}, {"resamples", true},     \
+        {"micro-batch", true}, {"tp", true}
 
 /* The help lines of those options (device, job, log, analysis), after MODEL_ARGS_HELP. */
 #define REPORT_ARGS_HELP                                                                           \
@@ -33,6 +34,8 @@
     "  --global-batch N         sequences per optimizer step, whole job (with --seq)\n"            \
     "  --tokens-per-step N      tokens per optimizer step, whole job\n"                            \
     "  --real-tokens-per-step N non-padding tokens per step: MFU counts only these\n"              \
+    "  --micro-batch N, --tp N  sequences per device per micro-step, tensor-parallel size:\n"     \
+    "                           the roofline finding (micro-batch default: the log's)\n"         \
     "Log:\n"                                                                                       \
     "  --format NAME            read as this format instead of detecting it\n"                     \
     "  --map FIELD=COLUMN       jsonl / csv field mapping (see 'mfu convert --help')\n"            \

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ingest/fast.h"
 #include "ingest/internal.h"
 
 static const char *const levels[] = {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL"};
@@ -108,11 +109,32 @@ static size_t int_at(mfu__span s, size_t maxd, long *v)
     return i;
 }
 
+/* Can a prefix rule start with byte c? (the quick reject of strip_one: most lines start
+ * with their content, and this answers for them in one lookup) */
+static bool prefix_start(unsigned char c)
+{
+    switch (c) {
+    case ' ':
+    case '\t':
+    case '>':
+    case '[': /* [rank3]:, [titan], [timestamp], [INFO] */
+    case 'r': /* rank0[73][MainThread]: */
+    case 's': /* stdout: / stderr: */
+    case 'D': /* DEBUG:name: */
+    case 'I': /* INFO:name:, absl I0811 */
+    case 'W': /* WARNING / WARN, absl W */
+    case 'E': /* ERROR, absl E */
+    case 'C': /* CRITICAL */
+    case 'F': /* absl F */ return true;
+    default: return c >= '0' && c <= '9'; /* srun "3: ", bare timestamps */
+    }
+}
+
 /* One prefix off s; returns false when none applies. */
 static bool strip_one(mfu__span *sp, mfu__line *ln)
 {
     mfu__span s = *sp;
-    if (s.n == 0)
+    if (s.n == 0 || !prefix_start((unsigned char)s.p[0]))
         return false;
     if (s.p[0] == ' ' || s.p[0] == '\t') {
         *sp = mfu__span_trim(s);
@@ -215,6 +237,10 @@ void mfu__clean_line(const char *text, size_t len, long lineno, char *buf, mfu__
 {
     /* 1. ANSI escapes and control bytes */
     size_t k = 0;
+    if (mfu__copy_no_ctrl(buf, text, len)) { /* nothing to remove (the usual case) */
+        k = len;
+        len = 0;
+    }
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         if (c == 0x1b) {

@@ -138,10 +138,13 @@ size_t mfu__fieldmap_candidates(const mfu__fieldmap *fm, mfu__field f, const cha
 
 bool mfu__fieldmap_store(const mfu__fieldmap *fm, mfu__field f, const mfu__num *n, mfu_step *s)
 {
-    double lg = log10(fabs(fm->factor[f]));
-    double v = fm->factor[f] > 0 && fabs(lg - floor(lg + 0.5)) < 1e-12
-                   ? mfu__scale10(n->value, (int)floor(lg + 0.5))
-                   : n->value * fm->factor[f];
+    double v = n->value; /* factor 1 (unmapped fields): what mfu__scale10(v, 0) gives */
+    if (fm->factor[f] != 1.0) {
+        double lg = log10(fabs(fm->factor[f]));
+        v = fm->factor[f] > 0 && fabs(lg - floor(lg + 0.5)) < 1e-12
+                ? mfu__scale10(n->value, (int)floor(lg + 0.5))
+                : n->value * fm->factor[f];
+    }
     bool bad = n->kind == MFU__NUM_NAN || n->kind == MFU__NUM_INF;
     if (n->kind == MFU__NUM_NA)
         return false;

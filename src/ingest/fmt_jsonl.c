@@ -19,13 +19,38 @@
 #include <jansson.h>
 
 #include "ingest/fieldmap.h"
+#include "ingest/jflat.h"
+
+/* The fast path (ingest/jflat.h) finds a member's field through a small hash table of every
+ * candidate key: slot -> (key, field, rank among the field's candidates). */
+#define JSONL_SLOTS 256 /* > 2 x MFU__F_COUNT x (MFU__FIELDMAP_MAX_ALIASES + 1) */
+
+typedef struct cand_slot {
+    const char *key; /* NULL: empty slot */
+    size_t len;
+    int field, rank;
+} cand_slot;
 
 typedef struct jsonl_state {
     mfu__fieldmap fm;
     long objects;      /* JSON objects read */
     long without_step; /* objects without a step key */
     char first_keys[200];
+    cand_slot slots[JSONL_SLOTS];
+    int ncand[MFU__F_COUNT]; /* candidates per field */
+    bool dotted;             /* a candidate is a dotted path ("train.loss") */
+    mfu__jflat obj;          /* the fast path's object (kept here, not on the stack) */
+    uint8_t at[MFU__F_COUNT][MFU__FIELDMAP_MAX_ALIASES]; /* see jsonl_fast */
 } jsonl_state;
+
+static size_t slot_hash(const char *k, size_t n)
+{
+    if (n == 0)
+        return 0;
+    return (n * 131u + (unsigned char)k[0] * 31u + (unsigned char)k[n - 1] * 7u +
+            (unsigned char)k[n / 2]) %
+           JSONL_SLOTS;
+}
 
 static int jsonl_detect(const mfu__line *ln)
 {
@@ -37,7 +62,25 @@ static int jsonl_detect(const mfu__line *ln)
 static mfu_status jsonl_init(void *state, const mfu_ingest_opts *opts, mfu_error *err)
 {
     jsonl_state *st = state;
-    return mfu__fieldmap_parse(&st->fm, opts->map, opts->nmap, err);
+    mfu_status rc = mfu__fieldmap_parse(&st->fm, opts->map, opts->nmap, err);
+    if (rc != MFU_OK)
+        return rc;
+    for (int f = 0; f < MFU__F_COUNT; f++) {
+        const char *cand[MFU__FIELDMAP_MAX_ALIASES];
+        size_t nc =
+            mfu__fieldmap_candidates(&st->fm, (mfu__field)f, cand, MFU__FIELDMAP_MAX_ALIASES);
+        st->ncand[f] = (int)nc;
+        for (size_t i = 0; i < nc; i++) {
+            size_t len = strlen(cand[i]);
+            size_t h = slot_hash(cand[i], len);
+            while (st->slots[h].key) /* at most 17 x 8 of the 256 slots are used */
+                h = (h + 1) % JSONL_SLOTS;
+            st->slots[h] = (cand_slot){cand[i], len, f, (int)i};
+            if (strchr(cand[i], '.'))
+                st->dotted = true;
+        }
+    }
+    return MFU_OK;
 }
 
 /* obj[key], or the dotted path key, or NULL. */
@@ -118,11 +161,93 @@ static json_t *load_lenient(const char *text, size_t len, json_error_t *je)
     return root;
 }
 
+/* value_num() for a member read by the fast path. */
+static bool member_num(const mfu__jmember *m, mfu__field f, mfu__num *n)
+{
+    if (m->type == MFU__J_INT || m->type == MFU__J_REAL) {
+        n->value = n->printed = m->num;
+        n->unit = MFU__UNIT_NONE;
+        n->kind = MFU__NUM_FINITE;
+        return true;
+    }
+    if (m->type == MFU__J_STRING) {
+        mfu__span s = {m->str, m->str_len};
+        if (f == MFU__F_TIME_S) {
+            double t;
+            if (mfu__datetime_scan(mfu__span_trim(s), &t, NULL)) {
+                n->value = n->printed = t;
+                n->unit = MFU__UNIT_SECONDS;
+                n->kind = MFU__NUM_FINITE;
+                return true;
+            }
+        }
+        return mfu__num_parse(s, n);
+    }
+    return false;
+}
+
+/* The line through the fast reader: the same candidates in the same order as the jansson
+ * path below, each looked up once per member instead of once per candidate. Returns false
+ * (nothing done) when the fast reader declines; *rc is the line's result otherwise. */
+static bool jsonl_fast(jsonl_state *st, mfu__ictx *c, const mfu__line *ln, mfu_status *rc)
+{
+    mfu__jflat *o = &st->obj;
+    if (st->first_keys[0] == '\0' || !mfu__jflat_parse(ln->text, ln->len, o))
+        return false; /* the first object names the keys for messages: jansson's order */
+    /* a dotted candidate looks inside nested objects, which the fast reader does not read */
+    for (size_t i = 0; st->dotted && i < o->n; i++)
+        if (o->m[i].type == MFU__J_OBJECT)
+            return false;
+    /* st->at: member (+1) holding each candidate, a repeated key keeping its last member;
+     * hit: the fields that have one (st->at is all zero between lines) */
+    uint32_t hit = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        const mfu__jmember *m = &o->m[i];
+        for (size_t h = slot_hash(m->key, m->key_len); st->slots[h].key;
+             h = (h + 1) % JSONL_SLOTS) {
+            const cand_slot *sl = &st->slots[h];
+            if (sl->len == m->key_len && memcmp(sl->key, m->key, m->key_len) == 0) {
+                st->at[sl->field][sl->rank] = (uint8_t)(i + 1);
+                hit |= 1u << sl->field;
+            }
+        }
+    }
+    st->objects++;
+    mfu_step s;
+    mfu_step_init(&s);
+    bool have_step = false;
+    for (int f = 0; hit; f++, hit >>= 1) { /* fields in order: scopes depend on it */
+        if (!(hit & 1))
+            continue;
+        uint8_t *at = st->at[f];
+        for (int r = 0; r < st->ncand[f]; r++) {
+            mfu__num n;
+            if (!at[r] || !member_num(&o->m[at[r] - 1], (mfu__field)f, &n))
+                continue;
+            if (mfu__fieldmap_store(&st->fm, (mfu__field)f, &n, &s) && f == MFU__F_STEP)
+                have_step = true;
+            break;
+        }
+        memset(at, 0, MFU__FIELDMAP_MAX_ALIASES);
+    }
+    if (!have_step) {
+        st->without_step++;
+        mfu__skip(c, "JSON object without a step; map one with --map step=KEY");
+        *rc = MFU_OK;
+        return true;
+    }
+    *rc = mfu__emit(c, &s);
+    return true;
+}
+
 static mfu_status jsonl_line(void *state, mfu__ictx *c, const mfu__line *ln)
 {
     jsonl_state *st = state;
     if (ln->len == 0 || ln->text[0] != '{')
         return MFU_OK;
+    mfu_status rc;
+    if (jsonl_fast(st, c, ln, &rc))
+        return rc;
     json_error_t je;
     json_t *root = load_lenient(ln->text, ln->len, &je);
     if (!root) {

@@ -27,6 +27,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ingest/fast.h"
 #include "ingest/format.h"
 
 typedef struct megatron_state {
@@ -137,65 +138,205 @@ static bool is_loss_key(mfu__span k)
     return false;
 }
 
+/* The keys of a step line that give a field. The key is looked up before its value is read,
+ * so the pieces nobody uses ("consumed samples", "loss scale", router statistics) cost no
+ * number parsing. */
+typedef enum step_key {
+    K_OTHER = 0,
+    K_MS,        /* elapsed time per iteration (ms) */
+    K_TFLOPS,    /* throughput per GPU (TFLOP/s/GPU) */
+    K_DS_TFLOPS, /* TFLOPs (Megatron-DeepSpeed) */
+    K_TGS,       /* tokens per gpu per second (tgs) */
+    K_SPS,       /* samples per second */
+    K_SEQLEN,    /* actual seqlen */
+    K_LR,        /* learning rate */
+    K_GBS,       /* global batch size */
+    K_GRAD_NORM, /* grad norm */
+    K_SKIPPED,   /* number of skipped iterations */
+    K_NAN_ITERS, /* number of nan iterations */
+    K_LM_LOSS,   /* lm loss */
+    K_POWER,     /* power per GPU (W/GPU) (--log-energy) */
+    K_OTHER_LOSS /* another "... loss" */
+} step_key;
+
+#define KEY_IS(k, lit) ((k).n == sizeof(lit) - 1 && memcmp((k).p, lit, sizeof(lit) - 1) == 0)
+
+static step_key key_of(mfu__span k)
+{
+    switch (k.n) {
+    case sizeof("TFLOPs") - 1:
+        if (KEY_IS(k, "TFLOPs"))
+            return K_DS_TFLOPS;
+        break;
+    case sizeof("lm loss") - 1:
+        if (KEY_IS(k, "lm loss"))
+            return K_LM_LOSS;
+        break;
+    case sizeof("grad norm") - 1:
+        if (KEY_IS(k, "grad norm"))
+            return K_GRAD_NORM;
+        break;
+    case sizeof("learning rate") - 1: /* = sizeof("actual seqlen") - 1 */
+        if (KEY_IS(k, "learning rate"))
+            return K_LR;
+        if (KEY_IS(k, "actual seqlen"))
+            return K_SEQLEN;
+        break;
+    case sizeof("global batch size") - 1:
+        if (KEY_IS(k, "global batch size"))
+            return K_GBS;
+        break;
+    case sizeof("samples per second") - 1:
+        if (KEY_IS(k, "samples per second"))
+            return K_SPS;
+        break;
+    case sizeof("number of nan iterations") - 1:
+        if (KEY_IS(k, "number of nan iterations"))
+            return K_NAN_ITERS;
+        break;
+    case sizeof("number of skipped iterations") - 1:
+        if (KEY_IS(k, "number of skipped iterations"))
+            return K_SKIPPED;
+        break;
+    case sizeof("elapsed time per iteration (ms)") - 1: /* = the tgs key's length */
+        if (KEY_IS(k, "elapsed time per iteration (ms)"))
+            return K_MS;
+        if (KEY_IS(k, "tokens per gpu per second (tgs)"))
+            return K_TGS;
+        break;
+    case sizeof("throughput per GPU (TFLOP/s/GPU)") - 1:
+        if (KEY_IS(k, "throughput per GPU (TFLOP/s/GPU)"))
+            return K_TFLOPS;
+        break;
+    case sizeof("power per GPU (W/GPU)") - 1:
+        if (KEY_IS(k, "power per GPU (W/GPU)"))
+            return K_POWER;
+        break;
+    default: break;
+    }
+    return is_loss_key(k) ? K_OTHER_LOSS : K_OTHER;
+}
+
+static bool blank_byte(char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r'); /* mfu__span_trim's blanks */
+}
+
+/* Shift of a key's value: ms -> s and TFLOP/s -> FLOP/s are scaled in the decimal, exactly. */
+static int key_shift(step_key id)
+{
+    return id == K_MS ? -3 : id == K_TFLOPS || id == K_DS_TFLOPS ? 12 : 0;
+}
+
+/* The piece at *pp (up to the next '|'): what mfu__split_next(&rest, "|", &piece),
+ * mfu__kv(piece, ": ", &key, &val) and mfu__num_parse_shift(val, shift, n) give, for the keys
+ * that are fields. Moves *pp past the piece. Returns false for a piece that gives nothing
+ * (no ": ", not a field, a later loss when want_other_loss is false, not a number).
+ * The usual piece " key: 912.3 |" with a known key is read without looking for its '|';
+ * anything else takes the general way. */
+static bool read_piece(const char **pp, const char *end, bool want_other_loss, step_key *id,
+                       mfu__num *n)
+{
+    const char *p = *pp;
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    if (colon && colon + 1 < end && colon[1] == ' ') {
+        const char *k0 = p, *k1 = colon;
+        while (k0 < k1 && blank_byte(*k0))
+            k0++;
+        while (k1 > k0 && blank_byte(k1[-1]))
+            k1--;
+        *id = key_of((mfu__span){k0, (size_t)(k1 - k0)});
+        /* a key that is one of the names (not any "... loss") holds no '|': this colon is the
+         * first ": " of the piece */
+        if (*id != K_OTHER && *id != K_OTHER_LOSS) {
+            const char *v = colon + 2;
+            while (v < end && blank_byte(*v))
+                v++;
+            double value, printed;
+            const char *after = mfu__dec_scan(v, end, key_shift(*id), &value, &printed);
+            while (after && after < end && blank_byte(*after))
+                after++;
+            if (after && (after == end || *after == '|')) { /* the whole value is that decimal */
+                *pp = after < end ? after + 1 : end;
+                n->value = value;
+                n->printed = printed;
+                n->unit = MFU__UNIT_NONE;
+                n->kind = MFU__NUM_FINITE;
+                return true;
+            }
+        }
+    }
+    /* the general way */
+    const char *bar = memchr(p, '|', (size_t)(end - p));
+    mfu__span piece = {p, (size_t)((bar ? bar : end) - p)};
+    *pp = bar ? bar + 1 : end;
+    const char *sep = piece.p, *pend = piece.p + piece.n;
+    while ((sep = memchr(sep, ':', (size_t)(pend - sep))) && sep + 1 < pend && sep[1] != ' ')
+        sep++;
+    if (!sep || sep + 1 >= pend)
+        return false; /* no ": " in the piece */
+    mfu__span key = mfu__span_trim((mfu__span){piece.p, (size_t)(sep - piece.p)});
+    mfu__span val = mfu__span_trim((mfu__span){sep + 2, (size_t)(pend - sep - 2)});
+    *id = key_of(key);
+    if (*id == K_OTHER || (*id == K_OTHER_LOSS && !want_other_loss))
+        return false;
+    return mfu__num_parse_shift(val, key_shift(*id), n); /* false: router stats, text */
+}
+
 static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *ln, int64_t iter)
 {
     mfu_step s;
     mfu_step_init(&s);
     s.step = iter;
-    mfu__span rest = {ln->text, ln->len};
-    mfu__span piece, key, val;
-    mfu__split_next(&rest, "|", &piece); /* "iteration N/M" */
     double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
     bool loss_nan = false;
     int64_t skipped = 0, nan_iters = 0;
-    while (mfu__split_next(&rest, "|", &piece)) {
-        if (!mfu__kv(piece, ": ", &key, &val))
-            continue;
-        /* ms -> s and TFLOP/s -> FLOP/s are scaled in the decimal, exactly */
-        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
-        bool is_tflops =
-            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
+    /* The pieces after "iteration N/M |" (read_piece) */
+    const char *p = memchr(ln->text, '|', ln->len), *end = ln->text + ln->len;
+    p = p ? p + 1 : end;
+    while (p < end) {
+        step_key id;
         mfu__num n;
-        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
-            continue; /* router stats, text fields */
+        if (!read_piece(&p, end, isnan(other_loss), &id, &n))
+            continue;
         double v = n.value;
-        if (is_ms)
-            s.step_time_s = v;
-        else if (mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)")) {
+        switch (id) {
+        case K_MS: s.step_time_s = v; break;
+        case K_TFLOPS:
             s.flops_per_s = v;
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
-        } else if (mfu__span_eq(key, "TFLOPs")) { /* Megatron-DeepSpeed */
+            break;
+        case K_DS_TFLOPS: /* Megatron-DeepSpeed */
             s.flops_per_s = v;
             s.flops_per_s_scope = MFU_SCOPE_DEVICE;
             st->deepspeed_seen = true;
-        } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
+            break;
+        case K_TGS:
             s.tokens_per_s = v;
             s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
             st->deepspeed_seen = true;
-        } else if (mfu__span_eq(key, "samples per second")) {
+            break;
+        case K_SPS:
             s.samples_per_s = v;
             s.samples_per_s_scope = MFU_SCOPE_GLOBAL;
-        } else if (mfu__span_eq(key, "actual seqlen")) {
+            break;
+        case K_SEQLEN:
             seqlen = v;
             s.seq_len = v;
             st->deepspeed_seen = true;
-        } else if (mfu__span_eq(key, "power per GPU (W/GPU)")) {
-            s.power_w = v;
-        } else if (mfu__span_eq(key, "learning rate"))
-            s.lr = v;
-        else if (mfu__span_eq(key, "global batch size"))
-            s.samples = v;
-        else if (mfu__span_eq(key, "grad norm"))
-            s.grad_norm = v;
-        else if (mfu__span_eq(key, "number of skipped iterations"))
-            skipped = (int64_t)v;
-        else if (mfu__span_eq(key, "number of nan iterations"))
-            nan_iters = (int64_t)v;
-        else if (mfu__span_eq(key, "lm loss")) {
+            break;
+        case K_LR: s.lr = v; break;
+        case K_GBS: s.samples = v; break;
+        case K_GRAD_NORM: s.grad_norm = v; break;
+        case K_SKIPPED: skipped = v >= 1; break;     /* what (int64_t)v > 0 meant, without */
+        case K_NAN_ITERS: nan_iters = v >= 1; break; /* its undefined cast of nan / 1e30 */
+        case K_LM_LOSS:
             lm_loss = v;
             loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
-        } else if (is_loss_key(key) && isnan(other_loss)) {
-            other_loss = v;
+            break;
+        case K_OTHER_LOSS: other_loss = v; break;
+        case K_POWER: s.power_w = v; break;
+        case K_OTHER: break;
         }
     }
     if (isnan(s.step_time_s)) {

@@ -19,7 +19,9 @@
 
 #include <jansson.h>
 
+#include "ingest/fast.h"
 #include "ingest/format.h"
+#include "ingest/jflat.h"
 #include "mfu/device.h"
 #include "mfu/model.h"
 
@@ -27,40 +29,83 @@
 
 /* ---- writer ----------------------------------------------------------------------------- */
 
-/* Shortest %.Ng (N = 15..17) that reads back exactly. */
-static void fmt_double(char *buf, size_t n, double v)
+/* Shortest %.Ng (N = 15..17) that reads back exactly: mfu__fmt_shortest (fast.h) for the
+ * usual values, else the snprintf loop it stands in for. */
+static size_t fmt_double(char *buf, size_t n, double v)
 {
+    size_t k = mfu__fmt_shortest(buf, v);
+    if (k)
+        return k;
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, n, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)
-            return;
+            break;
     }
+    return strlen(buf);
 }
 
-static void put_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
+/* Rows are assembled in one buffer and written with one fwrite per few dozen rows. */
+#define WRITER_BUF 8192
 
 typedef struct writer {
     FILE *f;
     bool first;
+    bool failed; /* a write failed */
+    size_t n;
+    char buf[WRITER_BUF];
 } writer;
+
+static void flush_buf(writer *w)
+{
+    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n)
+        w->failed = true;
+    w->n = 0;
+}
+
+static void put(writer *w, const char *s, size_t n)
+{
+    if (w->n + n > sizeof w->buf) {
+        flush_buf(w);
+        if (n > sizeof w->buf) { /* longer than the buffer (never for a row): directly */
+            if (fwrite(s, 1, n, w->f) != n)
+                w->failed = true;
+            return;
+        }
+    }
+    char *d = w->buf + w->n;
+    for (size_t i = 0; i < n; i++) /* keys and numbers are short: no memcpy call */
+        d[i] = s[i];
+    w->n += n;
+}
+
+static void put_c(writer *w, char c)
+{
+    put(w, &c, 1);
+}
+
+static void put_str(writer *w, const char *s)
+{
+    put_c(w, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char esc[2] = {'\\', (char)*p};
+            put(w, esc, 2);
+        } else if (*p < 0x20) {
+            char esc[8];
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+            put(w, esc, 6);
+        } else {
+            put_c(w, (char)*p);
+        }
+    }
+    put_c(w, '"');
+}
 
 static void key(writer *w, const char *k)
 {
-    fputs(w->first ? "{\"" : ",\"", w->f);
-    fputs(k, w->f);
-    fputs("\":", w->f);
+    put(w, w->first ? "{\"" : ",\"", 2);
+    put(w, k, strlen(k));
+    put(w, "\":", 2);
     w->first = false;
 }
 
@@ -69,15 +114,24 @@ static void kv_num(writer *w, const char *k, double v)
     if (isnan(v) || isinf(v))
         return;
     char buf[40];
-    fmt_double(buf, sizeof buf, v);
+    size_t n = fmt_double(buf, sizeof buf, v);
     key(w, k);
-    fputs(buf, w->f);
+    put(w, buf, n);
 }
 
 static void kv_int(writer *w, const char *k, int64_t v)
 {
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; /* INT64_MIN too */
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[sizeof tmp - 1 - n++] = '-';
     key(w, k);
-    fprintf(w->f, "%lld", (long long)v);
+    put(w, tmp + sizeof tmp - n, n);
 }
 
 static void kv_str(writer *w, const char *k, const char *v)
@@ -85,7 +139,7 @@ static void kv_str(writer *w, const char *k, const char *v)
     if (!v || !v[0])
         return;
     key(w, k);
-    put_str(w->f, v);
+    put_str(w, v);
 }
 
 /* A scope is written whenever it is known, even without its value (an MFU printed as a
@@ -95,7 +149,7 @@ static void kv_scope(writer *w, const char *k, mfu_scope s)
     if (s == MFU_SCOPE_UNKNOWN)
         return;
     key(w, k);
-    put_str(w->f, mfu_scope_name(s));
+    put_str(w, mfu_scope_name(s));
 }
 
 static void kv_true(writer *w, const char *k, bool b)
@@ -103,7 +157,7 @@ static void kv_true(writer *w, const char *k, bool b)
     if (!b)
         return;
     key(w, k);
-    fputs("true", w->f);
+    put(w, "true", 4);
 }
 
 mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
@@ -111,28 +165,33 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
     if (!run || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_write_jsonl: run and out are required");
     const mfu_run_meta *m = mfu_run_meta_get(run);
-    writer w = {out, true};
-    kv_int(&w, "mfu_run", MFU_CANONICAL_VERSION);
-    kv_str(&w, "format", m->format);
-    kv_str(&w, "model", m->model);
-    kv_num(&w, "model_params", m->model_params);
+    writer wr; /* on the stack: no allocation, so no new error */
+    wr.f = out;
+    wr.first = true;
+    wr.failed = false;
+    wr.n = 0;
+    writer *w = &wr;
+    kv_int(w, "mfu_run", MFU_CANONICAL_VERSION);
+    kv_str(w, "format", m->format);
+    kv_str(w, "model", m->model);
+    kv_num(w, "model_params", m->model_params);
     if (m->global_batch > 0)
-        kv_int(&w, "global_batch", m->global_batch);
+        kv_int(w, "global_batch", m->global_batch);
     if (m->micro_batch > 0)
-        kv_int(&w, "micro_batch", m->micro_batch);
+        kv_int(w, "micro_batch", m->micro_batch);
     if (m->seq_len > 0)
-        kv_int(&w, "seq_len", m->seq_len);
+        kv_int(w, "seq_len", m->seq_len);
     if (m->world_size > 0)
-        kv_int(&w, "world_size", m->world_size);
+        kv_int(w, "world_size", m->world_size);
     if (m->grad_accum > 0)
-        kv_int(&w, "grad_accum", m->grad_accum);
-    kv_str(&w, "device", m->device);
-    kv_str(&w, "dtype", m->dtype);
-    kv_num(&w, "tokens_per_step", m->tokens_per_step);
-    kv_str(&w, "convention", m->convention);
-    kv_num(&w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
-    kv_int(&w, "steps", (int64_t)mfu_run_count(run));
-    fputs("}\n", out);
+        kv_int(w, "grad_accum", m->grad_accum);
+    kv_str(w, "device", m->device);
+    kv_str(w, "dtype", m->dtype);
+    kv_num(w, "tokens_per_step", m->tokens_per_step);
+    kv_str(w, "convention", m->convention);
+    kv_num(w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
+    kv_int(w, "steps", (int64_t)mfu_run_count(run));
+    put(w, "}\n", 2);
     size_t n = mfu_run_count(run);
     /* per-rank observations grouped by row (a counting sort): first[i]..first[i+1] in order */
     size_t nobs = mfu_run_rank_obs_count(run), *order = NULL, *first = NULL;
@@ -160,62 +219,63 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
     for (size_t i = 0; i < n; i++) {
         mfu_step s;
         mfu_run_get(run, i, &s);
-        w.first = true;
-        kv_int(&w, "step", s.step);
-        kv_num(&w, "time_s", s.time_s);
-        kv_num(&w, "step_time_s", s.step_time_s);
-        kv_num(&w, "tokens", s.tokens);
-        kv_num(&w, "samples", s.samples);
-        kv_num(&w, "loss", s.loss);
-        kv_num(&w, "lr", s.lr);
-        kv_num(&w, "grad_norm", s.grad_norm);
-        kv_num(&w, "memory_bytes", s.memory_bytes);
-        kv_num(&w, "tokens_per_s", s.tokens_per_s);
-        kv_scope(&w, "tokens_per_s_scope", s.tokens_per_s_scope);
-        kv_num(&w, "flops_per_s", s.flops_per_s);
-        kv_scope(&w, "flops_per_s_scope", s.flops_per_s_scope);
-        kv_num(&w, "mfu", s.mfu);
-        kv_scope(&w, "mfu_scope", s.mfu_scope);
-        kv_num(&w, "samples_per_s", s.samples_per_s);
-        kv_scope(&w, "samples_per_s_scope", s.samples_per_s_scope);
+        w->first = true;
+        kv_int(w, "step", s.step);
+        kv_num(w, "time_s", s.time_s);
+        kv_num(w, "step_time_s", s.step_time_s);
+        kv_num(w, "tokens", s.tokens);
+        kv_num(w, "samples", s.samples);
+        kv_num(w, "loss", s.loss);
+        kv_num(w, "lr", s.lr);
+        kv_num(w, "grad_norm", s.grad_norm);
+        kv_num(w, "memory_bytes", s.memory_bytes);
+        kv_num(w, "tokens_per_s", s.tokens_per_s);
+        kv_scope(w, "tokens_per_s_scope", s.tokens_per_s_scope);
+        kv_num(w, "flops_per_s", s.flops_per_s);
+        kv_scope(w, "flops_per_s_scope", s.flops_per_s_scope);
+        kv_num(w, "mfu", s.mfu);
+        kv_scope(w, "mfu_scope", s.mfu_scope);
+        kv_num(w, "samples_per_s", s.samples_per_s);
+        kv_scope(w, "samples_per_s_scope", s.samples_per_s_scope);
         if (s.rank >= 0)
-            kv_int(&w, "rank", s.rank);
-        kv_true(&w, "skipped", s.flags & MFU_STEP_SKIPPED);
-        kv_true(&w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
-        kv_true(&w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
-        kv_true(&w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
-        kv_num(&w, "seq_len", s.seq_len);
-        kv_num(&w, "devices", s.devices);
-        kv_num(&w, "useful_tokens", s.useful_tokens);
-        kv_num(&w, "clock_mhz", s.clock_mhz);
-        kv_num(&w, "power_w", s.power_w);
-        kv_num(&w, "power_limit_w", s.power_limit_w);
-        kv_num(&w, "data_loading_s", s.data_loading_s);
-        kv_num(&w, "comm_s", s.comm_s);
-        kv_num(&w, "optimizer_s", s.optimizer_s);
-        if (s.recompute >= 0 && s.recompute < 3)
-            kv_str(&w, "recompute", mfu_recompute_name((mfu_recompute)s.recompute));
-        if (s.dtype >= 0 && s.dtype < MFU_DTYPE_COUNT)
-            kv_str(&w, "dtype", mfu_dtype_name((mfu_dtype)s.dtype));
-        fputs("}\n", out);
+            kv_int(w, "rank", s.rank);
+        kv_true(w, "skipped", s.flags & MFU_STEP_SKIPPED);
+        kv_true(w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
+        kv_true(w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
+        kv_true(w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
+        kv_num(w, "seq_len", s.seq_len);
+        kv_num(w, "devices", s.devices);
+        kv_num(w, "useful_tokens", s.useful_tokens);
+        kv_num(w, "clock_mhz", s.clock_mhz);
+        kv_num(w, "power_w", s.power_w);
+        kv_num(w, "power_limit_w", s.power_limit_w);
+        kv_num(w, "data_loading_s", s.data_loading_s);
+        kv_num(w, "comm_s", s.comm_s);
+        kv_num(w, "optimizer_s", s.optimizer_s);
+        if (s.recompute >= 0 && s.recompute <= MFU_RECOMPUTE_FULL)
+            kv_str(w, "recompute", mfu_recompute_name((mfu_recompute)s.recompute));
+        if (s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT)
+            kv_str(w, "dtype", mfu_dtype_name((mfu_dtype)s.dtype));
+        put(w, "}\n", 2);
         /* the per-rank observations of this row, right after it */
         for (size_t k = order ? first[i] : 0; order && k < first[i + 1]; k++) {
             mfu_rank_obs o;
             mfu_run_rank_obs_get(run, order[k], &o);
-            w.first = true;
-            kv_int(&w, "step", o.step);
-            kv_int(&w, "rank", o.rank);
-            kv_true(&w, "rank_obs", true);
-            kv_num(&w, "step_time_s", o.step_time_s);
-            kv_num(&w, "tokens_per_s", o.tokens_per_s);
-            fputs("}\n", out);
+            w->first = true;
+            kv_int(w, "step", o.step);
+            kv_int(w, "rank", o.rank);
+            kv_true(w, "rank_obs", true);
+            kv_num(w, "step_time_s", o.step_time_s);
+            kv_num(w, "tokens_per_s", o.tokens_per_s);
+            put(w, "}\n", 2);
         }
-        if (ferror(out))
+        if (w->failed)
             break;
     }
     free(order);
     free(first);
-    if (fflush(out) != 0 || ferror(out))
+    flush_buf(w);
+    if (w->failed || fflush(out) != 0 || ferror(out))
         return mfu__fail(err, MFU_E_IO, 0,
                          "writing the JSON-lines output failed; check the disk "
                          "or the output path");
@@ -226,6 +286,7 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
 
 typedef struct mfu_state {
     bool header_seen, step_seen;
+    mfu__jflat obj; /* the fast path's object (kept here, not on the stack) */
 } mfu_state;
 
 static int mfu_detect(const mfu__line *ln)
@@ -297,41 +358,41 @@ static void get_flag(json_t *o, const char *k, uint32_t bit, uint32_t *flags)
         *flags |= bit;
 }
 
-/* A recompute ("none", "selective", "full") or dtype ("bf16", ...) name as its code. */
-static bool get_code(json_t *o, const char *k, int32_t *out)
+/* A recompute ("none", "selective", "full") or dtype ("bf16", ...) name as its code; false
+ * for a name mfu does not know. */
+static bool code_of(const char *k, const char *name, int32_t *out)
 {
-    json_t *v = json_object_get(o, k);
-    if (!v)
-        return true;
-    const char *s = json_string_value(v);
-    if (!s)
-        return false;
     if (strcmp(k, "recompute") == 0) {
         mfu_recompute r;
-        if (mfu_recompute_parse(s, &r, NULL) != MFU_OK)
+        if (mfu_recompute_parse(name, &r, NULL) != MFU_OK)
             return false;
         *out = (int32_t)r;
     } else {
         mfu_dtype d;
-        if (mfu_dtype_parse(s, &d, NULL) != MFU_OK)
+        if (mfu_dtype_parse(name, &d, NULL) != MFU_OK)
             return false;
         *out = (int32_t)d;
     }
     return true;
 }
 
-/* {"step":N,"rank":R,"rank_obs":true,...}: one rank's own figures for the row just read. */
-static mfu_status rank_obs(mfu__ictx *c, json_t *o, int64_t step)
+static bool get_code(json_t *o, const char *k, int32_t *out)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        return true;
+    const char *s = json_string_value(v);
+    return s && code_of(k, s, out);
+}
+
+/* {"step":N,"rank":R,"rank_obs":true,...}: one rank's own figures for the row just read. ok
+ * false: a value of the wrong type. */
+static mfu_status rank_obs(mfu__ictx *c, int64_t step, int64_t rank, double step_time_s,
+                           double tokens_per_s, bool ok)
 {
     const mfu_run *run = mfu__run(c);
     size_t n = mfu_run_count(run);
-    mfu_rank_obs ob;
-    memset(&ob, 0, sizeof ob);
-    ob.step_time_s = ob.tokens_per_s = NAN;
-    int64_t rank = -1;
-    if (!get_int(o, "rank", &rank) || rank < 0 || rank > INT32_MAX ||
-        !get_num(o, "step_time_s", &ob.step_time_s) ||
-        !get_num(o, "tokens_per_s", &ob.tokens_per_s)) {
+    if (!ok || rank < 0 || rank > INT32_MAX) {
         mfu__skip(c, "canonical per-rank observation of step %lld without a rank >= 0 or with "
                      "a value of the wrong type",
                   (long long)step);
@@ -342,7 +403,11 @@ static mfu_status rank_obs(mfu__ictx *c, json_t *o, int64_t step)
                   (long long)step);
         return MFU_OK;
     }
+    mfu_rank_obs ob;
+    memset(&ob, 0, sizeof ob);
     ob.rank = (int32_t)rank;
+    ob.step_time_s = step_time_s;
+    ob.tokens_per_s = tokens_per_s;
     return mfu__emit_rank_obs(c, &ob);
 }
 
@@ -379,11 +444,221 @@ static mfu_status header(mfu_state *st, mfu__ictx *c, json_t *o)
     return MFU_OK;
 }
 
+/* ---- the step objects through the fast reader (ingest/jflat.h) ---------------------------- */
+
+typedef enum ckey {
+    C_STEP = 0,
+    C_TIME_S,
+    C_STEP_TIME_S,
+    C_TOKENS,
+    C_SAMPLES,
+    C_LOSS,
+    C_LR,
+    C_GRAD_NORM,
+    C_MEMORY_BYTES,
+    C_TOKENS_PER_S,
+    C_TOKENS_PER_S_SCOPE,
+    C_FLOPS_PER_S,
+    C_FLOPS_PER_S_SCOPE,
+    C_MFU,
+    C_MFU_SCOPE,
+    C_SAMPLES_PER_S,
+    C_SAMPLES_PER_S_SCOPE,
+    C_RANK,
+    C_SKIPPED,
+    C_LOSS_NAN,
+    C_MFU_SENTINEL,
+    C_TOKENS_DERIVED,
+    C_MFU_RUN,
+    C_SEQ_LEN,
+    C_DEVICES,
+    C_USEFUL_TOKENS,
+    C_CLOCK_MHZ,
+    C_POWER_W,
+    C_POWER_LIMIT_W,
+    C_DATA_LOADING_S,
+    C_COMM_S,
+    C_OPTIMIZER_S,
+    C_RECOMPUTE,
+    C_DTYPE,
+    C_RANK_OBS,
+    C_COUNT
+} ckey;
+
+/* The same names as the writer above and the jansson reader below. */
+static const char *const ckey_names[C_COUNT] = {"step",
+                                                "time_s",
+                                                "step_time_s",
+                                                "tokens",
+                                                "samples",
+                                                "loss",
+                                                "lr",
+                                                "grad_norm",
+                                                "memory_bytes",
+                                                "tokens_per_s",
+                                                "tokens_per_s_scope",
+                                                "flops_per_s",
+                                                "flops_per_s_scope",
+                                                "mfu",
+                                                "mfu_scope",
+                                                "samples_per_s",
+                                                "samples_per_s_scope",
+                                                "rank",
+                                                "skipped",
+                                                "loss_nan",
+                                                "mfu_sentinel",
+                                                "tokens_derived",
+                                                "mfu_run",
+                                                "seq_len",
+                                                "devices",
+                                                "useful_tokens",
+                                                "clock_mhz",
+                                                "power_w",
+                                                "power_limit_w",
+                                                "data_loading_s",
+                                                "comm_s",
+                                                "optimizer_s",
+                                                "recompute",
+                                                "dtype",
+                                                "rank_obs"};
+
+static int ckey_of(const mfu__jmember *m)
+{
+    for (int k = 0; k < C_COUNT; k++) {
+        const char *name = ckey_names[k];
+        if (m->key_len && name[0] == m->key[0] && strlen(name) == m->key_len &&
+            memcmp(name, m->key, m->key_len) == 0)
+            return k;
+    }
+    return -1; /* unknown keys are ignored (forward compatible) */
+}
+
+/* get_num / get_scope / get_int / get_flag on a member (NULL = absent). */
+static bool jf_num(const mfu__jmember *m, double *out)
+{
+    if (!m || m->type == MFU__J_NULL)
+        return true;
+    if (m->type != MFU__J_INT && m->type != MFU__J_REAL)
+        return false;
+    *out = m->num;
+    return true;
+}
+
+static bool jf_scope(const mfu__jmember *m, mfu_scope *out)
+{
+    if (!m)
+        return true;
+    if (m->type != MFU__J_STRING)
+        return false;
+    mfu__span v = {m->str, m->str_len};
+    if (mfu__span_eq(v, "device"))
+        *out = MFU_SCOPE_DEVICE;
+    else if (mfu__span_eq(v, "global"))
+        *out = MFU_SCOPE_GLOBAL;
+    else if (mfu__span_eq(v, "unknown"))
+        *out = MFU_SCOPE_UNKNOWN;
+    else
+        return false;
+    return true;
+}
+
+/* A recompute or dtype name (code_of); absent leaves *out. */
+static bool jf_code(const mfu__jmember *m, const char *k, int32_t *out)
+{
+    if (!m)
+        return true;
+    char name[32];
+    if (m->type != MFU__J_STRING || m->str_len >= sizeof name)
+        return false;
+    memcpy(name, m->str, m->str_len);
+    name[m->str_len] = '\0';
+    return code_of(k, name, out);
+}
+
+static void jf_flag(const mfu__jmember *m, uint32_t bit, uint32_t *flags)
+{
+    if (m && m->type == MFU__J_TRUE)
+        *flags |= bit;
+}
+
+/* A step object through the fast reader, exactly as mfu_line reads it with jansson. Returns
+ * false (nothing done) when the reader declines or the object is a header. */
+static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_status *rc)
+{
+    mfu__jflat *o = &st->obj;
+    if (!mfu__jflat_parse(ln->text, ln->len, o))
+        return false;
+    const mfu__jmember *at[C_COUNT] = {NULL};
+    for (size_t i = 0; i < o->n; i++) { /* a repeated key keeps its last member */
+        int k = ckey_of(&o->m[i]);
+        if (k >= 0)
+            at[k] = &o->m[i];
+    }
+    if (at[C_MFU_RUN])
+        return false; /* a header: once per file, jansson reads it */
+    *rc = MFU_OK;
+    if (!at[C_STEP] || at[C_STEP]->type != MFU__J_INT) {
+        mfu__skip(c, "canonical step object without an integer \"step\"");
+        return true;
+    }
+    if (at[C_RANK_OBS] && at[C_RANK_OBS]->type == MFU__J_TRUE) {
+        double t = NAN, tps = NAN;
+        bool ok = jf_num(at[C_STEP_TIME_S], &t) && jf_num(at[C_TOKENS_PER_S], &tps) &&
+                  at[C_RANK] && at[C_RANK]->type == MFU__J_INT;
+        *rc = rank_obs(c, at[C_STEP]->ival, ok ? at[C_RANK]->ival : -1, t, tps, ok);
+        return true;
+    }
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = at[C_STEP]->ival;
+    int64_t rank = -1;
+    bool ok =
+        jf_num(at[C_TIME_S], &s.time_s) && jf_num(at[C_STEP_TIME_S], &s.step_time_s) &&
+        jf_num(at[C_TOKENS], &s.tokens) && jf_num(at[C_SAMPLES], &s.samples) &&
+        jf_num(at[C_LOSS], &s.loss) && jf_num(at[C_LR], &s.lr) &&
+        jf_num(at[C_GRAD_NORM], &s.grad_norm) && jf_num(at[C_MEMORY_BYTES], &s.memory_bytes) &&
+        jf_num(at[C_TOKENS_PER_S], &s.tokens_per_s) &&
+        jf_scope(at[C_TOKENS_PER_S_SCOPE], &s.tokens_per_s_scope) &&
+        jf_num(at[C_FLOPS_PER_S], &s.flops_per_s) &&
+        jf_scope(at[C_FLOPS_PER_S_SCOPE], &s.flops_per_s_scope) && jf_num(at[C_MFU], &s.mfu) &&
+        jf_scope(at[C_MFU_SCOPE], &s.mfu_scope) && jf_num(at[C_SAMPLES_PER_S], &s.samples_per_s) &&
+        jf_scope(at[C_SAMPLES_PER_S_SCOPE], &s.samples_per_s_scope) &&
+        (!at[C_RANK] || at[C_RANK]->type == MFU__J_INT) && jf_num(at[C_SEQ_LEN], &s.seq_len) &&
+        jf_num(at[C_DEVICES], &s.devices) && jf_num(at[C_USEFUL_TOKENS], &s.useful_tokens) &&
+        jf_num(at[C_CLOCK_MHZ], &s.clock_mhz) && jf_num(at[C_POWER_W], &s.power_w) &&
+        jf_num(at[C_POWER_LIMIT_W], &s.power_limit_w) &&
+        jf_num(at[C_DATA_LOADING_S], &s.data_loading_s) && jf_num(at[C_COMM_S], &s.comm_s) &&
+        jf_num(at[C_OPTIMIZER_S], &s.optimizer_s) &&
+        jf_code(at[C_RECOMPUTE], "recompute", &s.recompute) &&
+        jf_code(at[C_DTYPE], "dtype", &s.dtype);
+    if (ok && at[C_RANK])
+        rank = at[C_RANK]->ival;
+    jf_flag(at[C_SKIPPED], MFU_STEP_SKIPPED, &s.flags);
+    jf_flag(at[C_LOSS_NAN], MFU_STEP_LOSS_NAN, &s.flags);
+    jf_flag(at[C_MFU_SENTINEL], MFU_STEP_MFU_SENTINEL, &s.flags);
+    jf_flag(at[C_TOKENS_DERIVED], MFU_STEP_TOKENS_DERIVED, &s.flags);
+    if (!ok) {
+        mfu__skip(c,
+                  "canonical step %lld has a value of the wrong type (numbers, scope "
+                  "\"device\"/\"global\")",
+                  (long long)s.step);
+        return true;
+    }
+    if (rank >= 0 && rank <= INT32_MAX)
+        s.rank = (int32_t)rank;
+    st->step_seen = true;
+    *rc = mfu__emit(c, &s);
+    return true;
+}
+
 static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
 {
     mfu_state *st = state;
     if (ln->len == 0 || ln->text[0] != '{')
         return MFU_OK;
+    mfu_status fast_rc;
+    if (mfu_fast(st, c, ln, &fast_rc))
+        return fast_rc;
     json_error_t je;
     json_t *o = json_loadb(ln->text, ln->len, 0, &je);
     if (!o) {
@@ -406,7 +681,11 @@ static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
         return MFU_OK;
     }
     if (json_is_true(json_object_get(o, "rank_obs"))) {
-        rc = rank_obs(c, o, (int64_t)json_integer_value(jstep));
+        double t = NAN, tps = NAN;
+        int64_t rank = -1;
+        bool ok = json_is_integer(json_object_get(o, "rank")) && get_int(o, "rank", &rank) &&
+                  get_num(o, "step_time_s", &t) && get_num(o, "tokens_per_s", &tps);
+        rc = rank_obs(c, (int64_t)json_integer_value(jstep), rank, t, tps, ok);
         json_decref(o);
         return rc;
     }

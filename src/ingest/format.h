@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mfu/ingest.h"
 #include "mfu/run.h"
@@ -121,11 +122,14 @@ typedef struct mfu__span {
     size_t n;
 } mfu__span;
 
-mfu__span mfu__span_of(const char *s);               /* the whole C string */
-mfu__span mfu__span_trim(mfu__span s);               /* without leading/trailing blanks */
-bool mfu__span_eq(mfu__span s, const char *lit);     /* exact match */
-bool mfu__span_ieq(mfu__span s, const char *lit);    /* ASCII case-insensitive match */
-bool mfu__span_starts(mfu__span s, const char *lit); /* s begins with lit */
+mfu__span mfu__span_of(const char *s); /* the whole C string */
+/* The trim and the three comparisons below are C11 inline functions (defined at the end of
+ * this header, with their one external definition in text.c): they run for every piece of
+ * every line, and strlen of a literal folds away. */
+inline mfu__span mfu__span_trim(mfu__span s);               /* without leading/trailing blanks */
+inline bool mfu__span_eq(mfu__span s, const char *lit);     /* exact match */
+inline bool mfu__span_ieq(mfu__span s, const char *lit);    /* ASCII case-insensitive match */
+inline bool mfu__span_starts(mfu__span s, const char *lit); /* s begins with lit */
 /* Position of the first occurrence of lit in s, or -1. */
 long mfu__span_find(mfu__span s, const char *lit);
 /* Copy s into dst (size n > 0), NUL-terminated, truncated to fit. */
@@ -199,5 +203,37 @@ size_t mfu__format_count(void);
 const mfu__format *mfu__format_at(size_t i);
 /* The format called name (exact, case-insensitive), or NULL. */
 const mfu__format *mfu__format_find(const char *name);
+
+/* ---- inline definitions ----------------------------------------------------------------- */
+
+/* blank = space, \t, \r, \n, \f, \v */
+inline mfu__span mfu__span_trim(mfu__span s)
+{
+    while (s.n && (s.p[0] == ' ' || (s.p[0] >= '\t' && s.p[0] <= '\r'))) {
+        s.p++;
+        s.n--;
+    }
+    while (s.n && (s.p[s.n - 1] == ' ' || (s.p[s.n - 1] >= '\t' && s.p[s.n - 1] <= '\r')))
+        s.n--;
+    return s;
+}
+
+inline bool mfu__span_eq(mfu__span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+inline bool mfu__span_ieq(mfu__span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && mfu__strncasecmp(s.p, lit, n) == 0;
+}
+
+inline bool mfu__span_starts(mfu__span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n >= n && memcmp(s.p, lit, n) == 0;
+}
 
 #endif /* MFU_INGEST_FORMAT_H */

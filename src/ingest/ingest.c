@@ -118,6 +118,12 @@ const char *mfu__source_name(const mfu__ictx *c)
     return c->ing->source ? c->ing->source : "-";
 }
 
+static void no_inf(double *v)
+{
+    if (isinf(*v))
+        *v = NAN;
+}
+
 mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
 {
     mfu_step s = *in;
@@ -126,15 +132,27 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     /* infinities are not values a run keeps: absent, and an infinite loss is flagged */
     if (isinf(s.loss))
         s.flags |= MFU_STEP_LOSS_NAN;
-    double *d[] = {&s.time_s,        &s.step_time_s, &s.tokens,        &s.samples,
-                   &s.loss,          &s.lr,          &s.grad_norm,     &s.memory_bytes,
-                   &s.tokens_per_s,  &s.flops_per_s, &s.mfu,           &s.samples_per_s,
-                   &s.seq_len,       &s.devices,     &s.useful_tokens, &s.clock_mhz,
-                   &s.power_w,       &s.power_limit_w, &s.data_loading_s, &s.comm_s,
-                   &s.optimizer_s};
-    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
-        if (isinf(*d[i]))
-            *d[i] = NAN;
+    no_inf(&s.time_s);
+    no_inf(&s.step_time_s);
+    no_inf(&s.tokens);
+    no_inf(&s.samples);
+    no_inf(&s.loss);
+    no_inf(&s.lr);
+    no_inf(&s.grad_norm);
+    no_inf(&s.memory_bytes);
+    no_inf(&s.tokens_per_s);
+    no_inf(&s.flops_per_s);
+    no_inf(&s.mfu);
+    no_inf(&s.samples_per_s);
+    no_inf(&s.seq_len);
+    no_inf(&s.devices);
+    no_inf(&s.useful_tokens);
+    no_inf(&s.clock_mhz);
+    no_inf(&s.power_w);
+    no_inf(&s.power_limit_w);
+    no_inf(&s.data_loading_s);
+    no_inf(&s.comm_s);
+    no_inf(&s.optimizer_s);
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {
@@ -151,10 +169,8 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
         double seqs = !isnan(s.samples)     ? s.samples
                       : m->global_batch > 0 ? (double)m->global_batch
                                             : NAN;
-        /* a sequence length printed on the step wins over the header's */
-        double seq = s.seq_len > 0 ? s.seq_len : m->seq_len > 0 ? (double)m->seq_len : NAN;
-        if (!isnan(seq) && !isnan(seqs)) {
-            s.tokens = seqs * seq;
+        if (m->seq_len > 0 && !isnan(seqs)) {
+            s.tokens = seqs * (double)m->seq_len;
             s.flags |= MFU_STEP_TOKENS_DERIVED;
         } else if (!isnan(m->tokens_per_step)) {
             s.tokens = m->tokens_per_step;
@@ -163,8 +179,7 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     }
 append:;
     bool merged = false;
-    mfu_error e;
-    memset(&e, 0, sizeof e);
+    mfu_error e; /* filled by mfu_run_append when it fails, read only then */
     mfu_status st = mfu_run_append(c->ing->run, &s, &merged, &e);
     if (st == MFU_E_LIMIT)
         return mfu__fail_line(c, st,
@@ -341,7 +356,7 @@ void mfu_ingest_free(mfu_ingest *ing)
 static mfu_status dispatch(mfu_ingest *ing, const mfu__line *ln, mfu_error *err)
 {
     mfu__ictx c = {ing, ln, 0};
-    memset(&ing->pending, 0, sizeof ing->pending);
+    ing->pending.code = MFU_OK; /* mfu__fail_line fills every field when it is used */
     mfu_status st = ln->len ? ing->fmt->line(ing->state, &c, ln) : MFU_OK;
     if (st != MFU_OK) {
         ing->failed = true;
@@ -469,11 +484,11 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
                          "this ingest session already failed; start a new one");
     ing->source = name ? name : "-";
     mfu_status st = MFU_OK;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
     for (;;) {
         mfu__rline rl;
         bool eof = false;
-        mfu_error e;
-        memset(&e, 0, sizeof e);
         st = mfu__reader_next(r, &rl, &eof, &e);
         if (st != MFU_OK) {
             long line = mfu__reader_lines(r) + 1;
@@ -610,6 +625,11 @@ mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err)
     ing->run = mfu_run_new(); /* the session stays freeable; it is spent now */
     ing->failed = true;
     return MFU_OK;
+}
+
+const mfu_run *mfu_ingest_peek(const mfu_ingest *ing)
+{
+    return ing ? ing->run : NULL;
 }
 
 const mfu_ingest_stats *mfu_ingest_get_stats(const mfu_ingest *ing)

@@ -7,9 +7,11 @@
  * progress bars redraw, so each redraw is a line of its own, and CRLF gives an empty piece
  * that is dropped. Line numbers count \n only.
  *
- * A line is assembled in a buffer that never grows past max_line bytes: a longer line is
- * dropped as soon as it overflows, the rest of it is skipped as it streams by, and the line
- * is reported with too_long set. So a 100 MB line costs max_line bytes, not 100 MB.
+ * A line that lies inside one decoded block is handed out in place (no copy; plain input is
+ * decoded by reading straight into the block, or by using a memory source as it is). A line
+ * that spans blocks is assembled in a buffer that never grows past max_line bytes: a longer
+ * line is dropped as soon as it overflows, the rest of it is skipped as it streams by, and the
+ * line is reported with too_long set. So a 100 MB line costs max_line bytes, not 100 MB.
  *
  * Binary input (a NUL byte or many control bytes in the first decoded block) is an error:
  * text logs never hold them.
@@ -39,8 +41,12 @@ struct mfu__reader {
 
     unsigned char in[MFU__READER_CHUNK];
     size_t in_n, in_pos;
-    unsigned char out[MFU__READER_CHUNK];
+    unsigned char outbuf[MFU__READER_CHUNK];
+    const unsigned char *out; /* the decoded block: outbuf, or the memory block itself */
     size_t out_n, out_pos;
+    size_t cr_at; /* index in out of the next \r at or after cr_from (out_n: none) */
+    size_t cr_from;
+    bool cr_known; /* cr_at is valid for this block */
     bool dec_eof;
     bool checked_binary;
 
@@ -150,24 +156,55 @@ static mfu_status pick_codec(mfu__reader *r, mfu_error *err)
     return MFU_OK;
 }
 
+/* Plain input: the next block without copying it twice. A memory source is used in place;
+ * a stream is read straight into outbuf, once the bytes the codec check read are passed on. */
+static mfu_status plain_block(mfu__reader *r, mfu_error *err)
+{
+    if (r->in_pos < r->in_n) { /* what pick_codec read */
+        r->out = r->in + r->in_pos;
+        r->out_n = r->in_n - r->in_pos;
+        r->in_pos = r->in_n;
+        return MFU_OK;
+    }
+    if (r->mem) {
+        size_t n = r->mem_n - r->mem_pos;
+        if (n > MFU__READER_CHUNK)
+            n = MFU__READER_CHUNK;
+        r->out = r->mem + r->mem_pos;
+        r->out_n = n;
+        r->mem_pos += n;
+    } else if (r->f && !r->src_eof) {
+        r->out = r->outbuf;
+        r->out_n = fread(r->outbuf, 1, sizeof r->outbuf, r->f);
+        if (r->out_n < sizeof r->outbuf && ferror(r->f))
+            return mfu__fail(err, MFU_E_IO, 0, "read error: %s; check the file and retry",
+                             strerror(errno));
+    } else {
+        r->out_n = 0;
+    }
+    if (r->out_n == 0)
+        r->src_eof = r->dec_eof = true;
+    return MFU_OK;
+}
+
 /* Decode the next block into r->out. Sets dec_eof at the end of the input. */
 static mfu_status decode(mfu__reader *r, mfu_error *err)
 {
     r->out_n = r->out_pos = 0;
+    r->out = r->outbuf;
+    r->cr_known = false;
     while (r->out_n == 0 && !r->dec_eof) {
+        if (r->codec == CODEC_PLAIN) {
+            mfu_status st = plain_block(r, err);
+            if (st != MFU_OK)
+                return st;
+            continue;
+        }
         mfu_status st = fill_in(r, err);
         if (st != MFU_OK)
             return st;
         size_t avail = r->in_n - r->in_pos;
-        if (r->codec == CODEC_PLAIN) {
-            if (avail == 0) {
-                r->dec_eof = true;
-                break;
-            }
-            memcpy(r->out, r->in + r->in_pos, avail);
-            r->out_n = avail;
-            r->in_pos += avail;
-        } else if (r->codec == CODEC_GZIP) {
+        if (r->codec == CODEC_GZIP) {
             if (avail == 0) {
                 /* input ended: fine only between members */
                 if (r->z.total_in > 0 || r->z.avail_in > 0)
@@ -179,11 +216,11 @@ static mfu_status decode(mfu__reader *r, mfu_error *err)
             }
             r->z.next_in = r->in + r->in_pos;
             r->z.avail_in = (uInt)avail;
-            r->z.next_out = r->out;
-            r->z.avail_out = sizeof r->out;
+            r->z.next_out = r->outbuf;
+            r->z.avail_out = sizeof r->outbuf;
             int zr = inflate(&r->z, Z_NO_FLUSH);
             r->in_pos = r->in_n - r->z.avail_in;
-            r->out_n = sizeof r->out - r->z.avail_out;
+            r->out_n = sizeof r->outbuf - r->z.avail_out;
             if (zr == Z_STREAM_END) {
                 inflateReset(&r->z); /* total_in = 0: another member may follow */
             } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
@@ -193,7 +230,7 @@ static mfu_status decode(mfu__reader *r, mfu_error *err)
         } else {
             /* called with empty input too: that flushes what the decoder still holds */
             ZSTD_inBuffer zin = {r->in + r->in_pos, avail, 0};
-            ZSTD_outBuffer zout = {r->out, sizeof r->out, 0};
+            ZSTD_outBuffer zout = {r->outbuf, sizeof r->outbuf, 0};
             size_t zr = ZSTD_decompressStream(r->zs, &zout, &zin);
             if (ZSTD_isError(zr))
                 return mfu__fail(err, MFU_E_IO, 0, "corrupt zstd data (%s); check the file",
@@ -232,6 +269,21 @@ static mfu_status decode(mfu__reader *r, mfu_error *err)
                              ctrl, r->out_n);
     }
     return MFU_OK;
+}
+
+/* Index in r->out of the next \n or \r at or after out_pos, or out_n. memchr finds \n; the
+ * block's next \r is looked up once and kept, so a log without \r pays one memchr per block
+ * for it. */
+static size_t next_sep(mfu__reader *r)
+{
+    size_t pos = r->out_pos;
+    if (!r->cr_known || r->cr_at < pos) {
+        const unsigned char *c = memchr(r->out + pos, '\r', r->out_n - pos);
+        r->cr_at = c ? (size_t)(c - r->out) : r->out_n;
+        r->cr_known = true;
+    }
+    const unsigned char *nl = memchr(r->out + pos, '\n', r->cr_at - pos);
+    return nl ? (size_t)(nl - r->out) : r->cr_at;
 }
 
 mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_error *err)
@@ -274,14 +326,34 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
             }
             continue;
         }
-        /* scan the decoded block for the next separator */
+        /* the next separator in the decoded block */
         const unsigned char *b = r->out + r->out_pos;
         size_t avail = r->out_n - r->out_pos;
-        size_t i = 0;
-        while (i < avail && b[i] != '\n' && b[i] != '\r')
-            i++;
+        size_t i = next_sep(r) - r->out_pos;
         if (i > 0)
             r->line_has_bytes = true;
+        if (i < avail && r->line_n == 0 && !r->overflow && i <= r->max_line) {
+            /* a whole line inside the block: hand it out in place */
+            unsigned char sep = b[i];
+            r->out_pos += i + 1;
+            long lineno = r->lineno;
+            if (sep == '\n') {
+                r->lineno++;
+                r->lines++;
+                r->line_has_bytes = false;
+            } else {
+                r->line_has_bytes = true;
+            }
+            if (i == 0)
+                continue; /* empty piece (CRLF, blank line) */
+            if (i > r->peak)
+                r->peak = i;
+            out->text = (const char *)b;
+            out->len = i;
+            out->too_long = false;
+            out->lineno = lineno;
+            return MFU_OK;
+        }
         if (!r->overflow) {
             if (r->line_n + i > r->max_line) {
                 r->overflow = true; /* drop what was gathered; skip the rest as it comes */

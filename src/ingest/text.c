@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/fast.h"
 #include "ingest/format.h"
 
 mfu__span mfu__span_of(const char *s)
@@ -25,34 +26,11 @@ static bool blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
 }
 
-mfu__span mfu__span_trim(mfu__span s)
-{
-    while (s.n && blank(s.p[0])) {
-        s.p++;
-        s.n--;
-    }
-    while (s.n && blank(s.p[s.n - 1]))
-        s.n--;
-    return s;
-}
-
-bool mfu__span_eq(mfu__span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-bool mfu__span_ieq(mfu__span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n == n && mfu__strncasecmp(s.p, lit, n) == 0;
-}
-
-bool mfu__span_starts(mfu__span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n >= n && memcmp(s.p, lit, n) == 0;
-}
+/* The external definitions of the inline comparisons in format.h (C11 6.7.4). */
+extern inline mfu__span mfu__span_trim(mfu__span s);
+extern inline bool mfu__span_eq(mfu__span s, const char *lit);
+extern inline bool mfu__span_ieq(mfu__span s, const char *lit);
+extern inline bool mfu__span_starts(mfu__span s, const char *lit);
 
 long mfu__span_find(mfu__span s, const char *lit)
 {
@@ -61,9 +39,19 @@ long mfu__span_find(mfu__span s, const char *lit)
         return 0;
     if (n > s.n)
         return -1;
-    for (size_t i = 0; i + n <= s.n; i++)
-        if (s.p[i] == lit[0] && memcmp(s.p + i, lit, n) == 0)
-            return (long)i;
+    /* memchr for the first byte (vectorised in libc), then compare the rest */
+    const char *p = s.p, *last = s.p + (s.n - n);
+    while (p <= last) {
+        const char *hit = memchr(p, lit[0], (size_t)(last - p) + 1);
+        if (!hit)
+            return -1;
+        size_t i = 1;
+        while (i < n && hit[i] == lit[i])
+            i++;
+        if (i == n)
+            return (long)(hit - s.p);
+        p = hit + 1;
+    }
     return -1;
 }
 
@@ -81,14 +69,20 @@ bool mfu__split_next(mfu__span *rest, const char *sep, mfu__span *piece)
 {
     if (rest->n == 0)
         return false;
-    long at = mfu__span_find(*rest, sep);
+    size_t k = strlen(sep);
+    long at;
+    if (k == 1) { /* the usual "|" or ",": memchr */
+        const char *hit = memchr(rest->p, sep[0], rest->n);
+        at = hit ? (long)(hit - rest->p) : -1;
+    } else {
+        at = mfu__span_find(*rest, sep);
+    }
     if (at < 0) {
         *piece = *rest;
         rest->p += rest->n;
         rest->n = 0;
         return true;
     }
-    size_t k = strlen(sep);
     piece->p = rest->p;
     piece->n = (size_t)at;
     rest->p += (size_t)at + k;
@@ -145,66 +139,87 @@ static bool word_at(const char *p, const char *end, const char *w, bool case_fol
 }
 
 /* Unit suffixes, longest first within a family. factor converts to the base unit. */
-#define U(t, u, f)                                                                                 \
+/* p10 of a factor that is not a power of ten */
+#define MFU__NOT_P10 1000
+#define U(t, u, f, p)                                                                              \
     {                                                                                              \
-        t, sizeof(t) - 1, u, f                                                                     \
+        t, sizeof(t) - 1, u, f, p                                                                  \
     }
 static const struct {
     const char *text;
     size_t len;
     mfu__unit unit;
-    double factor; /* applied through mfu__scale10 when it is a power of ten */
+    double factor; /* a power of ten moves the decimal's exponent (exact) */
+    int p10;       /* factor = 10^p10, or MFU__NOT_P10 */
 } units[] = {
-    U("TFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e12),
-    U("GFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e9),
-    U("PFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e15),
-    U("MFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e6),
-    U("FLOP/s", MFU__UNIT_FLOPS_PER_S, 1.0),
-    U("TFLOPS", MFU__UNIT_FLOPS_PER_S, 1e12),
-    U("GFLOPS", MFU__UNIT_FLOPS_PER_S, 1e9),
-    U("PFLOPS", MFU__UNIT_FLOPS_PER_S, 1e15),
-    U("MFLOPS", MFU__UNIT_FLOPS_PER_S, 1e6),
-    U("FLOPS", MFU__UNIT_FLOPS_PER_S, 1.0),
-    U("TFLOP", MFU__UNIT_FLOPS, 1e12),
-    U("GFLOP", MFU__UNIT_FLOPS, 1e9),
-    U("PFLOP", MFU__UNIT_FLOPS, 1e15),
-    U("FLOP", MFU__UNIT_FLOPS, 1.0),
-    U("KiB", MFU__UNIT_BYTES, 1024.0),
-    U("MiB", MFU__UNIT_BYTES, 1048576.0),
-    U("GiB", MFU__UNIT_BYTES, 1073741824.0),
-    U("TiB", MFU__UNIT_BYTES, 1099511627776.0),
-    U("KB", MFU__UNIT_BYTES, 1e3),
-    U("kB", MFU__UNIT_BYTES, 1e3),
-    U("MB", MFU__UNIT_BYTES, 1e6),
-    U("GB", MFU__UNIT_BYTES, 1e9),
-    U("TB", MFU__UNIT_BYTES, 1e12),
-    U("ms", MFU__UNIT_SECONDS, 1e-3),
-    U("us", MFU__UNIT_SECONDS, 1e-6),
-    U("\xc2\xb5s", MFU__UNIT_SECONDS, 1e-6),
-    U("ns", MFU__UNIT_SECONDS, 1e-9),
-    U("min", MFU__UNIT_SECONDS, 60.0),
-    U("sec", MFU__UNIT_SECONDS, 1.0),
-    U("s", MFU__UNIT_SECONDS, 1.0),
-    U("h", MFU__UNIT_SECONDS, 3600.0),
-    U("B", MFU__UNIT_BYTES, 1.0),
-    U("%", MFU__UNIT_FRACTION, 0.01),
+    U("TFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e12, 12),
+    U("GFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e9, 9),
+    U("PFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e15, 15),
+    U("MFLOP/s", MFU__UNIT_FLOPS_PER_S, 1e6, 6),
+    U("FLOP/s", MFU__UNIT_FLOPS_PER_S, 1.0, 0),
+    U("TFLOPS", MFU__UNIT_FLOPS_PER_S, 1e12, 12),
+    U("GFLOPS", MFU__UNIT_FLOPS_PER_S, 1e9, 9),
+    U("PFLOPS", MFU__UNIT_FLOPS_PER_S, 1e15, 15),
+    U("MFLOPS", MFU__UNIT_FLOPS_PER_S, 1e6, 6),
+    U("FLOPS", MFU__UNIT_FLOPS_PER_S, 1.0, 0),
+    U("TFLOP", MFU__UNIT_FLOPS, 1e12, 12),
+    U("GFLOP", MFU__UNIT_FLOPS, 1e9, 9),
+    U("PFLOP", MFU__UNIT_FLOPS, 1e15, 15),
+    U("FLOP", MFU__UNIT_FLOPS, 1.0, 0),
+    U("KiB", MFU__UNIT_BYTES, 1024.0, MFU__NOT_P10),
+    U("MiB", MFU__UNIT_BYTES, 1048576.0, MFU__NOT_P10),
+    U("GiB", MFU__UNIT_BYTES, 1073741824.0, MFU__NOT_P10),
+    U("TiB", MFU__UNIT_BYTES, 1099511627776.0, MFU__NOT_P10),
+    U("KB", MFU__UNIT_BYTES, 1e3, 3),
+    U("kB", MFU__UNIT_BYTES, 1e3, 3),
+    U("MB", MFU__UNIT_BYTES, 1e6, 6),
+    U("GB", MFU__UNIT_BYTES, 1e9, 9),
+    U("TB", MFU__UNIT_BYTES, 1e12, 12),
+    U("ms", MFU__UNIT_SECONDS, 1e-3, -3),
+    U("us", MFU__UNIT_SECONDS, 1e-6, -6),
+    U("\xc2\xb5s", MFU__UNIT_SECONDS, 1e-6, -6),
+    U("ns", MFU__UNIT_SECONDS, 1e-9, -9),
+    U("min", MFU__UNIT_SECONDS, 60.0, MFU__NOT_P10),
+    U("sec", MFU__UNIT_SECONDS, 1.0, 0),
+    U("s", MFU__UNIT_SECONDS, 1.0, 0),
+    U("h", MFU__UNIT_SECONDS, 3600.0, MFU__NOT_P10),
+    U("B", MFU__UNIT_BYTES, 1.0, 0),
+    U("%", MFU__UNIT_FRACTION, 0.01, -2),
 };
 
+/* The exact decimal a scan read: value = m x 10^e10 when exact (at most MFU__DEC_DIGITS
+ * significant digits and a modest exponent), for the fast path (ingest/fast.h). */
+typedef struct decimal {
+    uint64_t m;
+    long e10;
+    bool exact;
+} decimal;
+
 /* Read an unsigned decimal mantissa with optional thousands separators into buf (separators
- * removed). Returns bytes consumed, 0 when no digit. */
-static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bufn, size_t *blen)
+ * removed) and into *dec. Returns bytes consumed, 0 when no digit. */
+static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bufn, size_t *blen,
+                            decimal *dec)
 {
     const char *s = p;
     size_t k = *blen;
     size_t run = 0; /* digits in the current group */
     bool any = false, grouped = false;
+    uint64_t m = 0;
+    int sig = 0; /* significant digits gathered into m (leading zeros do not count) */
+    long frac = 0;
     while (p < end) {
-        if (isdigit((unsigned char)*p)) {
+        if ((unsigned)(*p - '0') < 10) {
             if (k + 1 < bufn)
                 buf[k++] = *p;
+            if (m || *p != '0') {
+                m = m * 10 + (uint64_t)(*p - '0');
+                sig++;
+            }
             p++;
             run++;
             any = true;
+            if (sig > MFU__DEC_DIGITS)
+                break;
             continue;
         }
         /* "10,050": a comma after 1-3 leading digits (or a full group) followed by exactly
@@ -219,6 +234,32 @@ static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bu
         }
         break;
     }
+    if (sig > MFU__DEC_DIGITS) { /* too long for the fast path: the general scan */
+        dec->exact = false;
+        p = s;
+        k = *blen;
+        run = 0;
+        any = grouped = false;
+        while (p < end) {
+            if (isdigit((unsigned char)*p)) {
+                if (k + 1 < bufn)
+                    buf[k++] = *p;
+                p++;
+                run++;
+                any = true;
+                continue;
+            }
+            if (*p == ',' && any && run >= 1 && run <= 3 && (!grouped || run == 3) &&
+                end - p >= 4 && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+                isdigit((unsigned char)p[3]) && (end - p == 4 || !isdigit((unsigned char)p[4]))) {
+                grouped = true;
+                run = 0;
+                p++;
+                continue;
+            }
+            break;
+        }
+    }
     if (p < end && *p == '.') {
         const char *q = p + 1;
         if (k + 1 < bufn)
@@ -226,6 +267,12 @@ static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bu
         while (q < end && isdigit((unsigned char)*q)) {
             if (k + 1 < bufn)
                 buf[k++] = *q;
+            if (m || *q != '0') {
+                if (sig < MFU__DEC_DIGITS)
+                    m = m * 10 + (uint64_t)(*q - '0');
+                sig++;
+            }
+            frac++;
             q++;
             any = true;
         }
@@ -233,6 +280,7 @@ static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bu
     }
     if (!any)
         return 0;
+    long exp10 = 0;
     /* exponent: e/E, optional sign, at least one digit */
     if (p < end && (*p == 'e' || *p == 'E')) {
         const char *q = p + 1;
@@ -246,14 +294,32 @@ static size_t scan_mantissa(const char *p, const char *end, char *buf, size_t bu
             while (q < end && isdigit((unsigned char)*q)) {
                 if (k + 1 < bufn)
                     buf[k++] = *q;
+                if (exp10 < 100000)
+                    exp10 = exp10 * 10 + (*q - '0');
                 q++;
             }
+            if (p[1] == '-')
+                exp10 = -exp10;
             p = q;
         }
     }
     buf[k] = '\0';
     *blen = k;
+    dec->m = m;
+    dec->e10 = exp10 - frac;
+    dec->exact = sig <= MFU__DEC_DIGITS && k + 1 < bufn;
     return (size_t)(p - s);
+}
+
+/* The value of dec x 10^shift through the fast path, when it is exact. */
+static bool dec_fast(const decimal *dec, bool neg, long shift, double *out)
+{
+    long e = dec->e10 + shift;
+    if (!dec->exact || e < -400 || e > 400)
+        return false;
+    if (dec->m == 0 && (e < -22 || e > 22))
+        return false; /* strtod's errno for 0e-999 is its own business: ask it */
+    return mfu__dec_to_double(dec->m, (int)e, neg, out);
 }
 
 /* strtod of the decimal in buf (blen bytes, may end in an exponent) times 10^shift, done in
@@ -279,6 +345,7 @@ static bool scan(const char **pp, const char *end, int shift, mfu__num *out)
     const char *p = *pp;
     char buf[96];
     size_t blen = 0;
+    decimal dec = {0, 0, false};
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     char quote = 0;
@@ -312,19 +379,23 @@ static bool scan(const char **pp, const char *end, int shift, mfu__num *out)
     {
         if (neg)
             buf[blen++] = '-';
-        size_t used = scan_mantissa(q, end, buf, 80, &blen);
+        size_t used = scan_mantissa(q, end, buf, 80, &blen, &dec);
         if (used == 0)
             return false;
         q += used;
-        errno = 0;
-        char *e = NULL;
-        double v = strtod(buf, &e);
-        if (e == buf || errno == ERANGE || !isfinite(v))
-            return false;
+        double v;
+        if (!dec_fast(&dec, neg, 0, &v)) {
+            errno = 0;
+            char *e = NULL;
+            v = strtod(buf, &e);
+            if (e == buf || errno == ERANGE || !isfinite(v))
+                return false;
+        }
         r.value = r.printed = v;
     }
 unit:;
     double unit_factor = 1.0;
+    int unit_p10 = 0; /* unit_factor = 10^unit_p10, or MFU__NOT_P10 */
     /* unit suffix, optionally after one blank; a suffix must not run into a letter */
     const char *u = q;
     if (u < end && *u == ' ')
@@ -342,16 +413,17 @@ unit:;
             continue; /* "13.99%" only, not "13.99 %" of something else */
         r.unit = units[i].unit;
         unit_factor = units[i].factor;
+        unit_p10 = units[i].p10;
         q = after;
         break;
     }
     if (r.kind == MFU__NUM_FINITE && (unit_factor != 1.0 || shift != 0)) {
-        double lg = log10(unit_factor);
-        if (lg == floor(lg)) {
-            r.value = strtod_shift(buf, blen, sizeof buf, shift + (int)lg);
-        } else {
-            r.value = strtod_shift(buf, blen, sizeof buf, shift) * unit_factor;
-        }
+        /* powers of ten move the decimal's exponent; others multiply */
+        long p10 = unit_p10 == MFU__NOT_P10 ? shift : shift + unit_p10;
+        double v;
+        if (!dec_fast(&dec, neg, p10, &v))
+            v = strtod_shift(buf, blen, sizeof buf, (int)p10);
+        r.value = unit_p10 == MFU__NOT_P10 ? v * unit_factor : v;
         if (!isfinite(r.value))
             return false;
     }
@@ -383,11 +455,29 @@ bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out)
     return parse_shift(s, shift, out);
 }
 
+/* The fast path of parse_shift: s (trimmed) is exactly a plain decimal
+ * [+-]digits[.digits][(e|E)[+-]digits] whose value and value x 10^shift are exact through
+ * mfu__dec_to_double. Anything else (separators, units, quotes, sentinels, long mantissas)
+ * returns false and goes through scan(), which reads the same plain decimals the same way. */
+static bool plain_decimal(mfu__span s, int shift, mfu__num *out)
+{
+    double value, printed;
+    if (mfu__dec_scan(s.p, s.p + s.n, shift, &value, &printed) != s.p + s.n)
+        return false;
+    out->value = value;
+    out->printed = printed;
+    out->unit = MFU__UNIT_NONE;
+    out->kind = MFU__NUM_FINITE;
+    return true;
+}
+
 static bool parse_shift(mfu__span s, int shift, mfu__num *out)
 {
     s = mfu__span_trim(s);
     if (s.n == 0)
         return false;
+    if (plain_decimal(s, shift, out))
+        return true;
     /* "-" alone means "not measured" in several loggers */
     if (mfu__span_eq(s, "-")) {
         mfu__num r = {NAN, NAN, MFU__UNIT_NONE, MFU__NUM_NA};
@@ -431,7 +521,7 @@ static bool digits(const char *p, size_t n, int *out)
 {
     int v = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)p[i]))
+        if ((unsigned)(p[i] - '0') >= 10)
             return false;
         v = v * 10 + (p[i] - '0');
     }

@@ -133,10 +133,7 @@ static mfu_status check_workload(const mfu_workload *wl, mfu_error *err)
     return MFU_OK;
 }
 
-/* Sum over the query positions of a causal document of length n of the keys each query sees,
- * with a sliding window w (0 = none): the exact causal band n w - w^2/2 once n > w, else n^2/2
- * (the halving Megatron-LM and MaxText use). */
-static double causal_band(double n, double w)
+double mfu__causal_band(double n, double w)
 {
     if (w <= 0 || w >= n)
         return n * n / 2;
@@ -144,18 +141,18 @@ static double causal_band(double n, double w)
 }
 
 /* Keys per query under a causal mask, averaged over the tokens of the workload. */
-static double causal_keys_per_query(const mfu_workload *wl, double w)
+double mfu__causal_keys_per_query(const mfu_workload *wl, double w)
 {
     if (wl->doc_count > 0) {
         double num = 0, den = 0;
         for (size_t i = 0; i < wl->doc_count; i++) {
-            num += causal_band((double)wl->doc_lengths[i], w);
+            num += mfu__causal_band((double)wl->doc_lengths[i], w);
             den += (double)wl->doc_lengths[i];
         }
         return num / den;
     }
     double n = wl->mean_doc_len > 0 ? wl->mean_doc_len : (double)wl->seq;
-    return causal_band(n, w) / n;
+    return mfu__causal_band(n, w) / n;
 }
 
 /* The exact family: forward matmuls of the architecture. */
@@ -166,9 +163,9 @@ static void exact_forward(const mfu_arch *r, const mfu__shape *s, const mfu_work
     double L = (double)r->layers, h = (double)r->hidden, V = (double)r->vocab;
     double H = (double)r->heads;
     double mask = causal ? 1 : 2; /* full attention sees twice the causal band */
-    double k_global = causal_keys_per_query(wl, 0) * mask;
+    double k_global = mfu__causal_keys_per_query(wl, 0) * mask;
     double n_local = windows ? (double)s->n_local : 0, n_global = L - n_local;
-    double k_local = n_local > 0 ? causal_keys_per_query(wl, (double)r->window) * mask : 0;
+    double k_local = n_local > 0 ? mfu__causal_keys_per_query(wl, (double)r->window) * mask : 0;
     f->attention_projections = 2 * L * s->attn_w;
     f->attention_core = 2 * H * (s->d_qk + s->d_v) * (n_global * k_global + n_local * k_local);
     *context = (n_global * k_global + n_local * k_local) / L;

@@ -15,13 +15,15 @@
  * rank's. The straggler detector reads them.
  *
  * A figure the framework printed that disagrees with mfu's recomputation of it (compare.c)
- * becomes a "reported_mismatch" finding, after the analysis module's own.
+ * becomes a "reported_mismatch" finding, after the analysis module's own; the roofline of the
+ * workload (mfu/roofline.h) a "roofline" finding when the micro-batch is known.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mfu/roofline.h"
 #include "report/internal.h"
 #include "util/util.h"
 
@@ -232,9 +234,50 @@ static mfu_status mismatch_findings(mfu_report *r, mfu_error *err)
     return MFU_OK;
 }
 
-mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_analysis_options *opts,
-                               mfu_error *err)
+/* The roofline of the run's workload on its device (mfu/roofline.h), as a finding over the
+ * steady steps: only when the model, the sequence length, a device with a memory bandwidth and
+ * the micro-batch are known (a guessed micro-batch would make a guessed ceiling). */
+static mfu_status roofline_finding(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                                   const mfu_workload *wl, mfu_error *err)
 {
+    const mfu_report_context *c = &r->ctx;
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    int64_t mb = in->micro_batch > 0 ? in->micro_batch : m->micro_batch;
+    if (!c->has_model || !c->device || mb <= 0 || wl->seq <= 0)
+        return MFU_OK;
+    mfu_roofline_config cfg;
+    mfu_roofline_config_init(&cfg);
+    cfg.micro_batch = mb;
+    cfg.tp = in->tp > 0 ? in->tp : 1;
+    cfg.dtype = c->dtype;
+    if (mfu_roofline_config_set_device(&cfg, c->device, NULL) != MFU_OK)
+        return MFU_OK; /* no bandwidth or no peak for the dtype: no roofline */
+    if (in->peak_flops_per_s > 0)
+        cfg.peak_flops_per_s = in->peak_flops_per_s;
+    mfu_roofline *rl = malloc(sizeof *rl);
+    if (!rl)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the roofline");
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = mfu_roofline_compute(&in->arch, wl, &cfg, rl, &e);
+    if (st != MFU_OK) {
+        free(rl);
+        mfu__report_note(r, "no roofline: %s", e.message);
+        return MFU_OK;
+    }
+    const mfu_level *L = mfu_analysis_steady(r->analysis);
+    mfu_finding f;
+    st = mfu_roofline_finding(rl, MFU_ROOFLINE_WARN_BELOW, L->first_step, L->last_step, &f, err);
+    free(rl);
+    if (st == MFU_OK)
+        st = mfu_analysis_add_finding(r->analysis, &f, err);
+    return st == MFU_E_LIMIT ? MFU_OK : st;
+}
+
+mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                               const mfu_workload *wl, mfu_error *err)
+{
+    const mfu_analysis_options *opts = in->analysis;
     r->unit = pick_unit(r);
     mfu_series *s = mfu_series_new();
     if (!s)
@@ -270,7 +313,8 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_anal
         mfu__report_note(r, "the analysis counts steps, not tokens (steps/s): the log gives no "
                             "tokens per step; give --global-batch N with --seq, or "
                             "--tokens-per-step N");
-    return mismatch_findings(r, err);
+    mfu_status ms = mismatch_findings(r, err);
+    return ms == MFU_OK ? roofline_finding(r, run, in, wl, err) : ms;
 }
 
 /* ---- accessors ------------------------------------------------------------------------------ */

@@ -150,8 +150,8 @@ struct mfu_report {
  * r->unit, adds the reported_mismatch findings. opts NULL = defaults. A run without any usable
  * step gets no analysis and a note. Errors: MFU_E_NOMEM, MFU_E_INVALID (opts out of range,
  * field names the option). */
-mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_analysis_options *opts,
-                               mfu_error *err);
+mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                               const mfu_workload *wl, mfu_error *err);
 
 /* What the comparisons need beside the report (compare.c). */
 typedef struct mfu__cmp_ctx {

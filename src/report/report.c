@@ -105,6 +105,12 @@ static mfu_status check_input(const mfu_report_input *in, mfu_error *err)
     if (!isfinite(in->peak_flops_per_s) || in->peak_flops_per_s < 0)
         return mfu__fail_field(err, MFU_E_INVALID, "--peak-tflops",
                                "the peak must be a positive, finite number of TFLOP/s");
+    if (in->micro_batch < 0)
+        return mfu__fail_field(err, MFU_E_INVALID, "--micro-batch",
+                               "the micro-batch must be positive: give --micro-batch N");
+    if (in->tp < 0)
+        return mfu__fail_field(err, MFU_E_INVALID, "--tp",
+                               "the tensor-parallel size must be positive: give --tp N");
     if (!isfinite(in->tolerance) || in->tolerance < 0 || in->tolerance >= 0.5)
         return mfu__fail_field(err, MFU_E_INVALID, "--tolerance",
                                "the tolerance must be a fraction in (0, 0.5), e.g. 0.01");
@@ -723,7 +729,7 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     mfu__report_compare(r, &cc);
     log_notes(r, run, prof);
     if (!in->no_analysis)
-        st = mfu__report_explain(r, run, in->analysis, err);
+        st = mfu__report_explain(r, run, in, &cc.wl, err);
 done:
     free(scratch);
     free(derived);

@@ -11,7 +11,7 @@
 #   - a throttled stretch with clock data: the finding, its tokens/s drop, both boundaries;
 #   - padding: its share exactly; recomputation on then off: the overhead and the boundary;
 #   - a NaN loss with steady throughput: the only finding; a straggler rank: rank and size;
-#   - Megatron timers: the data-loading share;
+#   - Megatron timers: the data-loading share; the roofline finding with --micro-batch;
 #   - --expect: exit 3 and the failed invariant on stderr, 0 when it holds, 2 when malformed;
 #   - the JSON keys docs/cli.md promises.
 E2E_CMD=report
@@ -146,6 +146,16 @@ L=$(kind data_loading)
 jq_is "$L | length" 1
 near "$L[0].evidence.share" 0.10 0.003
 jq_is "$(kind optimizer) | length" 0 # 3 %: under the 5 % threshold
+
+# ---- the roofline finding (mfu/roofline.h) when the micro-batch is known -------------------
+ok "$tmp/seq.log" "${CTX[@]}" --micro-batch 1 --json --no-series
+RL=$(kind roofline)
+jq_is "$RL | length" 1
+jq_is "$RL[0].evidence.micro_batch" 1
+jq_is "$RL[0].evidence.seq_tokens" 4096
+want=$("$bin" roofline --model gpt2 --seq 4096 --micro-batch 1 --device h100-sxm --json | jq -r .ceiling_mfu)
+near "$RL[0].evidence.ceiling_fraction" "$want" 1e-9
+bad 2 "$tmp/seq.log" "${CTX[@]}" --micro-batch 0
 
 # ---- --expect -----------------------------------------------------------------------------
 run "$tmp/seq.log" "${CTX[@]}" --expect 'mfu>=0.40' --expect 'findings==0' --expect 'flops_per_token=const'

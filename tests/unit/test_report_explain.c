@@ -247,10 +247,12 @@ static void mismatch_finding(void **state)
     assert_int_equal(m->severity, MFU_SEV_WARNING);
     assert_true(fabs(evidence(m, "ratio") - 0.5) < 0.01);
     assert_non_null(strstr(m->next_step, "dense peak"));
+    /* no micro-batch anywhere: no roofline finding */
+    assert_null(find_kind(mfu_report_analysis(r), "roofline"));
     /* findings made elsewhere join them */
     mfu_finding x;
     memset(&x, 0, sizeof x);
-    snprintf(x.kind, sizeof x.kind, "roofline");
+    snprintf(x.kind, sizeof x.kind, "external_check");
     snprintf(x.summary, sizeof x.summary, "a ceiling");
     snprintf(x.next_step, sizeof x.next_step, "raise the intensity");
     size_t before = mfu_analysis_finding_count(mfu_report_analysis(r));
@@ -258,12 +260,32 @@ static void mismatch_finding(void **state)
     assert_int_equal(mfu_analysis_finding_count(mfu_report_analysis(r)), before + 1);
     mfu_report_free(r);
 
+    /* the roofline finding: with a micro-batch (the caller's or the log's) */
+    mfu_error e;
+    in.micro_batch = 2;
+    r = compute(run, &in);
+    const mfu_finding *rl = find_kind(mfu_report_analysis(r), "roofline");
+    assert_non_null(rl);
+    assert_true(evidence(rl, "micro_batch") == 2);
+    assert_true(evidence(rl, "seq_tokens") == 4096);
+    assert_true(evidence(rl, "ceiling_fraction") > 0.5 && evidence(rl, "ceiling_fraction") < 1 + 1e-9);
+    mfu_report_free(r);
+    mfu_run_meta_mut(run)->micro_batch = 2;
+    in.micro_batch = 0;
+    r = compute(run, &in);
+    assert_non_null(find_kind(mfu_report_analysis(r), "roofline"));
+    mfu_run_meta_mut(run)->micro_batch = 0;
+    in.micro_batch = -1;
+    mfu_report *none = NULL;
+    assert_int_equal(mfu_report_compute(run, &in, &none, &e), MFU_E_INVALID);
+    assert_string_equal(e.field, "--micro-batch");
+    in.micro_batch = 0;
+
     /* without an analysis */
     in.no_analysis = true;
     r = compute(run, &in);
     assert_null(mfu_report_analysis(r));
     assert_null(mfu_report_analysis_unit(r));
-    mfu_error e;
     assert_int_equal(mfu_report_expect(r, "mfu>=0.1", NULL, &e), MFU_E_MISSING);
     assert_int_equal(mfu_report_add_finding(r, &x, &e), MFU_E_MISSING);
     assert_int_equal(mfu_report_expect(NULL, "mfu>=0.1", NULL, &e), MFU_E_INVALID);

@@ -287,18 +287,24 @@ static void megatron_timers_power_seqlen(void **state)
     mfu_run_free(run);
 }
 
-/* Tokens derived from samples use the step's own sequence length before the header's. */
-static void tokens_from_step_seq_len(void **state)
+/* The generic jsonl reader takes the new fields by name; tokens are not derived from a
+ * step's own sequence length (ingest keeps its rules for existing fields: the report does). */
+static void jsonl_reads_step_fields(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run = ingest_text("{\"step\":1,\"samples\":8,\"seq_len\":512,\"step_time_s\":1}\n"
+    mfu_run *run = ingest_text("{\"step\":1,\"samples\":8,\"seq_len\":512,\"step_time_s\":1,"
+                               "\"devices\":16,\"clock_mhz\":1755,\"comm_s\":0.25}\n"
                                "{\"step\":2,\"samples\":8,\"step_time_s\":1}\n",
                                "jsonl", &st);
     assert_int_equal(mfu_run_count(run), 2);
-    assert_near(ingest_row(run, 0).tokens, 8 * 512.0, 0);
-    assert_true(ingest_row(run, 0).flags & MFU_STEP_TOKENS_DERIVED);
-    assert_true(isnan(ingest_row(run, 1).tokens)); /* no sequence length anywhere */
+    mfu_step s = ingest_row(run, 0);
+    assert_near(s.seq_len, 512, 0);
+    assert_near(s.devices, 16, 0);
+    assert_near(s.clock_mhz, 1755, 0);
+    assert_near(s.comm_s, 0.25, 0);
+    assert_true(isnan(s.tokens));
+    assert_true(isnan(ingest_row(run, 1).seq_len));
     mfu_run_free(run);
 }
 
@@ -311,7 +317,7 @@ int main(void)
         cmocka_unit_test(canonical_round_trip),
         cmocka_unit_test(canonical_bad_values),
         cmocka_unit_test(megatron_timers_power_seqlen),
-        cmocka_unit_test(tokens_from_step_seq_len),
+        cmocka_unit_test(jsonl_reads_step_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

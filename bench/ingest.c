@@ -1,0 +1,120 @@
+/*
+ * ingest.c - ingest throughput of libmfu: read a log through the public ingest API into
+ * a run (detect the format, clean every line, parse, normalise, append to the columns) and
+ * report steps, MB/s and lines/s. No output is written: this is the extraction alone, the
+ * same work the peers of bench/ingest.sh (Python's json / re, jq) do into memory.
+ *
+ *   mfu-bench-ingest [--format NAME] [--repeat N] FILE...
+ *
+ * Each FILE is ingested N times (default 3) in this process; the best wall time counts (the
+ * machines are shared and noisy). One line per file on stdout, key=value, for the script:
+ *   file=run.jsonl format=jsonl bytes=34912345 lines=200000 steps=200000 best_s=0.0412
+ *   mb_per_s=847.3 lines_per_s=4854369 loss_sum=500012.34
+ * loss_sum (sum of the loss column) lets the script check that every tool read the same
+ * values. Exit status 1 when an ingest fails (the library's message on stderr).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "mfu/ingest.h"
+#include "mfu/run.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: mfu-bench-ingest [--format NAME] [--repeat N] FILE...\n"
+          "  ingest each FILE N times (default 3) through the public API into a run and print\n"
+          "  the best time as file= format= bytes= lines= steps= best_s= mb_per_s=\n"
+          "  lines_per_s= loss_sum=\n",
+          f);
+}
+
+/* Ingest path once; on success fill the figures and return 0. */
+static int ingest_once(const char *path, const mfu_ingest_opts *o, double *secs,
+                       mfu_ingest_stats *stats, double *loss_sum)
+{
+    mfu_run *run = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    double t0 = now_s();
+    mfu_status st = mfu_ingest_path(path, o, &run, stats, &e);
+    double t1 = now_s();
+    if (st != MFU_OK) {
+        fprintf(stderr, "mfu-bench-ingest: %s\n", e.message);
+        return 1;
+    }
+    *secs = t1 - t0;
+    const double *loss = mfu_run_column(run, MFU_COL_LOSS);
+    double sum = 0.0;
+    for (size_t i = 0; loss && i < mfu_run_count(run); i++)
+        if (!isnan(loss[i]))
+            sum += loss[i];
+    *loss_sum = sum;
+    mfu_run_free(run);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    long repeat = 3;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+            o.format = argv[++i];
+        } else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            repeat = strtol(argv[++i], &end, 10);
+            if (!end || *end || repeat < 1 || repeat > 100) {
+                fputs("mfu-bench-ingest: --repeat takes 1..100\n", stderr);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    for (; i < argc; i++) {
+        const char *path = argv[i];
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            fprintf(stderr, "mfu-bench-ingest: %s: cannot stat; check the path\n", path);
+            return 1;
+        }
+        double best = INFINITY, loss_sum = 0.0;
+        mfu_ingest_stats stats;
+        memset(&stats, 0, sizeof stats);
+        for (long r = 0; r < repeat; r++) {
+            double secs;
+            if (ingest_once(path, &o, &secs, &stats, &loss_sum) != 0)
+                return 1;
+            if (secs < best)
+                best = secs;
+        }
+        double bytes = (double)sb.st_size;
+        printf("file=%s format=%s bytes=%.0f lines=%ld steps=%ld best_s=%.6f mb_per_s=%.1f "
+               "lines_per_s=%.0f loss_sum=%.6f\n",
+               path, stats.format, bytes, stats.lines, stats.steps, best, bytes / 1e6 / best,
+               (double)stats.lines / best, loss_sum);
+        fflush(stdout);
+    }
+    return 0;
+}

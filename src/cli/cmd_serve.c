@@ -1,0 +1,262 @@
+/*
+ * cmd_serve.c - `mfu serve [LOG...]`: the dashboard, the JSON API, live runs and /metrics over
+ * the run store (src/server). Prints the URL, serves until SIGINT or SIGTERM, then stops every
+ * thread (followed logs are written to the store once more) and exits 0.
+ *
+ * Signals are blocked before any thread starts, so every thread inherits the mask, and the main
+ * thread takes them with sigwait(): no handler runs inside the server's threads.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/db_path.h"
+#include "cli/model_args.h"
+#include "server/server.h"
+#include "util/util.h"
+
+static const char *const CMD = "serve";
+
+static const cli_optspec model_specs[] = {MODEL_ARGS_OPTSPECS};
+
+static const cli_optspec specs[] = {
+    MODEL_ARGS_OPTSPECS,     {"device", true},        {"dtype", true},      {"devices", true},
+    {"local-devices", true}, {"peak-tflops", true},   {"db", true},         {"listen", true},
+    {"token", true},         {"run", true},           {"format", true},     {"map", true},
+    {"hostname", true},      {"gpus-per-node", true}, {"max-points", true},
+};
+
+static void help(void)
+{
+    printf("usage: mfu serve [LOG...] [--db PATH] [--listen 127.0.0.1:8080] [--token T]\n"
+           "                 [MODEL] [--device NAME | --peak-tflops X] [--devices N]\n\n"
+           "Serve the dashboard, a JSON API and Prometheus metrics for the runs of the store,\n"
+           "and follow each LOG as it grows (like tail -F: truncation and rotation are handled);\n"
+           "new steps reach open pages within a second. Runs until Ctrl-C or SIGTERM.\n\n"
+           "Server:\n"
+           "  --listen ADDR:PORT       where to listen (default 127.0.0.1:8080; port 0 picks a\n"
+           "                           free one). Beyond loopback a token is required\n"
+           "  --token T                enables POST /api/runs/RUN/steps for clients sending\n"
+           "                           'Authorization: Bearer T' (%d-%d characters; default\n"
+           "                           $MFU_TOKEN)\n"
+           "  --db PATH                the run store (default: $MFU_DB, else ./mfu-runs.db);\n"
+           "                           created when absent\n"
+           "  --run NAME               the run name of a single LOG (default: its file name)\n"
+           "  --format NAME, --map F=COLUMN   how to read the LOGs (as for mfu ingest)\n"
+           "  --max-points N           the largest max_points a series request may ask for\n"
+           "                           (default %d)\n"
+           "Metrics labels (see docs/prometheus.md):\n"
+           "  --hostname NAME          the hostname label (default: this host's name)\n"
+           "  --local-devices N        devices of the job this server's logs stand for (one\n"
+           "                           node of many: its GPUs); default: all of them\n"
+           "  --gpus-per-node N        posted ranks get gpu=\"RANK mod N\"\n\n"
+           "MFU needs the model and the hardware, applied to every run served (without them\n"
+           "tokens/s and step times are still served):\n"
+           "%s"
+           "Device:\n"
+           "  --device NAME            a device of 'mfu devices' (default: the log's own device\n"
+           "                           name when it prints one)\n"
+           "  --dtype D                bf16, fp16, fp8, ... (default: the log's, else bf16)\n"
+           "  --peak-tflops X          dense peak per device in TFLOP/s\n"
+           "  --devices N              devices of the whole job (default: the log's world size)\n\n"
+           "Examples:\n"
+           "  mfu serve train.log --model llama3-8b --device h100-sxm --devices 8\n"
+           "  mfu serve --db runs.db --listen 127.0.0.1:0\n"
+           "  MFU_TOKEN=$(head -c 24 /dev/urandom | base64) \\\n"
+           "      mfu serve node3.log --listen 0.0.0.0:9464 --devices 64 --local-devices 8 \\\n"
+           "      --model llama3-70b --device h100-sxm\n"
+           "  curl -H \"Authorization: Bearer $MFU_TOKEN\" --data-binary @steps.jsonl \\\n"
+           "      http://127.0.0.1:8080/api/runs/myrun/steps\n",
+           MFU_SERVER_TOKEN_MIN, MFU_SERVER_TOKEN_MAX, MFU_SERVER_POINTS_LIMIT, MODEL_ARGS_HELP);
+}
+
+static void log_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "mfu serve: %s\n", line);
+}
+
+typedef struct maps {
+    const char *v[MFU_INGEST_MAX_MAP];
+    size_t n;
+} maps;
+
+static bool add_map(const char *v, void *ctx)
+{
+    maps *m = ctx;
+    if (m->n == MFU_INGEST_MAX_MAP) {
+        cli_failf(CMD, CLI_EXIT_USAGE, "at most %d --map options; join pairs with commas",
+                  MFU_INGEST_MAX_MAP);
+        return false;
+    }
+    m->v[m->n++] = v;
+    return true;
+}
+
+static bool any_model_option(const cli_args *a)
+{
+    for (size_t i = 0; i < MFU__ARRAY_LEN(model_specs); i++)
+        if (cli_has(a, model_specs[i].name))
+            return true;
+    return false;
+}
+
+/* The model side: optional; when given it must describe a model (checked with the sequence
+ * length of --seq, or a stand-in when each run is to give its own). */
+static int build_model(const cli_args *a, model_args *m, mfu__server_model *out)
+{
+    if (!any_model_option(a))
+        return CLI_EXIT_OK;
+    int rc = model_args_build(CMD, a, false, m);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    out->has_model = true;
+    out->arch = m->arch;
+    out->workload = m->workload;
+    out->options = m->options;
+    mfu_workload wl = m->workload;
+    if (wl.seq <= 0)
+        wl.seq = 4096; /* stand-in: each run's own seq_len is used when serving */
+    mfu_flops f;
+    mfu_error err = {0};
+    mfu_status st = mfu_flops_compute(&m->arch, &wl, &m->options, &f, &err);
+    if (st != MFU_OK)
+        return cli_fail(CMD, &err, model_args_exit_status(st));
+    return CLI_EXIT_OK;
+}
+
+static int build_device(const cli_args *a, mfu__server_model *out)
+{
+    out->peak_flops_per_s = NAN;
+    out->devices = NAN;
+    out->local_devices = NAN;
+    mfu_error err = {0};
+    const char *dt = cli_get(a, "dtype");
+    if (dt) {
+        if (mfu_dtype_parse(dt, &out->dtype, &err) != MFU_OK)
+            return cli_failf(CMD, CLI_EXIT_USAGE, "--dtype: %s", err.message);
+        out->dtype_given = true;
+    }
+    const char *name = cli_get(a, "device");
+    if (name) {
+        if (mfu_device_find(name, &out->device, &err) != MFU_OK)
+            return cli_fail(CMD, &err, CLI_EXIT_USAGE);
+        out->device_as_given = name;
+        if (out->dtype_given) {
+            double p;
+            if (mfu_device_peak_flops_per_s(out->device, out->dtype, false, &p, &err) != MFU_OK)
+                return cli_fail(CMD, &err, CLI_EXIT_USAGE);
+        }
+    }
+    double tf = 0;
+    bool has = false;
+    if (!cli_get_pos_double(CMD, a, "peak-tflops", &tf, &has))
+        return CLI_EXIT_USAGE;
+    if (has)
+        out->peak_flops_per_s = tf * 1e12;
+    int64_t n = 0;
+    if (!cli_get_pos_int64(CMD, a, "devices", &n, &has))
+        return CLI_EXIT_USAGE;
+    if (has)
+        out->devices = (double)n;
+    if (!cli_get_pos_int64(CMD, a, "local-devices", &n, &has))
+        return CLI_EXIT_USAGE;
+    if (has) {
+        if (isfinite(out->devices) && (double)n > out->devices)
+            return cli_failf(CMD, CLI_EXIT_USAGE,
+                             "--local-devices (%lld) cannot exceed --devices (%.0f)", (long long)n,
+                             out->devices);
+        out->local_devices = (double)n;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    cli_args a;
+    if (!cli_parse(CMD, argc, argv, specs, MFU__ARRAY_LEN(specs), &a))
+        return CLI_EXIT_USAGE;
+    if (a.help) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < a.npos; i++)
+        if (strcmp(a.pos[i], "-") == 0)
+            return cli_failf(CMD, CLI_EXIT_USAGE,
+                             "stdin cannot be followed: give log files (or pipe into 'mfu "
+                             "ingest - --run NAME')");
+    if (cli_has(&a, "run") && a.npos != 1)
+        return cli_failf(CMD, CLI_EXIT_USAGE, "--run names the run of exactly one LOG");
+
+    mfu__server_opts o;
+    memset(&o, 0, sizeof o);
+    model_args m;
+    memset(&m, 0, sizeof m);
+    int rc = build_model(&a, &m, &o.model);
+    if (rc == CLI_EXIT_OK)
+        rc = build_device(&a, &o.model);
+    maps mp = {.n = 0};
+    if (rc == CLI_EXIT_OK && !cli_each(&a, "map", add_map, &mp))
+        rc = CLI_EXIT_USAGE;
+    int64_t gpn = 0, maxp = 0;
+    bool has = false;
+    if (rc == CLI_EXIT_OK && (!cli_get_pos_int64(CMD, &a, "gpus-per-node", &gpn, &has) ||
+                              !cli_get_pos_int64(CMD, &a, "max-points", &maxp, &has)))
+        rc = CLI_EXIT_USAGE;
+    if (rc == CLI_EXIT_OK && has && (maxp < 2 || maxp > MFU_RUN_MAX_STEPS))
+        rc = cli_failf(CMD, CLI_EXIT_USAGE, "--max-points must be 2 to %ld",
+                       (long)MFU_RUN_MAX_STEPS);
+    if (rc != CLI_EXIT_OK) {
+        if (o.model.has_model)
+            model_args_free(&m);
+        return rc;
+    }
+    o.db_path = cli_db_path(&a);
+    o.listen = cli_get(&a, "listen");
+    o.token = cli_get(&a, "token");
+    if (!o.token)
+        o.token = getenv("MFU_TOKEN");
+    o.logs = (const char *const *)a.pos;
+    o.nlogs = a.npos;
+    o.run_name = cli_get(&a, "run");
+    o.ingest.format = cli_get(&a, "format");
+    o.ingest.map = mp.v;
+    o.ingest.nmap = mp.n;
+    o.hostname = cli_get(&a, "hostname");
+    o.gpus_per_node = (int)gpn;
+    o.points_limit = (size_t)maxp;
+    o.log = log_line;
+
+    /* Block the stop signals in every thread; the main thread takes them with sigwait. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    mfu__server *srv = NULL;
+    mfu_error err = {0};
+    mfu_status st = mfu__server_start(&o, &srv, &err);
+    if (o.model.has_model)
+        model_args_free(&m); /* the server copied what it needs */
+    if (st != MFU_OK)
+        return cli_fail(CMD, &err,
+                        st == MFU_E_INVALID || st == MFU_E_LIMIT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
+    printf("serving %s (store %s", mfu__server_url(srv), o.db_path);
+    if (o.nlogs)
+        printf(", following %zu log%s", o.nlogs, o.nlogs == 1 ? "" : "s");
+    printf("; Ctrl-C stops)\n");
+    fflush(stdout);
+
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    mfu__server_stop(srv);
+    return CLI_EXIT_OK;
+}

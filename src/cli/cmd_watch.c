@@ -1,0 +1,993 @@
+/*
+ * cmd_watch.c - `mfu watch LOG`: the dashboard's live view in a terminal. Follows a training
+ * log like `tail -F` (one ingest session; new complete lines are fed as they arrive, see
+ * mfu_ingest_peek) and redraws a compact frame: Unicode sparklines of MFU and tokens/s over the
+ * whole run, the newest and median figures, step time, model and hardware TFLOP/s per device.
+ *
+ * Output: on a terminal, the frame is redrawn in place (ANSI cursor moves) at most every
+ * --interval seconds; otherwise (a pipe, a file) one plain line is printed whenever steps
+ * arrived. --once prints one frame of what the log holds now and exits.
+ *
+ * Figures per step: tokens/s = tokens / step time (the log's own tokens/s when that is
+ * missing); with --model and --device, MFU = tokens/s x model FLOPs per token / (devices x
+ * peak), as `mfu estimate` does for one throughput; without them the MFU the log printed, if
+ * any, labelled so.
+ *
+ * Findings: the analysis (mfu/analysis.h: stalls, throttling, level shifts, bad loss, ...) runs
+ * on the run read so far, without bootstrap intervals (they are not shown), at most every
+ * WATCH_ANALYSIS_EVERY_S (or 10 x its last duration) while steps arrive; the newest findings are
+ * listed under the figures (plain mode: one line per new finding).
+ *
+ * Following: a truncated file, or a new file at the path (rotation), starts the run again; a
+ * partial last line waits for its newline; compressed logs cannot grow line by line, so they
+ * are read whole again whenever they change.
+ */
+#define _DEFAULT_SOURCE /* nanosleep, sigaction, fileno, ioctl(TIOCGWINSZ) */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/model_args.h"
+#include "mfu/analysis.h"
+#include "util/util.h"
+
+/* Named limits. */
+#define WATCH_CHUNK_BYTES (1L << 20) /* read at most this much of the log per read call */
+#define WATCH_MEDIAN_ROWS 100000     /* medians are of the newest this many steps */
+#define WATCH_MIN_INTERVAL_S 0.05
+#define WATCH_MAX_WIDTH 400 /* terminal columns used, at most */
+#define WATCH_MAX_MAP MFU_INGEST_MAX_MAP
+/* Findings are recomputed at most this often, and at most every 10 x the last analysis's
+ * duration (a run of millions of steps takes seconds to analyse). */
+#define WATCH_ANALYSIS_EVERY_S 5.0
+#define WATCH_SHOW_FINDINGS 4   /* findings listed in the terminal view, newest first */
+#define WATCH_SEEN_FINDINGS 256 /* plain mode: findings remembered as printed */
+
+static const cli_optspec specs[] = {
+    MODEL_ARGS_OPTSPECS,   {"device", true}, {"dtype", true}, {"devices", true},
+    {"peak-tflops", true}, {"format", true}, {"map", true},   {"interval", true},
+    {"once", false},       {"plain", false}, {"width", true},
+};
+
+static void help(void)
+{
+    printf("usage: mfu watch LOG [MODEL] [--device NAME --devices N] [--once] [OPTIONS]\n\n"
+           "Follow a training log as it grows (like tail -F) and show MFU and tokens/s live:\n"
+           "sparklines over the whole run, the newest and median figures, step time, model and\n"
+           "hardware TFLOP/s per device. On a terminal the view is redrawn in place; otherwise\n"
+           "one line is printed whenever steps arrive. Ctrl-C ends it.\n\n"
+           "%s"
+           "Device (with a model, gives MFU; without, the MFU the log printed is shown):\n"
+           "  --device NAME            a device of 'mfu devices'\n"
+           "  --dtype D                precision of the matmuls (default bf16)\n"
+           "  --peak-tflops X          dense peak per device in TFLOP/s instead of --device\n"
+           "  --devices N              devices of the job (default: the log's world size, else 1)\n"
+           "Log:\n"
+           "  --format NAME            read as this format instead of detecting it\n"
+           "  --map FIELD=COLUMN       column mapping for the jsonl / csv formats\n"
+           "View:\n"
+           "  --once                   print one view of the log as it is now and exit\n"
+           "  --interval S             seconds between reads of the log (default 1)\n"
+           "  --plain                  plain lines even on a terminal\n"
+           "  --width N                columns to use (default: the terminal's, else 80)\n\n"
+           "Examples:\n"
+           "  mfu watch train.log --model llama3-8b --seq 8192 --device h100-sxm --devices 8\n"
+           "  mfu watch logs/gpt2.log --once\n"
+           "  mfu watch run.log --plain --interval 5 >> mfu-live.txt\n\n"
+           "exit status: 0 ok (also after Ctrl-C), 1 the log could not be read, 2 bad usage.\n",
+           MODEL_ARGS_HELP);
+}
+
+/* ---- what to compute with ----------------------------------------------------------------- */
+
+typedef struct watch_cfg {
+    const char *path;
+    bool have_model; /* a model was described: MFU is computed, not taken from the log */
+    model_args model;
+    bool flops_tried;     /* FLOPs per token are computed once, when the log's seq is known */
+    double model_fpt;     /* model FLOPs per token, NaN when unknown */
+    double hw_fpt;        /* hardware FLOPs per token */
+    char model_note[600]; /* what the model line says (or why MFU is missing) */
+    const mfu_device_info *dev;
+    mfu_dtype dtype;
+    double peak;         /* dense peak FLOP/s per device, NaN when unknown */
+    double devices_flag; /* --devices, 0 when not given */
+    int width;           /* terminal columns */
+    bool tty;            /* redraw in place */
+    double interval_s;
+} watch_cfg;
+
+static int choose_device(const cli_args *a, watch_cfg *c)
+{
+    mfu_error err = {0};
+    c->dtype = MFU_DTYPE_BF16;
+    c->peak = NAN;
+    const char *dt = cli_get(a, "dtype");
+    if (dt && mfu_dtype_parse(dt, &c->dtype, &err) != MFU_OK)
+        return cli_failf("watch", CLI_EXIT_USAGE, "--dtype: %s", err.message);
+    int64_t n = 0;
+    bool has_n = false;
+    if (!cli_get_pos_int64("watch", a, "devices", &n, &has_n))
+        return CLI_EXIT_USAGE;
+    c->devices_flag = has_n ? (double)n : 0;
+    double tf = 0;
+    bool has_tf = false;
+    if (!cli_get_pos_double("watch", a, "peak-tflops", &tf, &has_tf))
+        return CLI_EXIT_USAGE;
+    const char *name = cli_get(a, "device");
+    if (name && mfu_device_find(name, &c->dev, &err) != MFU_OK)
+        return cli_fail("watch", &err, CLI_EXIT_USAGE);
+    if (has_tf)
+        c->peak = tf * 1e12;
+    else if (c->dev &&
+             mfu_device_peak_flops_per_s(c->dev, c->dtype, false, &c->peak, &err) != MFU_OK)
+        return cli_fail("watch", &err, CLI_EXIT_USAGE);
+    return CLI_EXIT_OK;
+}
+
+/* FLOPs per token, once: the sequence length may come from the log's header. */
+static void compute_flops(watch_cfg *c, const mfu_run_meta *meta)
+{
+    if (c->flops_tried || !c->have_model)
+        return;
+    if (c->model.workload.seq <= 0 && meta->seq_len <= 0) {
+        snprintf(c->model_note, sizeof c->model_note,
+                 "MFU: the log does not say its sequence length; give --seq");
+        return; /* try again when more of the log has been read */
+    }
+    c->flops_tried = true;
+    if (c->model.workload.seq <= 0)
+        c->model.workload.seq = meta->seq_len;
+    mfu_flops f;
+    mfu_error err = {0};
+    if (mfu_flops_compute(&c->model.arch, &c->model.workload, &c->model.options, &f, &err) !=
+        MFU_OK) {
+        snprintf(c->model_note, sizeof c->model_note, "MFU: %s", err.message);
+        return;
+    }
+    c->model_fpt = f.model_flops;
+    c->hw_fpt = f.hardware_flops;
+    char a[32], b[32];
+    cli_fmt_si(a, sizeof a, f.model_flops, "FLOP");
+    cli_fmt_si(b, sizeof b, f.hardware_flops, "FLOP");
+    snprintf(c->model_note, sizeof c->model_note, "%s per token (model), %s (hardware), seq %lld",
+             a, b, (long long)c->model.workload.seq);
+}
+
+/* ---- per-step figures ---------------------------------------------------------------------- */
+
+enum { F_MFU, F_TPS, F_STEP, F_MODEL, F_HW, F_LOSS, F_COUNT };
+
+typedef struct figures {
+    size_t rows, cap;
+    size_t done;          /* rows derived so far (the tail is derived again: merges) */
+    double *col[F_COUNT]; /* per row; NaN when unknown */
+    double devices;
+    bool devices_assumed; /* neither --devices nor the log's world size: 1 */
+    bool mfu_logged;      /* MFU is the log's own figure */
+    double *scratch;      /* for medians */
+} figures;
+
+static void figures_free(figures *f)
+{
+    for (int k = 0; k < F_COUNT; k++)
+        free(f->col[k]);
+    free(f->scratch);
+    memset(f, 0, sizeof *f);
+}
+
+static bool figures_reserve(figures *f, size_t n)
+{
+    if (n <= f->cap)
+        return true;
+    size_t cap = f->cap ? f->cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    for (int k = 0; k < F_COUNT; k++) {
+        double *p = realloc(f->col[k], cap * sizeof *p);
+        if (!p)
+            return false;
+        f->col[k] = p;
+    }
+    double *s =
+        realloc(f->scratch, (cap < WATCH_MEDIAN_ROWS ? cap : WATCH_MEDIAN_ROWS) * sizeof *s);
+    if (!s)
+        return false;
+    f->scratch = s;
+    f->cap = cap;
+    return true;
+}
+
+static double pos_or_nan(double v)
+{
+    return isfinite(v) && v > 0 ? v : NAN;
+}
+
+/* Derive the figures of rows [f->done - dedup window, count) of run. */
+static bool figures_update(figures *f, const mfu_run *run, watch_cfg *c)
+{
+    size_t n = mfu_run_count(run);
+    if (n < f->rows || n == 0)
+        f->done = 0; /* a new run (the log was replaced) */
+    if (!figures_reserve(f, n))
+        return false;
+    const mfu_run_meta *meta = mfu_run_meta_get(run);
+    compute_flops(c, meta);
+    double devices = c->devices_flag > 0    ? c->devices_flag
+                     : meta->world_size > 0 ? (double)meta->world_size
+                                            : 1;
+    f->devices_assumed = !(c->devices_flag > 0) && !(meta->world_size > 0);
+    if (devices != f->devices)
+        f->done = 0;
+    f->devices = devices;
+    double capacity = devices * c->peak;
+    bool computed = isfinite(c->model_fpt) && isfinite(capacity);
+    f->mfu_logged = !computed;
+    size_t from = f->done > MFU_RUN_DEDUP_WINDOW ? f->done - MFU_RUN_DEDUP_WINDOW : 0;
+    mfu_step prev, s;
+    bool have_prev = from > 0 && mfu_run_get(run, from - 1, &prev);
+    for (size_t i = from; i < n; i++) {
+        if (!mfu_run_get(run, i, &s))
+            break;
+        double tokens = isfinite(s.tokens) ? s.tokens : meta->tokens_per_step;
+        double st = pos_or_nan(s.step_time_s);
+        if (!isfinite(st) && have_prev && isfinite(s.time_s) && isfinite(prev.time_s) &&
+            s.step > prev.step)
+            st = pos_or_nan((s.time_s - prev.time_s) / (double)(s.step - prev.step));
+        double tps = pos_or_nan(tokens / st);
+        if (!isfinite(tps) && isfinite(s.tokens_per_s))
+            tps = s.tokens_per_s_scope == MFU_SCOPE_DEVICE ? s.tokens_per_s * devices
+                                                           : s.tokens_per_s;
+        if (!isfinite(st) && isfinite(tps) && isfinite(tokens))
+            st = tokens / tps;
+        f->col[F_TPS][i] = tps;
+        f->col[F_STEP][i] = st;
+        f->col[F_LOSS][i] = s.loss;
+        if (computed) {
+            f->col[F_MFU][i] = tps * c->model_fpt / capacity;
+            f->col[F_MODEL][i] = tps * c->model_fpt / devices;
+            f->col[F_HW][i] = tps * c->hw_fpt / devices;
+        } else {
+            f->col[F_MFU][i] = s.mfu;
+            double fl = s.flops_per_s;
+            if (isfinite(fl) && s.flops_per_s_scope == MFU_SCOPE_GLOBAL)
+                fl /= devices;
+            f->col[F_MODEL][i] = isfinite(c->model_fpt) ? tps * c->model_fpt / devices : fl;
+            f->col[F_HW][i] = isfinite(c->hw_fpt) ? tps * c->hw_fpt / devices : NAN;
+        }
+        prev = s;
+        have_prev = true;
+    }
+    f->rows = n;
+    f->done = n;
+    return true;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the finite values among the newest WATCH_MEDIAN_ROWS rows; NaN when none. */
+static double median_of(figures *f, int k)
+{
+    size_t from = f->rows > WATCH_MEDIAN_ROWS ? f->rows - WATCH_MEDIAN_ROWS : 0, m = 0;
+    for (size_t i = from; i < f->rows; i++)
+        if (isfinite(f->col[k][i]))
+            f->scratch[m++] = f->col[k][i];
+    if (m == 0)
+        return NAN;
+    qsort(f->scratch, m, sizeof *f->scratch, cmp_double);
+    return m % 2 ? f->scratch[m / 2] : (f->scratch[m / 2 - 1] + f->scratch[m / 2]) / 2;
+}
+
+/* The newest finite value of column k; NaN when none. */
+static double newest(const figures *f, int k)
+{
+    for (size_t i = f->rows; i-- > 0;)
+        if (isfinite(f->col[k][i]))
+            return f->col[k][i];
+    return NAN;
+}
+
+/* ---- findings ------------------------------------------------------------------------------ */
+
+typedef struct watch_analysis {
+    mfu_analysis *a; /* NULL before the first analysis, or when it failed */
+    size_t rows;     /* rows it saw */
+    double at_s;     /* monotonic time it ran */
+    double cost_s;   /* how long it took */
+    char note[600];  /* why there are no findings (an analysis error), "" otherwise */
+    size_t nseen;    /* plain mode: findings printed, by kind and first step */
+    struct {
+        char kind[MFU_FINDING_KIND_MAX];
+        int64_t first;
+    } seen[WATCH_SEEN_FINDINGS];
+} watch_analysis;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Analyse the run again when it changed, at most every WATCH_ANALYSIS_EVERY_S (force: now). */
+static void analyse(watch_analysis *w, const watch_cfg *c, const figures *f, const mfu_run *run,
+                    bool force)
+{
+    if (!run || f->rows == 0 || f->rows == w->rows)
+        return;
+    double now = mono_s();
+    /* a long run takes long to analyse: then wait ten times as long as it took */
+    double every =
+        10 * w->cost_s > WATCH_ANALYSIS_EVERY_S ? 10 * w->cost_s : WATCH_ANALYSIS_EVERY_S;
+    if (!force && w->a && now - w->at_s < every)
+        return;
+    w->rows = f->rows;
+    w->at_s = now;
+    w->note[0] = '\0';
+    mfu_error err = {0};
+    mfu_series *series = NULL;
+    double peak = c->peak;
+    mfu_status st =
+        mfu_series_from_run(run, c->model_fpt, c->hw_fpt, f->devices, peak, &series, &err);
+    mfu_analysis *a = NULL;
+    if (st == MFU_OK) {
+        mfu_analysis_options o;
+        mfu_analysis_options_init(&o);
+        o.resamples = 0; /* no intervals: the view shows levels and findings only */
+        st = mfu_analyze(series, &o, &a, &err);
+    }
+    mfu_series_free(series);
+    w->cost_s = mono_s() - now;
+    if (st != MFU_OK) {
+        snprintf(w->note, sizeof w->note, "findings: %s", err.message);
+        return;
+    }
+    mfu_analysis_free(w->a);
+    w->a = a;
+}
+
+/* Indices of up to max findings, newest (by last step) first. */
+static size_t newest_findings(const mfu_analysis *a, size_t *idx, size_t max)
+{
+    size_t n = mfu_analysis_finding_count(a), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mfu_finding *fi = mfu_analysis_finding(a, i);
+        size_t pos = k < max ? k++ : max;
+        while (pos > 0 && mfu_analysis_finding(a, idx[pos - 1])->last_step < fi->last_step) {
+            if (pos < max)
+                idx[pos] = idx[pos - 1];
+            pos--;
+        }
+        if (pos < max)
+            idx[pos] = i;
+    }
+    return k;
+}
+
+/* Copy s into buf (size n), cut to at most cols characters, "..." marking a cut. UTF-8 aware:
+ * a character is never split. */
+static void fit(char *buf, size_t n, const char *s, int cols)
+{
+    size_t chars = 0;
+    for (const unsigned char *q = (const unsigned char *)s; *q; q++)
+        chars += (*q & 0xc0) != 0x80;
+    size_t keep = chars <= (size_t)cols ? chars : (size_t)(cols > 3 ? cols - 3 : 0);
+    size_t len = 0, seen = 0;
+    for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+        if ((*q & 0xc0) != 0x80 && seen++ == keep)
+            break;
+        if (len + 4 >= n)
+            break;
+        buf[len++] = (char)*q;
+    }
+    while (len > 0 && ((unsigned char)buf[len - 1] & 0xc0) == 0xc0)
+        len--; /* a lead byte whose continuation did not fit */
+    if (keep < chars && len + 3 < n) {
+        memcpy(buf + len, "...", 3);
+        len += 3;
+    }
+    buf[len] = '\0';
+}
+
+/* ---- drawing -------------------------------------------------------------------------------- */
+
+static const char *const bars[8] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
+                                    "\xe2\x96\x84", "\xe2\x96\x85", "\xe2\x96\x86",
+                                    "\xe2\x96\x87", "\xe2\x96\x88"}; /* U+2581..U+2588 */
+
+/* A sparkline of column k over the whole run in `cols` characters into buf: each character
+ * is the mean of its share of the steps; the bars span the smallest to the largest mean, but
+ * never less than a quarter of the largest (so a 1 % ripple stays flat while a 10 % dip
+ * shows); a space where a share has no value. */
+static void sparkline(const figures *f, int k, int cols, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (cols < 1 || f->rows == 0)
+        return;
+    size_t nb = f->rows < (size_t)cols ? f->rows : (size_t)cols;
+    double means[WATCH_MAX_WIDTH], top = 0, bottom = INFINITY;
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = b * f->rows / nb, hi = (b + 1) * f->rows / nb;
+        double sum = 0;
+        size_t m = 0;
+        for (size_t i = lo; i < hi; i++)
+            if (isfinite(f->col[k][i])) {
+                sum += f->col[k][i];
+                m++;
+            }
+        means[b] = m ? sum / (double)m : NAN;
+        if (isfinite(means[b]) && means[b] > top)
+            top = means[b];
+        if (isfinite(means[b]) && means[b] < bottom)
+            bottom = means[b];
+    }
+    if (top - bottom < 0.25 * top)
+        bottom = 0.75 * top;
+    size_t len = 0;
+    for (size_t b = 0; b < nb && len + 4 < n; b++) {
+        const char *g = " ";
+        if (isfinite(means[b]) && top > 0) {
+            double r = (means[b] - bottom) / (top - bottom);
+            int lvl = (int)(r * 7 + 0.5);
+            g = bars[lvl < 0 ? 0 : lvl > 7 ? 7 : lvl];
+        }
+        size_t gl = strlen(g);
+        memcpy(buf + len, g, gl);
+        len += gl;
+    }
+    buf[len] = '\0';
+}
+
+static void fmt_pct(char *b, size_t n, double v)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%.1f%%", 100 * v);
+    else
+        snprintf(b, n, "-");
+}
+
+static void fmt_rate(char *b, size_t n, double v)
+{
+    if (isfinite(v))
+        cli_fmt_si(b, n, v, "");
+    else
+        snprintf(b, n, "-");
+}
+
+static void fmt_secs(char *b, size_t n, double v)
+{
+    if (!isfinite(v))
+        snprintf(b, n, "-");
+    else if (v < 1)
+        snprintf(b, n, "%.1f ms", v * 1e3);
+    else
+        snprintf(b, n, "%.3f s", v);
+}
+
+static void fmt_tflops(char *b, size_t n, double v)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%.1f", v / 1e12);
+    else
+        snprintf(b, n, "-");
+}
+
+/* The frame, one line per call of emit (no newline in the text). */
+typedef struct frame_out {
+    FILE *out;
+    bool ansi; /* clear each line's rest (redraw in place) */
+} frame_out;
+
+static void emit(const frame_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(const frame_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(o->out, fmt, ap);
+    va_end(ap);
+    fputs(o->ansi ? "\033[K\n" : "\n", o->out);
+}
+
+static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_run *run,
+                       const watch_analysis *wa, const char *status)
+{
+    const mfu_run_meta *meta = mfu_run_meta_get(run);
+    const int64_t *steps = mfu_run_steps(run);
+    char now[16] = "";
+    time_t t = time(NULL);
+    struct tm tmv;
+    if (localtime_r(&t, &tmv))
+        strftime(now, sizeof now, "%H:%M:%S", &tmv);
+    if (f->rows)
+        emit(o, "mfu watch  %s  %s, %zu steps (%lld-%lld)  %s", c->path,
+             meta->format[0] ? meta->format : "?", f->rows, (long long)steps[0],
+             (long long)steps[f->rows - 1], now);
+    else
+        emit(o, "mfu watch  %s  %s  %s", c->path, status ? status : "waiting for steps", now);
+    char peak[32] = "-";
+    if (isfinite(c->peak))
+        cli_fmt_si(peak, sizeof peak, c->peak, "FLOP/s");
+    if (c->have_model)
+        emit(o, "model      %s", c->model_note);
+    emit(o, "devices    %g%s%s%s, peak %s per device%s", f->devices,
+         f->devices_assumed ? " (assumed: give --devices)" : "", c->dev ? " x " : "",
+         c->dev ? c->dev->id : "", peak,
+         f->mfu_logged ? (c->have_model || c->dev ? "" : "  (MFU as the log printed it)") : "");
+    if (f->mfu_logged && (c->have_model || c->dev) &&
+        !(isfinite(c->model_fpt) && isfinite(c->peak)))
+        emit(o, "           MFU needs both a model and a device; shown as the log printed it");
+    emit(o, "%s", "");
+    int spark_cols = c->width - 11 - 34;
+    if (spark_cols < 8)
+        spark_cols = 8;
+    if (spark_cols > WATCH_MAX_WIDTH - 1)
+        spark_cols = WATCH_MAX_WIDTH - 1;
+    char sp[WATCH_MAX_WIDTH * 4 + 1], a[32], b[32];
+    sparkline(f, F_MFU, spark_cols, sp, sizeof sp);
+    fmt_pct(a, sizeof a, newest(f, F_MFU));
+    fmt_pct(b, sizeof b, median_of(f, F_MFU));
+    emit(o, "MFU        %s  now %-8s median %s", sp, a, b);
+    sparkline(f, F_TPS, spark_cols, sp, sizeof sp);
+    fmt_rate(a, sizeof a, newest(f, F_TPS));
+    fmt_rate(b, sizeof b, median_of(f, F_TPS));
+    emit(o, "tokens/s   %s  now %-8s median %s", sp, a, b);
+    fmt_secs(a, sizeof a, newest(f, F_STEP));
+    fmt_secs(b, sizeof b, median_of(f, F_STEP));
+    emit(o, "step time  now %-10s median %s", a, b);
+    fmt_tflops(a, sizeof a, median_of(f, F_MODEL));
+    fmt_tflops(b, sizeof b, median_of(f, F_HW));
+    emit(o, "TFLOP/s    model %s, hardware %s per device (median)", a, b);
+    double loss = newest(f, F_LOSS);
+    if (isfinite(loss))
+        emit(o, "loss       %.4g", loss);
+    if (f->rows > WATCH_MEDIAN_ROWS)
+        emit(o, "           (medians of the newest %d steps)", WATCH_MEDIAN_ROWS);
+    if (wa && wa->note[0]) {
+        emit(o, "%s", "");
+        emit(o, "%s", wa->note);
+    } else if (wa && wa->a) {
+        size_t idx[WATCH_SHOW_FINDINGS];
+        size_t k = newest_findings(wa->a, idx, WATCH_SHOW_FINDINGS);
+        size_t total = mfu_analysis_finding_count(wa->a);
+        emit(o, "%s", "");
+        if (total == 0)
+            emit(o, "findings   none so far (%zu steps analysed)", wa->rows);
+        else
+            emit(o, "findings   %zu, newest first (%zu steps analysed)", total, wa->rows);
+        char line[1024], text[1024];
+        for (size_t i = 0; i < k; i++) {
+            const mfu_finding *fi = mfu_analysis_finding(wa->a, idx[i]);
+            snprintf(text, sizeof text, "%-7s %s, steps %lld-%lld: %s",
+                     mfu_severity_name(fi->severity), fi->kind, (long long)fi->first_step,
+                     (long long)fi->last_step, fi->summary);
+            fit(line, sizeof line, text, c->width - 11);
+            emit(o, "           %s", line);
+            if (fi->next_step[0]) {
+                snprintf(text, sizeof text, "next: %s", fi->next_step);
+                fit(line, sizeof line, text, c->width - 19);
+                emit(o, "                   %s", line);
+            }
+        }
+    }
+    if (status && f->rows)
+        emit(o, "%s", status);
+}
+
+/* One plain line: the newest step and its figures. */
+static void draw_line(FILE *out, figures *f, const mfu_run *run)
+{
+    if (!f->rows)
+        return;
+    char a[32], b[32], c1[32], d[32], e[32];
+    fmt_pct(a, sizeof a, newest(f, F_MFU));
+    fmt_pct(b, sizeof b, median_of(f, F_MFU));
+    fmt_rate(c1, sizeof c1, newest(f, F_TPS));
+    fmt_rate(d, sizeof d, median_of(f, F_TPS));
+    fmt_secs(e, sizeof e, newest(f, F_STEP));
+    fprintf(out, "step %lld: MFU %s (median %s), tokens/s %s (median %s), step time %s\n",
+            (long long)mfu_run_steps(run)[f->rows - 1], a, b, c1, d, e);
+    fflush(out);
+}
+
+/* Plain mode: one line for each finding not printed before (by kind and first step). */
+static void print_new_findings(FILE *out, watch_analysis *wa)
+{
+    if (!wa->a)
+        return;
+    for (size_t i = 0; i < mfu_analysis_finding_count(wa->a); i++) {
+        const mfu_finding *fi = mfu_analysis_finding(wa->a, i);
+        bool seen = false;
+        for (size_t j = 0; j < wa->nseen && !seen; j++)
+            seen = wa->seen[j].first == fi->first_step && strcmp(wa->seen[j].kind, fi->kind) == 0;
+        if (seen)
+            continue;
+        if (wa->nseen < WATCH_SEEN_FINDINGS) {
+            mfu__strlcpy(wa->seen[wa->nseen].kind, fi->kind, sizeof wa->seen[0].kind);
+            wa->seen[wa->nseen++].first = fi->first_step;
+        }
+        fprintf(out, "finding: %s %s, steps %lld-%lld: %s (next: %s)\n",
+                mfu_severity_name(fi->severity), fi->kind, (long long)fi->first_step,
+                (long long)fi->last_step, fi->summary, fi->next_step);
+    }
+    fflush(out);
+}
+
+/* ---- following the log --------------------------------------------------------------------- */
+
+typedef struct follower {
+    const char *path;
+    mfu_ingest_opts opts;
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    off_t off;
+    bool compressed;
+    time_t mtime;
+    mfu_ingest *ing;
+    mfu_run *whole; /* compressed logs, and small logs while the format is being detected */
+    off_t whole_size;
+    char *buf;    /* carried partial line + the chunk read */
+    size_t carry; /* bytes of a partial line at the start of buf */
+} follower;
+
+static void follower_reset(follower *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    w->off = 0;
+    w->carry = 0;
+    w->whole_size = -1;
+    mfu_ingest_free(w->ing);
+    w->ing = NULL;
+    mfu_run_free(w->whole);
+    w->whole = NULL;
+}
+
+/* Read the whole log into w->whole (compressed logs; tiny logs still being detected). */
+static mfu_status read_whole(follower *w, off_t size, mfu_error *err)
+{
+    if (w->whole && w->whole_size == size)
+        return MFU_OK;
+    mfu_run *run = NULL;
+    mfu_status st = mfu_ingest_path(w->path, &w->opts, &run, NULL, err);
+    if (st == MFU_E_EMPTY) { /* no step yet: show nothing rather than fail */
+        run = mfu_run_new();
+        st = run ? MFU_OK : MFU_E_NOMEM;
+    }
+    if (st != MFU_OK)
+        return st;
+    mfu_run_free(w->whole);
+    w->whole = run;
+    w->whole_size = size;
+    return MFU_OK;
+}
+
+/* Read what the log gained since the last call. *changed: rows may have changed. Errors are
+ * the ingest's (the message names the file and line). */
+static mfu_status follower_poll(follower *w, bool *changed, mfu_error *err)
+{
+    *changed = false;
+    struct stat ps;
+    bool exists = stat(w->path, &ps) == 0;
+    if (w->fd >= 0 && exists && (ps.st_ino != w->ino || ps.st_dev != w->dev)) {
+        follower_reset(w); /* rotated: a new file at the path */
+        *changed = true;
+    }
+    if (w->fd < 0) {
+        if (!exists)
+            return MFU_OK; /* not there (yet): wait, like tail -F */
+        w->fd = open(w->path, O_RDONLY);
+        if (w->fd < 0)
+            return mfu__fail(err, MFU_E_IO, 0, "%s: cannot open (%s); check the path", w->path,
+                             strerror(errno));
+        struct stat fs;
+        if (fstat(w->fd, &fs) != 0 || S_ISDIR(fs.st_mode)) {
+            follower_reset(w);
+            return mfu__fail(err, MFU_E_IO, 0, "%s: not a readable file; give a log file", w->path);
+        }
+        w->dev = fs.st_dev;
+        w->ino = fs.st_ino;
+        unsigned char magic[4] = {0};
+        ssize_t got = pread(w->fd, magic, sizeof magic, 0);
+        w->compressed = (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) ||
+                        (got >= 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f &&
+                         magic[3] == 0xfd);
+        mfu_status st = mfu_ingest_new(&w->opts, &w->ing, err);
+        if (st != MFU_OK)
+            return st;
+    }
+    struct stat fs;
+    if (fstat(w->fd, &fs) != 0)
+        return mfu__fail(err, MFU_E_IO, 0, "%s: cannot read (%s)", w->path, strerror(errno));
+    if (w->compressed) {
+        if (fs.st_size == w->whole_size && fs.st_mtime == w->mtime)
+            return MFU_OK;
+        w->mtime = fs.st_mtime;
+        w->whole_size = -1;
+        *changed = true;
+        return read_whole(w, fs.st_size, err);
+    }
+    if (fs.st_size < w->off) { /* truncated: the run starts again */
+        mfu_ingest_free(w->ing);
+        w->ing = NULL;
+        mfu_status st = mfu_ingest_new(&w->opts, &w->ing, err);
+        if (st != MFU_OK)
+            return st;
+        w->off = 0;
+        w->carry = 0;
+        *changed = true;
+    }
+    while (w->off < fs.st_size) {
+        size_t want = (size_t)WATCH_CHUNK_BYTES;
+        ssize_t got = pread(w->fd, w->buf + w->carry, want, w->off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return mfu__fail(err, MFU_E_IO, 0, "%s: cannot read (%s)", w->path, strerror(errno));
+        if (got == 0)
+            break;
+        w->off += got;
+        size_t have = w->carry + (size_t)got, end = have;
+        while (end > 0 && w->buf[end - 1] != '\n')
+            end--;
+        if (end == 0 && have > (size_t)MFU_INGEST_MAX_LINE_BYTES) {
+            /* a line longer than ingest takes: hand it over now, it is skipped and counted */
+            w->buf[have] = '\n';
+            end = have + 1;
+            have = end;
+        }
+        if (end > 0) {
+            mfu_status st = mfu_ingest_feed_buffer(w->ing, w->buf, end, w->path, err);
+            if (st != MFU_OK)
+                return st;
+            *changed = true;
+        }
+        memmove(w->buf, w->buf + end, have - end);
+        w->carry = have - end;
+    }
+    /* While the format is still being detected, the session holds its lines back: a small
+     * log is read whole instead, so that its few steps show. */
+    if (*changed && mfu_ingest_get_stats(w->ing)->format[0] == '\0') {
+        mfu_status st = read_whole(w, fs.st_size, err);
+        if (st != MFU_OK)
+            return st;
+    } else if (*changed && w->whole) {
+        mfu_run_free(w->whole);
+        w->whole = NULL;
+    }
+    return MFU_OK;
+}
+
+static const mfu_run *follower_run(const follower *w)
+{
+    if (w->whole)
+        return w->whole;
+    return w->ing ? mfu_ingest_peek(w->ing) : NULL;
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_requested)
+        ;
+}
+
+static int terminal_width(const cli_args *a, bool tty)
+{
+    int64_t w = 0;
+    bool has = false;
+    if (!cli_get_pos_int64("watch", a, "width", &w, &has))
+        return -1;
+    if (!has && tty) {
+        struct winsize ws;
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+            w = ws.ws_col;
+    }
+    if (!has && w <= 0) {
+        const char *cols = getenv("COLUMNS");
+        if (!cols || !mfu__parse_int64(cols, &w) || w <= 0)
+            w = 80;
+    }
+    if (w < 40)
+        w = 40;
+    if (w > WATCH_MAX_WIDTH)
+        w = WATCH_MAX_WIDTH;
+    return (int)w;
+}
+
+static int run_watch(watch_cfg *c, follower *w, bool once)
+{
+    figures f;
+    memset(&f, 0, sizeof f);
+    watch_analysis *wa = calloc(1, sizeof *wa);
+    if (!wa)
+        return cli_failf("watch", CLI_EXIT_FAIL, "out of memory");
+    mfu_error err = {0};
+    int rc = CLI_EXIT_OK;
+    frame_out o = {stdout, c->tty && !once};
+    if (o.ansi)
+        fputs("\033[?25l\033[H\033[2J", stdout); /* hide the cursor, clear */
+    bool first = true;
+    for (;;) {
+        bool changed = false;
+        mfu_status st = follower_poll(w, &changed, &err);
+        if (st != MFU_OK) {
+            rc = cli_fail("watch", &err, CLI_EXIT_FAIL);
+            break;
+        }
+        const mfu_run *run = follower_run(w);
+        size_t before = f.rows;
+        if (run && (changed || first) && !figures_update(&f, run, c)) {
+            rc = cli_failf("watch", CLI_EXIT_FAIL, "out of memory holding %zu steps",
+                           mfu_run_count(run));
+            break;
+        }
+        if (once) {
+            if (!run || f.rows == 0) {
+                rc = cli_failf("watch", CLI_EXIT_FAIL,
+                               "%s: no steps%s; check the log, or force its format with --format",
+                               c->path, run ? "" : " (no such file)");
+                break;
+            }
+            analyse(wa, c, &f, run, true);
+            draw_frame(&o, c, &f, run, wa, NULL);
+            break;
+        }
+        size_t seen_rows = wa->rows;
+        if (run)
+            analyse(wa, c, &f, run, false);
+        bool reanalysed = wa->rows != seen_rows;
+        if (o.ansi) {
+            if (changed || first || reanalysed) {
+                fputs("\033[H", stdout);
+                mfu_run *empty = run ? NULL : mfu_run_new();
+                draw_frame(&o, c, &f, run ? run : empty, run ? wa : NULL,
+                           run ? NULL : "waiting for the file to appear");
+                mfu_run_free(empty);
+                fputs("\033[J", stdout);
+                fflush(stdout);
+            }
+        } else if (run && f.rows != before) {
+            draw_line(stdout, &f, run);
+        }
+        if (!o.ansi && reanalysed)
+            print_new_findings(stdout, wa);
+        first = false;
+        if (stop_requested)
+            break;
+        sleep_s(c->interval_s);
+        if (stop_requested)
+            break;
+    }
+    if (o.ansi)
+        fputs("\033[?25h\n", stdout); /* show the cursor again */
+    fflush(stdout);
+    figures_free(&f);
+    mfu_analysis_free(wa->a);
+    free(wa);
+    return rc;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+    cli_args a;
+    if (!cli_parse("watch", argc, argv, specs, MFU__ARRAY_LEN(specs), &a))
+        return CLI_EXIT_USAGE;
+    if (a.help) {
+        help();
+        return CLI_EXIT_OK;
+    }
+    if (a.npos != 1)
+        return cli_failf("watch", CLI_EXIT_USAGE,
+                         a.npos ? "one LOG at a time (see 'mfu watch --help')"
+                                : "no LOG given; pass the log file to follow (see 'mfu watch "
+                                  "--help')");
+    if (strcmp(a.pos[0], "-") == 0)
+        return cli_failf("watch", CLI_EXIT_USAGE,
+                         "watch follows a file; for a stream, write it to a file with tee and "
+                         "watch that");
+    watch_cfg c;
+    memset(&c, 0, sizeof c);
+    c.path = a.pos[0];
+    c.model_fpt = c.hw_fpt = NAN;
+    c.interval_s = 1;
+    bool has_iv = false;
+    if (!cli_get_pos_double("watch", &a, "interval", &c.interval_s, &has_iv))
+        return CLI_EXIT_USAGE;
+    if (c.interval_s < WATCH_MIN_INTERVAL_S)
+        return cli_failf("watch", CLI_EXIT_USAGE, "--interval must be at least %g s",
+                         WATCH_MIN_INTERVAL_S);
+    bool once = cli_has(&a, "once");
+    c.tty = isatty(STDOUT_FILENO) && !cli_has(&a, "plain");
+    c.width = terminal_width(&a, c.tty);
+    if (c.width < 0)
+        return CLI_EXIT_USAGE;
+    int rc = choose_device(&a, &c);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    static const char *const model_flags[] = {"model", "config", "layers", "params"};
+    for (size_t i = 0; i < MFU__ARRAY_LEN(model_flags); i++)
+        c.have_model = c.have_model || cli_has(&a, model_flags[i]);
+    if (c.have_model) {
+        rc = model_args_build("watch", &a, false, &c.model);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    const char *maps[WATCH_MAX_MAP];
+    size_t nmap = 0;
+    for (size_t i = 0; i < a.nocc; i++) {
+        if (strcmp(specs[a.occ_spec[i]].name, "map") != 0)
+            continue;
+        if (nmap == WATCH_MAX_MAP) {
+            rc = cli_failf("watch", CLI_EXIT_USAGE,
+                           "--map: at most %d entries; separate pairs "
+                           "with commas",
+                           WATCH_MAX_MAP);
+            goto done;
+        }
+        maps[nmap++] = a.occ_value[i];
+    }
+    follower w;
+    memset(&w, 0, sizeof w);
+    w.fd = -1;
+    w.whole_size = -1;
+    w.path = c.path;
+    w.opts.format = cli_get(&a, "format");
+    w.opts.map = maps;
+    w.opts.nmap = nmap;
+    /* validate --format and --map now, before the file exists */
+    mfu_ingest *probe = NULL;
+    mfu_error err = {0};
+    mfu_status st = mfu_ingest_new(&w.opts, &probe, &err);
+    mfu_ingest_free(probe);
+    if (st != MFU_OK) {
+        rc = cli_fail("watch", &err, CLI_EXIT_USAGE);
+        goto done;
+    }
+    w.buf = malloc((size_t)MFU_INGEST_MAX_LINE_BYTES + (size_t)WATCH_CHUNK_BYTES + 2);
+    if (!w.buf) {
+        rc = cli_failf("watch", CLI_EXIT_FAIL, "out of memory");
+        goto done;
+    }
+    if (!once) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    rc = run_watch(&c, &w, once);
+    follower_reset(&w);
+    free(w.buf);
+done:
+    if (c.have_model)
+        model_args_free(&c.model);
+    return rc;
+}

@@ -1,0 +1,250 @@
+/*
+ * fast.c - exact fast paths for the ingest hot loop (ingest/fast.h).
+ *
+ * Decimal -> double (Clinger, "How to read floating point numbers accurately", PLDI 1990):
+ * when the decimal's mantissa m fits in 53 bits and its power of ten 10^|e| is itself a double
+ * (|e| <= 22), m and 10^|e| are both exact, so one IEEE multiplication or division rounds the
+ * exact quotient or product once: the result is the correctly rounded value, the same double
+ * strtod returns. Log numbers ("912.3", "2.134567E+00", "3.000000E-04") nearly always qualify;
+ * anything else goes to strtod.
+ *
+ * Double -> text: the canonical writer prints the first of %.15g, %.16g, %.17g that reads
+ * back (three snprintf + strtod rounds). When a decimal D = r x 10^-k with r < 10^15 reads
+ * back as v (checked exactly, as above), D is the only decimal of at most 15 significant
+ * digits that does (such decimals are at least 10^-15 apart relative, doubles 2^-52), so
+ * %.15g prints D's digits; we lay them out as %g would. Anything else declines.
+ */
+#include "ingest/fast.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define pow10_exact mfu__pow10_exact
+
+const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value, double *printed)
+{
+    bool neg = false;
+    if (p < end && (*p == '-' || *p == '+'))
+        neg = *p++ == '-';
+    uint64_t m = 0;
+    int sig = 0, digits = 0;
+    long frac = 0;
+    /* a byte loop: measured faster here than 8-digit SWAR for the 1-8 digit numbers of logs */
+    for (; p < end && (unsigned)(*p - '0') < 10; p++, digits++)
+        if (m || *p != '0') {
+            m = m * 10 + (uint64_t)(*p - '0');
+            sig++;
+        }
+    if (p < end && *p == '.')
+        for (p++; p < end && (unsigned)(*p - '0') < 10; p++, digits++, frac++)
+            if (m || *p != '0') {
+                m = m * 10 + (uint64_t)(*p - '0');
+                sig++;
+            }
+    if (digits == 0 || sig > MFU__DEC_DIGITS)
+        return NULL;
+    long e10 = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        const char *q = p + 1;
+        bool eneg = false;
+        if (q < end && (*q == '-' || *q == '+'))
+            eneg = *q++ == '-';
+        if (q == end || (unsigned)(*q - '0') >= 10)
+            return NULL; /* "5e", "5e+x": the general reader decides what that is */
+        for (; q < end && (unsigned)(*q - '0') < 10; q++)
+            if (e10 < 100000)
+                e10 = e10 * 10 + (*q - '0');
+        if (eneg)
+            e10 = -e10;
+        p = q;
+    }
+    long e = e10 - frac;
+    if (e < -400 || e > 400 || (m == 0 && (e + shift < -22 || e + shift > 22 || e < -22 || e > 22)))
+        return NULL;
+    double pr, v;
+    if (!mfu__dec_to_double(m, (int)e, neg, &pr))
+        return NULL;
+    if (shift == 0)
+        v = pr;
+    else if (!mfu__dec_to_double(m, (int)(e + shift), neg, &v))
+        return NULL;
+    *value = v;
+    *printed = pr;
+    return p;
+}
+
+/* Decimal digits of m (m > 0) into d; returns the count. */
+static size_t u64_digits(uint64_t m, char *d)
+{
+    char tmp[24];
+    size_t n = 0;
+    while (m) {
+        tmp[n++] = (char)('0' + m % 10);
+        m /= 10;
+    }
+    for (size_t i = 0; i < n; i++)
+        d[i] = tmp[n - 1 - i];
+    return n;
+}
+
+size_t mfu__fmt_shortest(char *buf, double v)
+{
+    if (!MFU__EXACT_DOUBLES || !isfinite(v))
+        return 0;
+    size_t k = 0;
+    if (signbit(v))
+        buf[k++] = '-';
+    double a = fabs(v);
+    if (a == 0.0) {
+        buf[k++] = '0';
+        buf[k] = '\0';
+        return k;
+    }
+    /* find r < 10^15 and scale s with r x 10^s == a after one correctly rounded operation */
+    uint64_t r = 0;
+    int s = 0;
+    bool found = false;
+    if (a < 1e15) {
+        for (int j = 0; j <= 22 && !found; j++) {
+            double y = a * pow10_exact[j];
+            if (y >= 1e15)
+                return 0;                           /* needs more than 15 digits */
+            double x = (double)(uint64_t)(y + 0.5); /* y < 2^50: y + 0.5 is exact */
+            /* only a near-integer y can be the one (its error is < 3 ulp): the exact check
+             * (a division) runs for those alone */
+            if (x > 0 && fabs(y - x) <= y * 1e-15 && x / pow10_exact[j] == a) {
+                r = (uint64_t)x;
+                s = -j;
+                found = true;
+            }
+        }
+    } else if (a <= 1e37) {
+        for (int j = 1; j <= 22 && !found; j++) {
+            double x = round(a / pow10_exact[j]);
+            if (x < 1e15 && x > 0 && x * pow10_exact[j] == a) {
+                r = (uint64_t)x;
+                s = j;
+                found = true;
+            }
+        }
+    }
+    if (!found)
+        return 0;
+    while (r % 10 == 0) { /* %g drops trailing zeros */
+        r /= 10;
+        s++;
+    }
+    char d[24] = {0};
+    size_t nd = u64_digits(r, d);
+    int x10 = (int)nd - 1 + s; /* the exponent %e would print */
+    if (x10 < -4 || x10 >= 15) {
+        buf[k++] = d[0];
+        if (nd > 1) {
+            buf[k++] = '.';
+            memcpy(buf + k, d + 1, nd - 1);
+            k += nd - 1;
+        }
+        buf[k++] = 'e';
+        buf[k++] = x10 < 0 ? '-' : '+';
+        int ax = x10 < 0 ? -x10 : x10;
+        if (ax >= 100)
+            buf[k++] = (char)('0' + ax / 100);
+        buf[k++] = (char)('0' + ax / 10 % 10);
+        buf[k++] = (char)('0' + ax % 10);
+    } else if (x10 >= 0) {
+        size_t ip = (size_t)x10 + 1; /* digits before the point */
+        if (nd <= ip) {
+            memcpy(buf + k, d, nd);
+            k += nd;
+            for (size_t i = nd; i < ip; i++)
+                buf[k++] = '0';
+        } else {
+            memcpy(buf + k, d, ip);
+            k += ip;
+            buf[k++] = '.';
+            memcpy(buf + k, d + ip, nd - ip);
+            k += nd - ip;
+        }
+    } else {
+        buf[k++] = '0';
+        buf[k++] = '.';
+        for (int i = 0; i < -x10 - 1; i++)
+            buf[k++] = '0';
+        memcpy(buf + k, d, nd);
+        k += nd;
+    }
+    buf[k] = '\0';
+    return k;
+}
+
+static bool ctrl_byte(unsigned char c)
+{
+    return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+#if defined(__GNUC__)
+/* 16 bytes at a time with the compiler's vector extension (SSE2 / NEON, or scalar code where
+ * there is neither): no branch per block, one test at the end. */
+typedef unsigned char mfu__v16 __attribute__((vector_size(16)));
+
+static bool copy_check(char *dst, const char *src, size_t n)
+{
+    mfu__v16 acc = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        mfu__v16 v;
+        memcpy(&v, src + i, 16);
+        if (dst)
+            memcpy(dst + i, &v, 16);
+        acc |= (mfu__v16)((v < 0x20) & (v != '\t')) | (mfu__v16)(v == 0x7f);
+    }
+    uint64_t w[2];
+    memcpy(w, &acc, 16);
+    if (w[0] | w[1])
+        return true;
+    for (; i < n; i++) {
+        if (dst)
+            dst[i] = src[i];
+        if (ctrl_byte((unsigned char)src[i]))
+            return true;
+    }
+    return false;
+}
+#else
+static bool copy_check(char *dst, const char *src, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, src + i, 8);
+        if (dst)
+            memcpy(dst + i, &x, 8);
+        uint64_t del = x ^ (0x7f * ones);
+        /* a byte < 0x20 (Mycroft's "has less than"), or a byte equal to 0x7f: look closer
+         * (a tab is allowed) */
+        if (((x - 0x20 * ones) & ~x & highs) | ((del - ones) & ~del & highs))
+            for (size_t j = 0; j < 8; j++)
+                if (ctrl_byte((unsigned char)src[i + j]))
+                    return true;
+    }
+    for (; i < n; i++) {
+        if (dst)
+            dst[i] = src[i];
+        if (ctrl_byte((unsigned char)src[i]))
+            return true;
+    }
+    return false;
+}
+#endif
+
+bool mfu__has_ctrl(const char *p, size_t n)
+{
+    return copy_check(NULL, p, n);
+}
+
+bool mfu__copy_no_ctrl(char *dst, const char *src, size_t n)
+{
+    return !copy_check(dst, src, n);
+}

@@ -1,0 +1,93 @@
+/*
+ * ingest/fast.h - fast paths of the ingest hot loop, each exact or declining (never
+ * approximate): the caller falls back to the general code (strtod, snprintf, jansson) whenever
+ * a fast path says no, so behaviour is the same as without them. docs/internals/ingest.md
+ * "Performance" says why each exists and what it measured.
+ *
+ *   mfu__dec_to_double   decimal (mantissa, exponent) -> double, Clinger's exact cases
+ *   mfu__dec_scan        a plain decimal in text -> double through it
+ *   mfu__fmt_shortest    double -> the shortest "%.{15,16,17}g" that reads back, ≤ 15 digits
+ *   mfu__has_ctrl        does a byte range hold a control byte (the cleaner's quick reject);
+ *                        mfu__copy_no_ctrl copies while it checks
+ */
+#ifndef MFU_INGEST_FAST_H
+#define MFU_INGEST_FAST_H
+
+#include <float.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decimal mantissas up to this many significant digits are gathered exactly (< 2^64). */
+#define MFU__DEC_DIGITS 19
+
+/* The double nearest to (neg ? -1 : 1) x m x 10^e10 into *out, when that can be computed
+ * exactly with one correctly rounded IEEE operation (Clinger 1990: m <= 2^53 and
+ * |e10| <= 22, or a larger e10 whose excess power of ten keeps m x 10^excess <= 2^53), which is
+ * then bit-for-bit what strtod gives for the decimal. Returns false otherwise (and on a
+ * platform that evaluates doubles in extended precision); the caller uses strtod. Assumes the
+ * default rounding mode (round to nearest), which the library never changes. */
+static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
+
+/* Read a plain decimal [+-]digits[.digits][(e|E)[+-]digits] at p (before end) and return
+ * the byte after it, with *value = the decimal x 10^shift and *printed = the decimal, both
+ * exact through mfu__dec_to_double. Returns NULL, touching nothing, when there is no such
+ * decimal at p, it has more than MFU__DEC_DIGITS significant digits, or a value would not be
+ * exact: the caller then uses the general reader (mfu__num_parse_shift), which reads every
+ * decimal this accepts to the same doubles. */
+const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value,
+                          double *printed);
+
+/* Write v (finite) into buf (at least 32 bytes) exactly as the first of snprintf "%.15g",
+ * "%.16g", "%.17g" that strtod reads back as v would, and return the length. Handles values
+ * whose shortest decimal has at most 15 significant digits and lies in [1e-22, 1e37] itself;
+ * returns 0 for anything else (the caller runs the snprintf loop). */
+size_t mfu__fmt_shortest(char *buf, double v);
+
+/* true when bytes p[0..n) hold a byte below 0x20 other than tab, or 0x7f: the bytes the
+ * cleaner removes. Reads 16 bytes at a time. */
+bool mfu__has_ctrl(const char *p, size_t n);
+
+/* Copy src[0..n) to dst and return true when it holds no such byte (one pass; on false dst
+ * holds some prefix of src and is to be rewritten). */
+bool mfu__copy_no_ctrl(char *dst, const char *src, size_t n);
+
+/* ---- inline definitions (the number readers call this for every number) ----------------- */
+
+/* Doubles must be evaluated in double precision for one operation to round once. */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define MFU__EXACT_DOUBLES 1
+#else
+#define MFU__EXACT_DOUBLES 0
+#endif
+
+static const double mfu__pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out)
+{
+    const uint64_t two53 = (uint64_t)1 << 53;
+    if (!MFU__EXACT_DOUBLES || m > two53)
+        return false;
+    double v;
+    if (e10 >= 0 && e10 <= 22) {
+        v = (double)m * mfu__pow10_exact[e10];
+    } else if (e10 < 0 && e10 >= -22) {
+        v = (double)m / mfu__pow10_exact[-e10];
+    } else if (e10 > 22 && e10 <= 22 + 16) {
+        /* move the excess powers of ten into the mantissa while it stays exact */
+        for (int i = 22; i < e10; i++) {
+            if (m > two53 / 10)
+                return false;
+            m *= 10;
+        }
+        v = (double)m * 1e22;
+    } else {
+        return false;
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
+#endif /* MFU_INGEST_FAST_H */

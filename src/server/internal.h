@@ -1,0 +1,409 @@
+/*
+ * server/internal.h - the pieces of the server shared between its files (not for other modules).
+ *
+ *   buf.c       growable byte buffer with a limit; a JSON writer whose strings are HTML-safe
+ *   route.c     strict request-path parsing, percent-decoding, the bearer-token check
+ *   lttb.c      largest-triangle-three-buckets downsampling
+ *   prom.c      Prometheus text exposition (escaping, HELP/TYPE)
+ *   registry.c  the runs served: rows, per-row derived figures, context, summaries
+ *   sse.c       the event hub: one bounded queue per client
+ *   follow.c    one thread per followed log (`tail -F`)
+ *   api.c       the JSON endpoints and /metrics
+ *   server.c    libmicrohttpd, request state, limits, lifecycle
+ *   assets.c    the embedded dashboard files
+ */
+#ifndef MFU_SERVER_INTERNAL_H
+#define MFU_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/server.h"
+#include "util/util.h"
+
+/* ---- buf.c ------------------------------------------------------------------------------ */
+
+/* A growable buffer. limit 0 = no limit beyond memory. After a failed append (limit or memory)
+ * `failed` is set and every later append is a no-op. p is NUL-terminated when not NULL. */
+typedef struct mfu__sb {
+    char *p;
+    size_t len, cap, limit;
+    bool failed;
+} mfu__sb;
+
+void mfu__sb_init(mfu__sb *b, size_t limit);
+void mfu__sb_free(mfu__sb *b);
+/* Take the bytes (the caller frees them); b is reset. NULL when nothing was written. */
+char *mfu__sb_take(mfu__sb *b, size_t *len);
+bool mfu__sb_put(mfu__sb *b, const void *data, size_t n);
+bool mfu__sb_puts(mfu__sb *b, const char *s);
+bool mfu__sb_printf(mfu__sb *b, const char *fmt, ...) MFU__PRINTF(2, 3);
+
+/* Append s[0..n) with every invalid UTF-8 sequence replaced by U+FFFD (so the output is valid
+ * UTF-8, as JSON and Prometheus require). */
+void mfu__sb_utf8(mfu__sb *b, const char *s, size_t n);
+
+/* A streaming JSON writer over an mfu__sb. Strings are escaped so that the output can be
+ * embedded in HTML: <, >, &, ' and U+2028/2029 become \u escapes, invalid UTF-8 becomes
+ * U+FFFD. Non-finite numbers are written as null. */
+#define MFU__JW_DEPTH 16
+typedef struct mfu__jw {
+    mfu__sb *b;
+    int depth;
+    bool need_comma[MFU__JW_DEPTH];
+} mfu__jw;
+
+void mfu__jw_init(mfu__jw *w, mfu__sb *b);
+void mfu__jw_obj(mfu__jw *w);     /* { */
+void mfu__jw_arr(mfu__jw *w);     /* [ */
+void mfu__jw_end_obj(mfu__jw *w); /* } */
+void mfu__jw_end_arr(mfu__jw *w); /* ] */
+void mfu__jw_key(mfu__jw *w, const char *k);
+void mfu__jw_str(mfu__jw *w, const char *s);
+void mfu__jw_strn(mfu__jw *w, const char *s, size_t n);
+void mfu__jw_num(mfu__jw *w, double v); /* shortest form that reads back; null if not finite */
+void mfu__jw_int(mfu__jw *w, int64_t v);
+void mfu__jw_bool(mfu__jw *w, bool v);
+void mfu__jw_null(mfu__jw *w);
+/* Append a JSON string (quotes included) for s[0..n) to b, HTML-safe as above. */
+void mfu__json_escape(mfu__sb *b, const char *s, size_t n);
+
+/* ---- route.c ---------------------------------------------------------------------------- */
+
+/* Percent-decode in[0..n) into out (capacity cap, NUL-terminated). plus_space: '+' means ' '
+ * (query strings). Fails on a malformed escape, a decoded NUL byte, or when out is too small. */
+bool mfu__pct_decode(const char *in, size_t n, bool plus_space, char *out, size_t cap,
+                     size_t *outlen);
+
+typedef enum mfu__route_kind {
+    MFU__R_NONE = 0, /* refused: status/message say why */
+    MFU__R_INDEX,    /* GET / */
+    MFU__R_ASSET,    /* GET /assets/NAME */
+    MFU__R_RUNS,     /* GET /api/runs */
+    MFU__R_RUN,      /* GET /api/runs/{run} */
+    MFU__R_SERIES,   /* GET /api/runs/{run}/series */
+    MFU__R_SEGMENTS, /* GET /api/runs/{run}/segments */
+    MFU__R_FINDINGS, /* GET /api/runs/{run}/findings */
+    MFU__R_STEPS,    /* POST /api/runs/{run}/steps */
+    MFU__R_COMPARE,  /* GET /api/compare */
+    MFU__R_EVENTS,   /* GET /api/events */
+    MFU__R_METRICS   /* GET /metrics */
+} mfu__route_kind;
+
+#define MFU__NAME_BYTES 128 /* run and asset names, NUL included (= MFU_STORE_NAME_MAX) */
+
+typedef struct mfu__route {
+    mfu__route_kind kind;
+    char run[MFU__NAME_BYTES];   /* decoded run name (run routes) */
+    char asset[MFU__NAME_BYTES]; /* decoded asset name (MFU__R_ASSET) */
+    unsigned status;             /* MFU__R_NONE: 400, 404, 405 or 414 */
+    const char *allow;           /* 405: the Allow header */
+    char message[160];           /* MFU__R_NONE: why, one line */
+} mfu__route;
+
+/* Parse method and raw (not yet percent-decoded) path into *r. Strict: the path starts with
+ * '/', has no empty segment except the root, and every segment decodes to 1..127 bytes
+ * without '/', NUL or control characters and is not "." or "..". Returns r->kind. */
+mfu__route_kind mfu__route_parse(const char *method, const char *path, mfu__route *r);
+
+/* Constant-time comparison of a presented token (n bytes) with the expected one: the time
+ * depends on the lengths only, never on where the bytes differ. */
+bool mfu__token_equal(const char *expected, const char *presented, size_t n);
+
+/* The token of an "Authorization: Bearer TOKEN" header value (scheme case-insensitive,
+ * blanks around the token allowed). false when value is NULL or not a bearer credential. */
+bool mfu__bearer_token(const char *value, const char **tok, size_t *len);
+
+/* ---- lttb.c ----------------------------------------------------------------------------- */
+
+/* Largest-triangle-three-buckets (Steinarsson 2013) over y[0..n) with x = the index: writes
+ * m' <= m ascending indices into out (capacity m) and returns m'. The first and last points are
+ * always kept; every bucket contributes the point forming the largest triangle with the
+ * previous choice and the next bucket's mean, so isolated peaks and dips survive. NaN points
+ * are never chosen while a bucket has a finite one (a bucket of NaN keeps its first point so a
+ * gap stays a gap). m >= n returns every index; m < 3 keeps the first and last. */
+size_t mfu__lttb(const double *y, size_t n, size_t m, size_t *out);
+
+/* ---- prom.c ----------------------------------------------------------------------------- */
+
+typedef struct mfu__label {
+    const char *name;  /* a valid label name */
+    const char *value; /* any bytes: escaped, invalid UTF-8 replaced */
+} mfu__label;
+
+/* "# HELP name help\n# TYPE name type\n" with help escaped (\\ and \n). */
+void mfu__prom_family(mfu__sb *b, const char *name, const char *type, const char *help);
+/* "name{l1="v1",...} value\n": label values escaped (\\, \", \n), labels with a NULL value
+ * left out; value as Go's ParseFloat reads it (NaN, +Inf, -Inf). */
+void mfu__prom_sample(mfu__sb *b, const char *name, const mfu__label *labels, size_t nlabels,
+                      double value);
+/* Escape a label value into b (no quotes). */
+void mfu__prom_escape_label(mfu__sb *b, const char *v);
+
+/* ---- registry.c ------------------------------------------------------------------------- */
+
+/* The figures a run's MFU needs, worked out once per run from the server's model/device
+ * options and the run's metadata. NaN when unknown; `why` says what to give. */
+typedef struct mfu__ctx {
+    double model_flops_per_token;
+    double hardware_flops_per_token;
+    double devices;             /* whole job */
+    const char *devices_source; /* "--devices", "log world_size", "ranks posted", "default" */
+    double local_devices;       /* devices the /metrics series of this server stand for */
+    double peak_flops_per_s;    /* one device, dense, for the dtype */
+    int64_t seq;
+    char dtype[16];
+    char device_id[48];
+    char model_name_label[MFU__NAME_BYTES]; /* modelName label (DCGM's form), "" unknown */
+    char model[80];                         /* model preset/config name, "" unknown */
+    char convention[32];
+    char why[200]; /* why MFU is unknown, "" when known */
+} mfu__ctx;
+
+/* One series field of the API: which derived column it reads and how it is scaled. */
+typedef enum mfu__field {
+    MFU__F_MFU = 0,
+    MFU__F_HFU,
+    MFU__F_TOKENS_PER_S,
+    MFU__F_TOKENS_PER_S_PER_DEVICE,
+    MFU__F_STEP_TIME_S,
+    MFU__F_MODEL_FLOPS_PER_S_PER_DEVICE,
+    MFU__F_HW_FLOPS_PER_S_PER_DEVICE,
+    MFU__F_LOSS,
+    MFU__F_COUNT_
+} mfu__field;
+
+/* "mfu", "hfu", "tokens_per_second", ... (the API's names); NULL out of range. */
+const char *mfu__field_name(mfu__field f);
+/* The field called name, or -1. */
+int mfu__field_parse(const char *name, size_t n);
+
+typedef struct mfu__tag {
+    char *key, *value;
+} mfu__tag;
+
+/* Per-rank window of posted steps, for /metrics. */
+typedef struct mfu__rankwin {
+    int32_t rank;
+    size_t n, head;                        /* entries used, next slot */
+    double tps[MFU_SERVER_METRICS_WINDOW]; /* tokens/s (whole job) */
+    double t[MFU_SERVER_METRICS_WINDOW];   /* step time behind the ratio */
+    double st[MFU_SERVER_METRICS_WINDOW];  /* derived step time */
+    int64_t last_step;
+    double last_time_s; /* previous row's time, for Δtime */
+    int64_t prev_step;
+    bool has_prev;
+} mfu__rankwin;
+
+/* One run served. name is fixed; the rest is guarded by rw (refs/in_registry by the
+ * registry mutex). */
+typedef struct mfu__srun {
+    char name[MFU__NAME_BYTES];
+    int refs;
+    bool in_registry;
+    pthread_rwlock_t rw;
+    /* guarded by rw */
+    bool loaded;          /* run and the derived columns hold every row */
+    bool stale;           /* the store changed under a loaded, not live run: reload */
+    bool live;            /* followed or posted to by this server */
+    bool followed;        /* a follower owns its rows */
+    bool posted;          /* rows came by POST: ranks are devices in /metrics */
+    mfu_run *run;         /* rows; NULL while not loaded */
+    double *tps, *t, *st; /* per row: counted tokens/s (whole job), time behind it, step time */
+    size_t dcap;
+    bool monotonic; /* step numbers never go down: ranges by binary search */
+    mfu__ctx ctx;
+    uint64_t version; /* bumps on every change of rows */
+    /* from the store listing while not loaded */
+    char format[32];
+    int64_t steps, first_step, last_step, lines;
+    mfu__tag *tags;
+    size_t ntags;
+    int64_t updated_s; /* the store's last write, as listed */
+    /* summary cache (sum_mu: readers share rw) */
+    pthread_mutex_t sum_mu;
+    pthread_mutex_t post_mu; /* one POST at a time per run: memory and store in one order */
+    uint64_t sum_version;
+    double sum_time; /* monotonic seconds when computed */
+    bool sum_valid;
+    double sum_tps, sum_step_time;
+    /* posted per-rank windows */
+    mfu__rankwin *ranks;
+    size_t nranks;
+    size_t rank_overflow; /* posted rows of ranks beyond MFU_SERVER_MAX_RANKS */
+} mfu__srun;
+
+typedef struct mfu__registry {
+    pthread_mutex_t mu;
+    mfu__srun **runs; /* sorted by name */
+    size_t n, cap;
+    double last_refresh;
+    pthread_mutex_t store_mu; /* one store handle, one user at a time */
+    mfu_store *store;
+    const mfu__server_model *model;
+} mfu__registry;
+
+mfu_status mfu__reg_init(mfu__registry *g, mfu_store *store, const mfu__server_model *model,
+                         mfu_error *err);
+void mfu__reg_destroy(mfu__registry *g);
+/* Re-read the store's run list (at most once a second unless force). */
+void mfu__reg_refresh(mfu__registry *g, bool force);
+/* A reference to run name (refresh first when absent), NULL when unknown. Release it with
+ * mfu__reg_put. create: make an empty live entry when absent. */
+mfu__srun *mfu__reg_get(mfu__registry *g, const char *name, bool create);
+void mfu__reg_put(mfu__registry *g, mfu__srun *r);
+/* References to every run, sorted by name (*n of them); release each and free the array. */
+mfu__srun **mfu__reg_all(mfu__registry *g, size_t *n);
+
+/* Take r's read lock with every row loaded (from the store when needed). false (no lock held)
+ * when loading failed: err says why. */
+bool mfu__srun_read(mfu__registry *g, mfu__srun *r, mfu_error *err);
+void mfu__srun_unlock(mfu__srun *r);
+
+/* Replace r's rows by run (taken), under r's write lock: the rows from *first on changed (n
+ * when nothing did); *old_n: the rows it held before. Bumps the version when anything
+ * changed. */
+void mfu__srun_replace(mfu__registry *g, mfu__srun *r, mfu_run *run, size_t *first, size_t *old_n);
+/* Append the rows of rows (posted) to r, under r's write lock (loaded first); lite[0..nlite)
+ * are the posted objects before merging (step, rank, times, tokens), for the per-rank windows
+ * of /metrics. *first: the first row that changed. Errors: MFU_E_LIMIT (the run is full; r is
+ * unchanged), MFU_E_NOMEM. */
+mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
+                            const mfu_step *lite, size_t nlite, size_t *first, mfu_error *err);
+
+/* Value of field f at row i of a read-locked run (NaN when unknown). */
+double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i);
+/* Scale of field f over the base column it reads (tokens/s, step time or loss): NaN when the
+ * context lacks what it needs. */
+double mfu__field_scale(const mfu__ctx *c, mfu__field f);
+/* The base column field f reads, of a read-locked run (NULL when empty). */
+const double *mfu__srun_base(const mfu__srun *r, mfu__field f);
+
+/* Steady-state medians of a read-locked run (cached per version): tokens/s and step time.
+ * false when unknown. */
+bool mfu__srun_summary(mfu__srun *r, double *tps, double *step_time);
+
+/* Metrics window of a read-locked, not posted run: ratio tokens/s, mean step time, rows used. */
+bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used);
+
+/* The per-row derivation (same rules as the analysis): counted tokens/s of the whole job, the
+ * time it is a rate over, and the step time; NaN when not computable. prev may be NULL. */
+void mfu__derive_row(const mfu_step *s, const mfu_step *prev, const mfu_run_meta *m, double devices,
+                     double *tps, double *t, double *step_time);
+
+/* Work out r's context from the model options and the run's metadata. */
+void mfu__ctx_compute(const mfu__server_model *model, const mfu_run_meta *meta, size_t posted_ranks,
+                      mfu__ctx *out);
+
+/* ---- sse.c ------------------------------------------------------------------------------ */
+
+typedef struct mfu__sse_client mfu__sse_client;
+
+typedef struct mfu__hub {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    mfu__sse_client *clients;
+    size_t nclients, max_clients, queue_limit;
+    int ping_s;
+    bool stopping;
+    uint64_t dropped_total, events_total;
+} mfu__hub;
+
+bool mfu__hub_init(mfu__hub *h, size_t max_clients, size_t queue_limit, int ping_s);
+void mfu__hub_destroy(mfu__hub *h);
+/* A new client with greeting queued, or NULL when max_clients are open or the hub stops. */
+mfu__sse_client *mfu__hub_join(mfu__hub *h, const char *greeting);
+void mfu__hub_leave(mfu__hub *h, mfu__sse_client *c);
+/* Queue "event: EVENT\ndata: DATA\n\n" for every client; a client whose queue would pass
+ * queue_limit is dropped instead (its stream ends). */
+void mfu__hub_broadcast(mfu__hub *h, const char *event, const char *data, size_t n);
+/* Wake every reader and make them end their streams. */
+void mfu__hub_stop(mfu__hub *h);
+/* Block until c has bytes (or a ping is due, or the hub stops); copy at most max into buf.
+ * Returns the bytes copied, or -1 when the stream should end. */
+long mfu__hub_read(mfu__hub *h, mfu__sse_client *c, char *buf, size_t max);
+size_t mfu__hub_clients(mfu__hub *h);
+
+/* ---- assets.c --------------------------------------------------------------------------- */
+
+typedef struct mfu__asset {
+    const char *name;
+    const unsigned char *bytes;
+    size_t size;
+    const char *content_type;
+} mfu__asset;
+
+/* The embedded file called name ("index.html", "app.js", ...), false when there is none. */
+bool mfu__asset_find(const char *name, mfu__asset *out);
+
+/* ---- server.c / api.c / follow.c -------------------------------------------------------- */
+
+struct mfu__server {
+    mfu__server_opts opts; /* strings copied below */
+    char *db_path, *token, *hostname, *run_name, *fmt_copy, *device_as_given;
+    char **logs;
+    mfu__server_model model;
+    int64_t *docs; /* copy of model.workload.doc_lengths */
+    char **map;    /* copy of opts.ingest.map */
+    size_t points_limit;
+    int poll_ms;
+    bool loopback;
+    unsigned port;
+    char url[96];
+    char host_allow[3][64]; /* Host header values accepted on loopback */
+    struct MHD_Daemon *mhd;
+    mfu__registry reg;
+    bool reg_ok;
+    mfu__hub hub;
+    bool hub_ok;
+    /* followers */
+    struct mfu__follower **followers;
+    size_t nfollowers;
+    pthread_mutex_t stop_mu;
+    pthread_cond_t stop_cv;
+    bool stopping;
+    /* counters (under stop_mu) */
+    uint64_t posted_steps_total;
+};
+
+/* A diagnostic line through opts.log. */
+void mfu__srv_log(mfu__server *s, const char *fmt, ...) MFU__PRINTF(2, 3);
+/* Monotonic seconds. */
+double mfu__now(void);
+
+/* Broadcast rows [first, n) of a read-locked run as a "steps" event, or a "run" reset event
+ * when there are more than MFU_SERVER_SSE_MAX_STEPS. */
+void mfu__api_broadcast_rows(mfu__server *s, mfu__srun *r, size_t first);
+/* Broadcast a "run" event for r (reset: the rows were replaced). */
+void mfu__api_broadcast_run(mfu__server *s, mfu__srun *r, bool reset);
+
+/* An HTTP answer being built: status, content type, body (malloc'd). */
+typedef struct mfu__reply {
+    unsigned status;
+    const char *content_type;
+    char *body;
+    size_t len;
+    const char *cache; /* Cache-Control value */
+    const char *allow; /* Allow header (405) */
+} mfu__reply;
+
+/* Query-argument lookup (raw, not decoded) for the handlers. */
+typedef const char *(*mfu__arg_fn)(void *ctx, const char *key);
+
+/* GET endpoints (everything but the page, assets and events). */
+void mfu__api_get(mfu__server *s, const mfu__route *rt, mfu__arg_fn arg, void *arg_ctx,
+                  mfu__reply *out);
+/* POST /api/runs/{run}/steps with a body already read and the token already checked. */
+void mfu__api_post_steps(mfu__server *s, const char *run, const char *body, size_t len,
+                         mfu__reply *out);
+/* Fill out with {"error": message} and status. */
+void mfu__api_error(mfu__reply *out, unsigned status, const char *fmt, ...) MFU__PRINTF(3, 4);
+
+/* Start one follower thread per log (after the registry). */
+mfu_status mfu__follow_start(mfu__server *s, mfu_error *err);
+/* Stop and join them; each writes what it holds into the store first. */
+void mfu__follow_stop(mfu__server *s);
+
+#endif /* MFU_SERVER_INTERNAL_H */

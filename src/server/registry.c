@@ -1,0 +1,943 @@
+/*
+ * registry.c - the runs the server knows: every run of the store, plus the runs it follows or
+ * receives by POST ("live").
+ *
+ * A run's rows are loaded from the store the first time something needs them and then kept:
+ * the mfu_run itself (so that posted rows merge with mfu_run_append's rules) and three derived
+ * columns per row, worked out by mfu__derive_row() with the rules of the analysis:
+ *
+ *   step time = step_time_s, else tokens / the log's tokens/s, else Δtime_s / Δstep
+ *   tokens/s  = the log's own tokens/s when it printed one (global, or per device × devices),
+ *               else tokens / step time
+ *   t         = the time that rate is over (the ratio estimator of a window sums tokens/s × t
+ *               and t, as the analysis's levels do)
+ *
+ * Every API field is one of these columns times a constant of the run's context (mfu = tokens/s
+ * × model FLOPs per token / (devices × peak)), so a series request reads one column and scales
+ * the points it keeps. Memory: the run (~130 bytes a row) plus 24 bytes a row.
+ *
+ * Locks: the registry mutex guards the list and the reference counts; each run has a
+ * read-write lock over its rows (requests read, followers and POSTs write); the store has a
+ * mutex of its own (one handle, one user at a time). Order: registry -> run -> store; nothing
+ * takes the registry mutex while holding a run's lock.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/internal.h"
+
+static bool pos(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+/* ---- fields ----------------------------------------------------------------------------- */
+
+static const char *const field_names[MFU__F_COUNT_] = {
+    "mfu",
+    "hfu",
+    "tokens_per_second",
+    "tokens_per_second_per_device",
+    "step_time_s",
+    "model_flops_per_second_per_device",
+    "hardware_flops_per_second_per_device",
+    "loss",
+};
+
+const char *mfu__field_name(mfu__field f)
+{
+    return (unsigned)f < MFU__F_COUNT_ ? field_names[f] : NULL;
+}
+
+int mfu__field_parse(const char *name, size_t n)
+{
+    for (int i = 0; i < MFU__F_COUNT_; i++)
+        if (strlen(field_names[i]) == n && memcmp(field_names[i], name, n) == 0)
+            return i;
+    return -1;
+}
+
+double mfu__field_scale(const mfu__ctx *c, mfu__field f)
+{
+    double d = c->devices, p = c->peak_flops_per_s;
+    double mf = c->model_flops_per_token, hf = c->hardware_flops_per_token;
+    switch (f) {
+    case MFU__F_MFU: return mf / (d * p);
+    case MFU__F_HFU: return hf / (d * p);
+    case MFU__F_TOKENS_PER_S: return 1;
+    case MFU__F_TOKENS_PER_S_PER_DEVICE: return 1 / d;
+    case MFU__F_MODEL_FLOPS_PER_S_PER_DEVICE: return mf / d;
+    case MFU__F_HW_FLOPS_PER_S_PER_DEVICE: return hf / d;
+    case MFU__F_STEP_TIME_S: return 1;
+    case MFU__F_LOSS: return 1;
+    case MFU__F_COUNT_: break;
+    }
+    return NAN;
+}
+
+const double *mfu__srun_base(const mfu__srun *r, mfu__field f)
+{
+    if (!r->run || mfu_run_count(r->run) == 0)
+        return NULL;
+    if (f == MFU__F_STEP_TIME_S)
+        return r->st;
+    if (f == MFU__F_LOSS)
+        return mfu_run_column(r->run, MFU_COL_LOSS);
+    return r->tps;
+}
+
+double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i)
+{
+    const double *b = mfu__srun_base(r, f);
+    if (!b || i >= mfu_run_count(r->run))
+        return NAN;
+    return b[i] * mfu__field_scale(&r->ctx, f);
+}
+
+/* ---- derivation ------------------------------------------------------------------------- */
+
+void mfu__derive_row(const mfu_step *s, const mfu_step *prev, const mfu_run_meta *m, double devices,
+                     double *tps, double *t, double *step_time)
+{
+    double tok = isfinite(s->tokens) ? s->tokens : (m ? m->tokens_per_step : NAN);
+    double rate = NAN;
+    if (s->tokens_per_s_scope == MFU_SCOPE_GLOBAL)
+        rate = s->tokens_per_s;
+    else if (s->tokens_per_s_scope == MFU_SCOPE_DEVICE && isfinite(devices))
+        rate = s->tokens_per_s * devices;
+    double st = s->step_time_s;
+    if (isnan(st) && isfinite(tok) && pos(rate))
+        st = tok / rate;
+    if (isnan(st) && prev && isfinite(s->time_s) && isfinite(prev->time_s) && s->step > prev->step)
+        st = (s->time_s - prev->time_s) / (double)(s->step - prev->step);
+    double k = NAN, tt = NAN;
+    bool real_tokens = pos(tok);
+    if (pos(rate)) {
+        k = real_tokens ? tok : pos(st) ? rate * st : 1;
+        tt = k / rate;
+    } else if (real_tokens && pos(st)) {
+        k = tok;
+        tt = st;
+    }
+    bool bad_time = isfinite(st) && st <= 0;
+    if (bad_time || !pos(tt) || !pos(k)) {
+        *tps = NAN;
+        *t = NAN;
+    } else {
+        *tps = k / tt;
+        *t = tt;
+    }
+    *step_time = st;
+}
+
+/* ---- context ---------------------------------------------------------------------------- */
+
+/* The modelName label DCGM would print for dev: the name as given when it is one the driver
+ * reports, else the entry's first reported name (nvidia-smi's for NVIDIA), else its name. */
+static void model_name_label(const mfu_device_info *dev, const char *given, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!dev)
+        return;
+    for (const char *const *p = dev->reported_names; p && *p; p++) {
+        if (given && mfu__strcasecmp(*p, given) == 0) {
+            mfu__strlcpy(out, *p, n);
+            return;
+        }
+    }
+    if (dev->reported_names && dev->reported_names[0])
+        mfu__strlcpy(out, dev->reported_names[0], n);
+    else
+        mfu__strlcpy(out, dev->name, n);
+}
+
+void mfu__ctx_compute(const mfu__server_model *model, const mfu_run_meta *meta, size_t posted_ranks,
+                      mfu__ctx *c)
+{
+    memset(c, 0, sizeof *c);
+    c->model_flops_per_token = c->hardware_flops_per_token = NAN;
+    c->peak_flops_per_s = NAN;
+    if (pos(model->devices)) {
+        c->devices = model->devices;
+        c->devices_source = "--devices";
+    } else if (meta && meta->world_size > 0) {
+        c->devices = (double)meta->world_size;
+        c->devices_source = "log world_size";
+    } else if (posted_ranks > 0) {
+        c->devices = (double)posted_ranks;
+        c->devices_source = "ranks posted";
+    } else {
+        c->devices = 1;
+        c->devices_source = "default";
+    }
+    c->local_devices = pos(model->local_devices) ? model->local_devices : c->devices;
+
+    mfu_dtype dt = MFU_DTYPE_BF16;
+    if (model->dtype_given)
+        dt = model->dtype;
+    else if (meta && meta->dtype[0] && mfu_dtype_parse(meta->dtype, &dt, NULL) != MFU_OK)
+        dt = MFU_DTYPE_BF16;
+    mfu__strlcpy(c->dtype, mfu_dtype_name(dt), sizeof c->dtype);
+
+    const mfu_device_info *dev = model->device;
+    const char *given = model->device_as_given;
+    if (!dev && !pos(model->peak_flops_per_s) && meta && meta->device[0]) {
+        if (mfu_device_find(meta->device, &dev, NULL) != MFU_OK)
+            dev = NULL;
+        given = meta->device;
+    }
+    if (dev) {
+        mfu__strlcpy(c->device_id, dev->id, sizeof c->device_id);
+        model_name_label(dev, given, c->model_name_label, sizeof c->model_name_label);
+    }
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    if (pos(model->peak_flops_per_s)) {
+        c->peak_flops_per_s = model->peak_flops_per_s;
+    } else if (dev) {
+        if (mfu_device_peak_flops_per_s(dev, dt, false, &c->peak_flops_per_s, &e) != MFU_OK) {
+            c->peak_flops_per_s = NAN;
+            mfu__strlcpy(c->why, e.message, sizeof c->why);
+        }
+    } else {
+        mfu__strlcpy(c->why, "no peak: start mfu serve with --device NAME or --peak-tflops X",
+                     sizeof c->why);
+    }
+
+    if (!model->has_model) {
+        if (!c->why[0])
+            mfu__strlcpy(c->why,
+                         "no model: start mfu serve with --model NAME or --config config.json",
+                         sizeof c->why);
+        return;
+    }
+    mfu__strlcpy(c->model, model->arch.name, sizeof c->model);
+    mfu__strlcpy(c->convention, mfu_convention_name(model->options.convention),
+                 sizeof c->convention);
+    mfu_workload wl = model->workload;
+    if (wl.seq <= 0 && meta && meta->seq_len > 0)
+        wl.seq = meta->seq_len;
+    c->seq = wl.seq;
+    if (wl.seq <= 0) {
+        if (!c->why[0])
+            mfu__strlcpy(c->why,
+                         "the log does not give the sequence length: start mfu serve "
+                         "with --seq N",
+                         sizeof c->why);
+        return;
+    }
+    mfu_flops f;
+    memset(&e, 0, sizeof e);
+    if (mfu_flops_compute(&model->arch, &wl, &model->options, &f, &e) != MFU_OK) {
+        if (!c->why[0])
+            mfu__strlcpy(c->why, e.message, sizeof c->why);
+        return;
+    }
+    c->model_flops_per_token = f.model_flops;
+    c->hardware_flops_per_token = f.hardware_flops;
+}
+
+/* ---- runs ------------------------------------------------------------------------------- */
+
+static void tags_free(mfu__srun *r)
+{
+    for (size_t i = 0; i < r->ntags; i++) {
+        free(r->tags[i].key);
+        free(r->tags[i].value);
+    }
+    free(r->tags);
+    r->tags = NULL;
+    r->ntags = 0;
+}
+
+static mfu__srun *srun_new(const char *name)
+{
+    mfu__srun *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    if (pthread_rwlock_init(&r->rw, NULL) != 0) {
+        free(r);
+        return NULL;
+    }
+    if (pthread_mutex_init(&r->sum_mu, NULL) != 0) {
+        pthread_rwlock_destroy(&r->rw);
+        free(r);
+        return NULL;
+    }
+    if (pthread_mutex_init(&r->post_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->sum_mu);
+        pthread_rwlock_destroy(&r->rw);
+        free(r);
+        return NULL;
+    }
+    mfu__strlcpy(r->name, name, sizeof r->name);
+    r->monotonic = true;
+    return r;
+}
+
+static void drop_rows(mfu__srun *r)
+{
+    mfu_run_free(r->run);
+    r->run = NULL;
+    free(r->tps);
+    free(r->t);
+    free(r->st);
+    r->tps = r->t = r->st = NULL;
+    r->dcap = 0;
+    r->loaded = false;
+}
+
+static void srun_free(mfu__srun *r)
+{
+    drop_rows(r);
+    tags_free(r);
+    free(r->ranks);
+    pthread_mutex_destroy(&r->post_mu);
+    pthread_mutex_destroy(&r->sum_mu);
+    pthread_rwlock_destroy(&r->rw);
+    free(r);
+}
+
+/* Ranks >= 0 posted so far (the job's device count when nothing else gives it). */
+static size_t real_ranks(const mfu__srun *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nranks; i++)
+        n += r->ranks[i].rank >= 0;
+    return n;
+}
+
+/* Make room for the derived columns of n rows. */
+static bool derived_reserve(mfu__srun *r, size_t n)
+{
+    if (n <= r->dcap)
+        return true;
+    size_t cap = r->dcap ? r->dcap : 1024;
+    while (cap < n)
+        cap *= 2;
+    double *a = realloc(r->tps, cap * sizeof *a);
+    if (!a)
+        return false;
+    r->tps = a;
+    double *b = realloc(r->t, cap * sizeof *b);
+    if (!b)
+        return false;
+    r->t = b;
+    double *c = realloc(r->st, cap * sizeof *c);
+    if (!c)
+        return false;
+    r->st = c;
+    r->dcap = cap;
+    return true;
+}
+
+/* Derive rows [first, n) of r (write-locked) and keep the listing figures in step. */
+static bool derive_from(mfu__srun *r, size_t first)
+{
+    size_t n = mfu_run_count(r->run);
+    if (!derived_reserve(r, n))
+        return false;
+    const mfu_run_meta *m = mfu_run_meta_get(r->run);
+    mfu_step prev, cur;
+    bool has_prev = first > 0 && mfu_run_get(r->run, first - 1, &prev);
+    for (size_t i = first; i < n; i++) {
+        mfu_run_get(r->run, i, &cur);
+        mfu__derive_row(&cur, has_prev ? &prev : NULL, m, r->ctx.devices, &r->tps[i], &r->t[i],
+                        &r->st[i]);
+        prev = cur;
+        has_prev = true;
+    }
+    const int64_t *steps = mfu_run_steps(r->run);
+    if (first == 0)
+        r->monotonic = true;
+    for (size_t i = first ? first : 1; i < n; i++)
+        if (steps[i] < steps[i - 1])
+            r->monotonic = false;
+    r->steps = (int64_t)n;
+    r->first_step = n ? steps[0] : 0;
+    r->last_step = n ? steps[n - 1] : 0;
+    mfu__strlcpy(r->format, m->format, sizeof r->format);
+    return true;
+}
+
+/* Load r's rows from the store (write-locked). A run the store does not hold (a live run not
+ * written yet) starts empty. */
+static mfu_status load(mfu__registry *g, mfu__srun *r, mfu_error *err)
+{
+    mfu_run *run = NULL;
+    int64_t id = 0;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    pthread_mutex_lock(&g->store_mu);
+    mfu_status st = mfu_store_find_run(g->store, r->name, &id, &e);
+    if (st == MFU_OK)
+        st = mfu_store_get_run(g->store, id, &run, &e);
+    pthread_mutex_unlock(&g->store_mu);
+    if (st == MFU_E_UNKNOWN && r->live) {
+        run = mfu_run_new();
+        st = run ? MFU_OK : MFU_E_NOMEM;
+    }
+    if (st != MFU_OK) {
+        if (err)
+            *err = e;
+        if (st == MFU_E_NOMEM && err)
+            mfu__fail(err, st, 0, "out of memory loading run '%s'", r->name);
+        return st;
+    }
+    drop_rows(r);
+    r->run = run;
+    mfu__ctx_compute(g->model, mfu_run_meta_get(run), r->posted ? real_ranks(r) : 0, &r->ctx);
+    if (!derive_from(r, 0)) {
+        drop_rows(r);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory deriving run '%s'", r->name);
+    }
+    r->loaded = true;
+    r->stale = false;
+    r->version++;
+    return MFU_OK;
+}
+
+bool mfu__srun_read(mfu__registry *g, mfu__srun *r, mfu_error *err)
+{
+    for (;;) {
+        pthread_rwlock_rdlock(&r->rw);
+        if (r->loaded && !r->stale)
+            return true;
+        pthread_rwlock_unlock(&r->rw);
+        pthread_rwlock_wrlock(&r->rw);
+        if (!r->loaded || r->stale) {
+            if (load(g, r, err) != MFU_OK) {
+                pthread_rwlock_unlock(&r->rw);
+                return false;
+            }
+        }
+        pthread_rwlock_unlock(&r->rw);
+    }
+}
+
+void mfu__srun_unlock(mfu__srun *r)
+{
+    pthread_rwlock_unlock(&r->rw);
+}
+
+/* True when rows i of a and b differ in anything the run keeps. */
+static bool row_differs(const mfu_run *a, const mfu_run *b, size_t i)
+{
+    mfu_step x, y;
+    mfu_run_get(a, i, &x);
+    mfu_run_get(b, i, &y);
+    if (x.step != y.step || x.flags != y.flags || x.rank != y.rank ||
+        x.tokens_per_s_scope != y.tokens_per_s_scope ||
+        x.flops_per_s_scope != y.flops_per_s_scope || x.mfu_scope != y.mfu_scope ||
+        x.samples_per_s_scope != y.samples_per_s_scope)
+        return true;
+    const double *dx[] = {&x.time_s,       &x.step_time_s, &x.tokens,    &x.samples,
+                          &x.loss,         &x.lr,          &x.grad_norm, &x.memory_bytes,
+                          &x.tokens_per_s, &x.flops_per_s, &x.mfu,       &x.samples_per_s};
+    const double *dy[] = {&y.time_s,       &y.step_time_s, &y.tokens,    &y.samples,
+                          &y.loss,         &y.lr,          &y.grad_norm, &y.memory_bytes,
+                          &y.tokens_per_s, &y.flops_per_s, &y.mfu,       &y.samples_per_s};
+    for (size_t k = 0; k < MFU__ARRAY_LEN(dx); k++)
+        if (memcmp(dx[k], dy[k], sizeof(double)) != 0)
+            return true;
+    return false;
+}
+
+/* The first row where a and b differ (the shorter count when one extends the other). The
+ * columns are compared first (fast), then whole rows from there on. */
+static size_t first_difference(const mfu_run *a, const mfu_run *b)
+{
+    size_t na = mfu_run_count(a), nb = mfu_run_count(b);
+    size_t n = na < nb ? na : nb;
+    size_t k = n;
+    const int64_t *sa = mfu_run_steps(a), *sb = mfu_run_steps(b);
+    for (size_t i = 0; i < n; i++)
+        if (sa[i] != sb[i]) {
+            k = i;
+            break;
+        }
+    for (int c = 0; c < MFU_COL_COUNT_ && k > 0; c++) {
+        const double *ca = mfu_run_column(a, (mfu_column)c), *cb = mfu_run_column(b, (mfu_column)c);
+        for (size_t i = 0; i < k; i++)
+            if (memcmp(&ca[i], &cb[i], sizeof(double)) != 0) {
+                k = i;
+                break;
+            }
+    }
+    /* flags, ranks and scopes are not columns: check rows near the end, where merges happen */
+    size_t from = k > MFU_RUN_DEDUP_WINDOW + 1 ? k - MFU_RUN_DEDUP_WINDOW - 1 : 0;
+    for (size_t i = from; i < k; i++)
+        if (row_differs(a, b, i))
+            return i;
+    return k;
+}
+
+void mfu__srun_replace(mfu__registry *g, mfu__srun *r, mfu_run *run, size_t *first, size_t *old_n)
+{
+    pthread_rwlock_wrlock(&r->rw);
+    size_t n = mfu_run_count(run);
+    *old_n = r->loaded && r->run ? mfu_run_count(r->run) : 0;
+    size_t k = 0;
+    bool meta_changed = true;
+    if (r->loaded && r->run) {
+        k = first_difference(r->run, run);
+        meta_changed =
+            memcmp(mfu_run_meta_get(r->run), mfu_run_meta_get(run), sizeof(mfu_run_meta)) != 0;
+        if (k == n && k == mfu_run_count(r->run) && !meta_changed) {
+            mfu_run_free(run);
+            *first = n;
+            pthread_rwlock_unlock(&r->rw);
+            return;
+        }
+    }
+    mfu__ctx old = r->ctx;
+    mfu_run_free(r->run);
+    r->run = run;
+    mfu__ctx_compute(g->model, mfu_run_meta_get(run), r->posted ? real_ranks(r) : 0, &r->ctx);
+    size_t from = (meta_changed || old.devices != r->ctx.devices) ? 0 : k;
+    if (!derive_from(r, from)) {
+        drop_rows(r); /* out of memory: the next read loads it from the store */
+        k = 0;
+    } else {
+        r->loaded = true;
+        r->stale = false;
+    }
+    r->version++;
+    *first = k;
+    pthread_rwlock_unlock(&r->rw);
+}
+
+/* The window of rank (created when absent); NULL past MFU_SERVER_MAX_RANKS. */
+static mfu__rankwin *rank_window(mfu__srun *r, int32_t rank)
+{
+    for (size_t i = 0; i < r->nranks; i++)
+        if (r->ranks[i].rank == rank)
+            return &r->ranks[i];
+    if (r->nranks >= MFU_SERVER_MAX_RANKS)
+        return NULL;
+    mfu__rankwin *w = realloc(r->ranks, (r->nranks + 1) * sizeof *w);
+    if (!w)
+        return NULL;
+    r->ranks = w;
+    mfu__rankwin *x = &r->ranks[r->nranks++];
+    memset(x, 0, sizeof *x);
+    x->rank = rank;
+    return x;
+}
+
+static void rank_push(mfu__srun *r, const mfu_step *s)
+{
+    mfu__rankwin *w = rank_window(r, s->rank < 0 ? -1 : s->rank);
+    if (!w) {
+        r->rank_overflow++;
+        return;
+    }
+    mfu_step prev;
+    mfu_step_init(&prev);
+    prev.step = w->prev_step;
+    prev.time_s = w->last_time_s;
+    double tps, t, st;
+    mfu__derive_row(s, w->has_prev ? &prev : NULL, mfu_run_meta_get(r->run), r->ctx.devices, &tps,
+                    &t, &st);
+    w->tps[w->head] = tps;
+    w->t[w->head] = t;
+    w->st[w->head] = st;
+    w->head = (w->head + 1) % MFU_SERVER_METRICS_WINDOW;
+    if (w->n < MFU_SERVER_METRICS_WINDOW)
+        w->n++;
+    w->last_step = s->step;
+    w->prev_step = s->step;
+    w->last_time_s = s->time_s;
+    w->has_prev = true;
+}
+
+mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
+                            const mfu_step *lite, size_t nlite, size_t *first, mfu_error *err)
+{
+    pthread_rwlock_wrlock(&r->rw);
+    mfu_status st = MFU_OK;
+    if (!r->loaded || r->stale)
+        st = load(g, r, err);
+    if (st != MFU_OK) {
+        pthread_rwlock_unlock(&r->rw);
+        return st;
+    }
+    size_t old = mfu_run_count(r->run), add = mfu_run_count(rows);
+    if (old + add > (size_t)MFU_RUN_MAX_STEPS) {
+        pthread_rwlock_unlock(&r->rw);
+        return mfu__fail(err, MFU_E_LIMIT, 0,
+                         "run '%s' holds %zu rows and would pass its limit of %ld; post to a "
+                         "new run name",
+                         r->name, old, (long)MFU_RUN_MAX_STEPS);
+    }
+    bool any_merged = false;
+    size_t before_ranks = r->nranks;
+    r->posted = true;
+    for (size_t i = 0; i < add && st == MFU_OK; i++) {
+        mfu_step s;
+        mfu_run_get(rows, i, &s);
+        bool merged = false;
+        st = mfu_run_append(r->run, &s, &merged, err);
+        any_merged = any_merged || merged;
+    }
+    mfu__ctx old_ctx = r->ctx;
+    if (st == MFU_OK) {
+        for (size_t i = 0; i < nlite; i++) /* windows first: the device count may follow */
+            rank_window(r, lite[i].rank < 0 ? -1 : lite[i].rank);
+        if (r->nranks != before_ranks)
+            mfu__ctx_compute(g->model, mfu_run_meta_get(r->run), real_ranks(r), &r->ctx);
+        for (size_t i = 0; i < nlite; i++)
+            rank_push(r, &lite[i]);
+    }
+    size_t k = any_merged ? (old > MFU_RUN_DEDUP_WINDOW ? old - MFU_RUN_DEDUP_WINDOW : 0) : old;
+    size_t from = old_ctx.devices != r->ctx.devices ? 0 : k;
+    if (!derive_from(r, from)) {
+        drop_rows(r);
+        st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory deriving run '%s'", r->name);
+    }
+    r->version++;
+    *first = k;
+    pthread_rwlock_unlock(&r->rw);
+    return st;
+}
+
+/* ---- summaries and windows -------------------------------------------------------------- */
+
+static void swap_d(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The k-th smallest of v[0..n) (v is reordered so that v[0..k) <= it): quickselect with a
+ * three-way partition (duplicates cost nothing), O(n) expected. */
+static double select_k(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n;
+    uint64_t seed = 0x9e3779b97f4a7c15ull ^ n;
+    while (hi - lo > 1) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        double pivot = v[lo + (size_t)(seed % (hi - lo))];
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (v[i] < pivot)
+                swap_d(&v[lt++], &v[i++]);
+            else if (v[i] > pivot)
+                swap_d(&v[i], &v[--gt]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
+    return v[lo];
+}
+
+/* The median of v[0..n), n > 0 (v is reordered). */
+static double median(double *v, size_t n)
+{
+    double hi = select_k(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    double lo = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        if (v[i] > lo)
+            lo = v[i];
+    return (lo + hi) / 2;
+}
+
+/* Median of the finite, positive values of col[from..n); NaN when there is none. */
+static double median_of(const double *col, size_t from, size_t n)
+{
+    size_t m = 0;
+    double *tmp = malloc((n - from + 1) * sizeof *tmp);
+    if (!tmp)
+        return NAN;
+    for (size_t i = from; i < n; i++)
+        if (pos(col[i]))
+            tmp[m++] = col[i];
+    double v = m ? median(tmp, m) : NAN;
+    free(tmp);
+    return v;
+}
+
+bool mfu__srun_summary(mfu__srun *r, double *tps, double *step_time)
+{
+    size_t n = r->run ? mfu_run_count(r->run) : 0;
+    if (n == 0)
+        return false;
+    pthread_mutex_lock(&r->sum_mu);
+    double now = mfu__now();
+    bool fresh = r->sum_valid && (r->sum_version == r->version || now - r->sum_time < 2.0);
+    if (!fresh) {
+        /* Steady state, until the analysis module lands: every row after the first tenth. */
+        size_t from = n / 10;
+        r->sum_tps = median_of(r->tps, from, n);
+        r->sum_step_time = median_of(r->st, from, n);
+        r->sum_version = r->version;
+        r->sum_time = now;
+        r->sum_valid = true;
+    }
+    *tps = r->sum_tps;
+    *step_time = r->sum_step_time;
+    pthread_mutex_unlock(&r->sum_mu);
+    return isfinite(*tps) || isfinite(*step_time);
+}
+
+bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used)
+{
+    size_t n = r->run ? mfu_run_count(r->run) : 0;
+    double sk = 0, st = 0, sst = 0;
+    size_t m = 0, mst = 0, scanned = 0;
+    for (size_t i = n;
+         i > 0 && m < MFU_SERVER_METRICS_WINDOW && scanned < 20 * MFU_SERVER_METRICS_WINDOW;
+         i--, scanned++) {
+        size_t j = i - 1;
+        if (pos(r->tps[j]) && pos(r->t[j])) {
+            sk += r->tps[j] * r->t[j];
+            st += r->t[j];
+            m++;
+            if (pos(r->st[j])) {
+                sst += r->st[j];
+                mst++;
+            }
+        }
+    }
+    *used = m;
+    *tps = m ? sk / st : NAN;
+    *step_time = mst ? sst / (double)mst : NAN;
+    return m > 0;
+}
+
+/* ---- the registry ----------------------------------------------------------------------- */
+
+mfu_status mfu__reg_init(mfu__registry *g, mfu_store *store, const mfu__server_model *model,
+                         mfu_error *err)
+{
+    memset(g, 0, sizeof *g);
+    if (pthread_mutex_init(&g->mu, NULL) != 0)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "cannot create a mutex");
+    if (pthread_mutex_init(&g->store_mu, NULL) != 0) {
+        pthread_mutex_destroy(&g->mu);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "cannot create a mutex");
+    }
+    g->store = store;
+    g->model = model;
+    g->last_refresh = -1e9;
+    return MFU_OK;
+}
+
+void mfu__reg_destroy(mfu__registry *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        g->runs[i]->in_registry = false;
+        if (--g->runs[i]->refs == 0)
+            srun_free(g->runs[i]);
+    }
+    free(g->runs);
+    pthread_mutex_destroy(&g->store_mu);
+    pthread_mutex_destroy(&g->mu);
+}
+
+/* Index of name in g->runs, or where it would go (*found false). g->mu held. */
+static size_t find_pos(const mfu__registry *g, const char *name, bool *found)
+{
+    size_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(g->runs[mid]->name, name);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+/* Insert a new entry at i (g->mu held); NULL when out of memory. */
+static mfu__srun *insert_at(mfu__registry *g, size_t i, const char *name)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        mfu__srun **p = realloc(g->runs, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        g->runs = p;
+        g->cap = cap;
+    }
+    mfu__srun *r = srun_new(name);
+    if (!r)
+        return NULL;
+    memmove(&g->runs[i + 1], &g->runs[i], (g->n - i) * sizeof *g->runs);
+    g->runs[i] = r;
+    g->n++;
+    r->refs = 1; /* the registry's */
+    r->in_registry = true;
+    return r;
+}
+
+static void remove_at(mfu__registry *g, size_t i)
+{
+    mfu__srun *r = g->runs[i];
+    memmove(&g->runs[i], &g->runs[i + 1], (g->n - i - 1) * sizeof *g->runs);
+    g->n--;
+    r->in_registry = false;
+    if (--r->refs == 0)
+        srun_free(r);
+}
+
+/* Copy the listing's figures into r (r write-locked). */
+static void take_listing(mfu__srun *r, const mfu_store_run_info *info)
+{
+    if (r->loaded && !r->live && (info->steps != r->steps || info->updated_s != r->updated_s))
+        r->stale = true;
+    r->updated_s = info->updated_s;
+    r->lines = info->source_lines;
+    if (!r->loaded) {
+        mfu__strlcpy(r->format, info->format, sizeof r->format);
+        r->steps = info->steps;
+        r->first_step = info->first_step;
+        r->last_step = info->last_step;
+    }
+    tags_free(r);
+    if (info->ntags) {
+        r->tags = calloc(info->ntags, sizeof *r->tags);
+        for (size_t i = 0; r->tags && i < info->ntags; i++) {
+            r->tags[i].key = mfu__strdup(info->tags[i].key);
+            r->tags[i].value = mfu__strdup(info->tags[i].value);
+            if (r->tags[i].key && r->tags[i].value)
+                r->ntags = i + 1;
+            else
+                break;
+        }
+    }
+}
+
+void mfu__reg_refresh(mfu__registry *g, bool force)
+{
+    double now = mfu__now();
+    pthread_mutex_lock(&g->mu);
+    if (!force && now - g->last_refresh < 1.0) {
+        pthread_mutex_unlock(&g->mu);
+        return;
+    }
+    g->last_refresh = now;
+    pthread_mutex_unlock(&g->mu);
+
+    mfu_store_list *l = NULL;
+    pthread_mutex_lock(&g->store_mu);
+    mfu_status st = mfu_store_list_runs(g->store, &l, NULL);
+    pthread_mutex_unlock(&g->store_mu);
+    if (st != MFU_OK)
+        return;
+    size_t nl = mfu_store_list_count(l);
+    pthread_mutex_lock(&g->mu);
+    bool *seen = calloc(g->n + nl + 1, sizeof *seen);
+    if (!seen) {
+        pthread_mutex_unlock(&g->mu);
+        mfu_store_list_free(l);
+        return;
+    }
+    for (size_t i = 0; i < nl; i++) {
+        const mfu_store_run_info *info = mfu_store_list_at(l, i);
+        bool found;
+        size_t at = find_pos(g, info->name, &found);
+        mfu__srun *r = found ? g->runs[at] : NULL;
+        if (!found) {
+            r = insert_at(g, at, info->name);
+            if (!r)
+                continue;
+            memmove(&seen[at + 1], &seen[at], (g->n - 1 - at) * sizeof *seen);
+        }
+        seen[at] = true;
+        if (pthread_rwlock_trywrlock(&r->rw) == 0) {
+            take_listing(r, info);
+            pthread_rwlock_unlock(&r->rw);
+        }
+    }
+    for (size_t i = g->n; i > 0; i--) {
+        mfu__srun *r = g->runs[i - 1];
+        if (seen[i - 1])
+            continue;
+        bool live = false;
+        if (pthread_rwlock_tryrdlock(&r->rw) == 0) {
+            live = r->live;
+            pthread_rwlock_unlock(&r->rw);
+        } else {
+            live = true; /* busy: decide next time */
+        }
+        if (!live)
+            remove_at(g, i - 1);
+    }
+    free(seen);
+    pthread_mutex_unlock(&g->mu);
+    mfu_store_list_free(l);
+}
+
+mfu__srun *mfu__reg_get(mfu__registry *g, const char *name, bool create)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        pthread_mutex_lock(&g->mu);
+        bool found;
+        size_t at = find_pos(g, name, &found);
+        if (found) {
+            mfu__srun *r = g->runs[at];
+            r->refs++;
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+        if (pass == 1 && create) {
+            mfu__srun *r = insert_at(g, at, name);
+            if (r) {
+                r->live = true; /* set before anyone else can see it */
+                r->refs++;
+            }
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+        pthread_mutex_unlock(&g->mu);
+        if (pass == 0)
+            mfu__reg_refresh(g, create);
+    }
+    return NULL;
+}
+
+void mfu__reg_put(mfu__registry *g, mfu__srun *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&g->mu);
+    bool last = --r->refs == 0;
+    pthread_mutex_unlock(&g->mu);
+    if (last)
+        srun_free(r);
+}
+
+mfu__srun **mfu__reg_all(mfu__registry *g, size_t *n)
+{
+    pthread_mutex_lock(&g->mu);
+    mfu__srun **v = malloc((g->n + 1) * sizeof *v);
+    *n = 0;
+    if (v) {
+        for (size_t i = 0; i < g->n; i++) {
+            v[i] = g->runs[i];
+            v[i]->refs++;
+        }
+        *n = g->n;
+    }
+    pthread_mutex_unlock(&g->mu);
+    return v;
+}

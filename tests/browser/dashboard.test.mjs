@@ -1,0 +1,331 @@
+// dashboard.test.mjs - the dashboard in a real browser: Debian's chromium driven by
+// playwright-core (pinned in web/package.json to the version whose browsers.json names
+// chromium 156, Debian 12's). Run by tests/e2e/browser.sh with node's built-in runner.
+//
+// 1. `mfu serve` on a free loopback port follows generated logs; the page must draw every step
+//    in each chart, list the findings the API reports, show a run named with HTML as text
+//    without running it, draw the steps appended to the log while it is open, and compare two
+//    runs. Where this build's server answers 501 for the analysis endpoints (segments,
+//    findings, compare), those checks are reported as not run on it.
+// 2. The same checks against the mock server (tests/browser/mock-server.mjs), which speaks the
+//    same API with plain arithmetic in place of the analysis: the page's own behaviour, every
+//    check run whatever the server build has.
+// 3. The page on a 10-million-step run (mock API: rows computed on request): it asks for about
+//    one point per pixel, draws that many, and is ready within a bound.
+// Screenshots (1366x768 and 1920x1080) go to $MFU_TEST_OUT/browser (default build/test-out):
+// run-*.png and compare-*.png from mfu serve when it has them all, else from the mock;
+// serve-run-1366x768.png always from mfu serve.
+//
+// env: MFU_BIN (the CLI), MFU_SOURCE_DIR, MFU_TEST_OUT, MFU_CHROMIUM (default /usr/bin/chromium)
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { startMock } from './mock-server.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const src = process.env.MFU_SOURCE_DIR || path.resolve(here, '../..');
+const require = createRequire(path.join(src, 'web/package.json'));
+const { chromium } = require('playwright-core');
+
+const bin = process.env.MFU_BIN || path.join(src, 'build/mfu');
+const outDir = path.join(process.env.MFU_TEST_OUT || path.join(src, 'build/test-out'), 'browser');
+const dist = path.join(src, 'web/dist');
+const XSS = '<img src=x onerror=alert(1)>';
+const XSS_MODEL = '<script>window.__pwned=1</script>';
+const WAIT_MS = 15000; // every wait below is bounded by this
+
+fs.mkdirSync(outDir, { recursive: true });
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mfu-browser-'));
+
+/* ---- generated logs (canonical JSON-lines, docs/formats.md) ------------------------------- */
+
+const TOKENS = 524288; // tokens per step, whole job
+/* Step time of step s of run "alpha": 0.50 s, 0.40 s from step 201 on (a faster second half),
+ * every 50th step 3x slower (a periodic stall); a small deterministic ripple. */
+function alphaTime(s) {
+  const base = s <= 200 ? 0.5 : 0.4;
+  const ripple = 1 + 0.01 * Math.sin(s * 1.7);
+  return +(base * ripple * (s % 50 === 0 ? 3 : 1)).toFixed(5);
+}
+const header = (model) => JSON.stringify({ mfu_run: 1, format: 'mfu', model, seq_len: 2048, world_size: 8, tokens_per_step: TOKENS });
+const stepLine = (s, t) => JSON.stringify({ step: s, step_time_s: t, tokens: TOKENS, loss: +(3 + 5 / Math.sqrt(s)).toFixed(4) });
+function writeLog(file, model, from, to, timeOf) {
+  const lines = [];
+  if (from === 1) lines.push(header(model));
+  for (let s = from; s <= to; s++) lines.push(stepLine(s, timeOf(s)));
+  fs.appendFileSync(file, lines.join('\n') + '\n');
+}
+
+const N_ALPHA = 400, N_BETA = 300, N_EVIL = 60, N_MORE = 25;
+/* The logs of one server under test, in a folder of their own (each server sees its own
+ * appends): alpha, beta, and evil (served under the HTML run name). */
+function makeLogs(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const logs = { alpha: path.join(dir, 'alpha.jsonl'), beta: path.join(dir, 'beta.jsonl'), evil: path.join(dir, 'evil.jsonl'), dir };
+  writeLog(logs.alpha, 'gpt-test', 1, N_ALPHA, alphaTime);
+  writeLog(logs.beta, 'gpt-test', 1, N_BETA, (s) => +(0.55 * (1 + 0.01 * Math.cos(s))).toFixed(5));
+  writeLog(logs.evil, XSS_MODEL, 1, N_EVIL, () => 0.5);
+  return logs;
+}
+
+/* ---- the server under test ---------------------------------------------------------------- */
+
+const CONTEXT = { model: 'gpt-test', convention: 'exact', model_flops_per_token: 2e9, hardware_flops_per_token: 2.6e9,
+  device: 'h100-sxm', dtype: 'bf16', devices: 8, peak_flops: 989e12 };
+const hasServe = fs.existsSync(bin) && spawnSync(bin, ['serve', '--help'], { encoding: 'utf8' }).status === 0;
+
+/* Start `mfu serve` following the logs; resolve with its URL once it answers. */
+async function startReal() {
+  const logs = makeLogs(path.join(tmp, 'serve'));
+  const { alpha: ALPHA, beta: BETA, evil: EVIL } = logs;
+  const db = path.join(logs.dir, 'runs.db');
+  const ing = spawnSync(bin, ['ingest', EVIL, '--run', XSS, '--db', db], { encoding: 'utf8' });
+  assert.equal(ing.status, 0, 'mfu ingest: ' + ing.stderr);
+  // runs are named after their files: alpha, beta
+  const args = ['serve', ALPHA, BETA, '--listen', '127.0.0.1:0', '--db', db,
+    '--model', 'gpt2', '--seq', '2048', '--device', 'h100-sxm', '--devices', '8'];
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const url = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('mfu serve printed no URL in time: ' + out)), WAIT_MS);
+    const onData = (d) => {
+      out += d;
+      const m = /http:\/\/127\.0\.0\.1:\d+\/?/.exec(out);
+      if (m) { clearTimeout(t); resolve(m[0].endsWith('/') ? m[0] : m[0] + '/'); }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => { clearTimeout(t); reject(new Error(`mfu serve exited (${code}): ${out}`)); });
+  });
+  child.removeAllListeners('exit');
+  const exited = new Promise((r) => child.once('exit', r));
+  return { url, kind: 'mfu serve', logs, close: async () => { child.kill('SIGTERM'); await exited; } };
+}
+
+async function startFake() {
+  const logs = makeLogs(path.join(tmp, 'mock'));
+  const { alpha: ALPHA, beta: BETA, evil: EVIL } = logs;
+  const m = await startMock({
+    distDir: dist,
+    runs: [
+      { name: 'alpha', path: ALPHA, live: true, context: CONTEXT, boundaries: [201],
+        findings: [{ kind: 'stall', severity: 'warning', steps: [50, 400], evidence: [{ name: 'period_steps', value: 50 }],
+          message: 'every 50th step takes 3x as long: 4.8% of the time is lost', next_step: 'look at what runs every 50 steps (checkpoints, evaluation)' }] },
+      { name: 'beta', path: BETA, live: true, context: CONTEXT },
+      { name: XSS, path: EVIL, context: null, tags: { note: XSS } },
+    ],
+  });
+  return Object.assign(m, { kind: 'mock', logs });
+}
+
+/* ---- the browser -------------------------------------------------------------------------- */
+
+const chromiumPath = process.env.MFU_CHROMIUM || '/usr/bin/chromium';
+async function launch() {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    timeout: WAIT_MS,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}
+
+async function openPage(browser, url, viewport) {
+  const page = await browser.newPage({ viewport });
+  page.setDefaultTimeout(WAIT_MS);
+  const dialogs = [];
+  const errors = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => window.mfuDash && window.mfuDash.ready === true);
+  return { page, dialogs, errors };
+}
+
+const points = (page, id) => page.$eval('#' + id, (e) => Number(e.dataset.points));
+const api = async (base, p) => {
+  const r = await fetch(new URL(p, base));
+  assert.equal(r.status, 200, p);
+  return r.json();
+};
+/* The analysis endpoints of a server build without the analysis answer 501: null then. */
+const analysisApi = async (base, p, kind) => {
+  const r = await fetch(new URL(p, base));
+  if (r.status === 501) {
+    console.log(`# ${kind}: ${p} answers 501 (${(await r.json()).error}); not checked on it`);
+    return null;
+  }
+  assert.equal(r.status, 200, p);
+  return r.json();
+};
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => {
+  try { if (browser) await browser.close(); } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+/* Screenshots: from mfu serve when its analysis endpoints answer, else from the mock. */
+const shotsFrom = { kind: null };
+const shot = async (page, server, name) => {
+  if (shotsFrom.kind === null || shotsFrom.kind === server.kind) {
+    await page.screenshot({ path: path.join(outDir, name) });
+    shotsFrom.kind = server.kind;
+  }
+};
+
+const backends = [];
+if (hasServe) backends.push(startReal);
+else console.log('# this build has no `mfu serve`: the page is checked against the mock only');
+backends.push(startFake);
+
+for (const start of backends) {
+describe(start === startReal ? 'on mfu serve' : 'on the mock API', () => {
+let server;
+before(async () => {
+  server = await start();
+  console.log(`# dashboard served by ${server.kind} at ${server.url}`);
+  if (server.kind === 'mfu serve') {
+    const r = await fetch(new URL('api/runs/alpha/findings', server.url));
+    if (r.status === 501) shotsFrom.kind = 'mock'; // screenshots with findings drawn
+  }
+});
+after(async () => { if (server) await server.close(); });
+
+test('run view: every step drawn, findings listed, live appends', async () => {
+  const { page, dialogs, errors } = await openPage(browser, server.url + '#/run/alpha', { width: 1366, height: 768 });
+  try {
+    assert.equal(await page.textContent('#run-title'), 'alpha');
+    // one point per step: 400 steps fit in a chart's width, so none is dropped
+    for (const id of ['chart-mfu', 'chart-tps', 'chart-step', 'chart-flops'])
+      assert.equal(await points(page, id), N_ALPHA, id);
+    // the MFU chart draws numbers, not an empty frame: its last point matches the API's
+    const s = await api(server.url, 'api/runs/alpha/series?fields=mfu&max_points=2000');
+    assert.equal(s.total, N_ALPHA);
+    const lastMfu = await page.evaluate(() => {
+      const u = window.mfuDash; return u && u.points.mfu;
+    });
+    assert.equal(lastMfu, N_ALPHA);
+    // the findings list shows what the API reports, as text
+    const f = await analysisApi(server.url, 'api/runs/alpha/findings', server.kind);
+    if (f) {
+      assert.ok(f.findings.length >= 1, 'the generated stall gives at least one finding');
+      const items = await page.$$eval('#findings li .msg', (ns) => ns.map((n) => n.textContent));
+      assert.deepEqual(items.slice().sort(), f.findings.map((x) => x.message ?? x.summary).sort());
+      assert.ok(await page.isVisible('#findings li .badge'));
+    } else {
+      assert.match(await page.textContent('#findings-empty'), /^No findings: .*analysis/, 'the panel says why');
+    }
+    // segments: the faster second half is a boundary, and its waterfall is drawn
+    const seg = await analysisApi(server.url, 'api/runs/alpha/segments', server.kind);
+    if (seg) {
+      assert.ok(seg.decomposition.length >= 1, 'the step-time drop at 201 is a boundary');
+      assert.equal(await page.$$eval('#boundaries li', (n) => n.length), seg.decomposition.length);
+      assert.ok((await page.$$('#waterfall svg rect')).length >= 2, 'waterfall bars');
+    }
+    await shot(page, server, 'run-1366x768.png');
+    if (server.kind === 'mfu serve') await page.screenshot({ path: path.join(outDir, 'serve-run-1366x768.png') });
+
+    // append steps to the followed log: the page draws them without a reload
+    const before = await page.evaluate(() => window.mfuDash.updates);
+    writeLog(server.logs.alpha, 'gpt-test', N_ALPHA + 1, N_ALPHA + N_MORE, alphaTime);
+    await page.waitForFunction((n) => Number(document.getElementById('chart-mfu').dataset.points) === n, N_ALPHA + N_MORE);
+    assert.ok((await page.evaluate(() => window.mfuDash.updates)) > before);
+    for (const id of ['chart-tps', 'chart-step', 'chart-flops'])
+      assert.equal(await points(page, id), N_ALPHA + N_MORE, id);
+    await page.waitForFunction((n) => document.querySelector('#run-list li[data-run="alpha"] .steps').textContent === n + ' steps', N_ALPHA + N_MORE);
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('a run named with HTML shows as text and runs nothing', async () => {
+  const { page, dialogs, errors } = await openPage(browser, server.url + '#/run/' + encodeURIComponent(XSS), { width: 1366, height: 768 });
+  try {
+    assert.equal(await page.textContent('#run-title'), XSS);
+    const names = await page.$$eval('#run-list .name', (ns) => ns.map((n) => n.firstChild.textContent.trim()));
+    assert.ok(names.includes(XSS), 'the run list shows the name as typed');
+    assert.equal(await page.$$eval('main img, aside img', (n) => n.length), 0, 'no <img> element was made');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    // the log's model field (HTML too) is shown as text
+    assert.ok((await page.textContent('#run-context')).includes(XSS_MODEL));
+    assert.equal(await points(page, 'chart-tps'), N_EVIL);
+    await page.waitForTimeout(300); // an onerror would fire by now
+    assert.deepEqual(dialogs, []);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('compare view and a wide screen', async () => {
+  const { page, errors } = await openPage(browser, server.url + '#/compare?a=beta&b=alpha&rb=201-400', { width: 1920, height: 1080 });
+  try {
+    // ready is set once the compare request answered, well or not
+    const err = await page.$eval('#cmp-error', (e) => (e.hidden ? '' : e.textContent));
+    if (await analysisApi(server.url, 'api/compare?a=beta&b=alpha:201-400', server.kind) === null) {
+      assert.match(err, /^compare: /, 'the server\'s refusal is shown');
+      return;
+    }
+    assert.equal(err, '', 'the compare view shows an error');
+    const rows = await page.$$eval('#cmp-table tbody tr td:first-child', (ns) => ns.map((n) => n.textContent));
+    assert.ok(rows.includes('tokens/s') && rows.includes('MFU'));
+    // beta runs at 0.55 s/step, alpha's second half at 0.40: B is faster by about 37 %
+    const change = await page.$eval('#cmp-table tbody tr:nth-child(2) td:last-child', (n) => n.textContent);
+    const v = parseFloat(change);
+    assert.ok(v > 30 && v < 45, 'tokens/s change ' + change);
+    assert.ok((await page.$$('#cmp-waterfall svg rect')).length >= 2);
+    await page.waitForFunction(() => Number(document.getElementById('chart-cmp').dataset.points) > 0);
+    await shot(page, server, 'compare-1920x1080.png');
+    await page.goto(server.url + '#/run/alpha');
+    await page.waitForFunction(() => window.mfuDash.ready && window.mfuDash.view === 'run');
+    await shot(page, server, 'run-1920x1080.png');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+});
+}
+
+test('a 10-million-step run: about one point per pixel, ready in time', async () => {
+  const big = await startMock({ distDir: dist, runs: [{ name: 'big', virtual: { steps: 10_000_000 }, context: CONTEXT }] });
+  const t0 = Date.now();
+  const { page, errors } = await openPage(browser, big.url + '#/run/big', { width: 1366, height: 768 });
+  try {
+    const ms = Date.now() - t0;
+    const total = await page.$eval('#chart-mfu', (e) => Number(e.dataset.total));
+    const n = await points(page, 'chart-mfu');
+    const width = await page.$eval('#chart-mfu', (e) => e.getBoundingClientRect().width);
+    assert.equal(total, 10_000_000);
+    assert.ok(n >= 200 && n <= width, `points ${n} for a chart ${width}px wide`);
+    assert.ok(ms < 10000, `ready in ${ms} ms`);
+    // a zoom asks for the range at the same resolution
+    const t1 = Date.now();
+    const box = await page.$eval('#chart-mfu .u-over', (e) => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; });
+    await page.mouse.move(box[0] + box[2] * 0.4, box[1] + box[3] / 2);
+    await page.mouse.down();
+    await page.mouse.move(box[0] + box[2] * 0.45, box[1] + box[3] / 2, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForFunction((t) => Number(document.getElementById('chart-mfu').dataset.total) < t, 10_000_000);
+    const zt = await page.$eval('#chart-mfu', (e) => Number(e.dataset.total));
+    assert.ok(zt > 100000 && zt < 1_000_000, 'zoomed range rows ' + zt);
+    assert.ok(Date.now() - t1 < 5000);
+    console.log(`# 10M steps: ready in ${ms} ms with ${n} points; zoom to ${zt} rows in ${Date.now() - t1} ms`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await big.close();
+  }
+});

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# e2e: a real Prometheus (Debian's) scrapes two mfu serve instances, each holding the ranks of one
+# node of a 16-device job; cluster MFU as a PromQL expression over the exported FLOP/s and peak
+# series must equal the whole run's MFU computed independently (the identity of mfu estimate on
+# the run's steady steps) within 0.1 point. The same for a run whose ranks POST their steps.
+# promtool check metrics must accept /metrics. Loopback only, free ports, bounded waits; every
+# process started is killed on exit.
+E2E_CMD=serve
+source "$(dirname "$0")/lib/e2e.bash"
+for t in prometheus promtool curl; do
+    command -v "$t" >/dev/null || {
+        echo "prometheus.sh: '$t' is missing: install it with bash scripts/deps.sh (Debian package: ${t/promtool/prometheus})"
+        exit 1
+    }
+done
+
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    sleep 0.2
+    for p in "${pids[@]}"; do
+        kill -KILL "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+ms() { date +%s%3N; }
+wait_until() {
+    local limit=$(($(ms) + $1))
+    shift
+    until "$@"; do
+        [ "$(ms)" -lt "$limit" ] || return 1
+        sleep 0.1
+    done
+}
+has() { grep -q -- "$2" "$1" 2>/dev/null; }
+
+TOKEN=prom-e2e-token-0123456789
+MODEL=(--model llama3-8b --seq 4096 --device h100-sxm --devices 16 --local-devices 8)
+
+# The job: 16 devices on two nodes, 64 x 4096 tokens per step. Training is synchronous, so every
+# rank prints the same step time; each node's log carries the lines of its first rank. Five
+# warm-up steps are slow; the rest jitter by +-0.5 %.
+/usr/bin/python3 - "$tmp" <<'EOF'
+import json, math, sys
+d = sys.argv[1]
+tokens = 64 * 4096
+times = [6.0] * 5 + [2.2 * (1 + 0.005 * math.sin(i * 1.7)) for i in range(295)]
+for node, rank in (("a", 0), ("b", 8)):
+    with open(f"{d}/node-{node}.jsonl", "w") as f:
+        f.write(json.dumps({"mfu_run": 1, "format": "torchtitan", "world_size": 16,
+                            "seq_len": 4096, "dtype": "bf16"}) + "\n")
+        for i, t in enumerate(times):
+            f.write(json.dumps({"step": i + 1, "step_time_s": t, "tokens": tokens,
+                                "rank": rank}) + "\n")
+steady = times[5:]
+with open(f"{d}/mean_step", "w") as f:
+    f.write(repr(sum(steady) / len(steady)))
+# posted run: ranks 0-3 (two per node) post 60 steps of 2.5 s
+for node, ranks in (("a", (0, 1)), ("b", (2, 3))):
+    with open(f"{d}/post-{node}.jsonl", "w") as f:
+        for s in range(1, 61):
+            for r in ranks:
+                f.write(json.dumps({"step": s, "step_time_s": 2.5, "tokens": tokens,
+                                    "rank": r}) + "\n")
+EOF
+
+start() { # NAME ARGS...: sets URL_<NAME>
+    local name=$1
+    shift
+    "$bin" serve "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    pids+=($!)
+    wait_until 15000 has "$tmp/$name.out" 'http://' || {
+        fail "mfu serve $name did not start: $(cat "$tmp/$name.err")"
+        e2e_finish
+        exit 1
+    }
+    local u
+    u=$(grep -o 'http://[^ ]*' "$tmp/$name.out" | head -1)
+    printf -v "URL_$name" '%s' "${u%/}"
+}
+start a "$tmp/node-a.jsonl" --run job --db "$tmp/a.db" --listen 127.0.0.1:0 --token "$TOKEN" \
+    --hostname node-a --gpus-per-node 2 "${MODEL[@]}"
+start b "$tmp/node-b.jsonl" --run job --db "$tmp/b.db" --listen 127.0.0.1:0 --token "$TOKEN" \
+    --hostname node-b --gpus-per-node 2 "${MODEL[@]}"
+for n in a b; do
+    u=URL_$n
+    code=$(curl -s -o "$tmp/post.out" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+        --data-binary @"$tmp/post-$n.jsonl" "${!u}/api/runs/posted/steps")
+    [ "$code" = 201 ] || fail "POST to $n: HTTP $code $(cat "$tmp/post.out")"
+    wait_until 10000 bash -c "curl -s '${!u}/api/runs/job' | jq -e '.steps == 300' >/dev/null" ||
+        fail "instance $n did not read its log"
+done
+
+# promtool's own checks: format and naming conventions. Any output is a failure.
+curl -s "$URL_a/metrics" >"$tmp/metrics"
+promtool check metrics <"$tmp/metrics" >"$tmp/promtool" 2>&1
+prc=$?
+[ "$prc" = 0 ] && [ ! -s "$tmp/promtool" ] || fail "promtool check metrics (exit $prc): $(cat "$tmp/promtool")"
+grep -q '^mfu_ratio{run="posted",rank="1",hostname="node-a",model_name="NVIDIA H100 80GB HBM3",gpu="1"} ' "$tmp/metrics" ||
+    fail "per-rank labels: $(grep '^mfu_ratio' "$tmp/metrics")"
+
+# Prometheus on a free loopback port, scraping both every second.
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$tmp/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: mfu
+    static_configs:
+      - targets: ['${URL_a#http://}', '${URL_b#http://}']
+EOF
+prometheus --config.file="$tmp/prom.yml" --storage.tsdb.path="$tmp/prom-data" \
+    --web.listen-address="127.0.0.1:$port" --log.level=warn >"$tmp/prom.log" 2>&1 &
+pids+=($!)
+P=http://127.0.0.1:$port
+wait_until 30000 bash -c "curl -sf '$P/-/ready' >/dev/null" || fail "prometheus not ready: $(tail -5 "$tmp/prom.log")"
+up() { [ "$(curl -s "$P/api/v1/targets" | jq '[.data.activeTargets[] | select(.health == "up")] | length')" = 2 ]; }
+wait_until 30000 up || fail "targets not up: $(curl -s "$P/api/v1/targets" | jq -c '[.data.activeTargets[] | {health, lastError}]')"
+
+query() { # PROMQL: prints the single value, empty when none
+    curl -s --get --data-urlencode "query=$1" "$P/api/v1/query" | jq -r '.data.result | if length == 1 then .[0].value[1] else empty end'
+}
+cluster='sum(mfu_model_flops_per_second{run="job"}) / sum(mfu_peak_flops_per_second{run="job"})'
+series_up() { [ "$(query 'count(mfu_peak_flops_per_second{run="job"})')" = 2 ] && [ -n "$(query "$cluster")" ]; }
+wait_until 30000 series_up || fail "both instances' series did not reach prometheus"
+got=$(query "$cluster")
+
+# The whole run's MFU, computed independently: the identity (mfu estimate) on the steady steps.
+mean=$(cat "$tmp/mean_step")
+"$bin" estimate --model llama3-8b --seq 4096 --device h100-sxm --devices 16 --step-time "$mean" \
+    --batch-tokens 262144 --json >"$tmp/est" || fail "mfu estimate failed"
+want=$(jq -r .mfu "$tmp/est")
+echo "prometheus.sh: cluster MFU from PromQL $got, whole run $want"
+awk -v g="$got" -v w="$want" 'BEGIN { d = (g - w) * 100; if (d < 0) d = -d; exit !(d <= 0.1 && w > 0.05) }' ||
+    fail "cluster MFU $got differs from the run's $want by more than 0.1 point"
+# Each instance speaks for 8 devices: the peaks add up to the job's 16.
+peak_sum=$(query 'sum(mfu_peak_flops_per_second{run="job"})')
+peak_one=$(jq -r .device.peak_flops "$tmp/est")
+awk -v s="$peak_sum" -v p="$peak_one" 'BEGIN { d = s / (16 * p) - 1; if (d < 0) d = -d; exit !(d < 1e-9) }' ||
+    fail "sum of peaks $peak_sum is not 16 x $peak_one"
+
+# The posted run: four ranks, one device each, on two servers.
+posted='sum(mfu_model_flops_per_second{run="posted"}) / sum(mfu_peak_flops_per_second{run="posted"})'
+posted_up() { [ "$(query 'count(mfu_ratio{run="posted"})')" = 4 ]; }
+wait_until 15000 posted_up || fail "the four ranks did not reach prometheus"
+got_p=$(query "$posted")
+"$bin" estimate --model llama3-8b --seq 4096 --device h100-sxm --devices 16 --step-time 2.5 \
+    --batch-tokens 262144 --json >"$tmp/est2"
+want_p=$(jq -r .mfu "$tmp/est2")
+echo "prometheus.sh: posted ranks: cluster MFU $got_p, whole run $want_p"
+awk -v g="$got_p" -v w="$want_p" 'BEGIN { d = (g - w) * 100; if (d < 0) d = -d; exit !(d <= 0.1 && w > 0.05) }' ||
+    fail "posted cluster MFU $got_p differs from $want_p by more than 0.1 point"
+# and the DCGM-style join keys are there to join on
+[ "$(query 'count(count by (hostname, gpu) (mfu_ratio{run="posted"}))')" = 4 ] ||
+    fail "hostname/gpu do not tell the four ranks apart"
+
+e2e_finish
