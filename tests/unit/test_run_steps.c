@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "ingest_test.h"
+#include "mfu/analysis.h"
 #include "mfu/device.h"
 #include "util/util.h"
 #include "mfu/model.h"
@@ -308,6 +309,37 @@ static void jsonl_reads_step_fields(void **state)
     mfu_run_free(run);
 }
 
+/* mfu_series_from_run takes a step's own devices, sequence length and telemetry. */
+static void series_from_run_per_step(void **state)
+{
+    (void)state;
+    mfu_run *run = mfu_run_new();
+    mfu_run_meta_mut(run)->seq_len = 4096;
+    mfu_step a = full_step(1, -1), b;
+    mfu_step_init(&b);
+    b.step = 2;
+    b.tokens_per_s = 100;
+    b.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+    assert_int_equal(mfu_run_append(run, &a, NULL, NULL), MFU_OK);
+    assert_int_equal(mfu_run_append(run, &b, NULL, NULL), MFU_OK);
+    mfu_series *s = NULL;
+    assert_int_equal(mfu_series_from_run(run, 1e9, 1e9, 8, 1e15, &s, NULL), MFU_OK);
+    mfu_series_row r;
+    assert_true(mfu_series_get(s, 0, &r));
+    assert_near(r.devices, 64, 0);   /* the step's */
+    assert_near(r.seq_len, 4096, 0); /* full_step(1) prints 4096 too */
+    assert_near(r.useful_tokens, 4096.0 * 60, 0);
+    assert_near(r.clock_mhz, 1979, 0);
+    assert_near(r.power_limit_w, 700, 0);
+    assert_near(r.comm_s, 0.1 / 3.0, 0);
+    assert_true(mfu_series_get(s, 1, &r));
+    assert_near(r.devices, 8, 0); /* the run's */
+    assert_near(r.tokens_per_s, 800, 0);
+    assert_true(isnan(r.clock_mhz));
+    mfu_series_free(s);
+    mfu_run_free(run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +350,7 @@ int main(void)
         cmocka_unit_test(canonical_bad_values),
         cmocka_unit_test(megatron_timers_power_seqlen),
         cmocka_unit_test(jsonl_reads_step_fields),
+        cmocka_unit_test(series_from_run_per_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
