@@ -274,6 +274,7 @@ static void mismatch_finding(void **state)
     in.micro_batch = 0;
     r = compute(run, &in);
     assert_non_null(find_kind(mfu_report_analysis(r), "roofline"));
+    mfu_report_free(r);
     mfu_run_meta_mut(run)->micro_batch = 0;
     in.micro_batch = -1;
     mfu_report *none = NULL;
