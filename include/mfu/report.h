@@ -17,7 +17,12 @@
  *     llm.c's name table), and beside the device's real dense peak. A disagreement beyond the
  *     tolerance is explained, when one explains it, by a named cause (sparse peak, hard-coded
  *     or fallback A100 peak, a formula that ignores GQA / SwiGLU / MoE, causal halving,
- *     embeddings, recomputation, padding).
+ *     embeddings, recomputation, padding);
+ *   - the analysis of the run (mfu/analysis.h) on those per-step figures, each step with its own
+ *     sequence length, device count, dtype and recomputation when the log prints them: segments,
+ *     the decomposition of every change with intervals and verdicts, findings (with the
+ *     disagreements above and a roofline ceiling among them), invariants (mfu_report_expect);
+ *   - one self-contained HTML page of one or more reports (mfu_report_html).
  *
  * A missing piece of context is not a failure: without a model there are no FLOPs, without a
  * device no MFU, and the report lists what is missing with the option that supplies it

@@ -2,7 +2,9 @@
  * cmd_report.c - `mfu report LOG...`: per log, the detected format and the run's context,
  * then tokens/s, model and hardware TFLOP/s per device, MFU and HFU over the steady steps
  * (warm-up excluded and said so), and every figure the framework printed beside mfu's
- * recomputation of it, with the likely cause of a disagreement.
+ * recomputation of it, with the likely cause of a disagreement; then the analysis: segments,
+ * each boundary's decomposition with its verdicts, findings with next steps, and the --expect
+ * invariants (exit 3 when one is violated); --html writes one page for every LOG.
  *
  * Each LOG is one run. Context flags apply to every LOG: the model options of model_args,
  * --device/--dtype/--peak-tflops, --devices, --global-batch/--tokens-per-step,
