@@ -120,8 +120,8 @@ typedef struct mfu_run_meta {
 
 /* Counters a run keeps about what was appended to it. */
 typedef struct mfu_run_counts {
-    size_t rows;   /* rows in the table */
-    size_t merged; /* appends merged into an existing row (repeated steps) */
+    size_t rows;             /* rows in the table */
+    size_t merged;           /* appends merged into an existing row (repeated steps) */
     size_t rank_obs;         /* per-rank observations kept (mfu_run_rank_obs_get) */
     size_t rank_obs_dropped; /* per-rank observations beyond MFU_RUN_MAX_RANK_OBS */
 } mfu_run_counts;

@@ -289,7 +289,7 @@ mfu_status mfu_series_from_run(const mfu_run *run, double model_flops_per_token,
         /* a step's own device count and sequence length (run.h) win over the run's */
         r.devices = step.devices >= 1 ? step.devices : devices;
         r.peak_flops_per_s = peak_flops_per_s;
-        r.seq_len = step.seq_len >= 1         ? step.seq_len
+        r.seq_len = step.seq_len >= 1   ? step.seq_len
                     : meta->seq_len > 0 ? (double)meta->seq_len
                                         : NAN;
         r.useful_tokens = step.useful_tokens;

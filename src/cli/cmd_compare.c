@@ -139,8 +139,7 @@ static const char *direction(const mfu_term_change *c)
     return c->pct > 0 ? "up" : c->pct < 0 ? "down" : "unchanged";
 }
 
-static void print_text(const side *sa, const side *sb, const mfu_decomposition *d,
-                       double threshold)
+static void print_text(const side *sa, const side *sb, const mfu_decomposition *d, double threshold)
 {
     char w[96], lev[320];
     const mfu_level *L[2] = {&d->from, &d->to};
@@ -149,8 +148,8 @@ static void print_text(const side *sa, const side *sb, const mfu_decomposition *
         window_words(w, sizeof w, S[k]);
         explain_out_level(lev, sizeof lev, L[k]);
         printf("%c  %s, %s: %zu steady steps (%lld-%lld), %s; median step %.4g s\n", "AB"[k],
-               S[k]->path, w, L[k]->steps, (long long)L[k]->first_step,
-               (long long)L[k]->last_step, lev, L[k]->median_step_time_s);
+               S[k] -> path, w, L[k] -> steps, (long long)L[k] -> first_step,
+               (long long)L[k] -> last_step, lev, L[k] -> median_step_time_s);
     }
     printf("\nB vs A: %s\n", d->sentence);
     explain_out_terms(stdout, d, "  ");
@@ -159,8 +158,8 @@ static void print_text(const side *sa, const side *sb, const mfu_decomposition *
     const char *name = h == MFU_TERM_MFU ? "MFU" : "tokens/s";
     printf("\n%s ", name);
     if (h == MFU_TERM_MFU)
-        printf("%.2f%% -> %.2f%% (%+.2f points), ", 100 * d->from.mfu.value,
-               100 * d->to.mfu.value, 100 * d->mfu_points);
+        printf("%.2f%% -> %.2f%% (%+.2f points), ", 100 * d->from.mfu.value, 100 * d->to.mfu.value,
+               100 * d->mfu_points);
     printf("change %+.2f%%", 100 * c->pct);
     if (isfinite(c->lo_pct))
         printf(" [%+.2f%%, %+.2f%%]", 100 * c->lo_pct, 100 * c->hi_pct);
@@ -192,20 +191,19 @@ static json_t *side_json(const side *s, const mfu_level *l)
     json_t *w = json_null();
     if (s->ranged) {
         w = json_object();
-        json_object_set_new(w, "first_step", s->w.first_step == INT64_MIN
-                                                 ? json_null()
-                                                 : json_integer(s->w.first_step));
-        json_object_set_new(w, "last_step", s->w.last_step == INT64_MAX
-                                                ? json_null()
-                                                : json_integer(s->w.last_step));
+        json_object_set_new(w, "first_step",
+                            s->w.first_step == INT64_MIN ? json_null()
+                                                         : json_integer(s->w.first_step));
+        json_object_set_new(w, "last_step",
+                            s->w.last_step == INT64_MAX ? json_null()
+                                                        : json_integer(s->w.last_step));
     }
     json_object_set_new(o, "window", w);
     json_object_set_new(o, "level", mfu__level_json(l));
     return o;
 }
 
-static int print_json(const side *sa, const side *sb, const mfu_decomposition *d,
-                      double threshold)
+static int print_json(const side *sa, const side *sb, const mfu_decomposition *d, double threshold)
 {
     json_t *o = json_object();
     if (!o)

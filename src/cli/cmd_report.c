@@ -24,8 +24,8 @@
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
-    REPORT_ARGS_OPTSPECS,  {"json", false}, {"no-series", false}, {"list-stacks", false},
-    {"expect", true},      {"html", true},  {"no-analysis", false},
+    REPORT_ARGS_OPTSPECS, {"json", false}, {"no-series", false},   {"list-stacks", false},
+    {"expect", true},     {"html", true},  {"no-analysis", false},
 };
 
 static void help(void)
@@ -82,11 +82,11 @@ typedef struct report_job {
     const report_args *args;
     const char *const *expect; /* --expect expressions */
     size_t nexpect;
-    json_t *json;   /* --json: the array of run objects */
-    bool series;    /* --json: the per-step series */
-    bool keep;      /* --html: keep the report (*out) */
-    bool violated;  /* an --expect failed (on some log) */
-    bool quiet;     /* no text report (the page goes to stdout) */
+    json_t *json;  /* --json: the array of run objects */
+    bool series;   /* --json: the per-step series */
+    bool keep;     /* --html: keep the report (*out) */
+    bool violated; /* an --expect failed (on some log) */
+    bool quiet;    /* no text report (the page goes to stdout) */
 } report_job;
 
 /* Read one log, check its expectations and report it (text to stdout, or its JSON appended to
@@ -105,12 +105,11 @@ static int one(const char *path, report_job *job, mfu_report **out, char *detail
         mfu_invariant_result res;
         st = mfu_report_expect(r, job->expect[i], &res, &e);
         if (st != MFU_OK) {
-            fprintf(stderr, "mfu report: %s: --expect '%s': %s\n", path, job->expect[i],
-                    e.message);
+            fprintf(stderr, "mfu report: %s: --expect '%s': %s\n", path, job->expect[i], e.message);
             rc = CLI_EXIT_FAIL;
         } else if (!res.passed) {
-            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", path,
-                    res.expression, res.message);
+            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", path, res.expression,
+                    res.message);
             job->violated = true;
         }
     }
@@ -225,8 +224,10 @@ int cmd_report(int argc, char **argv)
         if (!hf) {
             int err = errno;
             report_args_free(&ra);
-            return cli_failf("report", CLI_EXIT_FAIL, "--html %s: cannot write it (%s); give a "
-                             "writable path", html, strerror(err));
+            return cli_failf("report", CLI_EXIT_FAIL,
+                             "--html %s: cannot write it (%s); give a "
+                             "writable path",
+                             html, strerror(err));
         }
     }
     report_job job;

@@ -92,10 +92,12 @@ void explain_out_terms(FILE *out, const mfu_decomposition *d, const char *indent
                                ch,
                                iv,
                                sh,
-                               !has_iv               ? "-"
+                               !has_iv                ? "-"
                                : c->direction_certain ? "certain"
                                                       : "not certain",
-                               !has_iv ? "-" : c->size_known ? "known" : "not known"};
+                               !has_iv         ? "-"
+                               : c->size_known ? "known"
+                                               : "not known"};
         cli_table_row(t, 6, cells);
         if (k == MFU_TERM_TOKENS_PER_S)
             cli_table_rule(t);
@@ -119,8 +121,7 @@ void explain_out_findings(FILE *out, const mfu_analysis *a)
         if (f->nevidence) {
             fprintf(out, "      evidence:");
             for (size_t k = 0; k < f->nevidence && k < MFU_FINDING_EVIDENCE_MAX; k++)
-                fprintf(out, "%s %s=%.4g", k ? "," : "", f->evidence[k].name,
-                        f->evidence[k].value);
+                fprintf(out, "%s %s=%.4g", k ? "," : "", f->evidence[k].name, f->evidence[k].value);
             fputc('\n', out);
         }
         fprintf(out, "      next: %s\n", f->next_step);
@@ -137,8 +138,8 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
         fprintf(out, " (steps %lld-%lld)", (long long)g->start_step, (long long)g->end_step);
     }
     if (w->steps)
-        fprintf(out, "%s warm-up %lld-%lld excluded", ns == 1 ? "," : ";",
-                (long long)w->first_step, (long long)w->last_step);
+        fprintf(out, "%s warm-up %lld-%lld excluded", ns == 1 ? "," : ";", (long long)w->first_step,
+                (long long)w->last_step);
     if (unit && strcmp(unit, "tokens") != 0)
         fprintf(out, "; throughput in %s", strcmp(unit, "steps") == 0 ? "steps/s" : unit);
     if (ns == 1) { /* one line is enough */
@@ -153,8 +154,9 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
     cli_table *t = cli_table_new();
     if (!t)
         return;
-    const char *head[] = {"#",         "steps", "cause",    "settle", "tokens/s",
-                          "95% interval", "MFU", "95% interval", "median step (s)"};
+    const char *head[] = {"#",      "steps",        "cause",
+                          "settle", "tokens/s",     "95% interval",
+                          "MFU",    "95% interval", "median step (s)"};
     cli_table_row(t, 9, head);
     for (size_t i = 0; i < ns; i++) {
         const mfu_segment *g = mfu_analysis_segment(a, i);
@@ -212,8 +214,7 @@ void explain_out_text(FILE *out, const mfu_analysis *a, const char *unit)
         fprintf(out, "\nexpectations:\n");
         for (size_t i = 0; i < ni; i++) {
             const mfu_invariant_result *v = mfu_analysis_invariant(a, i);
-            fprintf(out, "  %-4s %s: %s\n", v->passed ? "ok" : "FAIL", v->expression,
-                    v->message);
+            fprintf(out, "  %-4s %s: %s\n", v->passed ? "ok" : "FAIL", v->expression, v->message);
         }
     }
 }

@@ -133,8 +133,8 @@ static int status_exit(mfu_status st)
     }
 }
 
-int report_args_compute(const char *cmd, const report_args *ra, const char *path,
-                        mfu_report **out, mfu_ingest_stats *stats)
+int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
+                        mfu_ingest_stats *stats)
 {
     *out = NULL;
     mfu_error e;
@@ -142,9 +142,8 @@ int report_args_compute(const char *cmd, const report_args *ra, const char *path
     mfu_ingest *ing = NULL;
     mfu_status st = mfu_ingest_new(&ra->ingest, &ing, &e);
     if (st != MFU_OK)
-        return cli_fail(cmd, &e,
-                        st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE
-                                                                   : CLI_EXIT_FAIL);
+        return cli_fail(
+            cmd, &e, st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
     st = mfu_ingest_feed_path(ing, path, &e);
     mfu_run *run = NULL;
     if (st == MFU_OK)

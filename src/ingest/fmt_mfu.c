@@ -393,8 +393,9 @@ static mfu_status rank_obs(mfu__ictx *c, int64_t step, int64_t rank, double step
     const mfu_run *run = mfu__run(c);
     size_t n = mfu_run_count(run);
     if (!ok || rank < 0 || rank > INT32_MAX) {
-        mfu__skip(c, "canonical per-rank observation of step %lld without a rank >= 0 or with "
-                     "a value of the wrong type",
+        mfu__skip(c,
+                  "canonical per-rank observation of step %lld without a rank >= 0 or with "
+                  "a value of the wrong type",
                   (long long)step);
         return MFU_OK;
     }
@@ -603,8 +604,8 @@ static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_statu
     }
     if (at[C_RANK_OBS] && at[C_RANK_OBS]->type == MFU__J_TRUE) {
         double t = NAN, tps = NAN;
-        bool ok = jf_num(at[C_STEP_TIME_S], &t) && jf_num(at[C_TOKENS_PER_S], &tps) &&
-                  at[C_RANK] && at[C_RANK]->type == MFU__J_INT;
+        bool ok = jf_num(at[C_STEP_TIME_S], &t) && jf_num(at[C_TOKENS_PER_S], &tps) && at[C_RANK] &&
+                  at[C_RANK]->type == MFU__J_INT;
         *rc = rank_obs(c, at[C_STEP]->ival, ok ? at[C_RANK]->ival : -1, t, tps, ok);
         return true;
     }

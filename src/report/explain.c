@@ -40,7 +40,8 @@ static mfu__unit pick_unit(const mfu_report *r)
 /* The whole-job row of step i. Steps the report left out before the analysis could judge them
  * (timing artifacts; the warm-up of a log too short for the analysis's own detector) carry no
  * throughput, so that both agree on what is steady. */
-static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop, mfu_series_row *row)
+static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
+                    mfu_series_row *row)
 {
     mfu_series_row_init(row);
     row->step = r->steps[i];
@@ -94,8 +95,7 @@ static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
 /* One rank's own step time for row j: printed (st), else the row's step time scaled by the
  * row's tokens/s over the rank's (tps), else 1 / tps: the straggler detector compares ranks
  * within one step, so a step only needs one unit for all its ranks. */
-static double rank_time(const mfu_report *r, const mfu_step *row, size_t j, double st,
-                        double tps)
+static double rank_time(const mfu_report *r, const mfu_step *row, size_t j, double st, double tps)
 {
     if (st > 0 && isfinite(st))
         return st;
@@ -288,8 +288,8 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_repo
         mfu_step step;
         mfu_run_get(run, i, &step);
         mfu_series_row row;
-        bool drop = r->state[i] == MFU_STEP_ARTIFACT ||
-                    (short_log && r->state[i] == MFU_STEP_WARMUP);
+        bool drop =
+            r->state[i] == MFU_STEP_ARTIFACT || (short_log && r->state[i] == MFU_STEP_WARMUP);
         job_row(r, &step, i, drop, &row);
         st = mfu_series_append(s, &row, err);
     }

@@ -94,13 +94,13 @@ static void hb_text(hb *b, const char *s)
     const char *run = s;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        const char *rep = c == '&'   ? "&amp;"
-                          : c == '<' ? "&lt;"
-                          : c == '>' ? "&gt;"
-                          : c == '"' ? "&quot;"
-                          : c == '\'' ? "&#39;"
+        const char *rep = c == '&'                                            ? "&amp;"
+                          : c == '<'                                          ? "&lt;"
+                          : c == '>'                                          ? "&gt;"
+                          : c == '"'                                          ? "&quot;"
+                          : c == '\''                                         ? "&#39;"
                           : (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? "?"
-                                                                               : NULL;
+                                                                              : NULL;
         if (!rep)
             continue;
         hb_put(b, run, (size_t)(s - run));
@@ -269,8 +269,8 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     if (c->has_model) {
         si(x, sizeof x, c->model_flops_per_token);
         snprintf(v, sizeof v, "%s, sequence %lld (%s): %sFLOP per token (%s convention)",
-                 c->model[0] ? c->model : "from flags", (long long)c->seq,
-                 src_word(c->seq_source), x, mfu_convention_name(c->convention));
+                 c->model[0] ? c->model : "from flags", (long long)c->seq, src_word(c->seq_source),
+                 x, mfu_convention_name(c->convention));
     } else {
         snprintf(v, sizeof v, "unknown: no FLOPs, MFU or HFU (give --model and --seq)");
     }
@@ -411,8 +411,8 @@ static bool plot_make(const mfu_report *r, plot *p)
         p->loss[i] = loss ? loss[i] : NAN;
         p->any_mfu = p->any_mfu || isfinite(p->mfu[i]);
         p->any_loss = p->any_loss || isfinite(p->loss[i]);
-        bool steady = a ? mfu_analysis_is_steady(a, i)
-                        : mfu_report_step_state_at(r, i) == MFU_STEP_STEADY;
+        bool steady =
+            a ? mfu_analysis_is_steady(a, i) : mfu_report_step_state_at(r, i) == MFU_STEP_STEADY;
         if (steady && st && isfinite(st[i]) && st[i] > 0)
             p->steady_t[p->nsteady++] = st[i];
     }
@@ -481,9 +481,9 @@ static void charts(hb *b, const mfu_report *r)
         c.ymin = NAN;
     }
     c.title = steps_unit ? "Steps per second" : "Tokens per second";
-    c.y_label = steps_unit                                          ? "steps/s"
+    c.y_label = steps_unit                                       ? "steps/s"
                 : unit && strcmp(unit, "tokens per device") == 0 ? "tokens/s per device"
-                                                                  : "tokens/s";
+                                                                 : "tokens/s";
     c.y = p.tps;
     c.y_scale = 1;
     hb_svg(b, mfu__svg_line_chart(&c));
@@ -546,15 +546,17 @@ static void segments(hb *b, const mfu_analysis *a)
     size_t ns = mfu_analysis_segment_count(a);
     if (!ns)
         return;
-    hb_printf(b, "<h3>Segments (%zu)</h3><table><tr><th>#</th><th>steps</th><th>cause</th>"
-                 "<th>settle</th><th>tokens/s [95 %%]</th><th>MFU [95 %%]</th><th>median "
-                 "step</th><th>configuration</th></tr>",
+    hb_printf(b,
+              "<h3>Segments (%zu)</h3><table><tr><th>#</th><th>steps</th><th>cause</th>"
+              "<th>settle</th><th>tokens/s [95 %%]</th><th>MFU [95 %%]</th><th>median "
+              "step</th><th>configuration</th></tr>",
               ns);
     for (size_t i = 0; i < ns; i++) {
         const mfu_segment *g = mfu_analysis_segment(a, i);
         const mfu_level *l = &g->level;
-        hb_printf(b, "<tr><td>%zu</td><td class=\"num\">%lld–%lld</td><td>%s</td>"
-                     "<td class=\"num\">%zu</td>",
+        hb_printf(b,
+                  "<tr><td>%zu</td><td class=\"num\">%lld–%lld</td><td>%s</td>"
+                  "<td class=\"num\">%zu</td>",
                   i, (long long)g->start_step, (long long)g->end_step, mfu_cause_name(g->cause),
                   g->settle_steps);
         interval_cell(b, l->tokens_per_s, false);
@@ -621,7 +623,7 @@ static void terms_table(hb *b, const mfu_decomposition *d)
                   !iv                    ? "–"
                   : c->direction_certain ? "<span class=\"yes\">certain</span>"
                                          : "<span class=\"no\">not certain</span>",
-                  !iv            ? "–"
+                  !iv             ? "–"
                   : c->size_known ? "<span class=\"yes\">known</span>"
                                   : "<span class=\"no\">not known</span>");
     }
@@ -641,7 +643,8 @@ static void boundaries(hb *b, const mfu_analysis *a)
         snprintf(title, sizeof title, "Step %lld: Δ ln tokens/s by term", (long long)g->start_step);
         hb_printf(b, "<div class=\"boundary\"><div class=\"muted\">step %lld · ",
                   (long long)g->start_step);
-        hb_text(b, d->config_change[0] ? d->config_change : "level shift (no configuration change)");
+        hb_text(b,
+                d->config_change[0] ? d->config_change : "level shift (no configuration change)");
         hb_raw(b, "</div><p class=\"sentence\">");
         hb_text(b, d->sentence);
         hb_raw(b, "</p><div class=\"split\"><div>");
@@ -778,8 +781,8 @@ static void notes(hb *b, const mfu_report *r)
     hb_raw(b, "</ul>");
 }
 
-mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char *title,
-                           char **out, mfu_error *err)
+mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char *title, char **out,
+                           mfu_error *err)
 {
     if (!out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_report_html: out is NULL");
@@ -800,8 +803,9 @@ mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char
     hb_raw(&b, CSS);
     hb_raw(&b, "</style></head><body><main><h1>");
     hb_text(&b, t);
-    hb_printf(&b, " <small>%zu run%s · MFU = useful model FLOP/s ÷ (devices × dense peak)"
-                  "</small></h1>",
+    hb_printf(&b,
+              " <small>%zu run%s · MFU = useful model FLOP/s ÷ (devices × dense peak)"
+              "</small></h1>",
               n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n && !b.failed; i++) {
         const mfu_report *r = runs[i].report;

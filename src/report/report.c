@@ -275,7 +275,8 @@ static void flops_at(const mfu_report_input *in, const mfu__cmp_ctx *cc, bool co
     wl.seq = (int64_t)seq;
     wl.recompute = (mfu_recompute)rec;
     mfu_flops f;
-    if (seq >= 1 && seq < 9e15 && mfu_flops_compute(&in->arch, &wl, &in->flops, &f, NULL) == MFU_OK) {
+    if (seq >= 1 && seq < 9e15 &&
+        mfu_flops_compute(&in->arch, &wl, &in->flops, &f, NULL) == MFU_OK) {
         out[0] = f.model_flops;
         out[1] = f.hardware_flops;
     }
@@ -300,7 +301,7 @@ static void step_context(mfu_report *r, const mfu_run *run, const mfu_report_inp
     memset(&fc, 0, sizeof fc);
     double seq0 = c->seq > 0 ? (double)c->seq : NAN;
     int rec0 = (int)cc->wl.recompute;
-    double batch0 = in->global_batch > 0   ? (double)in->global_batch
+    double batch0 = in->global_batch > 0  ? (double)in->global_batch
                     : m->global_batch > 0 ? (double)m->global_batch
                                           : NAN;
     for (size_t i = 0; i < r->n; i++) {
@@ -309,8 +310,9 @@ static void step_context(mfu_report *r, const mfu_run *run, const mfu_report_inp
         double seq = s.seq_len >= 1 && s.seq_len < 9e15 ? floor(s.seq_len) : seq0;
         int rec = s.recompute >= 0 && s.recompute <= MFU_RECOMPUTE_FULL ? s.recompute : rec0;
         r->recompute[i] = (int8_t)rec;
-        r->dtype[i] = (int8_t)(s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT ? s.dtype
-                                                                         : (int32_t)c->dtype);
+        r->dtype[i] =
+            (int8_t)(s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT ? s.dtype
+                                                                        : (int32_t)c->dtype);
         double f[3] = {c->model_flops_per_token, c->hardware_flops_per_token,
                        c->stack_flops_per_token};
         if (!c->has_model)
@@ -652,8 +654,8 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
             goto done;
         } else {
             c->real_fraction = in->real_tokens_per_step / c->tokens_per_step;
-            derive_series(r, run, override_tokens, override_batch, fallback_tokens,
-                          fallback_batch, derived);
+            derive_series(r, run, override_tokens, override_batch, fallback_tokens, fallback_batch,
+                          derived);
         }
     }
     cc.rho = c->real_fraction;

@@ -70,8 +70,8 @@ static int found_of(size_t from, size_t len, double x, bool clock, int64_t tol)
         mfu_analysis_free(a);
         mfu_series_free(s);
     }
-    print_message("stretch of %zu steps x%.3g from %zu: %d of 20 within %lld steps\n", len, x,
-                  from, found, (long long)tol);
+    print_message("stretch of %zu steps x%.3g from %zu: %d of 20 within %lld steps\n", len, x, from,
+                  found, (long long)tol);
     return found;
 }
 

@@ -268,7 +268,8 @@ static void mismatch_finding(void **state)
     assert_non_null(rl);
     assert_true(evidence(rl, "micro_batch") == 2);
     assert_true(evidence(rl, "seq_tokens") == 4096);
-    assert_true(evidence(rl, "ceiling_fraction") > 0.5 && evidence(rl, "ceiling_fraction") < 1 + 1e-9);
+    assert_true(evidence(rl, "ceiling_fraction") > 0.5 &&
+                evidence(rl, "ceiling_fraction") < 1 + 1e-9);
     mfu_report_free(r);
     mfu_run_meta_mut(run)->micro_batch = 2;
     in.micro_batch = 0;

@@ -252,8 +252,8 @@ static void megatron_timers_power_seqlen(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run = ingest_fixture("logs/megatron-lm/nccl-issue743-megatron-bert-2022-timers.log",
-                                  NULL, &st);
+    mfu_run *run =
+        ingest_fixture("logs/megatron-lm/nccl-issue743-megatron-bert-2022-timers.log", NULL, &st);
     mfu_step s = ingest_row(run, 0);
     assert_near(s.data_loading_s, 0.02527, 1e-15); /* batch-generator: 25.27 ms */
     assert_near(s.optimizer_s, 0.06301, 1e-15);    /* optimizer: 63.01 */
@@ -343,14 +343,10 @@ static void series_from_run_per_step(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(init_is_absent),
-        cmocka_unit_test(store_and_merge),
-        cmocka_unit_test(rank_observations),
-        cmocka_unit_test(canonical_round_trip),
-        cmocka_unit_test(canonical_bad_values),
-        cmocka_unit_test(megatron_timers_power_seqlen),
-        cmocka_unit_test(jsonl_reads_step_fields),
-        cmocka_unit_test(series_from_run_per_step),
+        cmocka_unit_test(init_is_absent),          cmocka_unit_test(store_and_merge),
+        cmocka_unit_test(rank_observations),       cmocka_unit_test(canonical_round_trip),
+        cmocka_unit_test(canonical_bad_values),    cmocka_unit_test(megatron_timers_power_seqlen),
+        cmocka_unit_test(jsonl_reads_step_fields), cmocka_unit_test(series_from_run_per_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
