@@ -4,8 +4,8 @@
  *   - a per-step sequence-length change reaches the analysis as a FLOPs-per-token change: one
  *     config boundary at the exact step, the workload term equal to the model module's ratio
  *     of FLOPs per token, the utilization term to the MFU change put in;
- *   - per-step devices, recomputation and useful tokens set capacity, hardware FLOPs and
- *     padding; per-rank observations make a straggler finding;
+ *   - per-step devices, dtype, recomputation and useful tokens set capacity, hardware FLOPs
+ *     and padding; per-rank observations make a straggler finding;
  *   - a printed MFU on a sparse peak becomes a reported_mismatch finding;
  *   - invariants and added findings through the report; errors without an analysis;
  *   - the page: self-contained, escaped, deterministic, with every section.
@@ -193,6 +193,42 @@ static void devices_recompute_padding(void **state)
     /* the report's MFU counts useful tokens only */
     const double *m = mfu_report_column(r, MFU_RS_MFU);
     assert_true(fabs(m[500] * wiggle(500) - 0.5 * 0.75) < 1e-9);
+    mfu_report_free(r);
+    mfu_run_free(run);
+}
+
+/* Precision bf16 -> fp8 at step 201: the step's dtype sets its peak, a capacity change. */
+static void dtype_change(void **state)
+{
+    (void)state;
+    const mfu_device_info *dev = NULL;
+    assert_int_equal(mfu_device_find("h100-sxm", &dev, NULL), MFU_OK);
+    double p16 = 0, p8 = 0;
+    assert_int_equal(mfu_device_peak_flops_per_s(dev, MFU_DTYPE_BF16, false, &p16, NULL), MFU_OK);
+    assert_int_equal(mfu_device_peak_flops_per_s(dev, MFU_DTYPE_FP8, false, &p8, NULL), MFU_OK);
+    double f = model_flops("gpt2", 4096, MFU_RECOMPUTE_NONE, false);
+    mfu_run *run = new_run();
+    for (size_t i = 0; i < 400; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        s.tokens = TOKENS;
+        bool fp8 = i >= 200;
+        s.dtype = fp8 ? MFU_DTYPE_FP8 : MFU_DTYPE_BF16;
+        /* MFU 0.45 on bf16, 0.30 on the fp8 peak */
+        s.step_time_s = TOKENS * f / ((fp8 ? 0.30 * p8 : 0.45 * p16) * DEV) * wiggle(i);
+        append(run, &s);
+    }
+    mfu_report_input in = input();
+    mfu_report *r = compute(run, &in);
+    const mfu_analysis *a = mfu_report_analysis(r);
+    assert_int_equal(mfu_analysis_segment_count(a), 2);
+    assert_int_equal(mfu_analysis_segment(a, 1)->start_step, 201);
+    assert_string_equal(mfu_analysis_segment(a, 1)->level.dtype, "fp8");
+    const mfu_decomposition *d = mfu_analysis_boundary(a, 0);
+    assert_true(fabs(d->term[MFU_TERM_CAPACITY].pct - (p8 / p16 - 1)) < 1e-9);
+    assert_true(fabs(d->term[MFU_TERM_MFU].pct - (0.30 / 0.45 - 1)) < 0.005);
+    assert_true(fabs(mfu_report_column(r, MFU_RS_MFU)[300] * wiggle(300) - 0.30) < 1e-9);
     mfu_report_free(r);
     mfu_run_free(run);
 }
@@ -423,11 +459,9 @@ static void html_page(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seq_change),
-        cmocka_unit_test(devices_recompute_padding),
-        cmocka_unit_test(straggler_from_rank_observations),
-        cmocka_unit_test(mismatch_finding),
-        cmocka_unit_test(units),
+        cmocka_unit_test(seq_change),       cmocka_unit_test(devices_recompute_padding),
+        cmocka_unit_test(dtype_change),     cmocka_unit_test(straggler_from_rank_observations),
+        cmocka_unit_test(mismatch_finding), cmocka_unit_test(units),
         cmocka_unit_test(html_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
