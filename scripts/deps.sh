@@ -16,7 +16,7 @@ pkgs=(
   wrk                              # bench/serve_series.sh: HTTP load generator
   python3                          # tests that drive the CLI and compare numbers (/usr/bin/python3)
   jq                               # e2e tests read --json output
-  chromium                         # the dashboard's browser test (tests/browser/)
+  chromium                         # browser tests: the dashboard (tests/browser/), the HTML report
 )
 # node and npm build the dashboard (web/) and drive its test; a machine may have them from
 # elsewhere than Debian (NodeSource's nodejs bundles npm), so ask for Debian's only when absent.

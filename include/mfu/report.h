@@ -17,7 +17,12 @@
  *     llm.c's name table), and beside the device's real dense peak. A disagreement beyond the
  *     tolerance is explained, when one explains it, by a named cause (sparse peak, hard-coded
  *     or fallback A100 peak, a formula that ignores GQA / SwiGLU / MoE, causal halving,
- *     embeddings, recomputation, padding).
+ *     embeddings, recomputation, padding);
+ *   - the analysis of the run (mfu/analysis.h) on those per-step figures, each step with its own
+ *     sequence length, device count, dtype and recomputation when the log prints them: segments,
+ *     the decomposition of every change with intervals and verdicts, findings (with the
+ *     disagreements above and a roofline ceiling among them), invariants (mfu_report_expect);
+ *   - one self-contained HTML page of one or more reports (mfu_report_html).
  *
  * A missing piece of context is not a failure: without a model there are no FLOPs, without a
  * device no MFU, and the report lists what is missing with the option that supplies it
@@ -37,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mfu/analysis.h"
 #include "mfu/common.h"
 #include "mfu/device.h"
 #include "mfu/model.h"
@@ -77,6 +83,13 @@ typedef struct mfu_report_input {
     const char *stack;           /* framework profile by log format name ("torchtitan"); NULL
                                     = the run's format */
     double tolerance;            /* relative tolerance of agreement; 0 = MFU_REPORT_TOLERANCE */
+    const mfu_analysis_options *analysis; /* options of the analysis (segments, decomposition,
+                                             findings); NULL = mfu_analysis_options_init()'s;
+                                             borrowed for the call only */
+    bool no_analysis;                     /* true: no analysis (mfu_report_analysis is NULL) */
+    int64_t micro_batch; /* sequences per device per micro-step, for the roofline finding;
+                            0 = the log's (no roofline when neither gives it) */
+    int64_t tp;          /* tensor-parallel size for the roofline; 0 = 1 */
 } mfu_report_input;
 
 /* ---- output -------------------------------------------------------------------------------- */
@@ -278,6 +291,58 @@ MFU_API const mfu_report_comparison *mfu_report_comparison_at(const mfu_report *
 /* Notes: one line each, about the log and the context ("nanoGPT prints an EMA ..."). */
 MFU_API size_t mfu_report_note_count(const mfu_report *r);
 MFU_API const char *mfu_report_note_at(const mfu_report *r, size_t i);
+
+/* ---- the analysis: segments, the decomposition at every boundary, findings ------------------ */
+
+/* The analysis of the run (mfu/analysis.h), owned by r: NULL when input->no_analysis, or when
+ * no step has a throughput (a note says so). Its series is the report's, step by step: tokens,
+ * tokens/s, and per step the FLOPs per token of that step's sequence length and recomputation,
+ * its device count and its dtype's peak (a per-step value the log prints wins over the run's
+ * header and the caller's flags for that step), clock, power, timers, loss; and one row per
+ * rank for the steps that several ranks printed (mfu_run_rank_obs_get). Findings of the
+ * analysis module are followed by one "reported_mismatch" finding per comparison that
+ * disagrees, and by a "roofline" finding (mfu/roofline.h: the MFU ceiling the matrix shapes
+ * allow on the device) when the model, the sequence length, a device with a memory bandwidth
+ * and the micro-batch (input->micro_batch or the log's) are known. */
+MFU_API const mfu_analysis *mfu_report_analysis(const mfu_report *r);
+
+/* What the analysis's "tokens" are: "tokens" (whole job), "tokens per device" (the device count
+ * is unknown; levels are per device, MFU is unchanged) or "steps" (no tokens per step: tokens/s
+ * is steps/s and there is no MFU). NULL when there is no analysis. */
+MFU_API const char *mfu_report_analysis_unit(const mfu_report *r);
+
+/* Check an invariant (mfu_analysis_expect's grammar, docs/analysis.md) against the steady state
+ * of the run and record it in the analysis. A violated invariant is MFU_OK with out->passed
+ * false. Errors: MFU_E_INVALID (NULL r or expr), MFU_E_MISSING (the report has no analysis;
+ * the message says why), and those of mfu_analysis_expect (MFU_E_PARSE with the column). */
+MFU_API mfu_status mfu_report_expect(mfu_report *r, const char *expr, mfu_invariant_result *out,
+                                     mfu_error *err);
+
+/* Add a finding made elsewhere (a roofline ceiling, ...) to the report's analysis
+ * (mfu_analysis_add_finding). Errors: MFU_E_INVALID (NULL, or the finding's fields),
+ * MFU_E_MISSING (no analysis), MFU_E_LIMIT. */
+MFU_API mfu_status mfu_report_add_finding(mfu_report *r, const mfu_finding *f, mfu_error *err);
+
+/* ---- HTML --------------------------------------------------------------------------------- */
+
+/* One run of an HTML page. */
+typedef struct mfu_report_html_run {
+    const mfu_report *report; /* required */
+    const char *name;         /* heading: the log's path or the run's name (NULL: "run") */
+    const char *detail;       /* one line under it (format, lines read); NULL for none */
+} mfu_report_html_run;
+
+/* One self-contained HTML page for runs[0..n) (n >= 1) with the title given (NULL: "mfu
+ * report"): per run a context card with the key figures and their intervals, MFU and tokens/s
+ * (and the loss) over steps as inline SVG on aligned x axes with segment boundaries and findings
+ * marked, the segments, each boundary's sentence with a waterfall of its terms and their
+ * verdicts, the step-time histogram, the findings with evidence and next step, the framework's
+ * figures beside mfu's recomputation, expectations and notes. No script and no external
+ * resource; every text from the log or the caller is escaped. The same reports give the same
+ * bytes. *out gets a NUL-terminated string the caller free()s (NULL on error). Errors:
+ * MFU_E_INVALID (NULL out, n == 0, a run without a report), MFU_E_NOMEM (also past 256 MiB). */
+MFU_API mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char *title,
+                                   char **out, mfu_error *err);
 
 /* Stable names: "step_time_s", "tokens", "tokens_per_second", ... (docs/cli.md); "?" when out
  * of range. */

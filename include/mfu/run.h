@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 /* The most rows a run holds (a named limit: appending beyond it fails with MFU_E_LIMIT).
- * 10 million steps is ~1 GB of columns; a run may set a lower limit. */
+ * 10 million steps is ~1.9 GB of columns; a run may set a lower limit. */
 #define MFU_RUN_MAX_STEPS 10000000L
 
 /* How many of the most recent rows mfu_run_append() searches for a repeated step number. */
@@ -77,10 +77,26 @@ typedef struct mfu_step {
     mfu_scope samples_per_s_scope;
     uint32_t flags; /* MFU_STEP_* */
     int32_t rank;   /* the rank that printed the line, -1 when unknown */
+    /* Configuration and telemetry of this step, when the log prints them per step (canonical
+     * JSON-lines, Megatron's timers and power, Megatron-DeepSpeed's actual seqlen). They let
+     * the analysis see a change inside a run; NaN (codes -1) = not printed for this step, the
+     * run's header (and the caller's flags) apply. */
+    double seq_len;        /* tokens per sequence in this step */
+    double devices;        /* devices (GPUs, chips) in the job during this step */
+    double useful_tokens;  /* non-padding tokens in the step, whole job (<= tokens) */
+    double clock_mhz;      /* SM / core clock during the step, MHz */
+    double power_w;        /* board power during the step, W (per device) */
+    double power_limit_w;  /* the enforced power limit, W (per device) */
+    double data_loading_s; /* time the step waited for data, s */
+    double comm_s;         /* exposed (not overlapped) communication time, s */
+    double optimizer_s;    /* optimizer step time, s */
+    int32_t recompute;     /* activation recomputation: an mfu_recompute of model.h (0 none,
+                            * 1 selective, 2 full); -1 unknown */
+    int32_t dtype;         /* precision of the matmuls: an mfu_dtype of device.h; -1 unknown */
 } mfu_step;
 
-/* Set every double of *s to NaN, scopes to unknown, flags to 0, step to 0 and rank to -1.
- * s must not be NULL. */
+/* Set every double of *s to NaN, scopes to unknown, flags to 0, step to 0, and rank,
+ * recompute and dtype to -1. s must not be NULL. */
 MFU_API void mfu_step_init(mfu_step *s);
 
 /* What the log's header (argument dump, banner, config) said about the run. Integers are 0
@@ -104,9 +120,24 @@ typedef struct mfu_run_meta {
 
 /* Counters a run keeps about what was appended to it. */
 typedef struct mfu_run_counts {
-    size_t rows;   /* rows in the table */
-    size_t merged; /* appends merged into an existing row (repeated steps) */
+    size_t rows;             /* rows in the table */
+    size_t merged;           /* appends merged into an existing row (repeated steps) */
+    size_t rank_obs;         /* per-rank observations kept (mfu_run_rank_obs_get) */
+    size_t rank_obs_dropped; /* per-rank observations beyond MFU_RUN_MAX_RANK_OBS */
 } mfu_run_counts;
+
+/* Per-rank observations. When a step printed by one rank merges into a row that another known
+ * rank printed first, the row keeps the first rank's values; the second rank's own step time
+ * and tokens/s are kept here, so that a slow rank (a straggler) can still be seen. At most
+ * MFU_RUN_MAX_RANK_OBS are kept; later ones are counted in rank_obs_dropped. */
+#define MFU_RUN_MAX_RANK_OBS 10000000L
+typedef struct mfu_rank_obs {
+    size_t row;          /* the row of the run it belongs to */
+    int64_t step;        /* that row's step number */
+    int32_t rank;        /* the rank that printed it (>= 0) */
+    double step_time_s;  /* that rank's step time (NaN absent) */
+    double tokens_per_s; /* that rank's tokens/s as printed (scope of the row's figure) */
+} mfu_rank_obs;
 
 typedef struct mfu_run mfu_run;
 
@@ -124,6 +155,15 @@ typedef enum mfu_column {
     MFU_COL_FLOPS_PER_S,
     MFU_COL_MFU,
     MFU_COL_SAMPLES_PER_S,
+    MFU_COL_SEQ_LEN,
+    MFU_COL_DEVICES,
+    MFU_COL_USEFUL_TOKENS,
+    MFU_COL_CLOCK_MHZ,
+    MFU_COL_POWER_W,
+    MFU_COL_POWER_LIMIT_W,
+    MFU_COL_DATA_LOADING_S,
+    MFU_COL_COMM_S,
+    MFU_COL_OPTIMIZER_S,
     MFU_COL_COUNT_ /* number of double columns; not a column */
 } mfu_column;
 
@@ -162,6 +202,19 @@ MFU_API const double *mfu_run_column(const mfu_run *run, mfu_column col);
  * whoever fills the run (ingest, in-process API). */
 MFU_API const mfu_run_meta *mfu_run_meta_get(const mfu_run *run);
 MFU_API mfu_run_meta *mfu_run_meta_mut(mfu_run *run);
+
+/* Number of per-rank observations kept; 0 for NULL. */
+MFU_API size_t mfu_run_rank_obs_count(const mfu_run *run);
+
+/* Copy observation i (in the order appended) into *out. false (and *out untouched) when run or
+ * out is NULL or i is out of range. */
+MFU_API bool mfu_run_rank_obs_get(const mfu_run *run, size_t i, mfu_rank_obs *out);
+
+/* Append a per-rank observation of an existing row directly (readers of mfu's canonical
+ * JSON-lines restore them so; obs->step is taken from the row). Errors: MFU_E_INVALID (NULL run
+ * or obs, rank < 0, row out of range), MFU_E_NOMEM. Past MFU_RUN_MAX_RANK_OBS the observation
+ * is dropped and counted, and MFU_OK returned. */
+MFU_API mfu_status mfu_run_rank_obs_append(mfu_run *run, const mfu_rank_obs *obs, mfu_error *err);
 
 /* Counters of appends and merges. Zeroes for NULL. */
 MFU_API mfu_run_counts mfu_run_get_counts(const mfu_run *run);

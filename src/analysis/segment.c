@@ -20,7 +20,12 @@
  *    estimated from the lag-1 autocorrelation of first differences (short-range correlation
  *    that would otherwise fake shifts; see vif_of). The best split is kept when its Bonferroni
  * p-value, (number of splits) · erfc(|z|/√2), is below changepoint_alpha; both halves are searched
- *    again. Ranks bound the weight of any one step, so spikes and stalls do not split.
+ *    again. A stretch in the middle that differs (a throttled period) is also tested as one
+ *    change: the range of the same rank CUSUM, standardised as a Brownian bridge, against
+ *    Kuiper's distribution; when its p-value is the smaller, the cut is the stretch's left
+ *    end (the best single split before the CUSUM's later extreme), and the recursion finds
+ *    the other end.
+ *    Ranks bound the weight of any one step, so spikes and stalls do not split.
  *    Finally adjacent segments whose median ln(tokens/s) differ by less than
  *    ln(1 + min_level_shift) are merged, smallest difference first.
  */
@@ -151,6 +156,78 @@ typedef struct cp_ctx {
     bool oom;
 } cp_ctx;
 
+/* log P(R > x) for the range R of a standard Brownian bridge (Kuiper's distribution):
+ * 2 Σ_j (4 j² x² − 1) exp(−2 j² x²); 0 (p = 1) for small x. */
+static double kuiper_logp(double x)
+{
+    if (!(x > 0.5))
+        return 0;
+    if (x > 6) /* the first term only; exp would underflow past x ≈ 19 */
+        return log(2 * (4 * x * x - 1)) - 2 * x * x;
+    double p = 0;
+    for (int j = 1; j <= 100; j++) {
+        double jj = (double)j * (double)j;
+        double t = 2 * (4 * jj * x * x - 1) * exp(-2 * jj * x * x);
+        p += t;
+        if (t < 1e-17 * p)
+            break;
+    }
+    return p >= 1 ? 0 : log(p);
+}
+
+/* The epidemic test on ranks r[0..m) (centred on (m+1)/2 by the caller's sum): the bridge
+ * S_k = Σ_{i<=k} (r_i − (m+1)/2), Var S_k = k (m−k)(m+1)/12, so S_k / (m √((m+1)/12)) is
+ * asymptotically a Brownian bridge B(k/m); its range max S − min S (over k at least minseg
+ * from either end, argmax and argmin at least minseg apart) has Kuiper's distribution. The
+ * variance is inflated by infl (ties × VIF), as the single-split statistic's. Returns the log
+ * p-value (0 when not applicable) and in *cut the left end of the stretch. */
+static double epidemic_logp(const double *r, size_t m, size_t minseg, double infl, size_t *cut)
+{
+    if (m < 3 * minseg || !(infl > 0))
+        return 0;
+    double mean = (double)(m + 1) / 2.0, S = 0;
+    double smax = -INFINITY, smin = INFINITY;
+    size_t kmax = 0, kmin = 0;
+    for (size_t k = 1; k < m; k++) {
+        S += r[k - 1] - mean;
+        if (k < minseg || m - k < minseg)
+            continue;
+        if (S > smax) {
+            smax = S;
+            kmax = k;
+        }
+        if (S < smin) {
+            smin = S;
+            kmin = k;
+        }
+    }
+    if (!(smax > smin) || (kmax > kmin ? kmax - kmin : kmin - kmax) < minseg)
+        return 0;
+    double scale = (double)m * sqrt((double)(m + 1) / 12.0 * infl);
+    double lp = kuiper_logp((smax - smin) / scale);
+    /* The extremes of a noisy CUSUM lie a few (correlated) steps off the true ends. The left
+     * end is found again as the best single split of r[0..kb), which holds one change only,
+     * kb being the right extreme; the recursion then finds the right end the same way. */
+    size_t kb = kmax > kmin ? kmax : kmin, best_k = 0;
+    double sub = 0, best = -1;
+    for (size_t i = 0; i < kb; i++)
+        sub += r[i];
+    sub /= (double)kb;
+    S = 0;
+    for (size_t k = 1; k < kb; k++) {
+        S += r[k - 1] - sub;
+        if (k < minseg || kb - k < minseg)
+            continue;
+        double z = fabs(S) / sqrt((double)k * (double)(kb - k));
+        if (z > best) {
+            best = z;
+            best_k = k;
+        }
+    }
+    *cut = best_k ? best_k : (kmax < kmin ? kmax : kmin);
+    return lp;
+}
+
 /* Best split of sig[lo..hi): position (absolute) and log p-value. */
 static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, double *logp)
 {
@@ -187,6 +264,16 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
         log(nsplit) +
         (tail > 0 ? log(tail) : -best * best / 2 - log(best * 1.2533141373155003 /* sqrt(pi/2) */));
     *pos = lo + bk;
+    /* An "epidemic" change (a stretch in the middle that differs, then the level returns) splits
+     * the data so that no single split separates it well: test the range of the rank CUSUM
+     * bridge as well (see epidemic_logp) and, when that is the stronger evidence, cut at the
+     * stretch's left end; the recursion then finds the other end. */
+    size_t kcut = 0;
+    double lr = epidemic_logp(c->r, m, c->minseg, tiefac * c->vif[s], &kcut);
+    if (lr < *logp) {
+        *logp = lr;
+        *pos = lo + kcut;
+    }
     return true;
 }
 

@@ -277,6 +277,8 @@ mfu_status mfu_series_from_run(const mfu_run *run, double model_flops_per_token,
         r.tokens = isfinite(step.tokens) ? step.tokens : meta->tokens_per_step;
         if (step.tokens_per_s_scope == MFU_SCOPE_GLOBAL)
             r.tokens_per_s = step.tokens_per_s;
+        else if (step.tokens_per_s_scope == MFU_SCOPE_DEVICE && step.devices >= 1)
+            r.tokens_per_s = step.tokens_per_s * step.devices;
         else if (step.tokens_per_s_scope == MFU_SCOPE_DEVICE && isfinite(devices))
             r.tokens_per_s = step.tokens_per_s * devices;
         r.loss = step.loss;
@@ -284,9 +286,19 @@ mfu_status mfu_series_from_run(const mfu_run *run, double model_flops_per_token,
         r.rank = step.rank;
         r.model_flops_per_token = model_flops_per_token;
         r.hardware_flops_per_token = hardware_flops_per_token;
-        r.devices = devices;
+        /* a step's own device count and sequence length (run.h) win over the run's */
+        r.devices = step.devices >= 1 ? step.devices : devices;
         r.peak_flops_per_s = peak_flops_per_s;
-        r.seq_len = meta->seq_len > 0 ? (double)meta->seq_len : NAN;
+        r.seq_len = step.seq_len >= 1   ? step.seq_len
+                    : meta->seq_len > 0 ? (double)meta->seq_len
+                                        : NAN;
+        r.useful_tokens = step.useful_tokens;
+        r.clock_mhz = step.clock_mhz;
+        r.power_w = step.power_w;
+        r.power_limit_w = step.power_limit_w;
+        r.data_loading_s = step.data_loading_s;
+        r.comm_s = step.comm_s;
+        r.optimizer_s = step.optimizer_s;
         r.global_batch = meta->global_batch > 0 ? (double)meta->global_batch : NAN;
         r.dtype = meta->dtype[0] ? meta->dtype : NULL;
         st = mfu_series_append(s, &r, err);

@@ -2,32 +2,30 @@
  * cmd_report.c - `mfu report LOG...`: per log, the detected format and the run's context,
  * then tokens/s, model and hardware TFLOP/s per device, MFU and HFU over the steady steps
  * (warm-up excluded and said so), and every figure the framework printed beside mfu's
- * recomputation of it, with the likely cause of a disagreement.
+ * recomputation of it, with the likely cause of a disagreement; then the analysis: segments,
+ * each boundary's decomposition with its verdicts, findings with next steps, and the --expect
+ * invariants (exit 3 when one is violated); --html writes one page for every LOG.
  *
  * Each LOG is one run. Context flags apply to every LOG: the model options of model_args,
  * --device/--dtype/--peak-tflops, --devices, --global-batch/--tokens-per-step,
  * --real-tokens-per-step; they override what the log's header says. The library side is
  * src/report (include/mfu/report.h); rendering is report_out.c.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/model_args.h"
+#include "cli/report_args.h"
 #include "cli/report_out.h"
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
-    MODEL_ARGS_OPTSPECS,       {"device", true},
-    {"dtype", true},           {"devices", true},
-    {"peak-tflops", true},     {"global-batch", true},
-    {"tokens-per-step", true}, {"real-tokens-per-step", true},
-    {"format", true},          {"map", true},
-    {"stack", true},           {"tolerance", true},
-    {"json", false},           {"no-series", false},
-    {"list-stacks", false},
+    REPORT_ARGS_OPTSPECS, {"json", false}, {"no-series", false},   {"list-stacks", false},
+    {"expect", true},     {"html", true},  {"no-analysis", false},
 };
 
 static void help(void)
@@ -42,32 +40,29 @@ static void help(void)
            "disagree. A missing model or device is not an error: the report says which option\n"
            "adds what is missing.\n\n"
            "%s"
-           "Device and job (override what the log says):\n"
-           "  --device NAME            a device of 'mfu devices' (id or reported name)\n"
-           "  --dtype D                precision of the matmuls (default: the log's, else bf16)\n"
-           "  --peak-tflops X          dense peak per device in TFLOP/s (instead of the table)\n"
-           "  --devices N              devices in the job (GPUs, not nodes)\n"
-           "  --global-batch N         sequences per optimizer step, whole job (with --seq)\n"
-           "  --tokens-per-step N      tokens per optimizer step, whole job\n"
-           "  --real-tokens-per-step N non-padding tokens per step: MFU counts only these\n"
-           "Log:\n"
-           "  --format NAME            read as this format instead of detecting it\n"
-           "  --map FIELD=COLUMN       jsonl / csv field mapping (see 'mfu convert --help')\n"
-           "  --stack NAME             recompute as this framework does (default: the log's\n"
-           "                           format; --list-stacks lists the profiles)\n"
-           "  --tolerance F            relative agreement tolerance (default 0.01 = 1%%)\n"
+           "%s"
+           "Expectations:\n"
+           "  --expect EXPR            an invariant of the steady state, e.g. 'mfu>=0.40',\n"
+           "                           'flops_per_token=const', 'tokens_per_second>=1.2e6',\n"
+           "                           'findings==0' (repeatable); exit 3 when one is violated\n"
+           "  --no-analysis            no segments, decomposition, findings\n"
            "Output:\n"
            "  --json                   one JSON object per log (an array for several), keys in\n"
            "                           docs/cli.md; the per-step series under \"series\"\n"
-           "  --no-series              leave the per-step series out of --json\n\n"
+           "  --no-series              leave the per-step series out of --json\n"
+           "  --html FILE              also write one self-contained HTML page (SVG charts of\n"
+           "                           MFU and tokens/s, the decomposition, step times,\n"
+           "                           findings) for every LOG to FILE\n\n"
            "Examples:\n"
            "  mfu report train.log --model llama3-8b --seq 8192 --device h100-sxm\n"
            "  mfu report run.log --config config.json --device 'NVIDIA H100 80GB HBM3' \\\n"
            "      --devices 64 --json | jq .summary.mfu.median\n"
+           "  mfu report run.log --model llama3-8b --device h100-sxm --expect 'mfu>=0.40' \\\n"
+           "      --html report.html\n"
            "  bash examples/demo.sh build/mfu\n\n"
            "exit status: 0 ok, 1 a log could not be read or a device is unknown,\n"
-           "2 bad usage (a flag's value).\n",
-           MODEL_ARGS_HELP);
+           "2 bad usage (a flag's value, a malformed --expect), 3 an --expect was violated.\n",
+           MODEL_ARGS_HELP, REPORT_ARGS_HELP);
 }
 
 static int list_stacks(void)
@@ -82,110 +77,95 @@ static int list_stacks(void)
     return CLI_EXIT_OK;
 }
 
-/* The model options describe a model when a preset, a config or any dimension was given. */
-static bool has_model(const model_args *m)
-{
-    const mfu_arch *a = &m->arch;
-    return m->from_file || a->layers || a->hidden || a->heads || a->vocab || m->options.params > 0;
-}
+/* What every log is reported with. */
+typedef struct report_job {
+    const report_args *args;
+    const char *const *expect; /* --expect expressions */
+    size_t nexpect;
+    json_t *json;  /* --json: the array of run objects */
+    bool series;   /* --json: the per-step series */
+    bool keep;     /* --html: keep the report (*out) */
+    bool violated; /* an --expect failed (on some log) */
+    bool quiet;    /* no text report (the page goes to stdout) */
+} report_job;
 
-static int build_input(const cli_args *a, const model_args *m, mfu_report_input *in)
+/* Read one log, check its expectations and report it (text to stdout, or its JSON appended to
+ * job->json). With job->keep, *out gets the report and *detail its source line for the page. */
+static int one(const char *path, report_job *job, mfu_report **out, char *detail, size_t ndetail)
 {
-    memset(in, 0, sizeof *in);
-    in->has_arch = has_model(m);
-    in->arch = m->arch;
-    in->workload = m->workload;
-    in->flops = m->options;
-    in->device = cli_get(a, "device");
-    mfu_error e;
-    memset(&e, 0, sizeof e);
-    const char *dt = cli_get(a, "dtype");
-    if (dt) {
-        if (mfu_dtype_parse(dt, &in->dtype, &e) != MFU_OK)
-            return cli_failf("report", CLI_EXIT_USAGE, "--dtype: %s", e.message);
-        in->dtype_given = true;
-    }
-    double tf = 0;
-    bool has = false;
-    if (!cli_get_pos_double("report", a, "peak-tflops", &tf, &has))
-        return CLI_EXIT_USAGE;
-    if (has)
-        in->peak_flops_per_s = tf * 1e12;
-    if (!cli_get_pos_int64("report", a, "devices", &in->devices, NULL) ||
-        !cli_get_pos_int64("report", a, "global-batch", &in->global_batch, NULL) ||
-        !cli_get_pos_double("report", a, "tokens-per-step", &in->tokens_per_step, NULL) ||
-        !cli_get_pos_double("report", a, "real-tokens-per-step", &in->real_tokens_per_step, NULL) ||
-        !cli_get_pos_double("report", a, "tolerance", &in->tolerance, NULL))
-        return CLI_EXIT_USAGE;
-    if (in->global_batch > 0 && in->workload.seq <= 0 && in->tokens_per_step <= 0)
-        return cli_failf("report", CLI_EXIT_USAGE,
-                         "--global-batch counts sequences: give --seq too (or --tokens-per-step)");
-    in->stack = cli_get(a, "stack");
-    if (in->stack) {
-        bool known = false;
-        for (size_t i = 0; mfu_report_stack_name(i); i++)
-            known = known || mfu__strcasecmp(mfu_report_stack_name(i), in->stack) == 0;
-        if (!known)
-            return cli_failf("report", CLI_EXIT_USAGE,
-                             "--stack: no framework profile '%s' (see 'mfu report --list-stacks')",
-                             in->stack);
-    }
-    return CLI_EXIT_OK;
-}
-
-static int status_exit(mfu_status st)
-{
-    switch (st) {
-    case MFU_E_INVALID:
-    case MFU_E_MISSING:
-    case MFU_E_RANGE: return CLI_EXIT_USAGE;
-    default: return CLI_EXIT_FAIL;
-    }
-}
-
-/* Read one log and report it (text to stdout, or its JSON appended to *json). */
-static int one(const char *path, const mfu_ingest_opts *o, const mfu_report_input *in, json_t *json,
-               bool series)
-{
-    mfu_error e;
-    memset(&e, 0, sizeof e);
-    mfu_ingest *ing = NULL;
-    mfu_status st = mfu_ingest_new(o, &ing, &e);
-    if (st != MFU_OK)
-        return cli_fail("report", &e,
-                        st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE
-                                                                   : CLI_EXIT_FAIL);
-    st = mfu_ingest_feed_path(ing, path, &e);
-    mfu_run *run = NULL;
-    if (st == MFU_OK)
-        st = mfu_ingest_finish(ing, &run, &e);
-    mfu_ingest_stats stats = *mfu_ingest_get_stats(ing);
-    mfu_ingest_free(ing);
-    if (st != MFU_OK) {
-        if (e.line > 0)
-            fprintf(stderr, "mfu report: %s: line %ld: %s\n", path, e.line, e.message);
-        else
-            fprintf(stderr, "mfu report: %s: %s\n", path,
-                    e.message[0] ? e.message : mfu_strerror(st));
-        return CLI_EXIT_FAIL;
-    }
     mfu_report *r = NULL;
-    st = mfu_report_compute(run, in, &r, &e);
-    mfu_run_free(run);
-    if (st != MFU_OK) {
-        fprintf(stderr, "mfu report: %s: %s\n", path, e.message[0] ? e.message : mfu_strerror(st));
-        return status_exit(st);
+    mfu_ingest_stats stats;
+    int rc = report_args_compute("report", job->args, path, &r, &stats);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st;
+    for (size_t i = 0; i < job->nexpect; i++) {
+        mfu_invariant_result res;
+        st = mfu_report_expect(r, job->expect[i], &res, &e);
+        if (st != MFU_OK) {
+            fprintf(stderr, "mfu report: %s: --expect '%s': %s\n", path, job->expect[i], e.message);
+            rc = CLI_EXIT_FAIL;
+        } else if (!res.passed) {
+            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", path, res.expression,
+                    res.message);
+            job->violated = true;
+        }
     }
-    int rc = CLI_EXIT_OK;
-    if (json) {
-        json_t *v = report_out_json(path, &stats, r, series);
-        if (!v || json_array_append_new(json, v) != 0)
+    if (job->json) {
+        json_t *v = report_out_json(path, &stats, r, job->series);
+        if (!v || json_array_append_new(job->json, v) != 0)
             rc = cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
-    } else {
+    } else if (!job->quiet) {
         report_out_text(stdout, path, &stats, r);
     }
-    mfu_report_free(r);
+    if (job->keep) {
+        snprintf(detail, ndetail,
+                 "%s (%s), %zu steps; lines: %ld read, %ld used, %ld ignored, %ld skipped",
+                 stats.format, stats.detected ? "detected" : "forced", mfu_report_step_count(r),
+                 stats.lines, stats.used, stats.ignored, stats.skipped);
+        *out = r;
+    } else {
+        mfu_report_free(r);
+    }
     return rc;
+}
+
+/* Write the page of the kept reports to f (opened on path before any log was read, so that
+ * an unwritable path fails before any output); with no report, remove the file. */
+static int write_html(FILE *f, const char *path, mfu_report *const *reps, char (*detail)[200],
+                      const char *const *names, size_t n)
+{
+    bool to_stdout = f == stdout;
+    mfu_report_html_run *runs = calloc(n ? n : 1, sizeof *runs);
+    size_t k = 0;
+    for (size_t i = 0; runs && i < n; i++)
+        if (reps[i]) {
+            runs[k].report = reps[i];
+            runs[k].name = names[i];
+            runs[k].detail = detail[i];
+            k++;
+        }
+    char *page = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = runs && k ? mfu_report_html(runs, k, "mfu report", &page, &e) : MFU_OK;
+    free(runs);
+    bool ok = page && fputs(page, f) >= 0;
+    ok = (to_stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+    free(page);
+    if (ok)
+        return CLI_EXIT_OK;
+    if (!to_stdout)
+        remove(path);
+    if (!runs)
+        return cli_failf("report", CLI_EXIT_FAIL, "out of memory writing --html");
+    if (k == 0)
+        return cli_failf("report", CLI_EXIT_FAIL, "--html %s: no log could be reported", path);
+    if (st != MFU_OK)
+        return cli_fail("report", &e, CLI_EXIT_FAIL);
+    return cli_failf("report", CLI_EXIT_FAIL, "--html %s: writing failed (disk full?)", path);
 }
 
 int cmd_report(int argc, char **argv)
@@ -203,51 +183,107 @@ int cmd_report(int argc, char **argv)
         return cli_failf("report", CLI_EXIT_USAGE,
                          "no LOG given; pass a training log or '-' for stdin (see 'mfu report "
                          "--help')");
-    const char *maps[MFU_INGEST_MAX_MAP];
-    size_t nmap = 0;
-    for (size_t i = 0; i < a.nocc; i++) {
-        if (strcmp(specs[a.occ_spec[i]].name, "map") != 0)
-            continue;
-        if (nmap == MFU_INGEST_MAX_MAP)
-            return cli_failf("report", CLI_EXIT_USAGE,
-                             "--map: at most %d entries; separate pairs with commas",
-                             MFU_INGEST_MAX_MAP);
-        maps[nmap++] = a.occ_value[i];
-    }
-    mfu_ingest_opts o;
-    memset(&o, 0, sizeof o);
-    o.format = cli_get(&a, "format");
-    o.map = maps;
-    o.nmap = nmap;
-
-    model_args m;
-    int rc = model_args_build("report", &a, false, &m);
+    report_args ra;
+    int rc = report_args_build("report", &a, specs, &ra);
     if (rc != CLI_EXIT_OK)
         return rc;
-    mfu_report_input in;
-    rc = build_input(&a, &m, &in);
-    if (rc != CLI_EXIT_OK) {
-        model_args_free(&m);
-        return rc;
+    ra.in.no_analysis = cli_has(&a, "no-analysis");
+    const char *exprs[CLI_MAX_OCCURRENCES];
+    size_t nexpr = 0;
+    for (size_t i = 0; i < a.nocc; i++) {
+        if (strcmp(specs[a.occ_spec[i]].name, "expect") != 0)
+            continue;
+        mfu_invariant inv;
+        mfu_error e;
+        memset(&e, 0, sizeof e);
+        if (mfu_invariant_parse(a.occ_value[i], &inv, &e) != MFU_OK) {
+            report_args_free(&ra);
+            if (e.column > 0)
+                return cli_failf("report", CLI_EXIT_USAGE, "--expect '%s': column %ld: %s",
+                                 a.occ_value[i], e.column, e.message);
+            return cli_failf("report", CLI_EXIT_USAGE, "--expect '%s': %s", a.occ_value[i],
+                             e.message);
+        }
+        exprs[nexpr++] = a.occ_value[i];
     }
+    if (nexpr && ra.in.no_analysis) {
+        report_args_free(&ra);
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "--expect needs the analysis: drop --no-analysis");
+    }
+    const char *html = cli_get(&a, "html");
     bool want_json = cli_has(&a, "json");
-    json_t *json = want_json ? json_array() : NULL;
-    if (want_json && !json) {
-        model_args_free(&m);
-        return cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
+    if (html && want_json && strcmp(html, "-") == 0) {
+        report_args_free(&ra);
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "--html - and --json both write to stdout: give --html FILE");
     }
+    FILE *hf = NULL;
+    if (html) {
+        hf = strcmp(html, "-") == 0 ? stdout : fopen(html, "w");
+        if (!hf) {
+            int err = errno;
+            report_args_free(&ra);
+            return cli_failf("report", CLI_EXIT_FAIL,
+                             "--html %s: cannot write it (%s); give a "
+                             "writable path",
+                             html, strerror(err));
+        }
+    }
+    report_job job;
+    memset(&job, 0, sizeof job);
+    job.args = &ra;
+    job.expect = exprs;
+    job.nexpect = nexpr;
+    job.series = !cli_has(&a, "no-series");
+    job.keep = html != NULL;
+    job.json = want_json ? json_array() : NULL;
+    mfu_report **reps = html ? calloc(a.npos, sizeof *reps) : NULL;
+    char(*detail)[200] = html ? calloc(a.npos, sizeof *detail) : NULL;
+    if ((want_json && !job.json) || (html && (!reps || !detail))) {
+        if (hf && hf != stdout) {
+            fclose(hf);
+            remove(html);
+        }
+        json_decref(job.json);
+        free(reps);
+        free(detail);
+        report_args_free(&ra);
+        return cli_failf("report", CLI_EXIT_FAIL, "out of memory");
+    }
+    /* "--html -": the page is what stdout gets, instead of the text */
+    job.quiet = html && strcmp(html, "-") == 0;
     int worst = CLI_EXIT_OK;
     for (size_t i = 0; i < a.npos; i++) {
-        if (!want_json && i > 0)
+        if (!want_json && !job.quiet && i > 0)
             fputc('\n', stdout);
-        int r = one(a.pos[i], &o, &in, json, !cli_has(&a, "no-series"));
+        mfu_report *keep = NULL;
+        char line[200] = "";
+        int r = one(a.pos[i], &job, &keep, line, sizeof line);
+        if (html) {
+            reps[i] = keep;
+            memcpy(detail[i], line, sizeof line);
+        }
         if (r > worst)
             worst = r;
         if (r == CLI_EXIT_USAGE)
             break; /* the same flags fail for every log */
     }
-    model_args_free(&m);
+    report_args_free(&ra);
+    if (html && worst != CLI_EXIT_USAGE) {
+        int hr = write_html(hf, html, reps, detail, a.pos, a.npos);
+        if (hr > worst)
+            worst = hr;
+    } else if (hf && hf != stdout) { /* bad usage: no page */
+        fclose(hf);
+        remove(html);
+    }
+    for (size_t i = 0; reps && i < a.npos; i++)
+        mfu_report_free(reps[i]);
+    free(reps);
+    free(detail);
     if (want_json) {
+        json_t *json = job.json;
         if (json_array_size(json) == 0) {
             json_decref(json);
             return worst;
@@ -258,7 +294,10 @@ int cmd_report(int argc, char **argv)
             json_decref(json);
         }
         int prc = cli_print_json(v);
-        return worst != CLI_EXIT_OK ? worst : prc;
+        if (worst == CLI_EXIT_OK && prc != CLI_EXIT_OK)
+            worst = prc;
     }
+    if (worst == CLI_EXIT_OK && job.violated)
+        worst = CLI_EXIT_EXPECT;
     return worst;
 }

@@ -33,6 +33,7 @@ static const struct {
     {"runs", cmd_runs, "list the runs in the run store"},
     {"rm", cmd_rm, "remove runs from the run store"},
     {"report", cmd_report, "MFU of training logs, checked against the framework's own figures"},
+    {"compare", cmd_compare, "before/after of two runs or step ranges, with intervals"},
     {"roofline", cmd_roofline, "matrix shapes, arithmetic intensity and the MFU ceiling"},
     {"watch", cmd_watch, "follow a training log live in the terminal (MFU, tokens/s)"},
     {"serve", cmd_serve, "dashboard, JSON API, live logs and Prometheus metrics over HTTP"},

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/explain_out.h"
 #include "cli/flops_out.h"
 #include "cli/report_out.h"
 #include "util/util.h"
@@ -280,6 +281,7 @@ void report_out_text(FILE *out, const char *path, const mfu_ingest_stats *st, co
     print_context(out, path, st, r);
     print_summary(out, r);
     print_comparisons(out, r);
+    explain_out_text(out, mfu_report_analysis(r), mfu_report_analysis_unit(r));
     for (size_t i = 0; i < mfu_report_note_count(r); i++)
         fprintf(out, "note: %s\n", mfu_report_note_at(r, i));
     for (size_t i = 0; i < mfu_report_missing_count(r); i++) {
@@ -491,6 +493,19 @@ json_t *report_out_json(const char *path, const mfu_ingest_stats *st, const mfu_
     for (size_t i = 0; i < mfu_report_note_count(r); i++)
         json_array_append_new(ns, jstr(mfu_report_note_at(r, i)));
     json_object_set_new(o, "notes", ns);
+    const mfu_analysis *an = mfu_report_analysis(r);
+    if (an) {
+        if (!explain_out_json(o, an, mfu_report_analysis_unit(r))) {
+            json_decref(o);
+            return NULL;
+        }
+    } else {
+        json_object_set_new(o, "segments", json_array());
+        json_object_set_new(o, "decomposition", json_array());
+        json_object_set_new(o, "findings", json_array());
+        json_object_set_new(o, "invariants", json_array());
+        json_object_set_new(o, "analysis", json_null());
+    }
     if (series)
         json_object_set_new(o, "series", series_json(r));
     return o;

@@ -24,6 +24,15 @@ static const char *const names[MFU__F_COUNT] = {
     "samples_per_s",
     "samples_per_s_device",
     "rank",
+    "seq_len",
+    "devices",
+    "useful_tokens",
+    "clock_mhz",
+    "power_w",
+    "power_limit_w",
+    "data_loading_s",
+    "comm_s",
+    "optimizer_s",
 };
 
 /* Common spellings tried when the user did not map a field (after the field's own name). */
@@ -48,7 +57,7 @@ static void field_list(char *buf, size_t n)
 
 static mfu_status parse_pair(mfu__fieldmap *fm, mfu__span pair, mfu_error *err)
 {
-    char fields[400];
+    char fields[600];
     mfu__span key, val;
     pair = mfu__span_trim(pair);
     if (pair.n == 0)
@@ -193,6 +202,15 @@ bool mfu__fieldmap_store(const mfu__fieldmap *fm, mfu__field f, const mfu__num *
         }
         break;
     case MFU__F_RANK: s->rank = (int32_t)v; break;
+    case MFU__F_SEQ_LEN: s->seq_len = v; break;
+    case MFU__F_DEVICES: s->devices = v; break;
+    case MFU__F_USEFUL_TOKENS: s->useful_tokens = v; break;
+    case MFU__F_CLOCK_MHZ: s->clock_mhz = v; break;
+    case MFU__F_POWER_W: s->power_w = v; break;
+    case MFU__F_POWER_LIMIT_W: s->power_limit_w = v; break;
+    case MFU__F_DATA_LOADING_S: s->data_loading_s = v; break;
+    case MFU__F_COMM_S: s->comm_s = v; break;
+    case MFU__F_OPTIMIZER_S: s->optimizer_s = v; break;
     case MFU__F_COUNT: break;
     }
     return true;

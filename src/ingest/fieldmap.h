@@ -30,6 +30,15 @@ typedef enum mfu__field {
     MFU__F_SAMPLES_PER_S,
     MFU__F_SAMPLES_PER_S_DEVICE,
     MFU__F_RANK,
+    MFU__F_SEQ_LEN, /* per-step configuration and telemetry (mfu_step) */
+    MFU__F_DEVICES,
+    MFU__F_USEFUL_TOKENS,
+    MFU__F_CLOCK_MHZ,
+    MFU__F_POWER_W,
+    MFU__F_POWER_LIMIT_W,
+    MFU__F_DATA_LOADING_S,
+    MFU__F_COMM_S,
+    MFU__F_OPTIMIZER_S,
     MFU__F_COUNT
 } mfu__field;
 

@@ -16,8 +16,13 @@
  * gives seq_length, world_size, global/micro batch, precision and the model shape; "using
  * world size: N" and "Total number of parameters in billions: X" too; the memory report
  * "[Rank 0] (after N iterations) memory (MB) | ... | max reserved: M" attaches its peak to
- * step N when that row is the last one; timer lines ("time (ms) | name: v | ..." and the
- * "(min, max) time across ranks (ms):" block) are recognised and counted as used, not stored.
+ * step N when that row is the last one. Timer lines ("time (ms) | name: v | ..." in 2022, the
+ * "(min, max) time across ranks (ms):" block of "name ....: (min, max)" lines since 2023; per
+ * iteration, averaged over the interval, printed after the iteration line) attach to the last
+ * row: batch-generator -> data_loading_s, optimizer -> optimizer_s, backward-reduce-model-grads
+ * (2022) or all-grads-sync -> comm_s; the block's max across ranks is taken. Also per step:
+ * "power per GPU (W/GPU)" (--log-energy) -> power_w, Megatron-DeepSpeed "actual seqlen" ->
+ * seq_len.
  */
 #include <math.h>
 #include <string.h>
@@ -150,6 +155,7 @@ typedef enum step_key {
     K_SKIPPED,   /* number of skipped iterations */
     K_NAN_ITERS, /* number of nan iterations */
     K_LM_LOSS,   /* lm loss */
+    K_POWER,     /* power per GPU (W/GPU) (--log-energy) */
     K_OTHER_LOSS /* another "... loss" */
 } step_key;
 
@@ -201,6 +207,10 @@ static step_key key_of(mfu__span k)
     case sizeof("throughput per GPU (TFLOP/s/GPU)") - 1:
         if (KEY_IS(k, "throughput per GPU (TFLOP/s/GPU)"))
             return K_TFLOPS;
+        break;
+    case sizeof("power per GPU (W/GPU)") - 1:
+        if (KEY_IS(k, "power per GPU (W/GPU)"))
+            return K_POWER;
         break;
     default: break;
     }
@@ -312,6 +322,7 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
             break;
         case K_SEQLEN:
             seqlen = v;
+            s.seq_len = v;
             st->deepspeed_seen = true;
             break;
         case K_LR: s.lr = v; break;
@@ -324,6 +335,7 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
             loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
             break;
         case K_OTHER_LOSS: other_loss = v; break;
+        case K_POWER: s.power_w = v; break;
         case K_OTHER: break;
         }
     }
@@ -388,6 +400,81 @@ static void memory_line(mfu__ictx *c, mfu__span text)
     (void)mfu__emit(c, &s);                  /* merges into the last row: cannot fail */
 }
 
+/* Put a timer (per iteration, ms) into the field that carries that part of the step; false
+ * when the timer is not one of them. */
+static bool timer_field(mfu_step *s, mfu__span name, double ms)
+{
+    double v = ms / 1000.0;
+    if (!(v >= 0))
+        return false;
+    if (mfu__span_eq(name, "batch-generator"))
+        s->data_loading_s = v;
+    else if (mfu__span_eq(name, "optimizer"))
+        s->optimizer_s = v;
+    else if (mfu__span_eq(name, "backward-reduce-model-grads") ||
+             mfu__span_eq(name, "all-grads-sync"))
+        s->comm_s = v;
+    else
+        return false;
+    return true;
+}
+
+/* Attach the timers in *s to the last row (a merge fills what the row lacks). */
+static mfu_status attach_timers(mfu__ictx *c, mfu_step *s)
+{
+    const mfu_run *run = mfu__run(c);
+    size_t n = mfu_run_count(run);
+    if (n == 0) {
+        mfu__used(c); /* understood, but no row to attach it to */
+        return MFU_OK;
+    }
+    s->step = mfu_run_steps(run)[n - 1];
+    return mfu__emit(c, s);
+}
+
+/* "time (ms) | forward-compute: 193.77 | ... | batch-generator: 25.27" */
+static mfu_status timer_line(mfu__ictx *c, mfu__span s)
+{
+    mfu__span rest = {s.p + 11, s.n - 11}, piece, key, val;
+    mfu_step t;
+    mfu_step_init(&t);
+    bool any = false;
+    while (mfu__split_next(&rest, "|", &piece)) {
+        if (!mfu__kv(piece, ": ", &key, &val))
+            continue;
+        double ms = mfu__num_value(val);
+        if (!isnan(ms) && timer_field(&t, mfu__span_trim(key), ms))
+            any = true;
+    }
+    if (!any) {
+        mfu__used(c);
+        return MFU_OK;
+    }
+    return attach_timers(c, &t);
+}
+
+/* "    forward-backward ...............................: (1800.00, 1810.00)": the max. */
+static mfu_status timer_block_line(mfu__ictx *c, mfu__span s)
+{
+    long colon = mfu__span_find(s, ": (");
+    mfu__span name = mfu__span_trim((mfu__span){s.p, (size_t)colon});
+    while (name.n > 0 && (name.p[name.n - 1] == '.' || name.p[name.n - 1] == ' '))
+        name.n--;
+    mfu__span r = {s.p + colon + 3, s.n - (size_t)colon - 3};
+    long comma = mfu__span_find(r, ",");
+    long close = mfu__span_find(r, ")");
+    if (comma > 0 && close > comma) {
+        double ms = mfu__num_value(
+            mfu__span_trim((mfu__span){r.p + comma + 1, (size_t)(close - comma - 1)}));
+        mfu_step t;
+        mfu_step_init(&t);
+        if (!isnan(ms) && timer_field(&t, name, ms))
+            return attach_timers(c, &t);
+    }
+    mfu__used(c);
+    return MFU_OK;
+}
+
 static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
 {
     megatron_state *st = state;
@@ -433,8 +520,9 @@ static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
         memory_line(c, s);
         return MFU_OK;
     }
-    if (mfu__span_starts(s, "time (ms) |") ||
-        mfu__span_starts(s, "[before the start of training step]")) {
+    if (mfu__span_starts(s, "time (ms) |"))
+        return timer_line(c, s);
+    if (mfu__span_starts(s, "[before the start of training step]")) {
         mfu__used(c);
         return MFU_OK;
     }
@@ -443,10 +531,8 @@ static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
         mfu__used(c);
         return MFU_OK;
     }
-    if (st->in_timers && mfu__span_find(s, ": (") > 0) {
-        mfu__used(c);
-        return MFU_OK;
-    }
+    if (st->in_timers && mfu__span_find(s, ": (") > 0)
+        return timer_block_line(c, s);
     st->in_timers = false;
     return MFU_OK;
 }

@@ -5,6 +5,7 @@
  *   {"mfu_run":1,"format":"megatron","seq_len":4096,"global_batch":1024,...,"steps":10}
  *   {"step":10,"step_time_s":15.2106,"samples":1024,"flops_per_s":7.483e+14,
  *    "flops_per_s_scope":"device","skipped":true,"time_s":1725381519}
+ *   {"step":10,"rank":3,"rank_obs":true,"step_time_s":15.9}      (a per-rank observation)
  *
  * One header object first, then one object per row. Absent values are left out; flags are
  * booleans present only when true; a loss printed as nan has no "loss" and "loss_nan":true.
@@ -21,6 +22,8 @@
 #include "ingest/fast.h"
 #include "ingest/format.h"
 #include "ingest/jflat.h"
+#include "mfu/device.h"
+#include "mfu/model.h"
 
 #define MFU_CANONICAL_VERSION 1
 
@@ -190,6 +193,29 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
     kv_int(w, "steps", (int64_t)mfu_run_count(run));
     put(w, "}\n", 2);
     size_t n = mfu_run_count(run);
+    /* per-rank observations grouped by row (a counting sort): first[i]..first[i+1] in order */
+    size_t nobs = mfu_run_rank_obs_count(run), *order = NULL, *first = NULL;
+    if (nobs) {
+        order = malloc(nobs * sizeof *order);
+        first = calloc(n + 2, sizeof *first);
+        if (!order || !first) {
+            free(order);
+            free(first);
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory writing per-rank observations");
+        }
+        for (size_t k = 0; k < nobs; k++) {
+            mfu_rank_obs o;
+            mfu_run_rank_obs_get(run, k, &o);
+            first[o.row + 2]++;
+        }
+        for (size_t i = 2; i < n + 2; i++)
+            first[i] += first[i - 1];
+        for (size_t k = 0; k < nobs; k++) {
+            mfu_rank_obs o;
+            mfu_run_rank_obs_get(run, k, &o);
+            order[first[o.row + 1]++] = k;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         mfu_step s;
         mfu_run_get(run, i, &s);
@@ -217,10 +243,37 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
         kv_true(w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
         kv_true(w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
         kv_true(w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
+        kv_num(w, "seq_len", s.seq_len);
+        kv_num(w, "devices", s.devices);
+        kv_num(w, "useful_tokens", s.useful_tokens);
+        kv_num(w, "clock_mhz", s.clock_mhz);
+        kv_num(w, "power_w", s.power_w);
+        kv_num(w, "power_limit_w", s.power_limit_w);
+        kv_num(w, "data_loading_s", s.data_loading_s);
+        kv_num(w, "comm_s", s.comm_s);
+        kv_num(w, "optimizer_s", s.optimizer_s);
+        if (s.recompute >= 0 && s.recompute <= MFU_RECOMPUTE_FULL)
+            kv_str(w, "recompute", mfu_recompute_name((mfu_recompute)s.recompute));
+        if (s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT)
+            kv_str(w, "dtype", mfu_dtype_name((mfu_dtype)s.dtype));
         put(w, "}\n", 2);
+        /* the per-rank observations of this row, right after it */
+        for (size_t k = order ? first[i] : 0; order && k < first[i + 1]; k++) {
+            mfu_rank_obs o;
+            mfu_run_rank_obs_get(run, order[k], &o);
+            w->first = true;
+            kv_int(w, "step", o.step);
+            kv_int(w, "rank", o.rank);
+            kv_true(w, "rank_obs", true);
+            kv_num(w, "step_time_s", o.step_time_s);
+            kv_num(w, "tokens_per_s", o.tokens_per_s);
+            put(w, "}\n", 2);
+        }
         if (w->failed)
             break;
     }
+    free(order);
+    free(first);
     flush_buf(w);
     if (w->failed || fflush(out) != 0 || ferror(out))
         return mfu__fail(err, MFU_E_IO, 0,
@@ -305,6 +358,60 @@ static void get_flag(json_t *o, const char *k, uint32_t bit, uint32_t *flags)
         *flags |= bit;
 }
 
+/* A recompute ("none", "selective", "full") or dtype ("bf16", ...) name as its code; false
+ * for a name mfu does not know. */
+static bool code_of(const char *k, const char *name, int32_t *out)
+{
+    if (strcmp(k, "recompute") == 0) {
+        mfu_recompute r;
+        if (mfu_recompute_parse(name, &r, NULL) != MFU_OK)
+            return false;
+        *out = (int32_t)r;
+    } else {
+        mfu_dtype d;
+        if (mfu_dtype_parse(name, &d, NULL) != MFU_OK)
+            return false;
+        *out = (int32_t)d;
+    }
+    return true;
+}
+
+static bool get_code(json_t *o, const char *k, int32_t *out)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v)
+        return true;
+    const char *s = json_string_value(v);
+    return s && code_of(k, s, out);
+}
+
+/* {"step":N,"rank":R,"rank_obs":true,...}: one rank's own figures for the row just read. ok
+ * false: a value of the wrong type. */
+static mfu_status rank_obs(mfu__ictx *c, int64_t step, int64_t rank, double step_time_s,
+                           double tokens_per_s, bool ok)
+{
+    const mfu_run *run = mfu__run(c);
+    size_t n = mfu_run_count(run);
+    if (!ok || rank < 0 || rank > INT32_MAX) {
+        mfu__skip(c,
+                  "canonical per-rank observation of step %lld without a rank >= 0 or with "
+                  "a value of the wrong type",
+                  (long long)step);
+        return MFU_OK;
+    }
+    if (n == 0 || mfu_run_steps(run)[n - 1] != step) {
+        mfu__skip(c, "canonical per-rank observation of step %lld does not follow that step",
+                  (long long)step);
+        return MFU_OK;
+    }
+    mfu_rank_obs ob;
+    memset(&ob, 0, sizeof ob);
+    ob.rank = (int32_t)rank;
+    ob.step_time_s = step_time_s;
+    ob.tokens_per_s = tokens_per_s;
+    return mfu__emit_rank_obs(c, &ob);
+}
+
 static mfu_status header(mfu_state *st, mfu__ictx *c, json_t *o)
 {
     json_int_t ver = json_integer_value(json_object_get(o, "mfu_run"));
@@ -364,6 +471,18 @@ typedef enum ckey {
     C_MFU_SENTINEL,
     C_TOKENS_DERIVED,
     C_MFU_RUN,
+    C_SEQ_LEN,
+    C_DEVICES,
+    C_USEFUL_TOKENS,
+    C_CLOCK_MHZ,
+    C_POWER_W,
+    C_POWER_LIMIT_W,
+    C_DATA_LOADING_S,
+    C_COMM_S,
+    C_OPTIMIZER_S,
+    C_RECOMPUTE,
+    C_DTYPE,
+    C_RANK_OBS,
     C_COUNT
 } ckey;
 
@@ -390,7 +509,19 @@ static const char *const ckey_names[C_COUNT] = {"step",
                                                 "loss_nan",
                                                 "mfu_sentinel",
                                                 "tokens_derived",
-                                                "mfu_run"};
+                                                "mfu_run",
+                                                "seq_len",
+                                                "devices",
+                                                "useful_tokens",
+                                                "clock_mhz",
+                                                "power_w",
+                                                "power_limit_w",
+                                                "data_loading_s",
+                                                "comm_s",
+                                                "optimizer_s",
+                                                "recompute",
+                                                "dtype",
+                                                "rank_obs"};
 
 static int ckey_of(const mfu__jmember *m)
 {
@@ -432,6 +563,19 @@ static bool jf_scope(const mfu__jmember *m, mfu_scope *out)
     return true;
 }
 
+/* A recompute or dtype name (code_of); absent leaves *out. */
+static bool jf_code(const mfu__jmember *m, const char *k, int32_t *out)
+{
+    if (!m)
+        return true;
+    char name[32];
+    if (m->type != MFU__J_STRING || m->str_len >= sizeof name)
+        return false;
+    memcpy(name, m->str, m->str_len);
+    name[m->str_len] = '\0';
+    return code_of(k, name, out);
+}
+
 static void jf_flag(const mfu__jmember *m, uint32_t bit, uint32_t *flags)
 {
     if (m && m->type == MFU__J_TRUE)
@@ -458,6 +602,13 @@ static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_statu
         mfu__skip(c, "canonical step object without an integer \"step\"");
         return true;
     }
+    if (at[C_RANK_OBS] && at[C_RANK_OBS]->type == MFU__J_TRUE) {
+        double t = NAN, tps = NAN;
+        bool ok = jf_num(at[C_STEP_TIME_S], &t) && jf_num(at[C_TOKENS_PER_S], &tps) && at[C_RANK] &&
+                  at[C_RANK]->type == MFU__J_INT;
+        *rc = rank_obs(c, at[C_STEP]->ival, ok ? at[C_RANK]->ival : -1, t, tps, ok);
+        return true;
+    }
     mfu_step s;
     mfu_step_init(&s);
     s.step = at[C_STEP]->ival;
@@ -473,7 +624,14 @@ static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_statu
         jf_scope(at[C_FLOPS_PER_S_SCOPE], &s.flops_per_s_scope) && jf_num(at[C_MFU], &s.mfu) &&
         jf_scope(at[C_MFU_SCOPE], &s.mfu_scope) && jf_num(at[C_SAMPLES_PER_S], &s.samples_per_s) &&
         jf_scope(at[C_SAMPLES_PER_S_SCOPE], &s.samples_per_s_scope) &&
-        (!at[C_RANK] || at[C_RANK]->type == MFU__J_INT);
+        (!at[C_RANK] || at[C_RANK]->type == MFU__J_INT) && jf_num(at[C_SEQ_LEN], &s.seq_len) &&
+        jf_num(at[C_DEVICES], &s.devices) && jf_num(at[C_USEFUL_TOKENS], &s.useful_tokens) &&
+        jf_num(at[C_CLOCK_MHZ], &s.clock_mhz) && jf_num(at[C_POWER_W], &s.power_w) &&
+        jf_num(at[C_POWER_LIMIT_W], &s.power_limit_w) &&
+        jf_num(at[C_DATA_LOADING_S], &s.data_loading_s) && jf_num(at[C_COMM_S], &s.comm_s) &&
+        jf_num(at[C_OPTIMIZER_S], &s.optimizer_s) &&
+        jf_code(at[C_RECOMPUTE], "recompute", &s.recompute) &&
+        jf_code(at[C_DTYPE], "dtype", &s.dtype);
     if (ok && at[C_RANK])
         rank = at[C_RANK]->ival;
     jf_flag(at[C_SKIPPED], MFU_STEP_SKIPPED, &s.flags);
@@ -523,6 +681,15 @@ static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
         json_decref(o);
         return MFU_OK;
     }
+    if (json_is_true(json_object_get(o, "rank_obs"))) {
+        double t = NAN, tps = NAN;
+        int64_t rank = -1;
+        bool ok = json_is_integer(json_object_get(o, "rank")) && get_int(o, "rank", &rank) &&
+                  get_num(o, "step_time_s", &t) && get_num(o, "tokens_per_s", &tps);
+        rc = rank_obs(c, (int64_t)json_integer_value(jstep), rank, t, tps, ok);
+        json_decref(o);
+        return rc;
+    }
     mfu_step s;
     mfu_step_init(&s);
     s.step = (int64_t)json_integer_value(jstep);
@@ -537,7 +704,13 @@ static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
         get_num(o, "flops_per_s", &s.flops_per_s) &&
         get_scope(o, "flops_per_s_scope", &s.flops_per_s_scope) && get_num(o, "mfu", &s.mfu) &&
         get_scope(o, "mfu_scope", &s.mfu_scope) && get_num(o, "samples_per_s", &s.samples_per_s) &&
-        get_scope(o, "samples_per_s_scope", &s.samples_per_s_scope) && get_int(o, "rank", &rank);
+        get_scope(o, "samples_per_s_scope", &s.samples_per_s_scope) && get_int(o, "rank", &rank) &&
+        get_num(o, "seq_len", &s.seq_len) && get_num(o, "devices", &s.devices) &&
+        get_num(o, "useful_tokens", &s.useful_tokens) && get_num(o, "clock_mhz", &s.clock_mhz) &&
+        get_num(o, "power_w", &s.power_w) && get_num(o, "power_limit_w", &s.power_limit_w) &&
+        get_num(o, "data_loading_s", &s.data_loading_s) && get_num(o, "comm_s", &s.comm_s) &&
+        get_num(o, "optimizer_s", &s.optimizer_s) && get_code(o, "recompute", &s.recompute) &&
+        get_code(o, "dtype", &s.dtype);
     get_flag(o, "skipped", MFU_STEP_SKIPPED, &s.flags);
     get_flag(o, "loss_nan", MFU_STEP_LOSS_NAN, &s.flags);
     get_flag(o, "mfu_sentinel", MFU_STEP_MFU_SENTINEL, &s.flags);

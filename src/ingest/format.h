@@ -92,6 +92,9 @@ void mfu__skip(mfu__ictx *c, const char *fmt, ...) MFU__PRINTF(2, 3);
  * from the header (MFU_STEP_TOKENS_DERIVED) when the step lacks them. Errors (MFU_E_LIMIT,
  * MFU_E_NOMEM) end the session: return them. */
 mfu_status mfu__emit(mfu__ictx *c, const mfu_step *s);
+/* Keep a per-rank observation of the run's last row (mfu_run_rank_obs_append; the canonical
+ * reader restores them so). Fails the line on MFU_E_NOMEM; a run without rows skips it. */
+mfu_status mfu__emit_rank_obs(mfu__ictx *c, const mfu_rank_obs *o);
 
 /* A fatal error from a format: records "SOURCE:LINE: message" as the session's error and
  * returns code, so a callback ends with `return mfu__fail_line(c, MFU_E_PARSE, "...");`.

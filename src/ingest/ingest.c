@@ -144,6 +144,15 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     no_inf(&s.flops_per_s);
     no_inf(&s.mfu);
     no_inf(&s.samples_per_s);
+    no_inf(&s.seq_len);
+    no_inf(&s.devices);
+    no_inf(&s.useful_tokens);
+    no_inf(&s.clock_mhz);
+    no_inf(&s.power_w);
+    no_inf(&s.power_limit_w);
+    no_inf(&s.data_loading_s);
+    no_inf(&s.comm_s);
+    no_inf(&s.optimizer_s);
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {
@@ -181,6 +190,24 @@ append:;
         return mfu__fail_line(c, st, "%s", e.message);
     if (merged)
         c->ing->stats.merged++;
+    mfu__used(c);
+    return MFU_OK;
+}
+
+mfu_status mfu__emit_rank_obs(mfu__ictx *c, const mfu_rank_obs *in)
+{
+    size_t n = mfu_run_count(c->ing->run);
+    if (n == 0) {
+        mfu__skip(c, "a per-rank observation before any step");
+        return MFU_OK;
+    }
+    mfu_rank_obs o = *in;
+    o.row = n - 1;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = mfu_run_rank_obs_append(c->ing->run, &o, &e);
+    if (st != MFU_OK)
+        return mfu__fail_line(c, st, "%s", e.message);
     mfu__used(c);
     return MFU_OK;
 }

@@ -109,6 +109,22 @@ mfu_status mfu__warmup(const double *x, size_t n, const int64_t *steps,
 
 /* ---- the report object ------------------------------------------------------------------- */
 
+/* Per-step context (report.c): what each step's figures were computed with. */
+typedef enum mfu__px {
+    MFU__PX_SEQ = 0,  /* tokens per sequence (the step's, else the run's; NaN unknown) */
+    MFU__PX_MODEL,    /* model FLOPs per token at that sequence length */
+    MFU__PX_HARDWARE, /* hardware FLOPs per token (the step's recomputation) */
+    MFU__PX_STACK,    /* FLOPs per token as the framework counts them */
+    MFU__PX_DEVICES,  /* devices in the job */
+    MFU__PX_PEAK,     /* dense peak per device (the step's dtype) */
+    MFU__PX_REAL,     /* real (non-padding) / counted tokens */
+    MFU__PX_BATCH,    /* sequences per step (config label of the analysis) */
+    MFU__PX_COUNT
+} mfu__px;
+
+/* What the analysis's tokens are (mfu_report_analysis_unit). */
+typedef enum mfu__unit { MFU__UNIT_TOKENS = 0, MFU__UNIT_DEVICE, MFU__UNIT_STEPS } mfu__unit;
+
 struct mfu_report {
     mfu_report_context ctx;
     size_t nmissing;
@@ -123,7 +139,19 @@ struct mfu_report {
     mfu_report_comparison comparisons[MFU_REPORT_MAX_COMPARISONS];
     size_t nnotes;
     char notes[MFU_REPORT_MAX_NOTES][MFU_REPORT_TEXT_MAX];
+    double *px[MFU__PX_COUNT]; /* per-step context, n each */
+    int8_t *recompute;         /* per-step recompute code (mfu_recompute; -1 unknown) */
+    int8_t *dtype;             /* per-step dtype code (mfu_dtype) */
+    mfu_analysis *analysis;    /* NULL: none */
+    mfu__unit unit;
 };
+
+/* Build the analysis of r from its columns and the run (explain.c): sets r->analysis and
+ * r->unit, adds the reported_mismatch findings. opts NULL = defaults. A run without any usable
+ * step gets no analysis and a note. Errors: MFU_E_NOMEM, MFU_E_INVALID (opts out of range,
+ * field names the option). */
+mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                               const mfu_workload *wl, mfu_error *err);
 
 /* What the comparisons need beside the report (compare.c). */
 typedef struct mfu__cmp_ctx {

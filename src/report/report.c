@@ -80,6 +80,11 @@ void mfu_report_free(mfu_report *r)
     for (size_t i = 0; i < MFU_RS_COUNT_; i++)
         free(r->col[i]);
     free(r->state);
+    for (size_t i = 0; i < MFU__PX_COUNT; i++)
+        free(r->px[i]);
+    free(r->recompute);
+    free(r->dtype);
+    mfu_analysis_free(r->analysis);
     free(r);
 }
 
@@ -100,6 +105,12 @@ static mfu_status check_input(const mfu_report_input *in, mfu_error *err)
     if (!isfinite(in->peak_flops_per_s) || in->peak_flops_per_s < 0)
         return mfu__fail_field(err, MFU_E_INVALID, "--peak-tflops",
                                "the peak must be a positive, finite number of TFLOP/s");
+    if (in->micro_batch < 0)
+        return mfu__fail_field(err, MFU_E_INVALID, "--micro-batch",
+                               "the micro-batch must be positive: give --micro-batch N");
+    if (in->tp < 0)
+        return mfu__fail_field(err, MFU_E_INVALID, "--tp",
+                               "the tensor-parallel size must be positive: give --tp N");
     if (!isfinite(in->tolerance) || in->tolerance < 0 || in->tolerance >= 0.5)
         return mfu__fail_field(err, MFU_E_INVALID, "--tolerance",
                                "the tolerance must be a fraction in (0, 0.5), e.g. 0.01");
@@ -238,22 +249,117 @@ static mfu_status resolve_flops(mfu_report *r, const mfu_report_input *in, const
     return MFU_OK;
 }
 
-/* Per-row throughput and figures (see the file comment for the precedence rules). */
-static void derive_series(mfu_report *r, const mfu_run *run, double override_tokens,
-                          double fallback_tokens, double *derived_tps)
+/* FLOPs per token of one workload (sequence length, recomputation): model, hardware and as
+ * the framework counts them. A few recent workloads are cached: a run changes its workload a
+ * handful of times, not every step. */
+#define FCACHE 8
+typedef struct fcache {
+    size_t n, next;
+    struct {
+        double seq;
+        int rec;
+        double f[3];
+    } e[FCACHE];
+} fcache;
+
+static void flops_at(const mfu_report_input *in, const mfu__cmp_ctx *cc, bool counts_recompute,
+                     double seq, int rec, fcache *fc, double out[3])
+{
+    for (size_t k = 0; k < fc->n; k++)
+        if (fc->e[k].seq == seq && fc->e[k].rec == rec) {
+            memcpy(out, fc->e[k].f, sizeof fc->e[k].f);
+            return;
+        }
+    out[0] = out[1] = out[2] = NAN;
+    mfu_workload wl = cc->wl;
+    wl.seq = (int64_t)seq;
+    wl.recompute = (mfu_recompute)rec;
+    mfu_flops f;
+    if (seq >= 1 && seq < 9e15 &&
+        mfu_flops_compute(&in->arch, &wl, &in->flops, &f, NULL) == MFU_OK) {
+        out[0] = f.model_flops;
+        out[1] = f.hardware_flops;
+    }
+    if (cc->stack_flops_ok && isfinite(out[0]) &&
+        mfu_flops_compute(&in->arch, &wl, &cc->sopt, &f, NULL) == MFU_OK)
+        out[2] = counts_recompute ? f.hardware_flops : f.model_flops;
+    size_t k = fc->n < FCACHE ? fc->n++ : fc->next++ % FCACHE;
+    fc->e[k].seq = seq;
+    fc->e[k].rec = rec;
+    memcpy(fc->e[k].f, out, sizeof fc->e[k].f);
+}
+
+/* What each step's figures are computed with: its sequence length and recomputation (the
+ * FLOPs per token they give), device count, dtype peak and batch. A value the step printed
+ * wins over the run's for that step. */
+static void step_context(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                         const mfu__cmp_ctx *cc)
 {
     mfu_report_context *c = &r->ctx;
-    double dev = c->devices;
-    double seq = c->seq > 0 ? (double)c->seq : NAN;
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    fcache fc;
+    memset(&fc, 0, sizeof fc);
+    double seq0 = c->seq > 0 ? (double)c->seq : NAN;
+    int rec0 = (int)cc->wl.recompute;
+    double batch0 = in->global_batch > 0  ? (double)in->global_batch
+                    : m->global_batch > 0 ? (double)m->global_batch
+                                          : NAN;
+    for (size_t i = 0; i < r->n; i++) {
+        mfu_step s;
+        mfu_run_get(run, i, &s);
+        double seq = s.seq_len >= 1 && s.seq_len < 9e15 ? floor(s.seq_len) : seq0;
+        int rec = s.recompute >= 0 && s.recompute <= MFU_RECOMPUTE_FULL ? s.recompute : rec0;
+        r->recompute[i] = (int8_t)rec;
+        r->dtype[i] =
+            (int8_t)(s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT ? s.dtype
+                                                                        : (int32_t)c->dtype);
+        double f[3] = {c->model_flops_per_token, c->hardware_flops_per_token,
+                       c->stack_flops_per_token};
+        if (!c->has_model)
+            f[0] = f[1] = f[2] = NAN;
+        else if (!(seq == seq0 && rec == rec0))
+            flops_at(in, cc, c->stack.counts_recompute, seq, rec, &fc, f);
+        r->px[MFU__PX_SEQ][i] = seq;
+        r->px[MFU__PX_MODEL][i] = f[0];
+        r->px[MFU__PX_HARDWARE][i] = f[1];
+        r->px[MFU__PX_STACK][i] = f[2];
+        r->px[MFU__PX_DEVICES][i] =
+            s.devices >= 1 && s.devices < 1e9 ? floor(s.devices) : c->devices;
+        double peak = c->peak_flops_per_s;
+        if (r->dtype[i] != (int8_t)c->dtype && in->peak_flops_per_s <= 0 && c->device) {
+            double p = NAN;
+            peak = mfu_device_peak_flops_per_s(c->device, (mfu_dtype)r->dtype[i], false, &p,
+                                               NULL) == MFU_OK
+                       ? p
+                       : NAN;
+        }
+        r->px[MFU__PX_PEAK][i] = peak;
+        r->px[MFU__PX_REAL][i] = c->real_fraction;
+        r->px[MFU__PX_BATCH][i] = s.samples > 0 && isfinite(s.samples) ? s.samples : batch0;
+    }
+}
+
+/* Per-row throughput and figures (see the file comment for the precedence rules). */
+static void derive_series(mfu_report *r, const mfu_run *run, double override_tokens,
+                          double override_batch, double fallback_tokens, double fallback_batch,
+                          double *derived_tps)
+{
+    mfu_report_context *c = &r->ctx;
     for (size_t i = 0; i < r->n; i++) {
         mfu_step s;
         mfu_run_get(run, i, &s);
         r->steps[i] = s.step;
+        double dev = r->px[MFU__PX_DEVICES][i];
+        double seq = r->px[MFU__PX_SEQ][i];
         double tokens = override_tokens;
+        if (!(tokens > 0) && override_batch > 0 && isfinite(seq))
+            tokens = override_batch * seq;
         if (!(tokens > 0))
             tokens = isfinite(s.tokens) && s.tokens > 0                      ? s.tokens
                      : isfinite(s.samples) && s.samples > 0 && isfinite(seq) ? s.samples * seq
-                                                                             : fallback_tokens;
+                     : isfinite(fallback_tokens)                             ? fallback_tokens
+                     : fallback_batch > 0 && isfinite(seq)                   ? fallback_batch * seq
+                                                                             : NAN;
         double st = isfinite(s.step_time_s) && s.step_time_s > 0 ? s.step_time_s : NAN;
         double rg = NAN, rd = NAN; /* the framework's tokens/s, global and per device */
         if (isfinite(s.tokens_per_s) && s.tokens_per_s > 0) {
@@ -288,6 +394,11 @@ static void derive_series(mfu_report *r, const mfu_run *run, double override_tok
         double rf = NAN;
         if (isfinite(s.flops_per_s))
             rf = s.flops_per_s_scope == MFU_SCOPE_GLOBAL ? s.flops_per_s / dev : s.flops_per_s;
+        /* real (non-padding) fraction: the step's useful tokens, else --real-tokens-per-step */
+        double rho = c->real_fraction;
+        if (isfinite(s.useful_tokens) && s.useful_tokens >= 0 && isfinite(tokens) && tokens > 0)
+            rho = s.useful_tokens >= tokens ? 1.0 : s.useful_tokens / tokens;
+        r->px[MFU__PX_REAL][i] = rho;
         r->col[MFU_RS_STEP_TIME_S][i] = st;
         r->col[MFU_RS_TOKENS][i] = isfinite(tokens) && tokens > 0 ? tokens : NAN;
         r->col[MFU_RS_TOKENS_PER_S][i] = tps;
@@ -296,14 +407,14 @@ static void derive_series(mfu_report *r, const mfu_run *run, double override_tok
         r->col[MFU_RS_REPORTED_MFU][i] = isfinite(s.mfu) ? s.mfu : NAN;
         r->col[MFU_RS_REPORTED_TOKENS_PER_S][i] = rg;
         r->col[MFU_RS_LOSS][i] = s.loss;
-        double mf = c->model_flops_per_token * tpd * c->real_fraction;
-        double hf = c->hardware_flops_per_token * tpd;
+        double peak = r->px[MFU__PX_PEAK][i];
+        double mf = r->px[MFU__PX_MODEL][i] * tpd * rho;
+        double hf = r->px[MFU__PX_HARDWARE][i] * tpd;
         r->col[MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE][i] = mf;
         r->col[MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = hf;
-        r->col[MFU_RS_MFU][i] = mf / c->peak_flops_per_s;
-        r->col[MFU_RS_HFU][i] = hf / c->peak_flops_per_s;
-        double sf =
-            c->stack_flops_per_token * tpd * (c->stack.counts_padding ? 1.0 : c->real_fraction);
+        r->col[MFU_RS_MFU][i] = mf / peak;
+        r->col[MFU_RS_HFU][i] = hf / peak;
+        double sf = r->px[MFU__PX_STACK][i] * tpd * (c->stack.counts_padding ? 1.0 : rho);
         r->col[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE][i] = sf;
         r->col[MFU_RS_STACK_MFU][i] = sf / c->stack_peak_flops_per_s;
     }
@@ -417,6 +528,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
         ok = r->steps && r->state;
         for (size_t i = 0; ok && i < MFU_RS_COUNT_; i++)
             ok = (r->col[i] = calloc(n, sizeof(double))) != NULL;
+        for (size_t i = 0; ok && i < MFU__PX_COUNT; i++)
+            ok = (r->px[i] = calloc(n, sizeof(double))) != NULL;
+        ok = ok && (r->recompute = calloc(n, 1)) != NULL && (r->dtype = calloc(n, 1)) != NULL;
         scratch = calloc(2 * n, sizeof *scratch);
         derived = calloc(2 * n, sizeof *derived); /* tokens/s derived, then throughput */
         ok = ok && scratch && derived;
@@ -448,6 +562,14 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
         cc.wl.seq = m->seq_len;
         c->seq_source = MFU_SRC_LOG;
     }
+    /* no run-wide sequence length: the first one a step printed */
+    for (size_t i = 0; cc.wl.seq <= 0 && i < n; i++) {
+        double v = mfu_run_column(run, MFU_COL_SEQ_LEN)[i];
+        if (v >= 1 && v < 9e15) {
+            cc.wl.seq = (int64_t)v;
+            c->seq_source = MFU_SRC_LOG;
+        }
+    }
     c->seq = cc.wl.seq > 0 ? cc.wl.seq : 0;
 
     st = resolve_device(r, in, m, err);
@@ -469,16 +591,17 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     /* tokens per step */
     double seq = c->seq > 0 ? (double)c->seq : NAN;
     double override_tokens = NAN, fallback_tokens = NAN;
+    double override_batch = NAN, fallback_batch = NAN; /* x each step's sequence length */
     if (in->tokens_per_step > 0)
         override_tokens = in->tokens_per_step;
     else if (in->global_batch > 0 && isfinite(seq))
-        override_tokens = (double)in->global_batch * seq;
-    if (isfinite(override_tokens))
+        override_batch = (double)in->global_batch;
+    if (isfinite(override_tokens) || isfinite(override_batch))
         c->tokens_source = MFU_SRC_INPUT;
     if (isfinite(m->tokens_per_step) && m->tokens_per_step > 0)
         fallback_tokens = m->tokens_per_step;
-    else if (m->global_batch > 0 && isfinite(seq))
-        fallback_tokens = (double)m->global_batch * seq;
+    else if (m->global_batch > 0)
+        fallback_batch = (double)m->global_batch;
 
     /* the framework's peak */
     c->stack_peak_flops_per_s = NAN;
@@ -498,7 +621,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     cc.p_stack = c->stack_peak_flops_per_s;
     cc.dev = c->device;
     c->real_fraction = 1;
-    derive_series(r, run, override_tokens, fallback_tokens, derived);
+    step_context(r, run, in, &cc);
+    derive_series(r, run, override_tokens, override_batch, fallback_tokens, fallback_batch,
+                  derived);
 
     /* tokens per step as a constant, and the real fraction */
     {
@@ -529,7 +654,8 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
             goto done;
         } else {
             c->real_fraction = in->real_tokens_per_step / c->tokens_per_step;
-            derive_series(r, run, override_tokens, fallback_tokens, derived);
+            derive_series(r, run, override_tokens, override_batch, fallback_tokens, fallback_batch,
+                          derived);
         }
     }
     cc.rho = c->real_fraction;
@@ -604,6 +730,8 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
 
     mfu__report_compare(r, &cc);
     log_notes(r, run, prof);
+    if (!in->no_analysis)
+        st = mfu__report_explain(r, run, in, &cc.wl, err);
 done:
     free(scratch);
     free(derived);

@@ -20,7 +20,10 @@ struct mfu_run {
     uint8_t *tps_scope, *flops_scope, *mfu_scope, *sps_scope;
     uint32_t *flags;
     int32_t *rank;
+    int8_t *recompute, *dtype; /* codes, -1 unknown */
     mfu_run_meta meta;
+    mfu_rank_obs *obs; /* per-rank observations (mfu_run_rank_obs_get) */
+    size_t nobs, obs_cap, obs_dropped;
 };
 
 void mfu_step_init(mfu_step *s)
@@ -29,7 +32,17 @@ void mfu_step_init(mfu_step *s)
     s->time_s = s->step_time_s = s->tokens = s->samples = NAN;
     s->loss = s->lr = s->grad_norm = s->memory_bytes = NAN;
     s->tokens_per_s = s->flops_per_s = s->mfu = s->samples_per_s = NAN;
+    s->seq_len = s->devices = s->useful_tokens = s->clock_mhz = s->power_w = NAN;
+    s->power_limit_w = s->data_loading_s = s->comm_s = s->optimizer_s = NAN;
     s->rank = -1;
+    s->recompute = -1;
+    s->dtype = -1;
+}
+
+/* A code that fits the int8_t column: -1 (unknown) for anything outside 0..127. */
+static int8_t code8(int32_t v)
+{
+    return v >= 0 && v <= 127 ? (int8_t)v : (int8_t)-1;
 }
 
 static void meta_init(mfu_run_meta *m)
@@ -63,6 +76,9 @@ void mfu_run_free(mfu_run *run)
     free(run->sps_scope);
     free(run->flags);
     free(run->rank);
+    free(run->recompute);
+    free(run->dtype);
+    free(run->obs);
     free(run);
 }
 
@@ -106,6 +122,8 @@ static mfu_status grow(mfu_run *r, mfu_error *err)
     ok = ok && grow_one((void **)&r->sps_scope, ncap, 1);
     ok = ok && grow_one((void **)&r->flags, ncap, sizeof *r->flags);
     ok = ok && grow_one((void **)&r->rank, ncap, sizeof *r->rank);
+    ok = ok && grow_one((void **)&r->recompute, ncap, 1);
+    ok = ok && grow_one((void **)&r->dtype, ncap, 1);
     if (!ok)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory growing the run to %zu steps", ncap);
     r->cap = ncap;
@@ -126,6 +144,15 @@ static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])
     v[MFU_COL_FLOPS_PER_S] = s->flops_per_s;
     v[MFU_COL_MFU] = s->mfu;
     v[MFU_COL_SAMPLES_PER_S] = s->samples_per_s;
+    v[MFU_COL_SEQ_LEN] = s->seq_len;
+    v[MFU_COL_DEVICES] = s->devices;
+    v[MFU_COL_USEFUL_TOKENS] = s->useful_tokens;
+    v[MFU_COL_CLOCK_MHZ] = s->clock_mhz;
+    v[MFU_COL_POWER_W] = s->power_w;
+    v[MFU_COL_POWER_LIMIT_W] = s->power_limit_w;
+    v[MFU_COL_DATA_LOADING_S] = s->data_loading_s;
+    v[MFU_COL_COMM_S] = s->comm_s;
+    v[MFU_COL_OPTIMIZER_S] = s->optimizer_s;
 }
 
 /* Row index holding a repeat of step number `step` printed by `rank`, or -1. A repeat is a row
@@ -172,6 +199,29 @@ static void merge_into(mfu_run *r, size_t i, const mfu_step *s)
     r->flags[i] |= s->flags;
     if (r->rank[i] < 0)
         r->rank[i] = s->rank;
+    if (r->recompute[i] < 0)
+        r->recompute[i] = code8(s->recompute);
+    if (r->dtype[i] < 0)
+        r->dtype[i] = code8(s->dtype);
+}
+
+/* Keep one observation (dropped and counted past the limit). false when out of memory. */
+static bool keep_obs(mfu_run *r, const mfu_rank_obs *o)
+{
+    if (r->nobs >= (size_t)MFU_RUN_MAX_RANK_OBS) {
+        r->obs_dropped++;
+        return true;
+    }
+    if (r->nobs == r->obs_cap) {
+        size_t ncap = r->obs_cap ? r->obs_cap * 2 : 64;
+        if (ncap > (size_t)MFU_RUN_MAX_RANK_OBS)
+            ncap = (size_t)MFU_RUN_MAX_RANK_OBS;
+        if (!grow_one((void **)&r->obs, ncap, sizeof *r->obs))
+            return false;
+        r->obs_cap = ncap;
+    }
+    r->obs[r->nobs++] = *o;
+    return true;
 }
 
 mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_error *err)
@@ -182,6 +232,15 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_err
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_append: run and step must not be NULL");
     long rep = find_repeat(run, s->step, s->rank);
     if (rep >= 0) {
+        /* another known rank's copy of a step: its own figures are kept aside */
+        if (s->rank >= 0 && run->rank[rep] >= 0 && s->rank != run->rank[rep] &&
+            (!isnan(s->step_time_s) || !isnan(s->tokens_per_s))) {
+            mfu_rank_obs o = {(size_t)rep, s->step, s->rank, s->step_time_s, s->tokens_per_s};
+            if (!keep_obs(run, &o))
+                return mfu__fail(err, MFU_E_NOMEM, 0,
+                                 "out of memory keeping a per-rank observation of step %lld",
+                                 (long long)s->step);
+        }
         merge_into(run, (size_t)rep, s);
         run->merged++;
         if (merged)
@@ -210,6 +269,8 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_err
     run->sps_scope[i] = (uint8_t)s->samples_per_s_scope;
     run->flags[i] = s->flags;
     run->rank[i] = s->rank;
+    run->recompute[i] = code8(s->recompute);
+    run->dtype[i] = code8(s->dtype);
     run->n++;
     return MFU_OK;
 }
@@ -244,6 +305,17 @@ bool mfu_run_get(const mfu_run *run, size_t i, mfu_step *out)
     s.samples_per_s_scope = (mfu_scope)run->sps_scope[i];
     s.flags = run->flags[i];
     s.rank = run->rank[i];
+    s.seq_len = run->col[MFU_COL_SEQ_LEN][i];
+    s.devices = run->col[MFU_COL_DEVICES][i];
+    s.useful_tokens = run->col[MFU_COL_USEFUL_TOKENS][i];
+    s.clock_mhz = run->col[MFU_COL_CLOCK_MHZ][i];
+    s.power_w = run->col[MFU_COL_POWER_W][i];
+    s.power_limit_w = run->col[MFU_COL_POWER_LIMIT_W][i];
+    s.data_loading_s = run->col[MFU_COL_DATA_LOADING_S][i];
+    s.comm_s = run->col[MFU_COL_COMM_S][i];
+    s.optimizer_s = run->col[MFU_COL_OPTIMIZER_S][i];
+    s.recompute = run->recompute[i];
+    s.dtype = run->dtype[i];
     *out = s;
     return true;
 }
@@ -272,12 +344,40 @@ mfu_run_meta *mfu_run_meta_mut(mfu_run *run)
 
 mfu_run_counts mfu_run_get_counts(const mfu_run *run)
 {
-    mfu_run_counts c = {0, 0};
+    mfu_run_counts c = {0, 0, 0, 0};
     if (run) {
         c.rows = run->n;
         c.merged = run->merged;
+        c.rank_obs = run->nobs;
+        c.rank_obs_dropped = run->obs_dropped;
     }
     return c;
+}
+
+size_t mfu_run_rank_obs_count(const mfu_run *run)
+{
+    return run ? run->nobs : 0;
+}
+
+bool mfu_run_rank_obs_get(const mfu_run *run, size_t i, mfu_rank_obs *out)
+{
+    if (!run || !out || i >= run->nobs)
+        return false;
+    *out = run->obs[i];
+    return true;
+}
+
+mfu_status mfu_run_rank_obs_append(mfu_run *run, const mfu_rank_obs *obs, mfu_error *err)
+{
+    if (!run || !obs || obs->rank < 0 || obs->row >= run->n)
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_run_rank_obs_append: run and obs are required, obs->rank must be "
+                         ">= 0 and obs->row an existing row");
+    mfu_rank_obs o = *obs;
+    o.step = run->step[o.row];
+    if (!keep_obs(run, &o))
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory keeping a per-rank observation");
+    return MFU_OK;
 }
 
 const char *mfu_scope_name(mfu_scope s)

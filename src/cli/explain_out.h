@@ -1,0 +1,32 @@
+/*
+ * cli/explain_out.h - text and JSON of an analysis (mfu/analysis.h) for `mfu report` and
+ * `mfu compare`: the segments table, each boundary's sentence and terms with their intervals
+ * and verdicts, findings with evidence and next steps, invariants.
+ */
+#ifndef MFU_CLI_EXPLAIN_OUT_H
+#define MFU_CLI_EXPLAIN_OUT_H
+
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "mfu/mfu.h"
+
+/* Segments, boundaries, findings and invariants of a (NULL: nothing). unit names what the
+ * analysis's tokens are ("tokens", "tokens per device", "steps"). */
+void explain_out_text(FILE *out, const mfu_analysis *a, const char *unit);
+
+/* The terms of d as a table (term, change, interval, share, direction, size), indented. */
+void explain_out_terms(FILE *out, const mfu_decomposition *d, const char *indent);
+
+/* One level as "tokens/s 1.234e+06 [1.23e+06, 1.24e+06], MFU 45.0 % [44.8, 45.2]". */
+void explain_out_level(char *buf, size_t n, const mfu_level *l);
+
+/* The findings of a, one block each (severity, kind, steps, summary, evidence, next step). */
+void explain_out_findings(FILE *out, const mfu_analysis *a);
+
+/* Add the analysis keys to the report object o: "segments", "decomposition", "findings",
+ * "invariants" at the top, and "analysis" {unit, method, steps, warmup, steady}. Returns false
+ * when out of memory. */
+bool explain_out_json(json_t *o, const mfu_analysis *a, const char *unit);
+
+#endif

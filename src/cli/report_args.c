@@ -1,0 +1,169 @@
+/*
+ * report_args.c - the run-context and analysis options shared by `mfu report` and `mfu compare`
+ * (report_args.h), and reading one log into a report.
+ */
+#include "cli/report_args.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+/* The model options describe a model when a preset, a config or any dimension was given. */
+static bool has_model(const model_args *m)
+{
+    const mfu_arch *a = &m->arch;
+    return m->from_file || a->layers || a->hidden || a->heads || a->vocab || m->options.params > 0;
+}
+
+static int build_input(const char *cmd, const cli_args *a, const model_args *m,
+                       mfu_report_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->has_arch = has_model(m);
+    in->arch = m->arch;
+    in->workload = m->workload;
+    in->flops = m->options;
+    in->device = cli_get(a, "device");
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    const char *dt = cli_get(a, "dtype");
+    if (dt) {
+        if (mfu_dtype_parse(dt, &in->dtype, &e) != MFU_OK)
+            return cli_failf(cmd, CLI_EXIT_USAGE, "--dtype: %s", e.message);
+        in->dtype_given = true;
+    }
+    double tf = 0;
+    bool has = false;
+    if (!cli_get_pos_double(cmd, a, "peak-tflops", &tf, &has))
+        return CLI_EXIT_USAGE;
+    if (has)
+        in->peak_flops_per_s = tf * 1e12;
+    if (!cli_get_pos_int64(cmd, a, "devices", &in->devices, NULL) ||
+        !cli_get_pos_int64(cmd, a, "global-batch", &in->global_batch, NULL) ||
+        !cli_get_pos_double(cmd, a, "tokens-per-step", &in->tokens_per_step, NULL) ||
+        !cli_get_pos_double(cmd, a, "real-tokens-per-step", &in->real_tokens_per_step, NULL) ||
+        !cli_get_pos_double(cmd, a, "tolerance", &in->tolerance, NULL) ||
+        !cli_get_pos_int64(cmd, a, "micro-batch", &in->micro_batch, NULL) ||
+        !cli_get_pos_int64(cmd, a, "tp", &in->tp, NULL))
+        return CLI_EXIT_USAGE;
+    if (in->global_batch > 0 && in->workload.seq <= 0 && in->tokens_per_step <= 0)
+        return cli_failf(cmd, CLI_EXIT_USAGE,
+                         "--global-batch counts sequences: give --seq too (or --tokens-per-step)");
+    in->stack = cli_get(a, "stack");
+    if (in->stack) {
+        bool known = false;
+        for (size_t i = 0; mfu_report_stack_name(i); i++)
+            known = known || mfu__strcasecmp(mfu_report_stack_name(i), in->stack) == 0;
+        if (!known)
+            return cli_failf(cmd, CLI_EXIT_USAGE,
+                             "--stack: no framework profile '%s' (see 'mfu report --list-stacks')",
+                             in->stack);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int build_analysis(const char *cmd, const cli_args *a, mfu_analysis_options *ao)
+{
+    mfu_analysis_options_init(ao);
+    int64_t seed = 0;
+    bool has_seed = false, has_res = false;
+    double res = 0;
+    if (!cli_get_pos_double(cmd, a, "size-threshold", &ao->size_threshold, NULL) ||
+        !cli_get_pos_int64(cmd, a, "seed", &seed, &has_seed) ||
+        !cli_get_double(cmd, a, "resamples", &res, &has_res))
+        return CLI_EXIT_USAGE;
+    if (!(ao->size_threshold < 1))
+        return cli_failf(cmd, CLI_EXIT_USAGE,
+                         "--size-threshold is a fraction in (0, 1), e.g. 0.01 for 1 point");
+    if (has_res && (!(res >= 0 && res <= 100000) || res != floor(res)))
+        return cli_failf(cmd, CLI_EXIT_USAGE,
+                         "--resamples is a whole number 0..100000 (0 = no intervals)");
+    if (has_seed)
+        ao->seed = (uint64_t)seed;
+    if (has_res)
+        ao->resamples = (int)res;
+    return CLI_EXIT_OK;
+}
+
+int report_args_build(const char *cmd, const cli_args *a, const cli_optspec *specs, report_args *ra)
+{
+    memset(ra, 0, sizeof *ra);
+    size_t nmap = 0;
+    for (size_t i = 0; i < a->nocc; i++) {
+        if (strcmp(specs[a->occ_spec[i]].name, "map") != 0)
+            continue;
+        if (nmap == MFU_INGEST_MAX_MAP)
+            return cli_failf(cmd, CLI_EXIT_USAGE,
+                             "--map: at most %d entries; separate pairs with commas",
+                             MFU_INGEST_MAX_MAP);
+        ra->maps[nmap++] = a->occ_value[i];
+    }
+    ra->ingest.format = cli_get(a, "format");
+    ra->ingest.map = ra->maps;
+    ra->ingest.nmap = nmap;
+    int rc = model_args_build(cmd, a, false, &ra->model);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = build_input(cmd, a, &ra->model, &ra->in);
+    if (rc == CLI_EXIT_OK)
+        rc = build_analysis(cmd, a, &ra->analysis);
+    if (rc != CLI_EXIT_OK) {
+        model_args_free(&ra->model);
+        return rc;
+    }
+    ra->in.analysis = &ra->analysis;
+    return CLI_EXIT_OK;
+}
+
+void report_args_free(report_args *ra)
+{
+    model_args_free(&ra->model);
+}
+
+static int status_exit(mfu_status st)
+{
+    switch (st) {
+    case MFU_E_INVALID:
+    case MFU_E_MISSING:
+    case MFU_E_RANGE: return CLI_EXIT_USAGE;
+    default: return CLI_EXIT_FAIL;
+    }
+}
+
+int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
+                        mfu_ingest_stats *stats)
+{
+    *out = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_ingest *ing = NULL;
+    mfu_status st = mfu_ingest_new(&ra->ingest, &ing, &e);
+    if (st != MFU_OK)
+        return cli_fail(
+            cmd, &e, st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
+    st = mfu_ingest_feed_path(ing, path, &e);
+    mfu_run *run = NULL;
+    if (st == MFU_OK)
+        st = mfu_ingest_finish(ing, &run, &e);
+    if (stats)
+        *stats = *mfu_ingest_get_stats(ing);
+    mfu_ingest_free(ing);
+    if (st != MFU_OK) {
+        if (e.line > 0)
+            fprintf(stderr, "mfu %s: %s: line %ld: %s\n", cmd, path, e.line, e.message);
+        else
+            fprintf(stderr, "mfu %s: %s: %s\n", cmd, path,
+                    e.message[0] ? e.message : mfu_strerror(st));
+        return CLI_EXIT_FAIL;
+    }
+    st = mfu_report_compute(run, &ra->in, out, &e);
+    mfu_run_free(run);
+    if (st != MFU_OK) {
+        fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, e.message[0] ? e.message : mfu_strerror(st));
+        return status_exit(st);
+    }
+    return CLI_EXIT_OK;
+}

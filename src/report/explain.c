@@ -1,0 +1,361 @@
+/*
+ * explain.c - the analysis of a report's run (mfu/analysis.h): segments, the decomposition at
+ * every boundary, findings and invariants, on the report's own per-step figures.
+ *
+ * The series handed to mfu_analyze() is the report's, step by step (report.c resolved each
+ * step's context): counted tokens and tokens/s of the whole job, useful tokens (the real
+ * fraction), the FLOPs per token of that step's sequence length and recomputation, its device
+ * count and dtype peak, batch, dtype and recomputation labels, clock, power, timers and loss.
+ * Two fallbacks keep logs without everything analysable, and say so in the unit:
+ *   - no device count but per-device tokens/s (torchtitan): the series is per device
+ *     (devices = 1); MFU is unchanged, tokens/s are per device;
+ *   - no tokens at all: tokens/s is steps/s (1 / step time) and there are no FLOPs.
+ * Steps that several ranks printed add one row per rank (the run's per-rank observations):
+ * that rank's own step time, or the row's step time scaled by the row's tokens/s over the
+ * rank's. The straggler detector reads them.
+ *
+ * A figure the framework printed that disagrees with mfu's recomputation of it (compare.c)
+ * becomes a "reported_mismatch" finding, after the analysis module's own; the roofline of the
+ * workload (mfu/roofline.h) a "roofline" finding when the micro-batch is known.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mfu/roofline.h"
+#include "report/internal.h"
+#include "util/util.h"
+
+static mfu__unit pick_unit(const mfu_report *r)
+{
+    bool tps = false, tpd = false;
+    for (size_t i = 0; i < r->n; i++) {
+        tps = tps || r->col[MFU_RS_TOKENS_PER_S][i] > 0;
+        tpd = tpd || r->col[MFU_RS_TOKENS_PER_S_PER_DEVICE][i] > 0;
+    }
+    return tps ? MFU__UNIT_TOKENS : tpd ? MFU__UNIT_DEVICE : MFU__UNIT_STEPS;
+}
+
+/* The whole-job row of step i. Steps the report left out before the analysis could judge them
+ * (timing artifacts; the warm-up of a log too short for the analysis's own detector) carry no
+ * throughput, so that both agree on what is steady. */
+static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
+                    mfu_series_row *row)
+{
+    mfu_series_row_init(row);
+    row->step = r->steps[i];
+    row->time_s = s->time_s;
+    double st = r->col[MFU_RS_STEP_TIME_S][i];
+    double rho = r->px[MFU__PX_REAL][i];
+    row->step_time_s = st;
+    if (drop) {
+        row->step_time_s = NAN;
+        row->loss = s->loss;
+        row->flags = s->flags;
+        return;
+    }
+    switch (r->unit) {
+    case MFU__UNIT_TOKENS:
+        row->tokens = r->col[MFU_RS_TOKENS][i];
+        row->tokens_per_s = r->col[MFU_RS_TOKENS_PER_S][i];
+        row->devices = r->px[MFU__PX_DEVICES][i];
+        break;
+    case MFU__UNIT_DEVICE:
+        row->tokens_per_s = r->col[MFU_RS_TOKENS_PER_S_PER_DEVICE][i];
+        row->tokens = row->tokens_per_s * st; /* NaN without a step time */
+        row->devices = 1;
+        break;
+    case MFU__UNIT_STEPS:
+        row->tokens_per_s = st > 0 ? 1.0 / st : NAN;
+        row->devices = r->px[MFU__PX_DEVICES][i];
+        break;
+    }
+    if (rho < 1 && isfinite(row->tokens))
+        row->useful_tokens = row->tokens * rho;
+    if (r->unit != MFU__UNIT_STEPS) {
+        row->model_flops_per_token = r->px[MFU__PX_MODEL][i];
+        row->hardware_flops_per_token = r->px[MFU__PX_HARDWARE][i];
+    }
+    row->peak_flops_per_s = r->px[MFU__PX_PEAK][i];
+    row->seq_len = r->px[MFU__PX_SEQ][i];
+    row->global_batch = r->px[MFU__PX_BATCH][i];
+    row->clock_mhz = s->clock_mhz;
+    row->power_w = s->power_w;
+    row->power_limit_w = s->power_limit_w;
+    row->loss = s->loss;
+    row->data_loading_s = s->data_loading_s;
+    row->comm_s = s->comm_s;
+    row->optimizer_s = s->optimizer_s;
+    row->flags = s->flags;
+    row->dtype = mfu_dtype_name((mfu_dtype)r->dtype[i]);
+    row->recompute = mfu_recompute_name((mfu_recompute)r->recompute[i]);
+}
+
+/* One rank's own step time for row j: printed (st), else the row's step time scaled by the
+ * row's tokens/s over the rank's (tps), else 1 / tps: the straggler detector compares ranks
+ * within one step, so a step only needs one unit for all its ranks. */
+static double rank_time(const mfu_report *r, const mfu_step *row, size_t j, double st, double tps)
+{
+    if (st > 0 && isfinite(st))
+        return st;
+    if (!(tps > 0 && isfinite(tps)))
+        return NAN;
+    double rt = r->col[MFU_RS_STEP_TIME_S][j];
+    if (row->tokens_per_s > 0 && isfinite(row->tokens_per_s) && rt > 0 && isfinite(rt))
+        return rt * row->tokens_per_s / tps;
+    return 1.0 / tps;
+}
+
+static mfu_status add_rank_rows(const mfu_report *r, const mfu_run *run, mfu_series *s,
+                                mfu_error *err)
+{
+    size_t nobs = mfu_run_rank_obs_count(run);
+    if (nobs == 0)
+        return MFU_OK;
+    bool *own = calloc(r->n, sizeof *own);
+    if (!own)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the per-rank rows");
+    mfu_status st = MFU_OK;
+    for (size_t k = 0; k < nobs && st == MFU_OK; k++) {
+        mfu_rank_obs o;
+        mfu_run_rank_obs_get(run, k, &o);
+        if (o.row >= r->n)
+            continue;
+        mfu_step row;
+        mfu_run_get(run, o.row, &row);
+        mfu_series_row x;
+        mfu_series_row_init(&x);
+        x.step = row.step;
+        if (!own[o.row] && row.rank >= 0) {
+            own[o.row] = true;
+            x.rank = row.rank;
+            x.step_time_s = rank_time(r, &row, o.row, row.step_time_s, row.tokens_per_s);
+            if (isfinite(x.step_time_s))
+                st = mfu_series_append(s, &x, err);
+        }
+        x.rank = o.rank;
+        x.step_time_s = rank_time(r, &row, o.row, o.step_time_s, o.tokens_per_s);
+        if (st == MFU_OK && isfinite(x.step_time_s))
+            st = mfu_series_append(s, &x, err);
+    }
+    free(own);
+    return st;
+}
+
+/* "MFU 38.2 %", "412.3 TFLOP/s", "1.23e+06 tokens/s" */
+static void fmt_fig(char *buf, size_t n, mfu_figure f, double v)
+{
+    if (f == MFU_FIGURE_MFU)
+        snprintf(buf, n, "%.2f %%", 100 * v);
+    else if (f == MFU_FIGURE_FLOPS_PER_S)
+        snprintf(buf, n, "%.1f TFLOP/s", v / 1e12);
+    else
+        snprintf(buf, n, "%.4g tokens/s", v);
+}
+
+static const char *mismatch_next(mfu_mismatch m)
+{
+    switch (m) {
+    case MFU_MISMATCH_SPARSE_PEAK:
+    case MFU_MISMATCH_HALF_PEAK:
+    case MFU_MISMATCH_A100_HARDCODED:
+    case MFU_MISMATCH_A100_FALLBACK:
+    case MFU_MISMATCH_STACK_PEAK:
+        return "Divide by the device's dense peak for the dtype in use ('mfu devices NAME'); "
+               "compare runs by mfu's MFU, which uses one convention and the dense peak";
+    case MFU_MISMATCH_NO_GQA:
+    case MFU_MISMATCH_NO_SWIGLU:
+    case MFU_MISMATCH_MLP_4H:
+    case MFU_MISMATCH_MHA_4H:
+    case MFU_MISMATCH_ALL_EXPERTS:
+    case MFU_MISMATCH_NO_MOE:
+    case MFU_MISMATCH_FULL_ATTENTION:
+    case MFU_MISMATCH_CAUSAL_ATTENTION:
+    case MFU_MISMATCH_EMBEDDINGS:
+        return "Count FLOPs from the architecture (GQA, SwiGLU, MoE top-k, causal attention) "
+               "as mfu's exact convention does, and quote MFU with its convention named";
+    case MFU_MISMATCH_RECOMPUTE:
+        return "The printed figure counts recomputation: it is HFU, not MFU; quote MFU from "
+               "model FLOPs (mfu's MFU)";
+    case MFU_MISMATCH_PADDING:
+        return "The printed figure counts padding tokens as work: log useful tokens, or give "
+               "--real-tokens-per-step, and quote MFU of real tokens";
+    default:
+        return "Check the context given to mfu (--model, --seq, --devices, --device, --dtype) "
+               "against the run's; if it is right, the framework counts in a way mfu does not "
+               "know (see its formula)";
+    }
+}
+
+/* One finding per printed figure that disagrees with its recomputation. */
+static mfu_status mismatch_findings(mfu_report *r, mfu_error *err)
+{
+    int64_t first = 0, last = 0;
+    bool any = false;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->state[i] == MFU_STEP_STEADY) {
+            if (!any)
+                first = r->steps[i];
+            last = r->steps[i];
+            any = true;
+        }
+    for (size_t k = 0; k < r->ncomparisons; k++) {
+        const mfu_report_comparison *c = &r->comparisons[k];
+        if (c->agrees)
+            continue;
+        mfu_finding f;
+        memset(&f, 0, sizeof f);
+        mfu__strlcpy(f.kind, "reported_mismatch", sizeof f.kind);
+        f.severity = MFU_SEV_WARNING;
+        f.first_step = first;
+        f.last_step = last;
+        const char *names[] = {"reported", "recomputed", "ratio", "steps"};
+        double vals[] = {c->reported, c->recomputed, c->ratio, (double)c->steps};
+        for (size_t q = 0; q < 4; q++) {
+            mfu__strlcpy(f.evidence[q].name, names[q], sizeof f.evidence[q].name);
+            f.evidence[q].value = vals[q];
+        }
+        f.nevidence = 4;
+        char a[48], b[48];
+        fmt_fig(a, sizeof a, c->figure, c->reported);
+        fmt_fig(b, sizeof b, c->figure, c->recomputed);
+        /* appended piece by piece: the explanation may not fit, and is cut */
+        f.summary[0] = '\0';
+        mfu__appendf(f.summary, sizeof f.summary, "%s: printed %s, recomputed %s (ratio %.3f)",
+                     c->label, a, b, c->ratio);
+        if (c->explanation[0])
+            mfu__appendf(f.summary, sizeof f.summary, ": %s", c->explanation);
+        mfu__strlcpy(f.next_step, mismatch_next(c->cause), sizeof f.next_step);
+        mfu_status st = mfu_analysis_add_finding(r->analysis, &f, err);
+        if (st != MFU_OK && st != MFU_E_LIMIT)
+            return st;
+    }
+    return MFU_OK;
+}
+
+/* The roofline of the run's workload on its device (mfu/roofline.h), as a finding over the
+ * steady steps: only when the model, the sequence length, a device with a memory bandwidth and
+ * the micro-batch are known (a guessed micro-batch would make a guessed ceiling). */
+static mfu_status roofline_finding(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                                   const mfu_workload *wl, mfu_error *err)
+{
+    const mfu_report_context *c = &r->ctx;
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    int64_t mb = in->micro_batch > 0 ? in->micro_batch : m->micro_batch;
+    if (!c->has_model || !c->device || mb <= 0 || wl->seq <= 0)
+        return MFU_OK;
+    mfu_roofline_config cfg;
+    mfu_roofline_config_init(&cfg);
+    cfg.micro_batch = mb;
+    cfg.tp = in->tp > 0 ? in->tp : 1;
+    cfg.dtype = c->dtype;
+    if (mfu_roofline_config_set_device(&cfg, c->device, NULL) != MFU_OK)
+        return MFU_OK; /* no bandwidth or no peak for the dtype: no roofline */
+    if (in->peak_flops_per_s > 0)
+        cfg.peak_flops_per_s = in->peak_flops_per_s;
+    mfu_roofline *rl = malloc(sizeof *rl);
+    if (!rl)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the roofline");
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = mfu_roofline_compute(&in->arch, wl, &cfg, rl, &e);
+    if (st != MFU_OK) {
+        free(rl);
+        mfu__report_note(r, "no roofline: %s", e.message);
+        return MFU_OK;
+    }
+    const mfu_level *L = mfu_analysis_steady(r->analysis);
+    mfu_finding f;
+    st = mfu_roofline_finding(rl, MFU_ROOFLINE_WARN_BELOW, L->first_step, L->last_step, &f, err);
+    free(rl);
+    if (st == MFU_OK)
+        st = mfu_analysis_add_finding(r->analysis, &f, err);
+    return st == MFU_E_LIMIT ? MFU_OK : st;
+}
+
+mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                               const mfu_workload *wl, mfu_error *err)
+{
+    const mfu_analysis_options *opts = in->analysis;
+    r->unit = pick_unit(r);
+    mfu_series *s = mfu_series_new();
+    if (!s)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis series");
+    mfu_status st = MFU_OK;
+    bool short_log = r->n - r->warmup.unusable < MFU__WARMUP_ANALYSIS_STEPS;
+    for (size_t i = 0; i < r->n && st == MFU_OK; i++) {
+        mfu_step step;
+        mfu_run_get(run, i, &step);
+        mfu_series_row row;
+        bool drop =
+            r->state[i] == MFU_STEP_ARTIFACT || (short_log && r->state[i] == MFU_STEP_WARMUP);
+        job_row(r, &step, i, drop, &row);
+        st = mfu_series_append(s, &row, err);
+    }
+    if (st == MFU_OK)
+        st = add_rank_rows(r, run, s, err);
+    mfu_analysis *a = NULL;
+    if (st == MFU_OK)
+        st = mfu_analyze(s, opts, &a, err);
+    mfu_series_free(s);
+    if (st == MFU_E_EMPTY) {
+        mfu__report_note(r, "no analysis: no step has a throughput");
+        return MFU_OK;
+    }
+    if (st != MFU_OK)
+        return st;
+    r->analysis = a;
+    if (r->unit == MFU__UNIT_DEVICE)
+        mfu__report_note(r, "the analysis is per device (tokens/s per device): the device "
+                            "count is unknown; give --devices N for whole-job figures");
+    else if (r->unit == MFU__UNIT_STEPS)
+        mfu__report_note(r, "the analysis counts steps, not tokens (steps/s): the log gives no "
+                            "tokens per step; give --global-batch N with --seq, or "
+                            "--tokens-per-step N");
+    mfu_status ms = mismatch_findings(r, err);
+    return ms == MFU_OK ? roofline_finding(r, run, in, wl, err) : ms;
+}
+
+/* ---- accessors ------------------------------------------------------------------------------ */
+
+const mfu_analysis *mfu_report_analysis(const mfu_report *r)
+{
+    return r ? r->analysis : NULL;
+}
+
+const char *mfu_report_analysis_unit(const mfu_report *r)
+{
+    if (!r || !r->analysis)
+        return NULL;
+    return r->unit == MFU__UNIT_TOKENS   ? "tokens"
+           : r->unit == MFU__UNIT_DEVICE ? "tokens per device"
+                                         : "steps";
+}
+
+static mfu_status no_analysis(mfu_error *err)
+{
+    return mfu__fail(err, MFU_E_MISSING, 0,
+                     "the report has no analysis (no step with a throughput, or it was turned "
+                     "off): check the log, or give --tokens-per-step / --global-batch");
+}
+
+mfu_status mfu_report_expect(mfu_report *r, const char *expr, mfu_invariant_result *out,
+                             mfu_error *err)
+{
+    if (!r || !expr)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_report_expect: report and expr are required");
+    if (!r->analysis)
+        return no_analysis(err);
+    return mfu_analysis_expect(r->analysis, expr, out, err);
+}
+
+mfu_status mfu_report_add_finding(mfu_report *r, const mfu_finding *f, mfu_error *err)
+{
+    if (!r || !f)
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_report_add_finding: report and finding are required");
+    if (!r->analysis)
+        return no_analysis(err);
+    return mfu_analysis_add_finding(r->analysis, f, err);
+}

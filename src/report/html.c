@@ -1,0 +1,840 @@
+/*
+ * html.c - mfu_report_html(): one self-contained HTML page for one or more reports.
+ *
+ * Per run: a context card (framework, model, device, job, steady steps) with the key figures
+ * (MFU, tokens/s, HFU, typical step time, each with its interval), MFU and tokens/s over steps
+ * on aligned x axes (svg.h: same width and x domain put a step at the same pixel in both) with
+ * segment boundaries dashed and findings marked, the loss on the same axis when the log has
+ * one, the segments table, each boundary's sentence with its waterfall and terms (interval,
+ * share, both verdicts), the step-time histogram of the steady steps, the findings with
+ * evidence and next step, the framework's figures beside mfu's recomputation, expectations,
+ * notes.
+ *
+ * Self-contained: inline CSS, inline SVG, no script, no external font, image or link; the only
+ * URL is the SVG namespace. Every text that comes from a log, a file name or a finding is
+ * escaped (& < > " ', control characters -> '?'). Deterministic: no timestamp.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/internal.h"
+#include "report/svg.h"
+#include "util/util.h"
+
+/* Largest page mfu_report_html writes. */
+#define HTML_MAX_BYTES (256u << 20)
+/* Width of the charts on aligned axes (pixels; the page scales them down on narrow screens). */
+#define CHART_W 960
+#define CHART_H 230
+
+/* ---- a bounded growable buffer ---------------------------------------------------------- */
+
+typedef struct hb {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} hb;
+
+static void hb_put(hb *b, const char *s, size_t k)
+{
+    if (b->failed)
+        return;
+    if (b->len + k + 1 > b->cap) {
+        if (b->len + k + 1 > HTML_MAX_BYTES) {
+            b->failed = true;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->len + k + 1)
+            cap *= 2;
+        if (cap > HTML_MAX_BYTES)
+            cap = HTML_MAX_BYTES;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, k);
+    b->len += k;
+    b->p[b->len] = '\0';
+}
+
+static void hb_raw(hb *b, const char *s)
+{
+    if (s)
+        hb_put(b, s, strlen(s));
+}
+
+static void hb_printf(hb *b, const char *fmt, ...) MFU__PRINTF(2, 3);
+static void hb_printf(hb *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+        b->failed = true;
+        return;
+    }
+    hb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
+}
+
+/* Text escaped for HTML element content and attribute values. */
+static void hb_text(hb *b, const char *s)
+{
+    if (!s)
+        return;
+    const char *run = s;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        const char *rep = c == '&'                                            ? "&amp;"
+                          : c == '<'                                          ? "&lt;"
+                          : c == '>'                                          ? "&gt;"
+                          : c == '"'                                          ? "&quot;"
+                          : c == '\''                                         ? "&#39;"
+                          : (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? "?"
+                                                                              : NULL;
+        if (!rep)
+            continue;
+        hb_put(b, run, (size_t)(s - run));
+        hb_raw(b, rep);
+        run = s + 1;
+    }
+    hb_put(b, run, (size_t)(s - run));
+}
+
+/* An SVG string from svg.c (already escaped): appended and freed; a note when NULL. */
+static void hb_svg(hb *b, char *svg)
+{
+    if (svg)
+        hb_raw(b, svg);
+    else
+        hb_raw(b, "<p class=\"muted\">(chart unavailable)</p>");
+    free(svg);
+}
+
+/* ---- number formats --------------------------------------------------------------------- */
+
+static void si(char *buf, size_t n, double v)
+{
+    static const struct {
+        double f;
+        const char *p;
+    } pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    if (!isfinite(v)) {
+        snprintf(buf, n, "–");
+        return;
+    }
+    for (size_t i = 0; i < MFU__ARRAY_LEN(pre); i++)
+        if (fabs(v) >= pre[i].f) {
+            snprintf(buf, n, "%.4g %s", v / pre[i].f, pre[i].p);
+            return;
+        }
+    snprintf(buf, n, "%.4g", v);
+}
+
+static void pct(char *buf, size_t n, double frac, int digits)
+{
+    if (!isfinite(frac))
+        snprintf(buf, n, "–");
+    else
+        snprintf(buf, n, "%.*f %%", digits, 100 * frac);
+}
+
+/* "+12.1 %" with a real minus sign */
+static void spct(char *buf, size_t n, double frac)
+{
+    if (!isfinite(frac))
+        snprintf(buf, n, "–");
+    else if (fabs(frac) < 0.00005)
+        snprintf(buf, n, "0 %%");
+    else
+        snprintf(buf, n, "%s%.*f %%", frac < 0 ? "−" : "+", fabs(frac) < 0.1 ? 2 : 1,
+                 fabs(100 * frac));
+}
+
+/* ---- the page --------------------------------------------------------------------------- */
+
+static const char CSS[] =
+    ":root{--fg:#1c2833;--muted:#5d6d7e;--line:#d5dbdb;--bg:#f4f6f7;--card:#fff;"
+    "--accent:#1f618d;--info:#2e86c1;--warning:#b9770e;--error:#c0392b;--ok:#1e8449}"
+    "*{box-sizing:border-box}"
+    "body{margin:0;background:var(--bg);color:var(--fg);"
+    "font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}"
+    "main{max-width:1040px;margin:0 auto;padding:24px 20px 48px}"
+    "h1{font-size:22px;margin:0 0 4px}h1 small{font-weight:400;color:var(--muted);font-size:14px}"
+    "h2{font-size:18px;margin:0 0 4px;word-break:break-all}"
+    "h3{font-size:15px;margin:28px 0 8px;padding-bottom:4px;border-bottom:1px solid var(--line)}"
+    ".card{background:var(--card);border:1px solid var(--line);border-radius:8px;"
+    "padding:16px 18px;margin:16px 0}"
+    ".run{margin-top:28px}"
+    ".muted{color:var(--muted)}"
+    "dl.ctx{display:grid;grid-template-columns:110px 1fr;gap:3px 12px;margin:12px 0 0}"
+    "dl.ctx dt{color:var(--muted)}dl.ctx dd{margin:0}"
+    ".tiles{display:flex;flex-wrap:wrap;gap:10px;margin-top:14px}"
+    ".tile{flex:1 1 180px;border:1px solid var(--line);border-radius:6px;padding:8px 12px;"
+    "background:#fbfcfc}"
+    ".tile b{display:block;font-size:21px;font-weight:600;color:var(--accent)}"
+    ".tile span{color:var(--muted);font-size:12px}"
+    "svg{max-width:100%;height:auto;display:block;margin:6px 0}"
+    ".charts{background:var(--card);border:1px solid var(--line);border-radius:8px;"
+    "padding:6px 8px}"
+    "table{border-collapse:collapse;width:100%;background:var(--card);font-size:13px;"
+    "border:1px solid var(--line)}"
+    "th,td{padding:5px 8px;border-bottom:1px solid #eaeded;text-align:left;vertical-align:top}"
+    "th{background:#eef2f3;font-weight:600}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    ".boundary{background:var(--card);border:1px solid var(--line);border-radius:8px;"
+    "padding:12px 14px;margin:12px 0}"
+    ".sentence{font-size:15px;font-weight:600;margin:0 0 6px}"
+    ".badge{display:inline-block;border-radius:10px;padding:1px 8px;font-size:12px;"
+    "font-weight:600;color:#fff}"
+    ".sev-info{background:var(--info)}.sev-warning{background:var(--warning)}"
+    ".sev-error{background:var(--error)}.ok{background:var(--ok)}.bad{background:var(--error)}"
+    ".yes{color:var(--ok);font-weight:600}.no{color:var(--warning);font-weight:600}"
+    "ul.findings{list-style:none;padding:0;margin:0}"
+    "ul.findings li{background:var(--card);border:1px solid var(--line);border-left:4px solid "
+    "var(--info);border-radius:6px;padding:10px 14px;margin:10px 0}"
+    "ul.findings li.sev-warning{border-left-color:var(--warning);background:var(--card)}"
+    "ul.findings li.sev-error{border-left-color:var(--error);background:var(--card)}"
+    "ul.findings li.sev-info{background:var(--card)}"
+    ".kind{font-weight:600;margin:0 6px}.steps{color:var(--muted);font-size:12px}"
+    ".summary{margin:4px 0}.next{margin:4px 0 0;color:#145a32}"
+    ".chips{margin:4px 0}.chip{display:inline-block;background:#eef2f3;border-radius:4px;"
+    "padding:0 6px;margin:2px 4px 2px 0;font-size:12px;font-variant-numeric:tabular-nums}"
+    ".legend{font-size:12px;color:var(--muted);margin:2px 8px 6px}"
+    ".split{display:grid;grid-template-columns:minmax(0,430px) minmax(0,1fr);gap:14px;"
+    "align-items:start}"
+    ".split table{font-size:12.5px}.split th,.split td{padding:4px 6px}"
+    "@media (max-width:760px){.split{grid-template-columns:1fr}}"
+    "footer{margin-top:36px;color:var(--muted);font-size:12px}";
+
+static const char *src_word(mfu_report_source s)
+{
+    return s == MFU_SRC_INPUT ? "given" : s == MFU_SRC_LOG ? "from the log" : "unknown";
+}
+
+static void tile(hb *b, const char *label, const char *value, const char *sub)
+{
+    hb_raw(b, "<div class=\"tile\"><span>");
+    hb_text(b, label);
+    hb_raw(b, "</span><b>");
+    hb_text(b, value);
+    hb_raw(b, "</b><span>");
+    hb_text(b, sub);
+    hb_raw(b, "</span></div>");
+}
+
+static void dd_row(hb *b, const char *k, const char *v)
+{
+    hb_raw(b, "<dt>");
+    hb_text(b, k);
+    hb_raw(b, "</dt><dd>");
+    hb_text(b, v);
+    hb_raw(b, "</dd>");
+}
+
+static void context_card(hb *b, const mfu_report_html_run *run)
+{
+    const mfu_report *r = run->report;
+    const mfu_report_context *c = mfu_report_get_context(r);
+    const mfu_report_warmup *w = mfu_report_get_warmup(r);
+    const mfu_analysis *a = mfu_report_analysis(r);
+    char v[600], x[64], y[64];
+    hb_raw(b, "<header class=\"card\"><h2>");
+    hb_text(b, run->name ? run->name : "run");
+    hb_raw(b, "</h2>");
+    if (run->detail && *run->detail) {
+        hb_raw(b, "<div class=\"muted\">");
+        hb_text(b, run->detail);
+        hb_raw(b, "</div>");
+    }
+    hb_raw(b, "<dl class=\"ctx\">");
+    if (c->stack.name[0]) {
+        snprintf(v, sizeof v, "%s", c->stack.framework);
+        if (c->stack.has_convention)
+            mfu__appendf(v, sizeof v, ": counts FLOPs as %s",
+                         mfu_convention_name(c->stack.convention));
+        if (c->stack_peak_rule[0])
+            mfu__appendf(v, sizeof v, "; peak: %s", c->stack_peak_rule);
+        dd_row(b, "framework", v);
+    }
+    if (c->has_model) {
+        si(x, sizeof x, c->model_flops_per_token);
+        snprintf(v, sizeof v, "%s, sequence %lld (%s): %sFLOP per token (%s convention)",
+                 c->model[0] ? c->model : "from flags", (long long)c->seq, src_word(c->seq_source),
+                 x, mfu_convention_name(c->convention));
+    } else {
+        snprintf(v, sizeof v, "unknown: no FLOPs, MFU or HFU (give --model and --seq)");
+    }
+    dd_row(b, "model", v);
+    if (isfinite(c->peak_flops_per_s)) {
+        si(x, sizeof x, c->peak_flops_per_s);
+        snprintf(v, sizeof v, "%s, %s dense peak %sFLOP/s%s", c->device ? c->device->name : "peak",
+                 mfu_dtype_name(c->dtype), x,
+                 c->peak_source == MFU_SRC_INPUT ? " (--peak-tflops)" : "");
+    } else {
+        snprintf(v, sizeof v, "%s", c->device_name[0] ? c->device_name : "unknown (no peak)");
+    }
+    dd_row(b, "device", v);
+    v[0] = '\0';
+    if (isfinite(c->devices))
+        mfu__appendf(v, sizeof v, "%.0f device%s (%s)", c->devices, c->devices == 1 ? "" : "s",
+                     src_word(c->devices_source));
+    if (isfinite(c->tokens_per_step)) {
+        si(x, sizeof x, c->tokens_per_step);
+        mfu__appendf(v, sizeof v, "%s%s tokens per step (%s)", v[0] ? ", " : "", x,
+                     src_word(c->tokens_source));
+    }
+    if (v[0])
+        dd_row(b, "job", v);
+    snprintf(v, sizeof v, "%zu of %zu steps", w->steady, mfu_report_step_count(r));
+    if (w->steps)
+        mfu__appendf(v, sizeof v, "; warm-up %lld–%lld excluded", (long long)w->first_step,
+                     (long long)w->last_step);
+    if (w->artifacts)
+        mfu__appendf(v, sizeof v, "; %zu timing artifact%s excluded", w->artifacts,
+                     w->artifacts == 1 ? "" : "s");
+    dd_row(b, "steady", v);
+    hb_raw(b, "</dl><div class=\"tiles\">");
+    const mfu_level *L = a ? mfu_analysis_steady(a) : NULL;
+    bool lev = L && L->steps > 0;
+    mfu_report_stat sm = mfu_report_summary(r, MFU_RS_MFU);
+    mfu_report_stat st = mfu_report_summary(r, MFU_RS_TOKENS_PER_S);
+    mfu_report_stat sh = mfu_report_summary(r, MFU_RS_HFU);
+    mfu_report_stat stt = mfu_report_summary(r, MFU_RS_STEP_TIME_S);
+    if (lev && isfinite(L->mfu.value)) {
+        pct(x, sizeof x, L->mfu.value, 2);
+        if (isfinite(L->mfu.lo))
+            snprintf(v, sizeof v, "95 %%: %.2f – %.2f %%", 100 * L->mfu.lo, 100 * L->mfu.hi);
+        else
+            snprintf(v, sizeof v, "steady level");
+        if (sm.n)
+            mfu__appendf(v, sizeof v, " · median step %.2f %%", 100 * sm.median);
+        tile(b, "MFU (tokens ÷ time)", x, v);
+    } else if (sm.n) {
+        pct(x, sizeof x, sm.median, 2);
+        tile(b, "MFU (median)", x, "steady steps");
+    } else {
+        tile(b, "MFU", "–", "needs a model and a device");
+    }
+    if (lev && isfinite(L->tokens_per_s.value)) {
+        const char *unit = mfu_report_analysis_unit(r);
+        si(x, sizeof x, L->tokens_per_s.value);
+        if (isfinite(L->tokens_per_s.lo)) {
+            char lo[32], hi[32];
+            si(lo, sizeof lo, L->tokens_per_s.lo);
+            si(hi, sizeof hi, L->tokens_per_s.hi);
+            snprintf(v, sizeof v, "95 %%: %s – %s", lo, hi);
+        } else {
+            snprintf(v, sizeof v, "steady level");
+        }
+        tile(b,
+             unit && strcmp(unit, "steps") == 0               ? "steps/s"
+             : unit && strcmp(unit, "tokens per device") == 0 ? "tokens/s per device"
+                                                              : "tokens/s",
+             x, v);
+    } else if (st.n) {
+        si(x, sizeof x, st.median);
+        tile(b, "tokens/s (median)", x, "steady steps");
+    }
+    if (lev && isfinite(L->hfu.value) && fabs(L->hfu.value - L->mfu.value) > 1e-9) {
+        pct(x, sizeof x, L->hfu.value, 2);
+        tile(b, "HFU", x, "recomputation and padding counted");
+    } else if (!lev && sh.n && sh.median != sm.median) {
+        pct(x, sizeof x, sh.median, 2);
+        tile(b, "HFU (median)", x, "steady steps");
+    }
+    if (stt.n) {
+        snprintf(x, sizeof x, "%.4g s", stt.median);
+        snprintf(y, sizeof y, "p10 %.4g s, p90 %.4g s", stt.p10, stt.p90);
+        tile(b, "typical step", x, y);
+    }
+    hb_raw(b, "</div></header>");
+}
+
+/* The step numbers and one series to plot: the analysis's when there is one. */
+typedef struct plot {
+    double *x, *mfu, *tps, *loss, *steady_t;
+    size_t n, nsteady;
+    double xmin, xmax;
+    bool any_mfu, any_loss;
+} plot;
+
+static void plot_free(plot *p)
+{
+    free(p->x);
+    free(p->mfu);
+    free(p->tps);
+    free(p->loss);
+    free(p->steady_t);
+}
+
+static bool plot_make(const mfu_report *r, plot *p)
+{
+    memset(p, 0, sizeof *p);
+    const mfu_analysis *a = mfu_report_analysis(r);
+    size_t n = a ? mfu_analysis_steps(a) : mfu_report_step_count(r);
+    size_t m = n ? n : 1;
+    p->x = malloc(m * sizeof *p->x);
+    p->mfu = malloc(m * sizeof *p->mfu);
+    p->tps = malloc(m * sizeof *p->tps);
+    p->loss = malloc(m * sizeof *p->loss);
+    p->steady_t = malloc(m * sizeof *p->steady_t);
+    if (!p->x || !p->mfu || !p->tps || !p->loss || !p->steady_t) {
+        plot_free(p);
+        return false;
+    }
+    p->n = n;
+    const int64_t *steps = a ? mfu_analysis_step_numbers(a) : mfu_report_steps(r);
+    const double *mfu = a ? mfu_analysis_derived(a, MFU_D_MFU) : mfu_report_column(r, MFU_RS_MFU);
+    const double *tps =
+        a ? mfu_analysis_derived(a, MFU_D_TOKENS_PER_S) : mfu_report_column(r, MFU_RS_TOKENS_PER_S);
+    const double *st =
+        a ? mfu_analysis_derived(a, MFU_D_STEP_TIME_S) : mfu_report_column(r, MFU_RS_STEP_TIME_S);
+    const double *loss = a ? mfu_analysis_input(a, MFU_SC_LOSS) : mfu_report_column(r, MFU_RS_LOSS);
+    p->xmin = INFINITY;
+    p->xmax = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        p->x[i] = (double)steps[i];
+        p->xmin = fmin(p->xmin, p->x[i]);
+        p->xmax = fmax(p->xmax, p->x[i]);
+        p->mfu[i] = mfu ? mfu[i] : NAN;
+        p->tps[i] = tps ? tps[i] : NAN;
+        p->loss[i] = loss ? loss[i] : NAN;
+        p->any_mfu = p->any_mfu || isfinite(p->mfu[i]);
+        p->any_loss = p->any_loss || isfinite(p->loss[i]);
+        bool steady =
+            a ? mfu_analysis_is_steady(a, i) : mfu_report_step_state_at(r, i) == MFU_STEP_STEADY;
+        if (steady && st && isfinite(st[i]) && st[i] > 0)
+            p->steady_t[p->nsteady++] = st[i];
+    }
+    if (!(p->xmax > p->xmin)) {
+        p->xmin = n ? p->xmin - 1 : 0;
+        p->xmax = n ? p->xmax + 1 : 1;
+    }
+    return true;
+}
+
+static void charts(hb *b, const mfu_report *r)
+{
+    const mfu_analysis *a = mfu_report_analysis(r);
+    plot p;
+    if (!plot_make(r, &p)) {
+        b->failed = true;
+        return;
+    }
+    size_t ns = a ? mfu_analysis_segment_count(a) : 0;
+    size_t nf = a ? mfu_analysis_finding_count(a) : 0;
+    double *bounds = malloc((ns ? ns : 1) * sizeof *bounds);
+    mfu__svg_marker *marks = malloc((nf ? nf : 1) * sizeof *marks);
+    char(*labels)[MFU_FINDING_KIND_MAX + MFU_FINDING_TEXT_MAX + 2] =
+        malloc((nf ? nf : 1) * sizeof *labels);
+    if (!bounds || !marks || !labels) {
+        free(bounds);
+        free(marks);
+        free(labels);
+        plot_free(&p);
+        b->failed = true;
+        return;
+    }
+    size_t nb = 0;
+    for (size_t i = 1; i < ns; i++)
+        bounds[nb++] = (double)mfu_analysis_segment(a, i)->start_step;
+    for (size_t i = 0; i < nf; i++) {
+        const mfu_finding *f = mfu_analysis_finding(a, i);
+        snprintf(labels[i], sizeof labels[i], "%s: %s", f->kind, f->summary);
+        marks[i].x = (double)f->first_step;
+        marks[i].label = labels[i];
+        marks[i].severity = f->severity;
+    }
+    const char *unit = mfu_report_analysis_unit(r);
+    bool steps_unit = unit && strcmp(unit, "steps") == 0;
+    mfu__svg_line c;
+    memset(&c, 0, sizeof c);
+    c.x = p.x;
+    c.n = p.n;
+    c.xmin = p.xmin;
+    c.xmax = p.xmax;
+    c.ymin = c.ymax = NAN;
+    c.boundaries = bounds;
+    c.nboundaries = nb;
+    c.markers = marks;
+    c.nmarkers = nf;
+    c.width = CHART_W;
+    c.height = CHART_H;
+    hb_raw(b, "<h3>Utilization and throughput over steps</h3><div class=\"charts\">");
+    if (p.any_mfu) {
+        c.title = "MFU";
+        c.y_label = "MFU (%)";
+        c.y = p.mfu;
+        c.y_scale = 100;
+        c.ymin = 0;
+        hb_svg(b, mfu__svg_line_chart(&c));
+        c.ymin = NAN;
+    }
+    c.title = steps_unit ? "Steps per second" : "Tokens per second";
+    c.y_label = steps_unit                                       ? "steps/s"
+                : unit && strcmp(unit, "tokens per device") == 0 ? "tokens/s per device"
+                                                                 : "tokens/s";
+    c.y = p.tps;
+    c.y_scale = 1;
+    hb_svg(b, mfu__svg_line_chart(&c));
+    if (p.any_loss) {
+        c.title = "Loss";
+        c.y_label = "loss";
+        c.y = p.loss;
+        c.height = 180;
+        c.nmarkers = 0;
+        hb_svg(b, mfu__svg_line_chart(&c));
+    }
+    hb_printf(b, "<div class=\"legend\">Steps %.0f–%.0f on one axis in every chart. ", p.xmin,
+              p.xmax);
+    if (nb)
+        hb_raw(b, "Dashed lines: segment boundaries. ");
+    if (nf)
+        hb_raw(b, "Triangles: where a finding starts (hover for its text). ");
+    if (!p.any_mfu)
+        hb_raw(b, "No MFU: the model or the device is unknown. ");
+    hb_raw(b, "</div></div>");
+    if (p.nsteady) {
+        hb_raw(b, "<h3>Step times (steady steps)</h3><div class=\"charts\">");
+        hb_svg(b, mfu__svg_histogram(p.steady_t, p.nsteady, 0, "Step time distribution", CHART_W,
+                                     200));
+        hb_raw(b, "<div class=\"legend\">Freedman–Diaconis bins; the last bar collects steps "
+                  "beyond 1.5 × the 99th percentile (stalls).</div></div>");
+    }
+    free(bounds);
+    free(marks);
+    free(labels);
+    plot_free(&p);
+}
+
+static void interval_cell(hb *b, mfu_interval v, bool percent)
+{
+    char x[48], lo[48], hi[48];
+    if (percent) {
+        pct(x, sizeof x, v.value, 2);
+        snprintf(lo, sizeof lo, "%.2f", 100 * v.lo);
+        snprintf(hi, sizeof hi, "%.2f", 100 * v.hi);
+    } else {
+        si(x, sizeof x, v.value);
+        si(lo, sizeof lo, v.lo);
+        si(hi, sizeof hi, v.hi);
+    }
+    hb_raw(b, "<td class=\"num\">");
+    hb_text(b, x);
+    if (isfinite(v.lo)) {
+        hb_raw(b, " <span class=\"muted\">[");
+        hb_text(b, lo);
+        hb_raw(b, ", ");
+        hb_text(b, hi);
+        hb_raw(b, "]</span>");
+    }
+    hb_raw(b, "</td>");
+}
+
+static void segments(hb *b, const mfu_analysis *a)
+{
+    size_t ns = mfu_analysis_segment_count(a);
+    if (!ns)
+        return;
+    hb_printf(b,
+              "<h3>Segments (%zu)</h3><table><tr><th>#</th><th>steps</th><th>cause</th>"
+              "<th>settle</th><th>tokens/s [95 %%]</th><th>MFU [95 %%]</th><th>median "
+              "step</th><th>configuration</th></tr>",
+              ns);
+    for (size_t i = 0; i < ns; i++) {
+        const mfu_segment *g = mfu_analysis_segment(a, i);
+        const mfu_level *l = &g->level;
+        hb_printf(b,
+                  "<tr><td>%zu</td><td class=\"num\">%lld–%lld</td><td>%s</td>"
+                  "<td class=\"num\">%zu</td>",
+                  i, (long long)g->start_step, (long long)g->end_step, mfu_cause_name(g->cause),
+                  g->settle_steps);
+        interval_cell(b, l->tokens_per_s, false);
+        interval_cell(b, l->mfu, true);
+        hb_printf(b, "<td class=\"num\">%.4g s</td><td>", l->median_step_time_s);
+        char cfg[200] = "";
+        if (isfinite(l->seq_len))
+            mfu__appendf(cfg, sizeof cfg, "seq %.0f", l->seq_len);
+        if (isfinite(l->global_batch))
+            mfu__appendf(cfg, sizeof cfg, "%sbatch %.0f", cfg[0] ? ", " : "", l->global_batch);
+        if (isfinite(l->devices))
+            mfu__appendf(cfg, sizeof cfg, "%s%.0f device%s", cfg[0] ? ", " : "", l->devices,
+                         l->devices == 1 ? "" : "s");
+        if (l->recompute[0] && strcmp(l->recompute, "none") != 0)
+            mfu__appendf(cfg, sizeof cfg, "%srecompute %s", cfg[0] ? ", " : "", l->recompute);
+        hb_text(b, cfg);
+        hb_raw(b, "</td></tr>");
+    }
+    hb_raw(b, "</table>");
+}
+
+static const char *term_label(mfu_term t)
+{
+    static const char *const names[MFU_TERM_COUNT_] = {"tokens/s (total)", "utilization (MFU)",
+                                                       "capacity (devices × peak)",
+                                                       "workload (FLOPs per token)", "padding"};
+    return (int)t >= 0 && t < MFU_TERM_COUNT_ ? names[t] : "?";
+}
+
+static void terms_table(hb *b, const mfu_decomposition *d)
+{
+    hb_raw(b, "<table><tr><th>term</th><th>change</th><th>95 % interval</th><th>share</th>"
+              "<th>direction</th><th>size</th></tr>");
+    for (int k = 0; k < MFU_TERM_COUNT_; k++) {
+        const mfu_term_change *c = &d->term[k];
+        if (k != MFU_TERM_TOKENS_PER_S && !isfinite(c->dln))
+            continue;
+        char ch[48], lo[48], hi[48];
+        spct(ch, sizeof ch, c->pct);
+        hb_raw(b, k == MFU_TERM_TOKENS_PER_S ? "<tr><th>" : "<tr><td>");
+        hb_text(b, term_label((mfu_term)k));
+        hb_raw(b, k == MFU_TERM_TOKENS_PER_S ? "</th>" : "</td>");
+        hb_raw(b, "<td class=\"num\">");
+        hb_text(b, ch);
+        hb_raw(b, "</td><td class=\"num\">");
+        if (isfinite(c->lo_pct)) {
+            spct(lo, sizeof lo, c->lo_pct);
+            spct(hi, sizeof hi, c->hi_pct);
+            hb_raw(b, "[");
+            hb_text(b, lo);
+            hb_raw(b, ", ");
+            hb_text(b, hi);
+            hb_raw(b, "]");
+        } else {
+            hb_raw(b, "–");
+        }
+        hb_raw(b, "</td><td class=\"num\">");
+        if (isfinite(c->share))
+            hb_printf(b, "%.2f", c->share);
+        else
+            hb_raw(b, "–");
+        bool iv = isfinite(c->lo_pct);
+        hb_printf(b, "</td><td>%s</td><td>%s</td></tr>",
+                  !iv                    ? "–"
+                  : c->direction_certain ? "<span class=\"yes\">certain</span>"
+                                         : "<span class=\"no\">not certain</span>",
+                  !iv             ? "–"
+                  : c->size_known ? "<span class=\"yes\">known</span>"
+                                  : "<span class=\"no\">not known</span>");
+    }
+    hb_raw(b, "</table>");
+}
+
+static void boundaries(hb *b, const mfu_analysis *a)
+{
+    size_t ns = mfu_analysis_segment_count(a);
+    if (ns < 2)
+        return;
+    hb_raw(b, "<h3>What changed at each boundary</h3>");
+    for (size_t i = 0; i + 1 < ns; i++) {
+        const mfu_decomposition *d = mfu_analysis_boundary(a, i);
+        const mfu_segment *g = mfu_analysis_segment(a, i + 1);
+        char title[200];
+        snprintf(title, sizeof title, "Step %lld: Δ ln tokens/s by term", (long long)g->start_step);
+        hb_printf(b, "<div class=\"boundary\"><div class=\"muted\">step %lld · ",
+                  (long long)g->start_step);
+        hb_text(b,
+                d->config_change[0] ? d->config_change : "level shift (no configuration change)");
+        hb_raw(b, "</div><p class=\"sentence\">");
+        hb_text(b, d->sentence);
+        hb_raw(b, "</p><div class=\"split\"><div>");
+        hb_svg(b, mfu__svg_waterfall(d, title, 430, 250));
+        hb_raw(b, "</div><div>");
+        terms_table(b, d);
+        hb_raw(b, "</div></div></div>");
+    }
+}
+
+static void findings(hb *b, const mfu_analysis *a)
+{
+    size_t nf = mfu_analysis_finding_count(a);
+    hb_printf(b, "<h3>Findings (%zu)</h3>", nf);
+    if (!nf) {
+        hb_raw(b, "<p class=\"muted\">None: no stall, throttling, padding, recomputation, "
+                  "impossible value, loss problem or straggler was found in the steady "
+                  "steps.</p>");
+        return;
+    }
+    hb_raw(b, "<ul class=\"findings\">");
+    for (size_t i = 0; i < nf; i++) {
+        const mfu_finding *f = mfu_analysis_finding(a, i);
+        const char *sev = mfu_severity_name(f->severity);
+        hb_printf(b, "<li class=\"sev-%s\"><span class=\"badge sev-%s\">%s</span>", sev, sev, sev);
+        hb_raw(b, "<span class=\"kind\">");
+        hb_text(b, f->kind);
+        hb_printf(b, "</span><span class=\"steps\">steps %lld–%lld</span><p class=\"summary\">",
+                  (long long)f->first_step, (long long)f->last_step);
+        hb_text(b, f->summary);
+        hb_raw(b, "</p>");
+        if (f->nevidence) {
+            hb_raw(b, "<div class=\"chips\">");
+            for (size_t k = 0; k < f->nevidence && k < MFU_FINDING_EVIDENCE_MAX; k++) {
+                hb_raw(b, "<span class=\"chip\">");
+                hb_text(b, f->evidence[k].name);
+                hb_printf(b, " = %.4g</span>", f->evidence[k].value);
+            }
+            hb_raw(b, "</div>");
+        }
+        hb_raw(b, "<p class=\"next\">Next: ");
+        hb_text(b, f->next_step);
+        hb_raw(b, "</p></li>");
+    }
+    hb_raw(b, "</ul>");
+}
+
+static void fig(char *buf, size_t n, mfu_figure f, double v)
+{
+    if (f == MFU_FIGURE_MFU)
+        pct(buf, n, v, 2);
+    else if (f == MFU_FIGURE_FLOPS_PER_S) {
+        char x[32];
+        si(x, sizeof x, v);
+        snprintf(buf, n, "%sFLOP/s", x);
+    } else
+        si(buf, n, v);
+}
+
+static void comparisons(hb *b, const mfu_report *r)
+{
+    size_t n = mfu_report_comparison_count(r);
+    if (!n)
+        return;
+    hb_raw(b, "<h3>Reported vs recomputed (steady medians)</h3><table><tr><th>figure</th>"
+              "<th>reported</th><th>recomputed</th><th>ratio</th><th></th><th>cause</th></tr>");
+    for (size_t i = 0; i < n; i++) {
+        const mfu_report_comparison *x = mfu_report_comparison_at(r, i);
+        char rep[48], rec[48];
+        fig(rep, sizeof rep, x->figure, x->reported);
+        fig(rec, sizeof rec, x->figure, x->recomputed);
+        hb_raw(b, "<tr><td>");
+        hb_text(b, x->label);
+        hb_raw(b, "</td><td class=\"num\">");
+        hb_text(b, rep);
+        hb_raw(b, "</td><td class=\"num\">");
+        hb_text(b, rec);
+        hb_printf(b, "</td><td class=\"num\">%.3f</td><td>%s</td><td>", x->ratio,
+                  x->agrees ? "<span class=\"badge ok\">agrees</span>"
+                            : "<span class=\"badge bad\">differs</span>");
+        if (!x->agrees) {
+            hb_text(b, mfu_mismatch_name(x->cause));
+            if (x->explanation[0]) {
+                hb_raw(b, ": ");
+                hb_text(b, x->explanation);
+            }
+        }
+        hb_raw(b, "</td></tr>");
+    }
+    hb_raw(b, "</table>");
+}
+
+static void invariants(hb *b, const mfu_analysis *a)
+{
+    size_t n = mfu_analysis_invariant_count(a);
+    if (!n)
+        return;
+    hb_raw(b, "<h3>Expectations</h3><table><tr><th></th><th>expression</th><th>measured</th>"
+              "</tr>");
+    for (size_t i = 0; i < n; i++) {
+        const mfu_invariant_result *v = mfu_analysis_invariant(a, i);
+        hb_printf(b, "<tr><td>%s</td><td><code>",
+                  v->passed ? "<span class=\"badge ok\">ok</span>"
+                            : "<span class=\"badge bad\">violated</span>");
+        hb_text(b, v->expression);
+        hb_raw(b, "</code></td><td>");
+        hb_text(b, v->message);
+        hb_raw(b, "</td></tr>");
+    }
+    hb_raw(b, "</table>");
+}
+
+static void notes(hb *b, const mfu_report *r)
+{
+    size_t nn = mfu_report_note_count(r), nm = mfu_report_missing_count(r);
+    if (!nn && !nm)
+        return;
+    hb_raw(b, "<h3>Notes</h3><ul>");
+    for (size_t i = 0; i < nn; i++) {
+        hb_raw(b, "<li>");
+        hb_text(b, mfu_report_note_at(r, i));
+        hb_raw(b, "</li>");
+    }
+    for (size_t i = 0; i < nm; i++) {
+        const mfu_report_missing *m = mfu_report_missing_at(r, i);
+        hb_raw(b, "<li>missing ");
+        hb_text(b, m->what);
+        hb_raw(b, ": <code>");
+        hb_text(b, m->option);
+        hb_raw(b, "</code> adds ");
+        hb_text(b, m->needed_for);
+        hb_raw(b, "</li>");
+    }
+    hb_raw(b, "</ul>");
+}
+
+mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char *title, char **out,
+                           mfu_error *err)
+{
+    if (!out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_report_html: out is NULL");
+    *out = NULL;
+    if ((n && !runs) || n == 0)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_report_html: give at least one report");
+    for (size_t i = 0; i < n; i++)
+        if (!runs[i].report)
+            return mfu__fail(err, MFU_E_INVALID, 0, "mfu_report_html: run %zu has no report", i);
+    hb b;
+    memset(&b, 0, sizeof b);
+    const char *t = title && *title ? title : "mfu report";
+    hb_raw(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+               "<title>");
+    hb_text(&b, t);
+    hb_raw(&b, "</title><style>");
+    hb_raw(&b, CSS);
+    hb_raw(&b, "</style></head><body><main><h1>");
+    hb_text(&b, t);
+    hb_printf(&b,
+              " <small>%zu run%s · MFU = useful model FLOP/s ÷ (devices × dense peak)"
+              "</small></h1>",
+              n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n && !b.failed; i++) {
+        const mfu_report *r = runs[i].report;
+        const mfu_analysis *a = mfu_report_analysis(r);
+        hb_raw(&b, "<section class=\"run\">");
+        context_card(&b, &runs[i]);
+        charts(&b, r);
+        if (a) {
+            segments(&b, a);
+            boundaries(&b, a);
+            findings(&b, a);
+        }
+        comparisons(&b, r);
+        if (a)
+            invariants(&b, a);
+        notes(&b, r);
+        hb_raw(&b, "</section>");
+    }
+    hb_raw(&b, "<footer>Written by mfu. Levels are total tokens ÷ total time over the steady "
+               "steps; intervals are 95 % moving-block bootstrap intervals; “direction "
+               "certain” means the interval excludes zero, “size known” that it is narrower "
+               "than the size threshold. See docs/analysis.md.</footer></main></body></html>\n");
+    if (b.failed) {
+        free(b.p);
+        return mfu__fail(err, MFU_E_NOMEM, 0,
+                         "out of memory (or past %u MiB) writing the HTML report; report fewer "
+                         "runs per page",
+                         HTML_MAX_BYTES >> 20);
+    }
+    *out = b.p;
+    return MFU_OK;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# e2e: `mfu compare A B` on log files this test writes (tests/e2e/lib/genlog.py):
+#   - two runs whose MFU differs by less than the noise (no difference at all, 20 steady steps
+#     a side): the size is never "known", over 8 seed pairs;
+#   - a real 3 % MFU shift with 600 steps a side: direction certain (up), size known, the
+#     change within 0.5 point of 3 %;
+#   - two step ranges of one run across a sequence-length drop: the terms of the truth;
+#   - --size-threshold, JSON keys, and bad input (exit 1 or 2, one line, no crash).
+E2E_CMD=compare
+source "$(dirname "$0")/lib/e2e.bash"
+gen() { /usr/bin/python3 "$(dirname "$0")/lib/genlog.py" "$@" || fail "genlog $*"; }
+F4=$("$bin" flops --json --model gpt2 --seq 4096 | jq -r .flops_per_token.model)
+F1=$("$bin" flops --json --model gpt2 --seq 1024 | jq -r .flops_per_token.model)
+CTX=(--model gpt2 --device h100-sxm)
+
+# ---- within the noise: short windows never claim a known size ---------------------------------
+for s in 1 2 3 4 5 6 7 8; do
+    gen steady "$tmp/a.jsonl" --seed $((200 + s)) --steps 40 --flops "$F4" --mfu 0.45
+    gen steady "$tmp/b.jsonl" --seed $((300 + s)) --steps 40 --flops "$F4" --mfu 0.45
+    ok "$tmp/a.jsonl:1-23" "$tmp/b.jsonl:1-23" "${CTX[@]}" --json
+    jq_is .verdict.figure mfu
+    jq_is .verdict.size_known false
+    jq_is .a.level.steps 20 # 3 warm-up steps left out
+done
+ok "$tmp/a.jsonl:1-23" "$tmp/b.jsonl:1-23" "${CTX[@]}"
+grep -q '^size: not known well enough' "$tmp/out" || fail "noise: the text verdict on size"
+
+# ---- a real 3 % MFU shift, 600 steps a side ------------------------------------------------
+gen steady "$tmp/before.jsonl" --seed 401 --flops "$F4" --mfu 0.45
+gen steady "$tmp/after.jsonl" --seed 402 --flops "$F4" --mfu 0.4635
+ok "$tmp/before.jsonl" "$tmp/after.jsonl" "${CTX[@]}" --json
+jq_is .verdict.direction_certain true
+jq_is .verdict.direction up
+jq_is .verdict.size_known true
+near .verdict.change_pct 0.03 0.005
+near .decomposition.terms.mfu.pct 0.03 0.005
+near .decomposition.terms.flops_per_token.pct 0 1e-12
+near .mfu_points 0.0135 0.0025
+jq_true '.verdict.lo_pct > 0 and .verdict.hi_pct > .verdict.lo_pct'
+ok "$tmp/before.jsonl" "$tmp/after.jsonl" "${CTX[@]}"
+grep -q '^direction: certain, MFU went up' "$tmp/out" || fail "3 %: the text verdict on direction"
+grep -q '^size: known' "$tmp/out" || fail "3 %: the text verdict on size"
+# a threshold below the interval's half-width: the size is no longer known
+ok "$tmp/before.jsonl" "$tmp/after.jsonl" "${CTX[@]}" --json --size-threshold 0.001
+jq_is .verdict.size_known false
+jq_is .verdict.size_threshold 0.001
+jq_is .verdict.direction_certain true
+
+# ---- two ranges of one run, across a sequence-length drop ---------------------------------------
+gen seqdrop "$tmp/seq.log" --seed 11 --flops "$F4,$F1" --mfu 0.45,0.414
+ok "$tmp/seq.log:1-300" "$tmp/seq.log:301-" "${CTX[@]}" --json
+jq_is .a.window.first_step 1
+jq_is .b.window.last_step null
+jq_is .b.level.first_step 301
+T=.decomposition.terms
+near "$T.flops_per_token.pct" "$(awk "BEGIN { printf \"%.10g\", $F4 / $F1 - 1 }")" 1e-9
+near "$T.mfu.pct" -0.08 0.01
+jq_is .verdict.direction down
+jq_true '.decomposition | has("sentence") and has("config_change") and has("terms") and (has("from") | not)'
+jq_true '.a | has("file") and has("window") and has("level")'
+jq_true '.verdict | keys == ["change_pct","direction","direction_certain","figure","half_width_pct","hi_pct","lo_pct","size_known","size_threshold"]'
+ok "$tmp/seq.log:-300" "$tmp/seq.log:301-600" "${CTX[@]}"
+grep -q '^B vs A: tokens/s +12 %: workload 21 % easier (sequence 4096 → 1024' "$tmp/out" ||
+    fail "seqdrop: the sentence: $(grep '^B vs A' "$tmp/out")"
+grep -q '^  workload (FLOPs/token) ' "$tmp/out" || fail "seqdrop: the terms table"
+# without a model: tokens/s is the headline
+ok "$tmp/before.jsonl" "$tmp/after.jsonl" --json
+jq_is .verdict.figure tokens_per_second
+
+# ---- bad input --------------------------------------------------------------------------------
+bad 2 "$tmp/before.jsonl"
+bad 2 "$tmp/before.jsonl:30-20" "$tmp/after.jsonl"
+bad 2 "$tmp/before.jsonl:1-2-3" "$tmp/after.jsonl"
+bad 2 - - "${CTX[@]}"
+bad 1 "$tmp/nonexistent.log" "$tmp/after.jsonl"
+bad 1 "$tmp/before.jsonl:5000-6000" "$tmp/after.jsonl" "${CTX[@]}"
+grep -q 'no steady step in steps 5000-6000' "$tmp/err" || fail "empty window: $(cat "$tmp/err")"
+bad 2 "$tmp/before.jsonl" "$tmp/after.jsonl" --size-threshold 1.5
+run --help
+[ "$rc" = 0 ] && grep -q 'LOG:FIRST-LAST' "$tmp/out" || fail "compare --help"
+e2e_finish
