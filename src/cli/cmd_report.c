@@ -17,14 +17,11 @@
 #include "cli/commands.h"
 #include "cli/model_args.h"
 #include "cli/report_out.h"
+#include "cli/run_context.h"
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
-    MODEL_ARGS_OPTSPECS,       {"device", true},
-    {"dtype", true},           {"devices", true},
-    {"peak-tflops", true},     {"global-batch", true},
-    {"tokens-per-step", true}, {"real-tokens-per-step", true},
-    {"format", true},          {"map", true},
+    RUN_CONTEXT_OPTSPECS,      {"format", true},          {"map", true},
     {"stack", true},           {"tolerance", true},
     {"json", false},           {"no-series", false},
     {"list-stacks", false},
@@ -42,14 +39,7 @@ static void help(void)
            "disagree. A missing model or device is not an error: the report says which option\n"
            "adds what is missing.\n\n"
            "%s"
-           "Device and job (override what the log says):\n"
-           "  --device NAME            a device of 'mfu devices' (id or reported name)\n"
-           "  --dtype D                precision of the matmuls (default: the log's, else bf16)\n"
-           "  --peak-tflops X          dense peak per device in TFLOP/s (instead of the table)\n"
-           "  --devices N              devices in the job (GPUs, not nodes)\n"
-           "  --global-batch N         sequences per optimizer step, whole job (with --seq)\n"
-           "  --tokens-per-step N      tokens per optimizer step, whole job\n"
-           "  --real-tokens-per-step N non-padding tokens per step: MFU counts only these\n"
+           "%s"
            "Log:\n"
            "  --format NAME            read as this format instead of detecting it\n"
            "  --map FIELD=COLUMN       jsonl / csv field mapping (see 'mfu convert --help')\n"
@@ -67,7 +57,7 @@ static void help(void)
            "  bash examples/demo.sh build/mfu\n\n"
            "exit status: 0 ok, 1 a log could not be read or a device is unknown,\n"
            "2 bad usage (a flag's value).\n",
-           MODEL_ARGS_HELP);
+           MODEL_ARGS_HELP, RUN_CONTEXT_DEVICE_HELP);
 }
 
 static int list_stacks(void)
@@ -82,44 +72,11 @@ static int list_stacks(void)
     return CLI_EXIT_OK;
 }
 
-/* The model options describe a model when a preset, a config or any dimension was given. */
-static bool has_model(const model_args *m)
+/* The report-only options (the run context is shared: run_context.c). */
+static int report_options(const cli_args *a, mfu_report_input *in)
 {
-    const mfu_arch *a = &m->arch;
-    return m->from_file || a->layers || a->hidden || a->heads || a->vocab || m->options.params > 0;
-}
-
-static int build_input(const cli_args *a, const model_args *m, mfu_report_input *in)
-{
-    memset(in, 0, sizeof *in);
-    in->has_arch = has_model(m);
-    in->arch = m->arch;
-    in->workload = m->workload;
-    in->flops = m->options;
-    in->device = cli_get(a, "device");
-    mfu_error e;
-    memset(&e, 0, sizeof e);
-    const char *dt = cli_get(a, "dtype");
-    if (dt) {
-        if (mfu_dtype_parse(dt, &in->dtype, &e) != MFU_OK)
-            return cli_failf("report", CLI_EXIT_USAGE, "--dtype: %s", e.message);
-        in->dtype_given = true;
-    }
-    double tf = 0;
-    bool has = false;
-    if (!cli_get_pos_double("report", a, "peak-tflops", &tf, &has))
+    if (!cli_get_pos_double("report", a, "tolerance", &in->tolerance, NULL))
         return CLI_EXIT_USAGE;
-    if (has)
-        in->peak_flops_per_s = tf * 1e12;
-    if (!cli_get_pos_int64("report", a, "devices", &in->devices, NULL) ||
-        !cli_get_pos_int64("report", a, "global-batch", &in->global_batch, NULL) ||
-        !cli_get_pos_double("report", a, "tokens-per-step", &in->tokens_per_step, NULL) ||
-        !cli_get_pos_double("report", a, "real-tokens-per-step", &in->real_tokens_per_step, NULL) ||
-        !cli_get_pos_double("report", a, "tolerance", &in->tolerance, NULL))
-        return CLI_EXIT_USAGE;
-    if (in->global_batch > 0 && in->workload.seq <= 0 && in->tokens_per_step <= 0)
-        return cli_failf("report", CLI_EXIT_USAGE,
-                         "--global-batch counts sequences: give --seq too (or --tokens-per-step)");
     in->stack = cli_get(a, "stack");
     if (in->stack) {
         bool known = false;
@@ -220,20 +177,20 @@ int cmd_report(int argc, char **argv)
     o.map = maps;
     o.nmap = nmap;
 
-    model_args m;
-    int rc = model_args_build("report", &a, false, &m);
+    run_context ctx;
+    int rc = run_context_build("report", &a, &ctx);
     if (rc != CLI_EXIT_OK)
         return rc;
-    mfu_report_input in;
-    rc = build_input(&a, &m, &in);
+    mfu_report_input in = ctx.in;
+    rc = report_options(&a, &in);
     if (rc != CLI_EXIT_OK) {
-        model_args_free(&m);
+        run_context_free(&ctx);
         return rc;
     }
     bool want_json = cli_has(&a, "json");
     json_t *json = want_json ? json_array() : NULL;
     if (want_json && !json) {
-        model_args_free(&m);
+        run_context_free(&ctx);
         return cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
     }
     int worst = CLI_EXIT_OK;
@@ -246,7 +203,7 @@ int cmd_report(int argc, char **argv)
         if (r == CLI_EXIT_USAGE)
             break; /* the same flags fail for every log */
     }
-    model_args_free(&m);
+    run_context_free(&ctx);
     if (want_json) {
         if (json_array_size(json) == 0) {
             json_decref(json);
