@@ -199,7 +199,8 @@ MFU_API mfu_status mfu_store_get_tag(mfu_store *s, int64_t id, const char *key, 
  * put_run and ingest leave it as it is. */
 
 /* Set the context of run id to context_json (NULL or "" clears it): a JSON array of strings,
- * under MFU_STORE_CONTEXT_MAX bytes. Updates the run's updated_s. Errors: MFU_E_INVALID (no run
+ * under MFU_STORE_CONTEXT_MAX bytes. Updates the run's updated_s when the context changes (the
+ * same context again writes nothing). Errors: MFU_E_INVALID (no run
  * id, read-only store), MFU_E_PARSE (not a JSON array of strings), MFU_E_LIMIT (too long),
  * MFU_E_IO. */
 MFU_API mfu_status mfu_store_set_context(mfu_store *s, int64_t id, const char *context_json,

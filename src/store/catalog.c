@@ -336,7 +336,7 @@ mfu_status mfu_store_set_context(mfu_store *s, int64_t id, const char *context_j
     rs = mfu__store_run_state(s, id, NULL, NULL, err);
     sqlite3_stmt *st = NULL;
     if (rs == MFU_OK)
-        rs = mfu__store_prepare(s, "UPDATE runs SET context_json=?, updated_s=? WHERE id=?", &st,
+        rs = mfu__store_prepare(s, "UPDATE runs SET context_json=?, updated_s=? WHERE id=? AND context_json IS NOT ?1", &st,
                                 err);
     if (rs == MFU_OK) {
         sqlite3_bind_text(st, 1, context_json ? context_json : "", -1, SQLITE_STATIC);

@@ -331,7 +331,7 @@ ok "$logs/nemo/nemo2-bionemo-pr740-progress-printer.log" \
 
 # ---- the demo ----------------------------------------------------------------------------
 name=demo
-bash "$src/examples/demo.sh" "$bin" >"$tmp/demo" 2>&1 || fail "demo: exit $?: $(tail -3 "$tmp/demo")"
+MFU_DB="$tmp/demo.db" bash "$src/examples/demo.sh" --no-serve "$bin" >"$tmp/demo" 2>&1 || fail "demo: exit $?: $(tail -3 "$tmp/demo")"
 n=$(wc -l <"$tmp/demo")
 [ "$n" -lt 80 ] || fail "demo prints $n lines (want < 80)"
 [ "$(grep -c '^== examples/' "$tmp/demo")" = 4 ] || fail "demo: not 4 runs"

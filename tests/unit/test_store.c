@@ -671,6 +671,18 @@ static void context(void **state)
     assert_int_equal(mfu_store_get_context(s, id, &c, &e), MFU_OK);
     assert_string_equal(c, ctx2);
     free(c);
+    /* the same context again writes nothing (updated_s stays); another one updates it */
+    mfu_store_close(s);
+    sqlite3 *h0 = NULL;
+    assert_int_equal(sqlite3_open(f->db, &h0), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h0, "UPDATE runs SET updated_s=0", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h0);
+    s = open_store(f->db, 0);
+    assert_int_equal(mfu_store_set_context(s, id, ctx2, &e), MFU_OK);
+    assert_int_equal(sql_int(f->db, "SELECT updated_s FROM runs WHERE name='a'"), 0);
+    assert_int_equal(mfu_store_set_context(s, id, ctx, &e), MFU_OK);
+    assert_true(sql_int(f->db, "SELECT updated_s FROM runs WHERE name='a'") > 0);
+    assert_int_equal(mfu_store_set_context(s, id, ctx2, &e), MFU_OK);
     /* bad shapes are refused and leave it as it was */
     assert_int_equal(mfu_store_set_context(s, id, "{\"model\":1}", &e), MFU_E_PARSE);
     assert_non_null(strstr(e.message, "array of strings"));
