@@ -1,5 +1,5 @@
 # Entry points for people. CMake + CTest do the real work (see docs/testing.md).
-#   make demo   install what is missing, build, run mfu on the bundled example
+#   make demo   install what is missing, build, ingest + report the bundled examples, serve them
 #   make test   install what is missing, build, run every test (ends with CTest's summary)
 #   make bench  run every benchmark in bench/ (rates and ratios against peers; not a test)
 BUILD ?= build

@@ -37,13 +37,14 @@ extern "C" {
 
 /* Schema version this library writes. A store with a higher version is refused (open it with a
  * newer mfu); a lower one is migrated forward when opened for writing. */
-#define MFU_STORE_SCHEMA_VERSION 1
+#define MFU_STORE_SCHEMA_VERSION 2
 
 /* Named limits and defaults. */
 #define MFU_STORE_NAME_MAX 128           /* run name, bytes including the NUL */
 #define MFU_STORE_TAG_KEY_MAX 64         /* tag key, bytes including the NUL */
 #define MFU_STORE_TAG_VALUE_MAX 256      /* tag value, bytes including the NUL */
 #define MFU_STORE_PATH_MAX 4096          /* source path, bytes including the NUL */
+#define MFU_STORE_CONTEXT_MAX (256 * 1024) /* run context JSON, bytes including the NUL */
 #define MFU_STORE_BATCH_ROWS 1000        /* default rows per write transaction */
 #define MFU_STORE_MAX_BATCH_ROWS 1000000 /* the most rows one transaction may hold */
 #define MFU_STORE_BUSY_TIMEOUT_MS 5000   /* default wait for another writer, milliseconds */
@@ -158,6 +159,7 @@ typedef struct mfu_store_run_info {
     int64_t source_lines; /* lines of the source read */
     size_t ntags;
     const mfu_store_tag *tags; /* sorted by key */
+    const char *context;       /* the run context (mfu_store_set_context), "" when none */
 } mfu_store_run_info;
 
 typedef struct mfu_store_list mfu_store_list;
@@ -187,6 +189,30 @@ MFU_API mfu_status mfu_store_check_tag(const char *key, const char *value, mfu_e
  * left), MFU_E_LIMIT (n too small; value holds the truncated text), MFU_E_INVALID, MFU_E_IO. */
 MFU_API mfu_status mfu_store_get_tag(mfu_store *s, int64_t id, const char *key, char *value,
                                      size_t n, mfu_error *err);
+
+/* ---- context ---------------------------------------------------------------------------- */
+
+/* The run context is what a report of the run needs besides its log (model, device, job
+ * size): the caller's command-line arguments, stored as a JSON array of strings, for example
+ * ["--model","llama3-8b","--seq","8192","--device","h100-sxm"], so that the same option parser
+ * reads them back. The store checks only the shape; what the arguments mean is the caller's.
+ * put_run and ingest leave it as it is. */
+
+/* Set the context of run id to context_json (NULL or "" clears it): a JSON array of strings,
+ * under MFU_STORE_CONTEXT_MAX bytes. Updates the run's updated_s when the context changes (the
+ * same context again writes nothing). Errors: MFU_E_INVALID (no run
+ * id, read-only store), MFU_E_PARSE (not a JSON array of strings), MFU_E_LIMIT (too long),
+ * MFU_E_IO. */
+MFU_API mfu_status mfu_store_set_context(mfu_store *s, int64_t id, const char *context_json,
+                                         mfu_error *err);
+
+/* The context of run id: *out is a malloc'd copy (free() it), or NULL when the run has none.
+ * Errors: MFU_E_INVALID (NULL argument, no run id), MFU_E_IO, MFU_E_NOMEM. */
+MFU_API mfu_status mfu_store_get_context(mfu_store *s, int64_t id, char **out, mfu_error *err);
+
+/* MFU_OK when context_json is a JSON array of strings under MFU_STORE_CONTEXT_MAX bytes, else
+ * MFU_E_PARSE or MFU_E_LIMIT with a message. NULL is invalid. */
+MFU_API mfu_status mfu_store_check_context(const char *context_json, mfu_error *err);
 
 /* ---- findings --------------------------------------------------------------------------- */
 

@@ -5,6 +5,10 @@
  * Ingesting the same log again adds only what is new (see docs/internals/store.md). While a
  * long log is read and written, a progress line on stderr is redrawn about once a second when
  * stderr is a terminal; every LOG ends with a one-line summary on stderr.
+ *
+ * The run context options (those of `mfu report`: model, device, job; run_context.h) are checked
+ * as the report checks them and stored with each run (mfu_store_set_context), replacing what
+ * was stored; without them the stored context stays.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/db_path.h"
+#include "cli/run_context.h"
 #include "util/util.h"
 
 static const char *const CMD = "ingest";
@@ -26,7 +31,8 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: mfu ingest LOG... [--run NAME] [--tag KEY=VALUE]... [--format NAME]\n"
-            "                  [--map FIELD=COLUMN]... [--db PATH] [--wait SECONDS]\n\n"
+            "                  [--map FIELD=COLUMN]... [--db PATH] [--wait SECONDS]\n"
+            "                  [MODEL] [DEVICE]\n\n"
             "Read training logs into the run store, one run per LOG ('-' reads stdin).\n"
             "Ingesting a log again only adds what is new: an unchanged file is skipped, a grown\n"
             "one is resumed, a truncated or replaced one is read again from the start.\n\n"
@@ -38,10 +44,17 @@ static void help(FILE *out)
             "  --format NAME   read the logs as this format instead of detecting it\n"
             "  --map F=COLUMN  column mapping for the generic jsonl / csv formats (repeatable)\n");
     cli_db_help(out, true);
+    fprintf(out,
+            "\nRun context: the options of 'mfu report' that say what the log does not (model,\n"
+            "device, job size) are checked as the report checks them and stored with each run,\n"
+            "replacing the context stored before; 'mfu serve' and 'mfu report --db' use it.\n"
+            "Without them a run keeps its stored context. 'mfu runs' shows it.\n\n%s%s",
+            MODEL_ARGS_HELP, RUN_CONTEXT_DEVICE_HELP);
     fprintf(out, "\nexamples:\n"
                  "  mfu ingest train.log\n"
                  "  mfu ingest logs/*.log --tag cluster=a --db runs.db\n"
                  "  mfu ingest node0.log.gz --run gpt3-7b-fp8 --tag arm=baseline\n"
+                 "  mfu ingest train.log --model llama3-8b --seq 8192 --device h100-sxm\n"
                  "  tail -n +1 train.log | mfu ingest - --run live\n");
 }
 
@@ -210,7 +223,7 @@ static void summary(const char *path, const mfu_store_ingest_result *r, double s
 }
 
 static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
-                      const mfu_store_ingest_opts *o)
+                      const mfu_store_ingest_opts *o, const char *context)
 {
     bool is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
@@ -251,6 +264,8 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
     tags_ctx t = {store, r.run_id, &e};
     if (!cli_each(a, "tag", set_tag, &t))
         return cli_fail(CMD, &e, CLI_EXIT_FAIL);
+    if (context && mfu_store_set_context(store, r.run_id, context, &e) != MFU_OK)
+        return cli_fail(CMD, &e, CLI_EXIT_FAIL);
     summary(path, &r, now_s() - t0);
     return CLI_EXIT_OK;
 }
@@ -258,7 +273,8 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
 int cmd_ingest(int argc, char **argv)
 {
     static const cli_optspec specs[] = {
-        {"run", true}, {"tag", true}, {"format", true}, {"map", true}, {"db", true}, {"wait", true},
+        RUN_CONTEXT_OPTSPECS, {"run", true}, {"tag", true}, {"format", true},
+        {"map", true},        {"db", true},  {"wait", true},
     };
     cli_args a;
     if (!cli_parse(CMD, argc, argv, specs, sizeof specs / sizeof specs[0], &a))
@@ -296,16 +312,39 @@ int cmd_ingest(int argc, char **argv)
     o.ingest.map = m.v;
     o.ingest.nmap = m.n;
 
+    /* the context: checked as the report checks it, then stored in its canonical form */
+    char *context = NULL;
+    if (run_context_given(&a)) {
+        run_context rc_check;
+        int rc = run_context_build(CMD, &a, &rc_check);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        const mfu_device_info *dev = NULL;
+        if (rc_check.in.device && mfu_device_find(rc_check.in.device, &dev, &e) != MFU_OK) {
+            run_context_free(&rc_check);
+            return cli_fail(CMD, &e, CLI_EXIT_USAGE);
+        }
+        run_context_free(&rc_check);
+        if (!(context = run_context_to_json(CMD, &a)))
+            return CLI_EXIT_FAIL;
+        if (mfu_store_check_context(context, &e) != MFU_OK) {
+            free(context);
+            return cli_fail(CMD, &e, CLI_EXIT_USAGE);
+        }
+    }
     mfu_store *store = NULL;
     int rc = cli_open_store(CMD, &a, MFU_STORE_CREATE, &store);
-    if (rc != CLI_EXIT_OK)
+    if (rc != CLI_EXIT_OK) {
+        free(context);
         return rc;
+    }
     int status = CLI_EXIT_OK;
     for (size_t i = 0; i < a.npos; i++) {
-        int r = ingest_one(store, &a, a.pos[i], &o);
+        int r = ingest_one(store, &a, a.pos[i], &o, context);
         if (r != CLI_EXIT_OK)
             status = r; /* go on with the other logs; fail at the end */
     }
     mfu_store_close(store);
+    free(context);
     return status;
 }

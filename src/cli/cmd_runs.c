@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/db_path.h"
+#include "cli/run_context.h"
 
 static const char *const CMD = "runs";
 
@@ -18,8 +19,10 @@ static void help(FILE *out)
 {
     fprintf(out, "usage: mfu runs [--db PATH] [--json]\n\n"
                  "List the runs in the store: name, format, steps stored, first and last step\n"
-                 "number, tags and the log each came from. A step count marked '*' belongs to an\n"
-                 "ingest that did not finish: run the same 'mfu ingest' again to complete it.\n\n"
+                 "number, tags, the run context stored by 'mfu ingest' (short form: the options\n"
+                 "without their dashes) and the log each came from. A step count marked '*'\n"
+                 "belongs to an ingest that did not finish: run the same 'mfu ingest' again to\n"
+                 "complete it.\n\n"
                  "options:\n"
                  "  --json          print {\"db\": PATH, \"runs\": [...]} instead of a table\n");
     cli_db_help(out, false);
@@ -29,7 +32,7 @@ static void help(FILE *out)
                  "  MFU_DB=~/runs.db mfu runs\n");
 }
 
-enum { COLS = 7 };
+enum { COLS = 8 };
 
 /* The cells of one run (heap strings, freed by free_cells). */
 static void cells_of(const mfu_store_run_info *r, char *cell[COLS])
@@ -56,7 +59,10 @@ static void cells_of(const mfu_store_run_info *r, char *cell[COLS])
         if (r->ntags == 0)
             snprintf(cell[5], len, "-");
     }
-    cell[6] = strdup(r->source[0] ? r->source : "-");
+    char ctx[80];
+    run_context_short(r->context, ctx, sizeof ctx);
+    cell[6] = strdup(ctx);
+    cell[7] = strdup(r->source[0] ? r->source : "-");
 }
 
 static size_t width(const char *s)
@@ -70,9 +76,9 @@ static size_t width(const char *s)
 
 static int print_table(const mfu_store_list *l)
 {
-    static const char *const head[COLS] = {"NAME", "FORMAT", "STEPS", "FIRST",
-                                           "LAST", "TAGS",   "SOURCE"};
-    static const bool right[COLS] = {false, false, true, true, true, false, false};
+    static const char *const head[COLS] = {"NAME", "FORMAT", "STEPS",   "FIRST",
+                                           "LAST", "TAGS",   "CONTEXT", "SOURCE"};
+    static const bool right[COLS] = {false, false, true, true, true, false, false, false};
     size_t n = mfu_store_list_count(l);
     char *(*cells)[COLS] = calloc(n ? n : 1, sizeof *cells);
     if (!cells)
@@ -148,6 +154,8 @@ static int print_json(const mfu_store_list *l, const char *db)
         json_object_set_new(o, "last_step", r->steps ? json_integer(r->last_step) : json_null());
         json_object_set_new(o, "complete", json_boolean(r->complete));
         json_object_set_new(o, "tags", tags);
+        json_t *ctx = r->context[0] ? json_loads(r->context, 0, NULL) : NULL;
+        json_object_set_new(o, "context", ctx ? ctx : json_null());
         json_object_set_new(o, "source", r->source[0] ? json_string(r->source) : json_null());
         json_object_set_new(o, "source_bytes", json_integer(r->source_bytes));
         json_object_set_new(o, "source_lines", json_integer(r->source_lines));

@@ -17,16 +17,14 @@
 #include "cli/commands.h"
 #include "cli/db_path.h"
 #include "cli/model_args.h"
+#include "cli/run_context.h"
 #include "server/server.h"
 #include "util/util.h"
 
 static const char *const CMD = "serve";
 
-static const cli_optspec model_specs[] = {MODEL_ARGS_OPTSPECS};
-
 static const cli_optspec specs[] = {
-    MODEL_ARGS_OPTSPECS,     {"device", true},        {"dtype", true},      {"devices", true},
-    {"local-devices", true}, {"peak-tflops", true},   {"db", true},         {"listen", true},
+    RUN_CONTEXT_OPTSPECS,    {"local-devices", true}, {"db", true},         {"listen", true},
     {"token", true},         {"run", true},           {"format", true},     {"map", true},
     {"hostname", true},      {"gpus-per-node", true}, {"max-points", true},
 };
@@ -55,15 +53,12 @@ static void help(void)
            "  --local-devices N        devices of the job this server's logs stand for (one\n"
            "                           node of many: its GPUs); default: all of them\n"
            "  --gpus-per-node N        posted ranks get gpu=\"RANK mod N\"\n\n"
-           "MFU needs the model and the hardware, applied to every run served (without them\n"
-           "tokens/s and step times are still served):\n"
-           "%s"
-           "Device:\n"
-           "  --device NAME            a device of 'mfu devices' (default: the log's own device\n"
-           "                           name when it prints one)\n"
-           "  --dtype D                bf16, fp16, fp8, ... (default: the log's, else bf16)\n"
-           "  --peak-tflops X          dense peak per device in TFLOP/s\n"
-           "  --devices N              devices of the whole job (default: the log's world size)\n\n"
+           "MFU needs the model and the hardware. Each run uses the context stored with it\n"
+           "('mfu ingest LOG --model ... --device ...'); the options below apply to the runs\n"
+           "without a stored context, and to the LOGs followed here (which take them over a\n"
+           "stored context when any is given). Without them tokens/s and step times are still\n"
+           "served. The options are those of 'mfu report':\n"
+           "%s%s\n"
            "Examples:\n"
            "  mfu serve train.log --model llama3-8b --device h100-sxm --devices 8\n"
            "  mfu serve --db runs.db --listen 127.0.0.1:0\n"
@@ -72,7 +67,8 @@ static void help(void)
            "      --model llama3-70b --device h100-sxm\n"
            "  curl -H \"Authorization: Bearer $MFU_TOKEN\" --data-binary @steps.jsonl \\\n"
            "      http://127.0.0.1:8080/api/runs/myrun/steps\n",
-           MFU_SERVER_TOKEN_MIN, MFU_SERVER_TOKEN_MAX, MFU_SERVER_POINTS_LIMIT, MODEL_ARGS_HELP);
+           MFU_SERVER_TOKEN_MIN, MFU_SERVER_TOKEN_MAX, MFU_SERVER_POINTS_LIMIT, MODEL_ARGS_HELP,
+           RUN_CONTEXT_DEVICE_HELP);
 }
 
 static void log_line(void *ctx, const char *line)
@@ -98,79 +94,90 @@ static bool add_map(const char *v, void *ctx)
     return true;
 }
 
-static bool any_model_option(const cli_args *a)
+/* The server's model from a run context (flags or a stored context): the model checked with
+ * the sequence length of --seq, or a stand-in when each run is to give its own. out->
+ * device_as_given and doc_lengths point into c. */
+static mfu_status model_from_context(const run_context *c, mfu__server_model *out, mfu_error *err)
 {
-    for (size_t i = 0; i < MFU__ARRAY_LEN(model_specs); i++)
-        if (cli_has(a, model_specs[i].name))
-            return true;
-    return false;
-}
-
-/* The model side: optional; when given it must describe a model (checked with the sequence
- * length of --seq, or a stand-in when each run is to give its own). */
-static int build_model(const cli_args *a, model_args *m, mfu__server_model *out)
-{
-    if (!any_model_option(a))
-        return CLI_EXIT_OK;
-    int rc = model_args_build(CMD, a, false, m);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    out->has_model = true;
-    out->arch = m->arch;
-    out->workload = m->workload;
-    out->options = m->options;
-    mfu_workload wl = m->workload;
-    if (wl.seq <= 0)
-        wl.seq = 4096; /* stand-in: each run's own seq_len is used when serving */
-    mfu_flops f;
-    mfu_error err = {0};
-    mfu_status st = mfu_flops_compute(&m->arch, &wl, &m->options, &f, &err);
-    if (st != MFU_OK)
-        return cli_fail(CMD, &err, model_args_exit_status(st));
-    return CLI_EXIT_OK;
-}
-
-static int build_device(const cli_args *a, mfu__server_model *out)
-{
+    memset(out, 0, sizeof *out);
     out->peak_flops_per_s = NAN;
     out->devices = NAN;
     out->local_devices = NAN;
+    const mfu_report_input *in = &c->in;
+    if (c->has_model) {
+        out->has_model = true;
+        out->arch = in->arch;
+        out->workload = in->workload;
+        out->options = in->flops;
+        mfu_workload wl = in->workload;
+        if (wl.seq <= 0)
+            wl.seq = 4096; /* stand-in: each run's own seq_len is used when serving */
+        mfu_flops f;
+        mfu_status st = mfu_flops_compute(&in->arch, &wl, &in->flops, &f, err);
+        if (st != MFU_OK)
+            return st;
+    }
+    out->dtype_given = in->dtype_given;
+    out->dtype = in->dtype;
+    if (in->device) {
+        mfu_status st = mfu_device_find(in->device, &out->device, err);
+        if (st != MFU_OK)
+            return st;
+        out->device_as_given = in->device;
+        double p;
+        if (out->dtype_given &&
+            (st = mfu_device_peak_flops_per_s(out->device, out->dtype, false, &p, err)) != MFU_OK)
+            return st;
+    }
+    if (in->peak_flops_per_s > 0)
+        out->peak_flops_per_s = in->peak_flops_per_s;
+    if (in->devices > 0)
+        out->devices = (double)in->devices;
+    out->global_batch = in->global_batch;
+    out->tokens_per_step = in->tokens_per_step;
+    out->real_tokens_per_step = in->real_tokens_per_step;
+    return MFU_OK;
+}
+
+/* The server's context_fn: a run's stored context, parsed as the flags are. */
+static mfu_status stored_model(void *ctx, const char *json, mfu__server_model *out, mfu_error *err)
+{
+    (void)ctx;
+    run_context c;
+    if (run_context_from_json(CMD, json, &c) != CLI_EXIT_OK)
+        return mfu__fail(err, MFU_E_INVALID, 0, "its options are not valid (see the server's log)");
+    mfu__server_model m;
+    mfu_status st = model_from_context(&c, &m, err);
+    if (st == MFU_OK)
+        st = mfu__server_model_copy(&m, out, err);
+    run_context_free(&c);
+    return st;
+}
+
+static int build_flags(const cli_args *a, run_context *c, mfu__server_model *out)
+{
+    int rc = run_context_build(CMD, a, c);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     mfu_error err = {0};
-    const char *dt = cli_get(a, "dtype");
-    if (dt) {
-        if (mfu_dtype_parse(dt, &out->dtype, &err) != MFU_OK)
-            return cli_failf(CMD, CLI_EXIT_USAGE, "--dtype: %s", err.message);
-        out->dtype_given = true;
+    mfu_status st = model_from_context(c, out, &err);
+    if (st != MFU_OK) {
+        run_context_free(c);
+        return cli_fail(CMD, &err, model_args_exit_status(st));
     }
-    const char *name = cli_get(a, "device");
-    if (name) {
-        if (mfu_device_find(name, &out->device, &err) != MFU_OK)
-            return cli_fail(CMD, &err, CLI_EXIT_USAGE);
-        out->device_as_given = name;
-        if (out->dtype_given) {
-            double p;
-            if (mfu_device_peak_flops_per_s(out->device, out->dtype, false, &p, &err) != MFU_OK)
-                return cli_fail(CMD, &err, CLI_EXIT_USAGE);
-        }
-    }
-    double tf = 0;
-    bool has = false;
-    if (!cli_get_pos_double(CMD, a, "peak-tflops", &tf, &has))
-        return CLI_EXIT_USAGE;
-    if (has)
-        out->peak_flops_per_s = tf * 1e12;
     int64_t n = 0;
-    if (!cli_get_pos_int64(CMD, a, "devices", &n, &has))
+    bool has = false;
+    if (!cli_get_pos_int64(CMD, a, "local-devices", &n, &has)) {
+        run_context_free(c);
         return CLI_EXIT_USAGE;
-    if (has)
-        out->devices = (double)n;
-    if (!cli_get_pos_int64(CMD, a, "local-devices", &n, &has))
-        return CLI_EXIT_USAGE;
+    }
     if (has) {
-        if (isfinite(out->devices) && (double)n > out->devices)
+        if (isfinite(out->devices) && (double)n > out->devices) {
+            run_context_free(c);
             return cli_failf(CMD, CLI_EXIT_USAGE,
                              "--local-devices (%lld) cannot exceed --devices (%.0f)", (long long)n,
                              out->devices);
+        }
         out->local_devices = (double)n;
     }
     return CLI_EXIT_OK;
@@ -195,11 +202,11 @@ int cmd_serve(int argc, char **argv)
 
     mfu__server_opts o;
     memset(&o, 0, sizeof o);
-    model_args m;
-    memset(&m, 0, sizeof m);
-    int rc = build_model(&a, &m, &o.model);
-    if (rc == CLI_EXIT_OK)
-        rc = build_device(&a, &o.model);
+    run_context ctx;
+    int rc = build_flags(&a, &ctx, &o.model);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    o.context_fn = stored_model;
     maps mp = {.n = 0};
     if (rc == CLI_EXIT_OK && !cli_each(&a, "map", add_map, &mp))
         rc = CLI_EXIT_USAGE;
@@ -212,8 +219,7 @@ int cmd_serve(int argc, char **argv)
         rc = cli_failf(CMD, CLI_EXIT_USAGE, "--max-points must be 2 to %ld",
                        (long)MFU_RUN_MAX_STEPS);
     if (rc != CLI_EXIT_OK) {
-        if (o.model.has_model)
-            model_args_free(&m);
+        run_context_free(&ctx);
         return rc;
     }
     o.db_path = cli_db_path(&a);
@@ -243,8 +249,7 @@ int cmd_serve(int argc, char **argv)
     mfu__server *srv = NULL;
     mfu_error err = {0};
     mfu_status st = mfu__server_start(&o, &srv, &err);
-    if (o.model.has_model)
-        model_args_free(&m); /* the server copied what it needs */
+    run_context_free(&ctx); /* the server copied what it needs */
     if (st != MFU_OK)
         return cli_fail(CMD, &err,
                         st == MFU_E_INVALID || st == MFU_E_LIMIT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);

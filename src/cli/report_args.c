@@ -11,47 +11,13 @@
 
 #include "util/util.h"
 
-/* The model options describe a model when a preset, a config or any dimension was given. */
-static bool has_model(const model_args *m)
+/* The report's own options on top of the run context: stack, tolerance, roofline shape. */
+static int build_input(const char *cmd, const cli_args *a, mfu_report_input *in)
 {
-    const mfu_arch *a = &m->arch;
-    return m->from_file || a->layers || a->hidden || a->heads || a->vocab || m->options.params > 0;
-}
-
-static int build_input(const char *cmd, const cli_args *a, const model_args *m,
-                       mfu_report_input *in)
-{
-    memset(in, 0, sizeof *in);
-    in->has_arch = has_model(m);
-    in->arch = m->arch;
-    in->workload = m->workload;
-    in->flops = m->options;
-    in->device = cli_get(a, "device");
-    mfu_error e;
-    memset(&e, 0, sizeof e);
-    const char *dt = cli_get(a, "dtype");
-    if (dt) {
-        if (mfu_dtype_parse(dt, &in->dtype, &e) != MFU_OK)
-            return cli_failf(cmd, CLI_EXIT_USAGE, "--dtype: %s", e.message);
-        in->dtype_given = true;
-    }
-    double tf = 0;
-    bool has = false;
-    if (!cli_get_pos_double(cmd, a, "peak-tflops", &tf, &has))
-        return CLI_EXIT_USAGE;
-    if (has)
-        in->peak_flops_per_s = tf * 1e12;
-    if (!cli_get_pos_int64(cmd, a, "devices", &in->devices, NULL) ||
-        !cli_get_pos_int64(cmd, a, "global-batch", &in->global_batch, NULL) ||
-        !cli_get_pos_double(cmd, a, "tokens-per-step", &in->tokens_per_step, NULL) ||
-        !cli_get_pos_double(cmd, a, "real-tokens-per-step", &in->real_tokens_per_step, NULL) ||
-        !cli_get_pos_double(cmd, a, "tolerance", &in->tolerance, NULL) ||
+    if (!cli_get_pos_double(cmd, a, "tolerance", &in->tolerance, NULL) ||
         !cli_get_pos_int64(cmd, a, "micro-batch", &in->micro_batch, NULL) ||
         !cli_get_pos_int64(cmd, a, "tp", &in->tp, NULL))
         return CLI_EXIT_USAGE;
-    if (in->global_batch > 0 && in->workload.seq <= 0 && in->tokens_per_step <= 0)
-        return cli_failf(cmd, CLI_EXIT_USAGE,
-                         "--global-batch counts sequences: give --seq too (or --tokens-per-step)");
     in->stack = cli_get(a, "stack");
     if (in->stack) {
         bool known = false;
@@ -104,14 +70,15 @@ int report_args_build(const char *cmd, const cli_args *a, const cli_optspec *spe
     ra->ingest.format = cli_get(a, "format");
     ra->ingest.map = ra->maps;
     ra->ingest.nmap = nmap;
-    int rc = model_args_build(cmd, a, false, &ra->model);
+    int rc = run_context_build(cmd, a, &ra->ctx);
     if (rc != CLI_EXIT_OK)
         return rc;
-    rc = build_input(cmd, a, &ra->model, &ra->in);
+    ra->in = ra->ctx.in;
+    rc = build_input(cmd, a, &ra->in);
     if (rc == CLI_EXIT_OK)
         rc = build_analysis(cmd, a, &ra->analysis);
     if (rc != CLI_EXIT_OK) {
-        model_args_free(&ra->model);
+        run_context_free(&ra->ctx);
         return rc;
     }
     ra->in.analysis = &ra->analysis;
@@ -120,7 +87,7 @@ int report_args_build(const char *cmd, const cli_args *a, const cli_optspec *spe
 
 void report_args_free(report_args *ra)
 {
-    model_args_free(&ra->model);
+    run_context_free(&ra->ctx);
 }
 
 static int status_exit(mfu_status st)

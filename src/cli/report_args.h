@@ -1,6 +1,7 @@
 /*
  * cli/report_args.h - what `mfu report` and `mfu compare` share: the run-context options
- * (model, device, job, log format), the analysis options, and reading one log into a report.
+ * (parsed by run_context.c, as for ingest and serve), the log and analysis options, and reading
+ * one log into a report.
  *
  *     static const cli_optspec specs[] = {REPORT_ARGS_OPTSPECS, {"json", false}};
  *     ...
@@ -14,29 +15,18 @@
 
 #include "cli/cli.h"
 #include "cli/model_args.h"
+#include "cli/run_context.h"
 #include "mfu/mfu.h"
 
-/* The context options (MODEL_ARGS_OPTSPECS plus device, job, log and analysis options). */
+/* The context options of run_context.h (model, device, job) plus the log and analysis options. */
 #define REPORT_ARGS_OPTSPECS                                                                       \
-    MODEL_ARGS_OPTSPECS, {"device", true}, {"dtype", true}, {"devices", true},                     \
-        {"peak-tflops", true}, {"global-batch", true}, {"tokens-per-step", true},                  \
-        {"real-tokens-per-step", true}, {"format", true}, {"map", true}, {"stack", true},          \
-        {"tolerance", true}, {"size-threshold", true}, {"seed", true}, {"resamples", true},        \
-        {"micro-batch", true},                                                                     \
-    {                                                                                              \
-        "tp", true                                                                                 \
-    }
+    RUN_CONTEXT_OPTSPECS, {"format", true}, {"map", true}, {"stack", true}, {"tolerance", true},  \
+        {"size-threshold", true}, {"seed", true}, {"resamples", true}, {"micro-batch", true},      \
+        {"tp", true}
 
 /* The help lines of those options (device, job, log, analysis), after MODEL_ARGS_HELP. */
 #define REPORT_ARGS_HELP                                                                           \
-    "Device and job (override what the log says):\n"                                               \
-    "  --device NAME            a device of 'mfu devices' (id or reported name)\n"                 \
-    "  --dtype D                precision of the matmuls (default: the log's, else bf16)\n"        \
-    "  --peak-tflops X          dense peak per device in TFLOP/s (instead of the table)\n"         \
-    "  --devices N              devices in the job (GPUs, not nodes)\n"                            \
-    "  --global-batch N         sequences per optimizer step, whole job (with --seq)\n"            \
-    "  --tokens-per-step N      tokens per optimizer step, whole job\n"                            \
-    "  --real-tokens-per-step N non-padding tokens per step: MFU counts only these\n"              \
+    RUN_CONTEXT_DEVICE_HELP                                                                        \
     "  --micro-batch N, --tp N  sequences per device per micro-step, tensor-parallel size:\n"      \
     "                           the roofline finding (micro-batch default: the log's)\n"           \
     "Log:\n"                                                                                       \
@@ -51,8 +41,8 @@
     "  --seed N, --resamples N  bootstrap seed (1) and resamples (1000; 0 = none)\n"
 
 typedef struct report_args {
-    model_args model;
-    mfu_report_input in;
+    run_context ctx;      /* the run context (run_context.c: the one parser of those options) */
+    mfu_report_input in;  /* ctx.in plus the report's own options */
     mfu_analysis_options analysis; /* in.analysis points here */
     mfu_ingest_opts ingest;
     const char *maps[MFU_INGEST_MAX_MAP];

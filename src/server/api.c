@@ -238,6 +238,8 @@ static void context_json(mfu__jw *w, const mfu__ctx *c)
     mfu__jw_num(w, c->local_devices);
     mfu__jw_key(w, "peak_flops");
     mfu__jw_num(w, c->peak_flops_per_s);
+    mfu__jw_key(w, "source");
+    str_or_null(w, c->source);
     mfu__jw_key(w, "mfu_known");
     mfu__jw_bool(w, !c->why[0]);
     mfu__jw_key(w, "why");

@@ -31,8 +31,9 @@ static bool fresh(const mfu__srun *r, uint64_t version, double at, bool valid)
     return r->live && mfu__now() - at < INSIGHT_LIVE_S;
 }
 
-/* The report's input for run r: the server's model and device, and the context the server
- * worked out (so that summaries and series count the same devices). */
+/* The report's input for run r: its model and device (its stored context, else the server's
+ * flags: mfu__srun_model), and the context the server worked out (so that summaries and series
+ * count the same devices). */
 static void report_input(const mfu__server_model *m, const mfu__srun *r, mfu_report_input *in)
 {
     memset(in, 0, sizeof *in);
@@ -50,6 +51,11 @@ static void report_input(const mfu__server_model *m, const mfu__srun *r, mfu_rep
         in->peak_flops_per_s = m->peak_flops_per_s;
     if (isfinite(r->ctx.devices) && r->ctx.devices >= 1)
         in->devices = (int64_t)r->ctx.devices;
+    in->global_batch = m->global_batch;
+    if (isfinite(m->tokens_per_step) && m->tokens_per_step > 0)
+        in->tokens_per_step = m->tokens_per_step;
+    if (isfinite(m->real_tokens_per_step) && m->real_tokens_per_step > 0)
+        in->real_tokens_per_step = m->real_tokens_per_step;
 }
 
 bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out)
@@ -60,7 +66,7 @@ bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out)
     pthread_mutex_lock(&r->sum_mu);
     if (!fresh(r, r->sum_version, r->sum_time, r->sum_valid)) {
         mfu_report_input in;
-        report_input(g->model, r, &in);
+        report_input(mfu__srun_model(g, r), r, &in);
         mfu_report *rep = NULL;
         mfu__summary s;
         memset(&s, 0, sizeof s);

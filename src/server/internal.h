@@ -179,7 +179,9 @@ typedef struct mfu__ctx {
     char model_name_label[MFU__NAME_BYTES]; /* modelName label (DCGM's form), "" unknown */
     char model[80];                         /* model preset/config name, "" unknown */
     char convention[32];
-    char why[200]; /* why MFU is unknown, "" when known */
+    double tokens_per_step; /* the run context's tokens per step (NaN: the log's) */
+    const char *source;     /* where the model/device came from: "stored", "flags", "none" */
+    char why[200];          /* why MFU is unknown, "" when known */
 } mfu__ctx;
 
 /* One series field of the API: which derived column it reads and how it is scaled. */
@@ -245,6 +247,11 @@ typedef struct mfu__srun {
     size_t bcap;                    /* blocks allocated */
     bool monotonic;                 /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
+    char *context_json;       /* the run's stored context, NULL when none */
+    bool own_resolved;        /* own below matches context_json */
+    bool own_ok;              /* own holds the stored context's model */
+    mfu__server_model own;    /* the stored context's model (own_ok) */
+    char own_error[160];      /* why the stored context could not be used */
     uint64_t version;  /* bumps on every change of rows */
     double changed_at; /* monotonic seconds of the last change */
     /* from the store listing while not loaded */
@@ -279,6 +286,9 @@ typedef struct mfu__registry {
     pthread_mutex_t store_mu; /* one store handle, one user at a time */
     mfu_store *store;
     const mfu__server_model *model;
+    mfu__server_context_fn context_fn; /* stored contexts -> models (NULL: not used) */
+    void *context_ctx;
+    bool flags_given; /* model holds a model or device option: followed logs use it */
 } mfu__registry;
 
 mfu_status mfu__reg_init(mfu__registry *g, mfu_store *store, const mfu__server_model *model,
@@ -355,6 +365,10 @@ bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t
  * time it is a rate over, and the step time; NaN when not computable. prev may be NULL. */
 void mfu__derive_row(const mfu_step *s, const mfu_step *prev, const mfu_run_meta *m, double devices,
                      double *tps, double *t, double *step_time);
+
+/* The model of run r: its stored context when it has one (a followed run uses the server's
+ * flags when any was given), else the server's. r locked (read or write). */
+const mfu__server_model *mfu__srun_model(const mfu__registry *g, const mfu__srun *r);
 
 /* Work out r's context from the model options and the run's metadata. */
 void mfu__ctx_compute(const mfu__server_model *model, const mfu_run_meta *meta, size_t posted_ranks,

@@ -22,6 +22,8 @@
  * takes the registry mutex while holding a run's lock.
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +165,13 @@ void mfu__ctx_compute(const mfu__server_model *model, const mfu_run_meta *meta, 
     memset(c, 0, sizeof *c);
     c->model_flops_per_token = c->hardware_flops_per_token = NAN;
     c->peak_flops_per_s = NAN;
+    c->tokens_per_step = NAN;
+    c->source = "flags";
+    int64_t seq = model->workload.seq > 0 ? model->workload.seq : meta ? meta->seq_len : 0;
+    if (pos(model->tokens_per_step))
+        c->tokens_per_step = model->tokens_per_step;
+    else if (model->global_batch > 0 && seq > 0)
+        c->tokens_per_step = (double)model->global_batch * (double)seq;
     if (pos(model->devices)) {
         c->devices = model->devices;
         c->devices_source = "--devices";
@@ -241,6 +250,129 @@ void mfu__ctx_compute(const mfu__server_model *model, const mfu_run_meta *meta, 
     }
     c->model_flops_per_token = f.model_flops;
     c->hardware_flops_per_token = f.hardware_flops;
+    /* MFU counts only real (non-padding) tokens: scale the FLOPs of every counted token */
+    double tok = pos(c->tokens_per_step) ? c->tokens_per_step : meta ? meta->tokens_per_step : NAN;
+    if (pos(model->real_tokens_per_step) && pos(tok)) {
+        c->model_flops_per_token *= model->real_tokens_per_step / tok;
+        c->hardware_flops_per_token *= model->real_tokens_per_step / tok;
+    }
+}
+
+/* ---- per-run models (stored contexts) ---------------------------------------------------- */
+
+mfu_status mfu__server_model_copy(const mfu__server_model *src, mfu__server_model *dst,
+                                  mfu_error *err)
+{
+    *dst = *src;
+    dst->workload.doc_lengths = NULL;
+    dst->device_as_given = NULL;
+    if (src->workload.doc_count) {
+        int64_t *d = malloc(src->workload.doc_count * sizeof *d);
+        if (!d)
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory copying a run context");
+        memcpy(d, src->workload.doc_lengths, src->workload.doc_count * sizeof *d);
+        dst->workload.doc_lengths = d;
+    }
+    if (src->device_as_given && !(dst->device_as_given = mfu__strdup(src->device_as_given))) {
+        free((void *)(uintptr_t)dst->workload.doc_lengths);
+        dst->workload.doc_lengths = NULL;
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory copying a run context");
+    }
+    return MFU_OK;
+}
+
+void mfu__server_model_free(mfu__server_model *m)
+{
+    if (!m)
+        return;
+    free((void *)(uintptr_t)m->workload.doc_lengths);
+    free((void *)(uintptr_t)m->device_as_given);
+    m->workload.doc_lengths = NULL;
+    m->workload.doc_count = 0;
+    m->device_as_given = NULL;
+}
+
+/* A followed run takes the server's flags when any was given (they are what the command line
+ * says about the log it names). */
+static bool uses_flags(const mfu__registry *g, const mfu__srun *r)
+{
+    return !r->context_json || !g->context_fn || (r->followed && g->flags_given);
+}
+
+const mfu__server_model *mfu__srun_model(const mfu__registry *g, const mfu__srun *r)
+{
+    if (uses_flags(g, r) || !r->own_resolved)
+        return g->model;
+    return &r->own; /* own_ok false: a zeroed model (MFU unknown, own_error says why) */
+}
+
+/* Replace r's stored context (r write-locked); text NULL or "" = none. True when it changed. */
+static bool set_context(mfu__srun *r, const char *text)
+{
+    if (text && !text[0])
+        text = NULL;
+    bool same = (!text && !r->context_json) ||
+                (text && r->context_json && strcmp(text, r->context_json) == 0);
+    if (same)
+        return false;
+    free(r->context_json);
+    r->context_json = text ? mfu__strdup(text) : NULL;
+    r->own_resolved = false;
+    return true;
+}
+
+/* Resolve r's stored context into r->own when it changed (r write-locked). */
+static void resolve_own(mfu__registry *g, mfu__srun *r)
+{
+    if (uses_flags(g, r) || r->own_resolved)
+        return;
+    if (r->own_ok)
+        mfu__server_model_free(&r->own);
+    memset(&r->own, 0, sizeof r->own);
+    r->own.peak_flops_per_s = r->own.devices = NAN;
+    r->own.local_devices = g->model->local_devices;
+    r->own_ok = false;
+    r->own_error[0] = '\0';
+    mfu__server_model m;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    if (g->context_fn(g->context_ctx, r->context_json, &m, &e) == MFU_OK) {
+        r->own = m;
+        r->own.local_devices = g->model->local_devices; /* a property of this server */
+        r->own_ok = true;
+    } else {
+        snprintf(r->own_error, sizeof r->own_error,
+                 "the stored run context cannot be used (%.80s): ingest the log again with "
+                 "its options",
+                 e.message[0] ? e.message : mfu_strerror(e.code));
+    }
+    r->own_resolved = true;
+}
+
+/* Work out r's context (r write-locked, r->run set). */
+static void ctx_of(mfu__registry *g, mfu__srun *r, size_t posted_ranks)
+{
+    resolve_own(g, r);
+    const mfu__server_model *m = mfu__srun_model(g, r);
+    mfu__ctx_compute(m, mfu_run_meta_get(r->run), posted_ranks, &r->ctx);
+    if (m != g->model) {
+        r->ctx.source = "stored";
+        if (!r->own_ok)
+            mfu__strlcpy(r->ctx.why, r->own_error, sizeof r->ctx.why);
+    } else if (!g->flags_given) {
+        r->ctx.source = "none";
+    }
+}
+
+/* The metadata the derived columns use: the run's, with the context's tokens per step. */
+static const mfu_run_meta *derive_meta(const mfu__srun *r, mfu_run_meta *buf)
+{
+    const mfu_run_meta *m = mfu_run_meta_get(r->run);
+    if (!pos(r->ctx.tokens_per_step) || !m)
+        return m;
+    *buf = *m;
+    buf->tokens_per_step = r->ctx.tokens_per_step;
+    return buf;
 }
 
 /* ---- runs ------------------------------------------------------------------------------- */
@@ -311,6 +443,9 @@ static void srun_free(mfu__srun *r)
 {
     drop_rows(r);
     tags_free(r);
+    free(r->context_json);
+    if (r->own_ok)
+        mfu__server_model_free(&r->own);
     free(r->ranks);
     mfu_analysis_free(r->ana);
     pthread_mutex_destroy(&r->ana_mu);
@@ -371,7 +506,8 @@ static bool derive_from(mfu__srun *r, size_t first)
     size_t n = mfu_run_count(r->run);
     if (!derived_reserve(r, n))
         return false;
-    const mfu_run_meta *m = mfu_run_meta_get(r->run);
+    mfu_run_meta mbuf;
+    const mfu_run_meta *m = derive_meta(r, &mbuf);
     mfu_step prev, cur;
     bool has_prev = first > 0 && mfu_run_get(r->run, first - 1, &prev);
     for (size_t i = first; i < n; i++) {
@@ -406,11 +542,17 @@ static mfu_status load(mfu__registry *g, mfu__srun *r, mfu_error *err)
     int64_t id = 0;
     mfu_error e;
     memset(&e, 0, sizeof e);
+    char *context = NULL;
     pthread_mutex_lock(&g->store_mu);
     mfu_status st = mfu_store_find_run(g->store, r->name, &id, &e);
     if (st == MFU_OK)
         st = mfu_store_get_run(g->store, id, &run, &e);
+    if (st == MFU_OK && mfu_store_get_context(g->store, id, &context, NULL) != MFU_OK)
+        context = NULL;
     pthread_mutex_unlock(&g->store_mu);
+    if (st == MFU_OK)
+        set_context(r, context);
+    free(context);
     if (st == MFU_E_UNKNOWN && r->live) {
         run = mfu_run_new();
         st = run ? MFU_OK : MFU_E_NOMEM;
@@ -424,7 +566,7 @@ static mfu_status load(mfu__registry *g, mfu__srun *r, mfu_error *err)
     }
     drop_rows(r);
     r->run = r->run_own = run;
-    mfu__ctx_compute(g->model, mfu_run_meta_get(run), r->posted ? real_ranks(r) : 0, &r->ctx);
+    ctx_of(g, r, r->posted ? real_ranks(r) : 0);
     if (!derive_from(r, 0)) {
         drop_rows(r);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory deriving run '%s'", r->name);
@@ -515,7 +657,7 @@ static size_t first_difference(const mfu_run *a, const mfu_run *b)
 static void rederive(mfu__registry *g, mfu__srun *r, size_t first, bool meta_changed)
 {
     mfu__ctx old = r->ctx;
-    mfu__ctx_compute(g->model, mfu_run_meta_get(r->run), r->posted ? real_ranks(r) : 0, &r->ctx);
+    ctx_of(g, r, r->posted ? real_ranks(r) : 0);
     size_t from = (meta_changed || old.devices != r->ctx.devices) ? 0 : first;
     if (!derive_from(r, from)) {
         drop_rows(r); /* out of memory: the next read loads it from the store */
@@ -639,7 +781,8 @@ static void rank_push(mfu__srun *r, const mfu_step *s)
     prev.step = w->prev_step;
     prev.time_s = w->last_time_s;
     double tps, t, st;
-    mfu__derive_row(s, w->has_prev ? &prev : NULL, mfu_run_meta_get(r->run), r->ctx.devices, &tps,
+    mfu_run_meta mbuf;
+    mfu__derive_row(s, w->has_prev ? &prev : NULL, derive_meta(r, &mbuf), r->ctx.devices, &tps,
                     &t, &st);
     w->tps[w->head] = tps;
     w->t[w->head] = t;
@@ -691,7 +834,7 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
         for (size_t i = 0; i < nlite; i++) /* windows first: the device count may follow */
             rank_window(r, lite[i].rank < 0 ? -1 : lite[i].rank);
         if (r->nranks != before_ranks)
-            mfu__ctx_compute(g->model, mfu_run_meta_get(r->run), real_ranks(r), &r->ctx);
+            ctx_of(g, r, real_ranks(r));
         for (size_t i = 0; i < nlite; i++)
             rank_push(r, &lite[i]);
     }
@@ -824,6 +967,8 @@ static void take_listing(mfu__srun *r, const mfu_store_run_info *info)
         r->stale = true;
     r->updated_s = info->updated_s;
     r->lines = info->source_lines;
+    if (set_context(r, info->context) && r->loaded && !r->live)
+        r->stale = true; /* a new context: work the run out again */
     if (!r->loaded) {
         mfu__strlcpy(r->format, info->format, sizeof r->format);
         r->steps = info->steps;

@@ -542,8 +542,17 @@ mfu_status mfu__server_start(const mfu__server_opts *o, mfu__server **out, mfu_e
         st = mfu_store_open(s->db_path, MFU_STORE_CREATE, &store, err);
     if (st == MFU_OK) {
         st = mfu__reg_init(&s->reg, store, &s->model, err);
-        if (st == MFU_OK)
+        if (st == MFU_OK) {
             s->reg_ok = true;
+            const mfu__server_model *m = &s->model;
+            s->reg.context_fn = o->context_fn;
+            s->reg.context_ctx = o->context_ctx;
+            s->reg.flags_given = m->has_model || m->device || m->dtype_given ||
+                                 (isfinite(m->peak_flops_per_s) && m->peak_flops_per_s > 0) ||
+                                 (isfinite(m->devices) && m->devices > 0) ||
+                                 m->global_batch > 0 || m->tokens_per_step > 0 ||
+                                 m->real_tokens_per_step > 0;
+        }
         else
             mfu_store_close(store);
     }

@@ -69,7 +69,24 @@ typedef struct mfu__server_model {
     double devices;          /* --devices (whole job); NaN: the run's world_size, else 1 */
     double local_devices;    /* --local-devices: devices this server speaks for in
                                 /metrics; NaN: all of them */
+    int64_t global_batch;    /* --global-batch: sequences per step, whole job; 0: the log's */
+    double tokens_per_step;  /* --tokens-per-step, whole job; 0: the log's (wins over
+                                global_batch) */
+    double real_tokens_per_step; /* --real-tokens-per-step; 0: every token is real */
 } mfu__server_model;
+
+/* Deep copy of src into *dst: doc_lengths and device_as_given are heap copies that
+ * mfu__server_model_free() releases. Errors: MFU_E_NOMEM (*dst then needs no free). */
+mfu_status mfu__server_model_copy(const mfu__server_model *src, mfu__server_model *dst,
+                                  mfu_error *err);
+void mfu__server_model_free(mfu__server_model *m);
+
+/* Turns a run's stored context (mfu_store_get_context: a JSON array of command-line
+ * arguments) into the model of that run. The CLI provides it: the arguments are its options.
+ * On MFU_OK *out is a deep copy (mfu__server_model_copy) the server frees. Called from server
+ * threads, one call at a time per run; it must be thread-safe. */
+typedef mfu_status (*mfu__server_context_fn)(void *ctx, const char *context_json,
+                                             mfu__server_model *out, mfu_error *err);
 
 typedef struct mfu__server_opts {
     const char *db_path;     /* the run store (created when absent); required */
@@ -81,7 +98,10 @@ typedef struct mfu__server_opts {
     size_t nlogs;
     const char *run_name;   /* run name for a single followed log (NULL: from its name) */
     mfu_ingest_opts ingest; /* format and --map for followed logs */
-    mfu__server_model model;
+    mfu__server_model model; /* for runs without a stored context, and followed logs when any
+                                model or device option is given */
+    mfu__server_context_fn context_fn; /* NULL: stored contexts are not used */
+    void *context_ctx;
     const char *hostname;   /* the "hostname" label; NULL: gethostname() */
     int gpus_per_node;      /* > 0: posted ranks get gpu="rank % N" */
     size_t points_limit;    /* the largest max_points; 0 = MFU_SERVER_POINTS_LIMIT */

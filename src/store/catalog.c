@@ -95,7 +95,7 @@ static mfu_status list_fill(mfu_store *s, mfu_store_list *l, mfu_error *err)
     sqlite3_stmt *st = NULL;
     rs = mfu__store_prepare(s,
                             "SELECT id, name, format, created_s, updated_s, nrows, first_step, "
-                            "last_step, complete, src_path, src_bytes, src_lines FROM runs "
+                            "last_step, complete, src_path, src_bytes, src_lines, context_json FROM runs "
                             "ORDER BY name",
                             &st, err);
     if (rs != MFU_OK)
@@ -115,8 +115,9 @@ static mfu_status list_fill(mfu_store *s, mfu_store_list *l, mfu_error *err)
         r->source = own(l, sqlite3_column_text(st, 9));
         r->source_bytes = sqlite3_column_int64(st, 10);
         r->source_lines = sqlite3_column_int64(st, 11);
+        r->context = own(l, sqlite3_column_text(st, 12));
         r->tags = l->tags; /* fixed below */
-        if (!r->name || !r->format || !r->source) {
+        if (!r->name || !r->format || !r->source || !r->context) {
             sqlite3_finalize(st);
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory listing runs");
         }
@@ -289,6 +290,91 @@ mfu_status mfu_store_get_tag(mfu_store *s, int64_t id, const char *key, char *va
                              (long long)id, key, key);
     } else {
         rs = mfu__store_fail(s, err, rc, "reading a tag");
+    }
+    sqlite3_finalize(st);
+    return rs;
+}
+
+/* ---- context ---------------------------------------------------------------------------- */
+
+mfu_status mfu_store_check_context(const char *context_json, mfu_error *err)
+{
+    if (!context_json)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_check_context: NULL context");
+    size_t n = strlen(context_json);
+    if (n >= MFU_STORE_CONTEXT_MAX)
+        return mfu__fail(err, MFU_E_LIMIT, 0,
+                         "run context of %zu bytes is longer than the limit of %d; pass fewer "
+                         "options (--doc-lengths: use --mean-doc-len)",
+                         n, MFU_STORE_CONTEXT_MAX - 1);
+    json_error_t je;
+    json_t *v = json_loadb(context_json, n, JSON_REJECT_DUPLICATES, &je);
+    bool ok = v && json_is_array(v);
+    for (size_t i = 0; ok && i < json_array_size(v); i++)
+        ok = json_is_string(json_array_get(v, i));
+    json_decref(v);
+    if (!ok)
+        return mfu__fail(err, MFU_E_PARSE, 0,
+                         "run context is not a JSON array of strings (the command-line "
+                         "arguments); write it as [\"--model\",\"NAME\",...]");
+    return MFU_OK;
+}
+
+mfu_status mfu_store_set_context(mfu_store *s, int64_t id, const char *context_json,
+                                 mfu_error *err)
+{
+    if (!s)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_set_context: store is NULL");
+    mfu_status rs = mfu__store_writable(s, err);
+    if (rs == MFU_OK && context_json && context_json[0])
+        rs = mfu_store_check_context(context_json, err);
+    if (rs != MFU_OK)
+        return rs;
+    rs = mfu__store_begin(s, err);
+    if (rs != MFU_OK)
+        return rs;
+    rs = mfu__store_run_state(s, id, NULL, NULL, err);
+    sqlite3_stmt *st = NULL;
+    if (rs == MFU_OK)
+        rs = mfu__store_prepare(s, "UPDATE runs SET context_json=?, updated_s=? WHERE id=? AND context_json IS NOT ?1", &st,
+                                err);
+    if (rs == MFU_OK) {
+        sqlite3_bind_text(st, 1, context_json ? context_json : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, mfu__store_now_s());
+        sqlite3_bind_int64(st, 3, id);
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+            rs = mfu__store_fail(s, err, rc, "writing the run context");
+    }
+    sqlite3_finalize(st);
+    if (rs != MFU_OK) {
+        mfu__store_rollback(s);
+        return rs;
+    }
+    return mfu__store_commit(s, err);
+}
+
+mfu_status mfu_store_get_context(mfu_store *s, int64_t id, char **out, mfu_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!s || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_get_context: NULL argument");
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(s, "SELECT context_json FROM runs WHERE id=?", &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        if (v && v[0] && !(*out = mfu__strdup(v)))
+            rs = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading the run context");
+    } else if (rc == SQLITE_DONE) {
+        rs = mfu__fail(err, MFU_E_INVALID, 0,
+                       "no run with id %lld; list the runs with 'mfu runs'", (long long)id);
+    } else {
+        rs = mfu__store_fail(s, err, rc, "reading the run context");
     }
     sqlite3_finalize(st);
     return rs;

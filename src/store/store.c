@@ -80,7 +80,11 @@ static const char migration_1[] =
     " next_step TEXT NOT NULL,"
     " PRIMARY KEY(run_id, seq)) WITHOUT ROWID;";
 
-static const char *const migrations[] = {migration_1};
+/* Schema version 2: the run's context (what `mfu report` needs besides the log: model, device,
+ * job size) as a JSON array of command-line arguments; '' when none was given. */
+static const char migration_2[] = "ALTER TABLE runs ADD COLUMN context_json TEXT NOT NULL DEFAULT '';";
+
+static const char *const migrations[] = {migration_1, migration_2};
 
 _Static_assert(MFU__ARRAY_LEN(migrations) == MFU_STORE_SCHEMA_VERSION,
                "one migration per schema version");

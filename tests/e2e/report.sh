@@ -331,7 +331,7 @@ ok "$logs/nemo/nemo2-bionemo-pr740-progress-printer.log" \
 
 # ---- the demo ----------------------------------------------------------------------------
 name=demo
-bash "$src/examples/demo.sh" "$bin" >"$tmp/demo" 2>&1 || fail "demo: exit $?: $(tail -3 "$tmp/demo")"
+MFU_DB="$tmp/demo.db" bash "$src/examples/demo.sh" --no-serve "$bin" >"$tmp/demo" 2>&1 || fail "demo: exit $?: $(tail -3 "$tmp/demo")"
 n=$(wc -l <"$tmp/demo")
 # the analysis adds segments and findings (with evidence and next step) to each of the 4 runs
 [ "$n" -lt 110 ] || fail "demo prints $n lines (want < 110)"

@@ -224,7 +224,7 @@ static void open_create_reopen(void **state)
     mfu_store_close(s);
     s = open_store(f->db, 0); /* again: no second migration */
     mfu_store_close(s);
-    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), 1);
+    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), MFU_STORE_SCHEMA_VERSION);
     assert_int_equal(sql_int(f->db, "SELECT max(version) FROM mfu_schema"),
                      MFU_STORE_SCHEMA_VERSION);
     assert_int_equal(sql_int(f->db, "PRAGMA user_version"), MFU_STORE_SCHEMA_VERSION);
@@ -299,7 +299,8 @@ static void open_refuses_other_files(void **state)
     sqlite3_close(h);
     assert_int_equal(mfu_store_open(f->db, 0, &s, &e), MFU_E_UNSUPPORTED);
     assert_non_null(strstr(e.message, "newer"));
-    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), 2);
+    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"),
+                     MFU_STORE_SCHEMA_VERSION + 1);
 }
 
 static mfu_run *odd_run(size_t n);
@@ -642,6 +643,114 @@ static void tags(void **state)
     assert_int_equal(q->ntags, 1);
     assert_string_equal(q->tags[0].value, "a100");
     mfu_store_list_free(l);
+    mfu_store_close(s);
+}
+
+/* The run context: a JSON array of strings, round trip, listing, replace, clear, limits, and a
+ * version-1 store (no context column) migrated forward with its runs intact. */
+static void context(void **state)
+{
+    fx *f = *state;
+    mfu_store *s = open_store(f->db, MFU_STORE_CREATE);
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    int64_t id = 0, id2 = 0;
+    assert_int_equal(mfu_store_create_run(s, "a", NULL, &id, &e), MFU_OK);
+    assert_int_equal(mfu_store_create_run(s, "b", NULL, &id2, &e), MFU_OK);
+    char *c = (char *)"x";
+    assert_int_equal(mfu_store_get_context(s, id, &c, &e), MFU_OK);
+    assert_null(c); /* none yet */
+    const char *ctx = "[\"--model\",\"llama3-8b\",\"--seq\",\"8192\",\"--device\",\"h100-sxm\"]";
+    assert_int_equal(mfu_store_set_context(s, id, ctx, &e), MFU_OK);
+    assert_int_equal(mfu_store_get_context(s, id, &c, &e), MFU_OK);
+    assert_string_equal(c, ctx);
+    free(c);
+    /* replaced by a later one */
+    const char *ctx2 = "[\"--model\",\"gpt2\",\"--device=v100-sxm2\"]";
+    assert_int_equal(mfu_store_set_context(s, id, ctx2, &e), MFU_OK);
+    assert_int_equal(mfu_store_get_context(s, id, &c, &e), MFU_OK);
+    assert_string_equal(c, ctx2);
+    free(c);
+    /* the same context again writes nothing (updated_s stays); another one updates it */
+    mfu_store_close(s);
+    sqlite3 *h0 = NULL;
+    assert_int_equal(sqlite3_open(f->db, &h0), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h0, "UPDATE runs SET updated_s=0", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h0);
+    s = open_store(f->db, 0);
+    assert_int_equal(mfu_store_set_context(s, id, ctx2, &e), MFU_OK);
+    assert_int_equal(sql_int(f->db, "SELECT updated_s FROM runs WHERE name='a'"), 0);
+    assert_int_equal(mfu_store_set_context(s, id, ctx, &e), MFU_OK);
+    assert_true(sql_int(f->db, "SELECT updated_s FROM runs WHERE name='a'") > 0);
+    assert_int_equal(mfu_store_set_context(s, id, ctx2, &e), MFU_OK);
+    /* bad shapes are refused and leave it as it was */
+    assert_int_equal(mfu_store_set_context(s, id, "{\"model\":1}", &e), MFU_E_PARSE);
+    assert_non_null(strstr(e.message, "array of strings"));
+    assert_int_equal(mfu_store_set_context(s, id, "[\"--seq\", 8192]", &e), MFU_E_PARSE);
+    assert_int_equal(mfu_store_set_context(s, id, "[\"--seq\"", &e), MFU_E_PARSE);
+    assert_int_equal(mfu_store_check_context("[]", &e), MFU_OK);
+    size_t big = MFU_STORE_CONTEXT_MAX + 8;
+    char *huge = malloc(big);
+    assert_non_null(huge);
+    memset(huge, 'x', big - 1);
+    huge[0] = '[';
+    huge[1] = '"';
+    huge[big - 3] = '"';
+    huge[big - 2] = ']';
+    huge[big - 1] = '\0';
+    assert_int_equal(mfu_store_set_context(s, id, huge, &e), MFU_E_LIMIT);
+    free(huge);
+    assert_int_equal(mfu_store_set_context(s, 424242, ctx, &e), MFU_E_INVALID);
+    assert_int_equal(mfu_store_get_context(s, 424242, &c, &e), MFU_E_INVALID);
+    assert_int_equal(mfu_store_get_context(s, id, &c, &e), MFU_OK);
+    assert_string_equal(c, ctx2);
+    free(c);
+
+    mfu_store_list *l = NULL;
+    assert_int_equal(mfu_store_list_runs(s, &l, &e), MFU_OK);
+    assert_string_equal(mfu_store_list_at(l, 0)->context, ctx2);
+    assert_string_equal(mfu_store_list_at(l, 1)->context, "");
+    mfu_store_list_free(l);
+    /* put_run keeps the context (it belongs to the run, not to one read of its log) */
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    assert_int_equal(mfu_store_put_run(s, "a", run, NULL, &e), MFU_OK);
+    mfu_run_free(run);
+    assert_int_equal(mfu_store_get_context(s, id, &c, &e), MFU_OK);
+    assert_string_equal(c, ctx2);
+    free(c);
+    /* "" clears */
+    assert_int_equal(mfu_store_set_context(s, id, "", &e), MFU_OK);
+    assert_int_equal(mfu_store_get_context(s, id, &c, &e), MFU_OK);
+    assert_null(c);
+    mfu_store_close(s);
+
+    /* a read-only handle cannot write it */
+    s = open_store(f->db, MFU_STORE_READONLY);
+    assert_int_equal(mfu_store_set_context(s, id, ctx, &e), MFU_E_INVALID);
+    mfu_store_close(s);
+
+    /* a version-1 store: the column is added when opened for writing; runs stay */
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h,
+                                  "ALTER TABLE runs DROP COLUMN context_json;"
+                                  "DELETE FROM mfu_schema WHERE version > 1;"
+                                  "PRAGMA user_version=1;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    assert_int_equal(mfu_store_open(f->db, MFU_STORE_READONLY, &s, &e), MFU_E_UNSUPPORTED);
+    s = open_store(f->db, 0);
+    assert_int_equal(sql_int(f->db, "SELECT max(version) FROM mfu_schema"),
+                     MFU_STORE_SCHEMA_VERSION);
+    assert_int_equal(mfu_store_find_run(s, "b", &id2, &e), MFU_OK);
+    assert_int_equal(mfu_store_get_context(s, id2, &c, &e), MFU_OK);
+    assert_null(c);
+    assert_int_equal(mfu_store_set_context(s, id2, ctx, &e), MFU_OK);
+    assert_int_equal(mfu_store_get_context(s, id2, &c, &e), MFU_OK);
+    assert_string_equal(c, ctx);
+    free(c);
     mfu_store_close(s);
 }
 
@@ -1215,6 +1324,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(names_and_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(append_and_list, setup, teardown),
         cmocka_unit_test_setup_teardown(tags, setup, teardown),
+        cmocka_unit_test_setup_teardown(context, setup, teardown),
         cmocka_unit_test_setup_teardown(findings, setup, teardown),
         cmocka_unit_test_setup_teardown(delete_cascades, setup, teardown),
         cmocka_unit_test_setup_teardown(ingest_idempotent, setup, teardown),
