@@ -239,6 +239,55 @@ static bool copy_check(char *dst, const char *src, size_t n)
 }
 #endif
 
+/* ---- the first control byte ------------------------------------------------------------- */
+
+/* 8 bytes at a time: a byte below 0x20 (Mycroft's "has less than") or equal to 0x7f marks the
+ * word; the byte loop then finds which (a tab is allowed). */
+size_t mfu__ctrl_find_portable(const char *p, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        uint64_t del = x ^ (0x7f * ones);
+        if (((x - 0x20 * ones) & ~x & highs) | ((del - ones) & ~del & highs))
+            for (size_t j = i; j < i + 8; j++)
+                if (ctrl_byte((unsigned char)p[j]))
+                    return j;
+    }
+    for (; i < n; i++)
+        if (ctrl_byte((unsigned char)p[i]))
+            return i;
+    return n;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* 16 bytes at a time (SSE2, baseline on x86-64): unsigned v <= 0x1f is min(v, 0x1f) == v. */
+size_t mfu__ctrl_find(const char *p, size_t n)
+{
+    const __m128i c1f = _mm_set1_epi8(0x1f), tab = _mm_set1_epi8('\t'),
+                  del = _mm_set1_epi8(0x7f);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        __m128i low = _mm_andnot_si128(_mm_cmpeq_epi8(v, tab),
+                                       _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
+        int m = _mm_movemask_epi8(_mm_or_si128(low, _mm_cmpeq_epi8(v, del)));
+        if (m)
+            return i + (size_t)__builtin_ctz((unsigned)m);
+    }
+    return i + mfu__ctrl_find_portable(p + i, n - i);
+}
+#else
+size_t mfu__ctrl_find(const char *p, size_t n)
+{
+    return mfu__ctrl_find_portable(p, n);
+}
+#endif
+
 bool mfu__has_ctrl(const char *p, size_t n)
 {
     return copy_check(NULL, p, n);

@@ -48,6 +48,13 @@ size_t mfu__fmt_shortest(char *buf, double v);
  * cleaner removes. Reads 16 bytes at a time. */
 bool mfu__has_ctrl(const char *p, size_t n);
 
+/* Index of the first such byte in p[0..n), or n when there is none: the reader's line scan
+ * (a line's \n or \r is the first such byte of a line the cleaner leaves alone). SSE2 where
+ * the compiler targets it (x86-64), 8 bytes at a time otherwise; the portable version is
+ * exported so that the tests compare the two. */
+size_t mfu__ctrl_find(const char *p, size_t n);
+size_t mfu__ctrl_find_portable(const char *p, size_t n);
+
 /* Copy src[0..n) to dst and return true when it holds no such byte (one pass; on false dst
  * holds some prefix of src and is to be rewritten). */
 bool mfu__copy_no_ctrl(char *dst, const char *src, size_t n);

@@ -89,11 +89,8 @@ static bool grow_one(void **p, size_t ncap, size_t sz)
     return true;
 }
 
-static mfu_status grow(mfu_run *r, mfu_error *err)
+static mfu_status grow_to(mfu_run *r, size_t ncap, mfu_error *err)
 {
-    size_t ncap = r->cap ? r->cap * 2 : 256;
-    if (ncap > r->max_rows)
-        ncap = r->max_rows;
     /* Grow every array; realloc keeps the old contents, so a failure part-way leaves larger
      * blocks that still hold the old rows: the run is unchanged as far as readers can see,
      * and cap is only raised when all succeeded. */
@@ -110,6 +107,23 @@ static mfu_status grow(mfu_run *r, mfu_error *err)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory growing the run to %zu steps", ncap);
     r->cap = ncap;
     return MFU_OK;
+}
+
+static mfu_status grow(mfu_run *r, mfu_error *err)
+{
+    size_t ncap = r->cap ? r->cap * 2 : 256;
+    if (ncap > r->max_rows)
+        ncap = r->max_rows;
+    return grow_to(r, ncap, err);
+}
+
+mfu_status mfu_run_reserve(mfu_run *run, size_t rows, mfu_error *err)
+{
+    if (!run)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_reserve: run is NULL");
+    if (rows > run->max_rows)
+        rows = run->max_rows;
+    return rows > run->cap ? grow_to(run, rows, err) : MFU_OK;
 }
 
 static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])

@@ -1,0 +1,405 @@
+/*
+ * test_ingest_fast2.c - the second round of ingest fast paths (docs/internals/ingest.md
+ * "Performance") against the code they stand in for, on large seeded corpora, as
+ * test_ingest_fast.c does for the first round:
+ *   - the reader's line scan (the first control byte, SSE2 and portable) against a byte loop,
+ *     the lines against a splitter written from the reader's contract, and its "clean" flag;
+ *   - the in-place cleaner against the copying one, on every line the reader hands out;
+ *   - mfu_run_reserve (the capacity hint ingest gives a run).
+ * Each comparison also asserts that its fast path was taken often, so that a fast path that
+ * always declined would fail.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ingest/fast.h"
+#include "ingest/format.h"
+#include "ingest/internal.h"
+#include "ingest/jflat.h"
+#include "ingest_test.h"
+
+/* xorshift64*: a seeded generator, so a failure is reproducible. */
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t next(rng *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1Dull;
+}
+
+static int below(rng *r, int n)
+{
+    return (int)(next(r) % (uint64_t)n);
+}
+
+static const char *pick(rng *r, const char *const *list, size_t n)
+{
+    return list[below(r, (int)n)];
+}
+
+#define PICK(r, list) pick((r), (list), MFU__ARRAY_LEN(list))
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Every field of two steps equal, doubles bit for bit (no memcmp: structs have padding). */
+static bool same_step(const mfu_step *a, const mfu_step *b)
+{
+    return a->step == b->step && same_bits(a->time_s, b->time_s) &&
+           same_bits(a->step_time_s, b->step_time_s) && same_bits(a->tokens, b->tokens) &&
+           same_bits(a->samples, b->samples) && same_bits(a->loss, b->loss) &&
+           same_bits(a->lr, b->lr) && same_bits(a->grad_norm, b->grad_norm) &&
+           same_bits(a->memory_bytes, b->memory_bytes) &&
+           same_bits(a->tokens_per_s, b->tokens_per_s) &&
+           a->tokens_per_s_scope == b->tokens_per_s_scope &&
+           same_bits(a->flops_per_s, b->flops_per_s) &&
+           a->flops_per_s_scope == b->flops_per_s_scope && same_bits(a->mfu, b->mfu) &&
+           a->mfu_scope == b->mfu_scope && same_bits(a->samples_per_s, b->samples_per_s) &&
+           a->samples_per_s_scope == b->samples_per_s_scope && a->flags == b->flags &&
+           a->rank == b->rank;
+}
+
+static bool ctrl_ref(unsigned char c)
+{
+    return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+/* ---- the first control byte ----------------------------------------------------------- */
+
+static size_t ctrl_find_ref(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ctrl_ref((unsigned char)p[i]))
+            return i;
+    return n;
+}
+
+static void ctrl_find_matches_byte_loop(void **state)
+{
+    (void)state;
+    /* bytes around every boundary: below and at 0x20, tab, 0x7f, the high half (a signed
+     * compare would take 0x80..0xff for control bytes) */
+    static const unsigned char alphabet[] = {'a',  ' ',  '\t', 0x1b, 0x7f, 0x80, 0xff, 0x1f,
+                                             0x20, 0x7e, 0x00, 0x0a, 0x0d, 0xc2, 0x9f, 0xa0};
+    rng r = {4242};
+    char buf[160];
+    long found = 0;
+    for (int i = 0; i < 300000; i++) {
+        size_t n = (size_t)below(&r, 130);
+        int dense = below(&r, 4); /* 0: many special bytes; else one in ~60 */
+        for (size_t k = 0; k < n; k++)
+            buf[k] = (char)((dense ? below(&r, 60) : below(&r, 2))
+                                ? ' ' + below(&r, 95)
+                                : alphabet[below(&r, (int)sizeof alphabet)]);
+        size_t off = (size_t)below(&r, 16);
+        if (off > n)
+            off = n;
+        size_t want = ctrl_find_ref(buf + off, n - off);
+        size_t fast = mfu__ctrl_find(buf + off, n - off);
+        size_t port = mfu__ctrl_find_portable(buf + off, n - off);
+        if (fast != want || port != want)
+            fail_msg("case %d: first control byte at %zu, SSE2 path %zu, portable %zu", i, want,
+                     fast, port);
+        found += want < n - off;
+    }
+    assert_true(found > 100000);
+    /* 22 bytes: high bytes and a tab are no control bytes, the \n at 21 is */
+    assert_int_equal(mfu__ctrl_find("\x80\x81\xfe\xff\t\xc2\xb5s 0123456789ab\n", 22), 21);
+    assert_int_equal(mfu__ctrl_find_portable("\x80\x81\xfe\xff\t\xc2\xb5s 0123456789ab\n", 22),
+                     21);
+    assert_int_equal(mfu__ctrl_find("0123456789abcdef0123456789abcdef\x7f", 33), 32);
+    assert_int_equal(mfu__ctrl_find("", 0), 0);
+}
+
+/* ---- reader: the clean flag, lines written in place ---------------------------------------- */
+
+typedef struct ref_line {
+    size_t off, len; /* in the input */
+    long lineno;
+    bool too_long;
+} ref_line;
+
+/* The reader's contract (internal.h): pieces between \n and \r, empty ones dropped, a piece
+ * over max_line reported as too long, line numbers counting \n. */
+static size_t ref_split(const char *in, size_t n, size_t max_line, ref_line *out)
+{
+    size_t k = 0, start = 0;
+    long lineno = 1;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && in[i] != '\n' && in[i] != '\r')
+            continue;
+        if (i > start) {
+            out[k].off = start;
+            out[k].len = i - start > max_line ? 0 : i - start;
+            out[k].too_long = i - start > max_line;
+            out[k].lineno = lineno;
+            k++;
+        }
+        if (i < n && in[i] == '\n')
+            lineno++;
+        start = i + 1;
+    }
+    return k;
+}
+
+/* A log of about n bytes: lines of printable text with now and then a tab, an ANSI escape,
+ * a DEL, a NUL-free control byte or UTF-8; \n, \r and \r\n endings, blank and long lines. */
+static size_t random_log(rng *r, char *in, size_t n)
+{
+    static const char *const odd[] = {"\t", "\x1b[31m", "\x1b[0m", "\x7f", "\x01", "\xc2\xb5s",
+                                      "\x1b]0;t\x07", "\xe2\x96\x88", "\x1f", "\x08"};
+    size_t i = 0;
+    while (i + 1 < n) {
+        size_t len = below(r, 20) == 0 ? (size_t)below(r, 900) : (size_t)below(r, 160);
+        for (size_t j = 0; j < len && i + 8 < n; j++) {
+            if (below(r, 40) == 0) {
+                const char *o = PICK(r, odd);
+                size_t k = strlen(o);
+                memcpy(in + i, o, k);
+                i += k;
+            } else {
+                in[i++] = (char)(' ' + below(r, 95));
+            }
+        }
+        int sep = below(r, 12);
+        in[i++] = sep < 9 ? '\n' : '\r';
+        if (sep == 11 && i < n)
+            in[i++] = '\n';
+    }
+    return i;
+}
+
+/* Read in through r; every line is checked against the contract, its clean flag against
+ * its bytes, and then cleaned in place when the reader allows it, as the session does (so a
+ * write into one line that hurt a later one would show). Returns the lines flagged clean. */
+static long read_all(mfu__reader *r, const char *in, size_t n, const ref_line *want,
+                     size_t nwant, bool file, long *inplace)
+{
+    size_t k = 0;
+    long clean = 0;
+    char copy[1001], buf[1001];
+    for (;;) {
+        mfu__rline rl;
+        bool eof = false;
+        mfu_error e;
+        assert_int_equal(mfu__reader_next(r, &rl, &eof, &e), MFU_OK);
+        if (eof)
+            break;
+        if (k >= nwant)
+            fail_msg("reader gave more than %zu lines", nwant);
+        assert_int_equal(rl.too_long, want[k].too_long);
+        assert_int_equal(rl.lineno, want[k].lineno);
+        assert_int_equal(rl.len, want[k].len);
+        if (rl.len && memcmp(rl.text, in + want[k].off, rl.len) != 0)
+            fail_msg("line %zu (physical %ld) differs", k, want[k].lineno);
+        if (rl.clean) {
+            clean++;
+            assert_int_equal(ctrl_find_ref(rl.text, rl.len), rl.len);
+        }
+        /* the caller's memory is never offered for writing; the reader's own buffers are */
+        bool in_caller = rl.text >= in && rl.text < in + n;
+        if (!file && in_caller)
+            assert_null(rl.wtext);
+        else
+            assert_ptr_equal(rl.wtext, rl.text);
+        if (rl.clean && rl.wtext && !rl.too_long) {
+            memcpy(copy, rl.text, rl.len);
+            mfu__line a, b;
+            mfu__clean_line(copy, rl.len, rl.lineno, buf, &b);
+            mfu__clean_line_inplace(rl.wtext, rl.len, rl.lineno, &a);
+            if (a.len != b.len || memcmp(a.text, b.text, a.len + 1) != 0 ||
+                a.raw_len != b.raw_len || memcmp(a.raw, b.raw, a.raw_len + 1) != 0 ||
+                a.rank != b.rank || a.lineno != b.lineno ||
+                !same_bits(a.prefix_time_s, b.prefix_time_s))
+                fail_msg("line %zu cleaned in place: '%s', copied: '%s'", k, a.text, b.text);
+            (*inplace)++;
+        }
+        k++;
+    }
+    assert_int_equal(k, nwant);
+    return clean;
+}
+
+static void reader_flags_clean_lines(void **state)
+{
+    (void)state;
+    rng r = {777};
+    size_t cap = 4 * MFU__READER_CHUNK + 1000;
+    char *in = malloc(cap), *orig = malloc(cap);
+    ref_line *want = malloc(cap * sizeof *want);
+    assert_non_null(in);
+    assert_non_null(orig);
+    assert_non_null(want);
+    long clean = 0, ctrl_free = 0, inplace = 0;
+    for (int round = 0; round < 8; round++) {
+        size_t n = random_log(&r, in, round < 2 ? 2000 : cap);
+        size_t max_line = 600;
+        size_t nwant = ref_split(in, n, max_line, want);
+        for (size_t k = 0; k < nwant; k++)
+            ctrl_free += !want[k].too_long &&
+                         ctrl_find_ref(in + want[k].off, want[k].len) == want[k].len;
+        memcpy(orig, in, n);
+        mfu__reader *mr = mfu__reader_mem(in, n, max_line);
+        assert_non_null(mr);
+        clean += read_all(mr, in, n, want, nwant, false, &inplace);
+        mfu__reader_free(mr);
+        assert_memory_equal(in, orig, n); /* the memory source is untouched */
+        FILE *f = fmemopen(orig, n, "rb");
+        assert_non_null(f);
+        mfu__reader *fr = mfu__reader_file(f, max_line);
+        assert_non_null(fr);
+        clean += read_all(fr, in, n, want, nwant, true, &inplace);
+        mfu__reader_free(fr);
+        fclose(f);
+    }
+    /* the flag is set for nearly every line without control bytes (not for those that span
+     * two blocks), from both sources */
+    assert_true(clean * 10 > ctrl_free * 2 * 9);
+    assert_true(inplace > 1000);
+    free(in);
+    free(orig);
+    free(want);
+}
+
+/* ---- the cleaner in place ------------------------------------------------------------------ */
+
+static const char *const clean_pieces[] = {"[rank3]:",
+                                           "3: ",
+                                           "stdout: ",
+                                           "rank0[73][MainThread]: ",
+                                           "[titan] ",
+                                           "[2024-01-02 03:04:05,678] ",
+                                           "[2024-09-03 16:38:39]",
+                                           "2023-03-22 09:30:39 ",
+                                           " - root - INFO - ",
+                                           " | INFO | root | ",
+                                           "[INFO] [file.py:12:f] ",
+                                           "INFO:torchtune.utils:",
+                                           "I0811 21:54:55.531340  514 file.py:226] ",
+                                           "> ",
+                                           "  ",
+                                           "\t",
+                                           " ",
+                                           "iteration 10/ 100 |",
+                                           "{\"step\": 1}",
+                                           "[Rank 0] step=40",
+                                           "\xc2\xb5s",
+                                           "rank",
+                                           "[",
+                                           "0",
+                                           "99999"};
+
+static void cleaner_in_place_matches_copy(void **state)
+{
+    (void)state;
+    rng r = {1618};
+    char text[700], work[701], b1[701];
+    long stripped = 0;
+    for (int i = 0; i < 100000; i++) {
+        size_t n = 0;
+        for (int p = below(&r, 6); p > 0; p--) {
+            const char *piece = PICK(&r, clean_pieces);
+            size_t k = strlen(piece);
+            if (n + k >= 600)
+                break;
+            memcpy(text + n, piece, k);
+            n += k;
+        }
+        for (int t = below(&r, 40); t > 0; t--)
+            text[n++] = (char)(' ' + below(&r, 95));
+        for (int t = below(&r, 3); t > 0; t--)
+            text[n++] = below(&r, 2) ? ' ' : '\t'; /* trailing blanks are cut in place */
+        mfu__line a, b;
+        mfu__clean_line(text, n, i, b1, &b);
+        memcpy(work, text, n);
+        work[n] = 'X'; /* the separator's place: the cleaner writes its NUL there */
+        mfu__clean_line_inplace(work, n, i, &a);
+        if (a.len != b.len || memcmp(a.text, b.text, a.len + 1) != 0 || a.raw_len != b.raw_len ||
+            memcmp(a.raw, b.raw, a.raw_len + 1) != 0 || a.rank != b.rank ||
+            a.lineno != b.lineno || !same_bits(a.prefix_time_s, b.prefix_time_s))
+            fail_msg("cleaning '%.*s' in place: '%s', copied: '%s'", (int)n, text, a.text, b.text);
+        assert_true(a.raw == work && a.text >= work && a.text <= work + n);
+        stripped += a.text != a.raw;
+    }
+    assert_true(stripped > 30000);
+}
+
+/* ---- mfu_run_reserve ----------------------------------------------------------------------- */
+
+static void run_reserve_changes_no_row(void **state)
+{
+    (void)state;
+    mfu_error e;
+    assert_int_equal(mfu_run_reserve(NULL, 10, &e), MFU_E_INVALID);
+    mfu_run *a = mfu_run_new(), *b = mfu_run_new();
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(mfu_run_reserve(a, 0, &e), MFU_OK);
+    assert_int_equal(mfu_run_reserve(a, 5000, &e), MFU_OK);
+    assert_int_equal(mfu_run_reserve(a, 100, &e), MFU_OK); /* below the capacity: nothing */
+    assert_int_equal(mfu_run_count(a), 0);
+    assert_null(mfu_run_column(a, MFU_COL_LOSS)); /* still empty */
+    for (int i = 0; i < 7000; i++) { /* past the reservation: growing goes on */
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i % 3000; /* restarts: new rows */
+        s.loss = 1.0 / (i + 1);
+        s.rank = i % 5 - 1;
+        assert_int_equal(mfu_run_append(a, &s, NULL, &e), MFU_OK);
+        assert_int_equal(mfu_run_append(b, &s, NULL, &e), MFU_OK);
+        if (i == 4000)
+            assert_int_equal(mfu_run_reserve(a, 20000, &e), MFU_OK);
+    }
+    assert_int_equal(mfu_run_count(a), mfu_run_count(b));
+    for (size_t i = 0; i < mfu_run_count(a); i++) {
+        mfu_step x, y;
+        assert_true(mfu_run_get(a, i, &x));
+        assert_true(mfu_run_get(b, i, &y));
+        assert_true(same_step(&x, &y));
+    }
+    /* the row limit still holds after a reservation beyond it */
+    mfu_run *c = mfu_run_new();
+    assert_non_null(c);
+    assert_int_equal(mfu_run_set_max_steps(c, 3, &e), MFU_OK);
+    assert_int_equal(mfu_run_reserve(c, 1000, &e), MFU_OK);
+    for (int i = 0; i < 3; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i;
+        assert_int_equal(mfu_run_append(c, &s, NULL, &e), MFU_OK);
+    }
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = 3;
+    assert_int_equal(mfu_run_append(c, &s, NULL, &e), MFU_E_LIMIT);
+    assert_int_equal(mfu_run_count(c), 3);
+    mfu_run_free(a);
+    mfu_run_free(b);
+    mfu_run_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ctrl_find_matches_byte_loop),
+        cmocka_unit_test(reader_flags_clean_lines),
+        cmocka_unit_test(cleaner_in_place_matches_copy),
+        cmocka_unit_test(run_reserve_changes_no_row),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
