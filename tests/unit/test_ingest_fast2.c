@@ -5,6 +5,8 @@
  *   - the reader's line scan (the first control byte, SSE2 and portable) against a byte loop,
  *     the lines against a splitter written from the reader's contract, and its "clean" flag;
  *   - the in-place cleaner against the copying one, on every line the reader hands out;
+ *   - JSON line shapes (jflat.h) against mfu__jflat_parse, and a generic-jsonl session that
+ *     reads lines by shape against each line read alone (jansson's path);
  *   - mfu_run_reserve (the capacity hint ingest gives a run).
  * Each comparison also asserts that its fast path was taken often, so that a fast path that
  * always declined would fail.
@@ -339,6 +341,270 @@ static void cleaner_in_place_matches_copy(void **state)
     assert_true(stripped > 30000);
 }
 
+/* ---- JSON shapes ----------------------------------------------------------------------------- */
+
+static const char *const shape_keys[] = {"step", "loss", "lr",           "iter",
+                                         "train.loss", "a b", "mfu", "tokens_per_s",
+                                         "x",    "dt",   "k\\u00e9"};
+/* Values: valid JSON first (SHAPE_GOOD of them), then what jflat declines or jansson rejects. */
+#define SHAPE_GOOD 26
+static const char *const shape_values[] = {"0",
+                                           "-0",
+                                           "7",
+                                           "-12",
+                                           "10050",
+                                           "1e5",
+                                           "1E-5",
+                                           "-0.0",
+                                           "2.5",
+                                           "3e-4",
+                                           "0.0001234",
+                                           "0.30000000000000004",
+                                           "\"3e-4\"",
+                                           "\"250 ms\"",
+                                           "\"x\"",
+                                           "true",
+                                           "false",
+                                           "null",
+                                           "[1, 2.5]",
+                                           "{\"loss\": 1.5}",
+                                           "912.3",
+                                           "2.134364",
+                                           "71202000000",
+                                           "-1.5e+300",
+                                           "\"\"",
+                                           "[]",
+                                           "1234567890123456789",
+                                           "1e400",
+                                           "\"a\\nb\"",
+                                           "123456789012345678901",
+                                           "01",
+                                           "1.",
+                                           "NaN",
+                                           "-",
+                                           "\"\xc3\xa9\"",
+                                           "[1,]",
+                                           "{\"a\" 1}"};
+
+/* A line of one of a few layouts (so that shapes repeat), values drawn at random. */
+static void shape_line(rng *r, char *buf, size_t n, int layout)
+{
+    static const char *const ws[] = {"", " ", "  ", "\t"};
+    rng lr = {0x1234u + (uint64_t)layout * 7919u}; /* the layout's keys and blanks */
+    size_t k = 0;
+    buf[k++] = '{';
+    int members = 1 + below(&lr, 9);
+    for (int i = 0; i < members; i++) {
+        if (i)
+            k += (size_t)snprintf(buf + k, n - k, "%s,%s", ws[below(&lr, 4)], ws[below(&lr, 4)]);
+        /* the last key has an escape: jflat declines it, in a few layouts */
+        const char *key = below(&lr, 20) ? shape_keys[below(&lr, 10)] : PICK(&lr, shape_keys);
+        const char *val = below(r, 24) ? shape_values[below(r, SHAPE_GOOD)] : PICK(r, shape_values);
+        const char *colon_ws = ws[below(&lr, 4)];
+        k += (size_t)snprintf(buf + k, n - k, "\"%s\"%s:%s%s", key, colon_ws, ws[below(&lr, 4)],
+                              val);
+    }
+    k += (size_t)snprintf(buf + k, n - k, "%s}%s", ws[below(&lr, 4)], ws[below(&lr, 2)]);
+    if (below(r, 30) == 0 && k > 2) /* now and then a perturbed line */
+        buf[below(r, (int)k)] = PICK(r, ws)[0] ? ' ' : ',';
+    static const char *const tails[] = {" x", ",", "}", " ", "\t", "{\"a\": 1}", ", \"b\": 2}"};
+    if (below(r, 30) == 0) { /* or one with more after its end */
+        if (k > 1 && below(r, 2))
+            k -= 1 + (buf[k - 1] == ' ' || buf[k - 1] == '\t');
+        k += (size_t)snprintf(buf + k, n - k, "%s", PICK(r, tails));
+    }
+    buf[k] = '\0';
+}
+
+static void check_same_members(const mfu__jflat *a, const mfu__jflat *b, const char *line)
+{
+    if (a->n != b->n)
+        fail_msg("%zu members by shape, %zu: %s", a->n, b->n, line);
+    for (size_t i = 0; i < a->n; i++) {
+        const mfu__jmember *x = &a->m[i], *y = &b->m[i];
+        if (x->key != y->key || x->key_len != y->key_len || x->type != y->type ||
+            x->val != y->val || x->val_end != y->val_end)
+            fail_msg("member %zu differs: %s", i, line);
+        if ((x->type == MFU__J_INT || x->type == MFU__J_REAL) &&
+            (!same_bits(x->num, y->num) || (x->type == MFU__J_INT && x->ival != y->ival)))
+            fail_msg("member %zu: %.17g by shape, %.17g: %s", i, x->num, y->num, line);
+        if (x->type == MFU__J_STRING && (x->str != y->str || x->str_len != y->str_len))
+            fail_msg("member %zu: string differs: %s", i, line);
+    }
+}
+
+static void shapes_match_jflat(void **state)
+{
+    (void)state;
+    rng r = {9001};
+    static mfu__jshape shapes[3];
+    memset(shapes, 0, sizeof shapes);
+    int next_shape = 0;
+    char line[2048];
+    long by_shape = 0, declined = 0, learned = 0;
+    for (int i = 0; i < 80000; i++) {
+        shape_line(&r, line, sizeof line, below(&r, 4) ? below(&r, 3) : below(&r, 40));
+        size_t len = strlen(line);
+        mfu__jflat a, b;
+        bool full = mfu__jflat_parse(line, len, &b);
+        bool shaped = false;
+        for (int k = 0; k < 3 && !shaped; k++) {
+            if (!mfu__jflat_parse_shaped(line, len, &shapes[k], &a))
+                continue;
+            shaped = true;
+            if (!full)
+                fail_msg("read by shape what mfu__jflat_parse declines: %s", line);
+            check_same_members(&a, &b, line);
+        }
+        by_shape += shaped;
+        if (!shaped && full) {
+            declined++;
+            if (mfu__jshape_learn(&shapes[next_shape], line, len, &b)) {
+                learned++;
+                next_shape = (next_shape + 1) % 3;
+                /* the line it was learned from reads by it */
+                const mfu__jshape *sh = &shapes[(next_shape + 2) % 3];
+                assert_true(mfu__jflat_parse_shaped(line, len, sh, &a));
+                check_same_members(&a, &b, line);
+            }
+        }
+    }
+    assert_true(by_shape > 20000);
+    assert_true(declined > 1000);
+    assert_true(learned > 1000);
+    /* a shape needs its NUL, and refuses an empty object */
+    mfu__jflat o;
+    mfu__jshape sh;
+    assert_true(mfu__jflat_parse("{}", 2, &o));
+    assert_false(mfu__jshape_learn(&sh, "{}", 2, &o));
+    assert_false(mfu__jflat_parse_shaped("{}", 2, &sh, &o));
+    assert_true(mfu__jflat_parse("{\"a\": 1}", 8, &o));
+    assert_true(mfu__jshape_learn(&sh, "{\"a\": 1}", 8, &o));
+    assert_true(mfu__jflat_parse_shaped("{\"a\": 2}", 8, &sh, &o));
+    assert_false(mfu__jflat_parse_shaped("{\"a\": 2} ", 8, &sh, &o)); /* no NUL at len */
+    assert_false(mfu__jflat_parse_shaped("{\"a\":  2}", 9, &sh, &o)); /* another blank */
+    assert_false(mfu__jflat_parse_shaped("{\"b\": 2}", 8, &sh, &o));  /* another key */
+    assert_false(mfu__jflat_parse_shaped("{\"a\": 02}", 9, &sh, &o)); /* invalid value */
+}
+
+/* One generic-jsonl session over text (forced format, opts as given). */
+static mfu_run *jsonl_run(const char *text, size_t n, const char *const *map, size_t nmap)
+{
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = "jsonl";
+    o.map = map;
+    o.nmap = nmap;
+    o.max_line_bytes = 8192;
+    mfu_run *run = NULL;
+    mfu_error e;
+    (void)ingest_buffer_opts(text, n, &o, &run, NULL, &e);
+    return run;
+}
+
+static const char *const log_keys[] = {"loss", "train_loss", "lr", "learning_rate",
+                                       "step_time_s", "tokens", "tokens_per_s", "mfu",
+                                       "memory_bytes", "time_s", "grad_norm", "samples",
+                                       "rank", "dt", "tps", "train", "x"};
+static const char *const log_values[] = {"2.5",      "3e-4",   "0.30000000000000004", "17",
+                                         "-1",       "1e400",  "\"250 ms\"",          "\"13.99%\"",
+                                         "\"N/A\"",  "\"nan\"", "null",               "true",
+                                         "\"2024-01-01 00:00:10\"", "{\"loss\": 1.5}", "[1]",
+                                         "1048576", "71202000000", "NaN", "\"x\"", "-0.0"};
+
+/* A metrics log of n lines in a few layouts: each line's step is its index (so no row
+ * merges), sometimes under another key, sometimes missing or not a number. */
+static size_t metrics_log(rng *r, char *out, size_t cap, int lines, char (*texts)[512])
+{
+    size_t n = 0;
+    for (int i = 0; i < lines; i++) {
+        int layout = below(r, 5) ? below(r, 3) : below(r, 25);
+        rng lr = {0xabcdu + (uint64_t)layout * 104729u};
+        char line[512];
+        size_t k = 0;
+        const char *step_key = below(&lr, 4) ? "step" : below(&lr, 2) ? "iter" : "global_step";
+        int step_pos = below(&lr, 3);
+        int members = 2 + below(&lr, 7);
+        k += (size_t)snprintf(line + k, sizeof line - k, "{");
+        for (int m = 0; m < members; m++) {
+            if (m)
+                k += (size_t)snprintf(line + k, sizeof line - k, below(&lr, 2) ? ", " : ",");
+            if (m == step_pos) {
+                int sv = below(r, 40);
+                if (sv == 0)
+                    k += (size_t)snprintf(line + k, sizeof line - k, "\"%s\": \"%d\"", step_key,
+                                          i + 1);
+                else if (sv == 1)
+                    k += (size_t)snprintf(line + k, sizeof line - k, "\"%s\": %d.5", step_key,
+                                          i + 1);
+                else
+                    k += (size_t)snprintf(line + k, sizeof line - k, "\"%s\": %d", step_key,
+                                          i + 1);
+                continue;
+            }
+            const char *key = PICK(&lr, log_keys);
+            const char *val = below(r, 6) ? PICK(&lr, log_values) : PICK(r, log_values);
+            k += (size_t)snprintf(line + k, sizeof line - k, "\"%s\": %s", key, val);
+        }
+        k += (size_t)snprintf(line + k, sizeof line - k, "}");
+        memcpy(texts[i], line, k + 1);
+        memcpy(out + n, line, k);
+        n += k;
+        out[n++] = '\n';
+        assert_true(n + 600 < cap);
+    }
+    return n;
+}
+
+/* A jsonl session reading lines by shape gives, line by line, the row each line gives when it
+ * is read alone (the first object of a session takes jansson's path). */
+static void jsonl_shapes_match_lines_read_alone(void **state)
+{
+    (void)state;
+    enum { LINES = 2500 };
+    char *log = malloc((size_t)LINES * 600);
+    char(*texts)[512] = malloc((size_t)LINES * 512);
+    assert_non_null(log);
+    assert_non_null(texts);
+    static const char *const map_dotted[] = {"loss=train.loss"};
+    static const char *const map_factor[] = {"step_time_s=dt*0.001,tokens_per_s=tps,mfu=x*0.01"};
+    static const char *const map_step[] = {"step=iter"};
+    const struct {
+        const char *const *map;
+        size_t n;
+    } maps[] = {{NULL, 0}, {map_dotted, 1}, {map_factor, 1}, {map_step, 1}};
+    rng r = {27182};
+    long rows = 0;
+    for (size_t mi = 0; mi < MFU__ARRAY_LEN(maps); mi++) {
+        size_t n = metrics_log(&r, log, (size_t)LINES * 600, LINES, texts);
+        mfu_run *all = jsonl_run(log, n, maps[mi].map, maps[mi].n);
+        assert_non_null(all);
+        size_t row = 0;
+        for (int i = 0; i < LINES; i++) {
+            size_t len = strlen(texts[i]);
+            mfu_run *one = jsonl_run(texts[i], len, maps[mi].map, maps[mi].n);
+            size_t got = one ? mfu_run_count(one) : 0;
+            if (got) {
+                mfu_step x, y;
+                assert_true(mfu_run_get(one, 0, &x));
+                if (!mfu_run_get(all, row, &y))
+                    fail_msg("map %zu line %d: no row in the session", mi, i + 1);
+                if (!same_step(&x, &y))
+                    fail_msg("map %zu line %d: the session's row differs: %s", mi, i + 1,
+                             texts[i]);
+                row++;
+            }
+            mfu_run_free(one);
+        }
+        assert_int_equal(row, mfu_run_count(all));
+        rows += (long)row;
+        mfu_run_free(all);
+    }
+    assert_true(rows > 4000);
+    free(log);
+    free(texts);
+}
+
 /* ---- mfu_run_reserve ----------------------------------------------------------------------- */
 
 static void run_reserve_changes_no_row(void **state)
@@ -399,6 +665,8 @@ int main(void)
         cmocka_unit_test(ctrl_find_matches_byte_loop),
         cmocka_unit_test(reader_flags_clean_lines),
         cmocka_unit_test(cleaner_in_place_matches_copy),
+        cmocka_unit_test(shapes_match_jflat),
+        cmocka_unit_test(jsonl_shapes_match_lines_read_alone),
         cmocka_unit_test(run_reserve_changes_no_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
