@@ -22,26 +22,38 @@
 
 #define pow10_exact mfu__pow10_exact
 
-const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value, double *printed)
+/* mfu__dec_scan, and mfu__dec_scan_value when printed is NULL (the decimal itself is then
+ * not converted unless it is the value). */
+static inline const char *dec_scan(const char *p, const char *end, int shift, double *value,
+                                   double *printed)
 {
     bool neg = false;
     if (p < end && (*p == '-' || *p == '+'))
         neg = *p++ == '-';
+    /* byte loops: measured faster here than 8-digit SWAR for the 1-8 digit numbers of logs.
+     * Leading zeros are passed over first, so that the loops gathering the significant digits
+     * test nothing else (m may wrap past 19 digits: sig says so, and the decimal declines). */
+    const char *d0 = p;
+    while (p < end && *p == '0')
+        p++;
+    const char *s0 = p;
     uint64_t m = 0;
-    int sig = 0, digits = 0;
+    for (; p < end && (unsigned)(*p - '0') < 10; p++)
+        m = m * 10 + (uint64_t)(*p - '0');
+    size_t sig = (size_t)(p - s0), digits = (size_t)(p - d0);
     long frac = 0;
-    /* a byte loop: measured faster here than 8-digit SWAR for the 1-8 digit numbers of logs */
-    for (; p < end && (unsigned)(*p - '0') < 10; p++, digits++)
-        if (m || *p != '0') {
+    if (p < end && *p == '.') {
+        const char *f0 = ++p;
+        if (m == 0) /* 0.000123: the zeros after the point lead too */
+            while (p < end && *p == '0')
+                p++;
+        const char *fs = p;
+        for (; p < end && (unsigned)(*p - '0') < 10; p++)
             m = m * 10 + (uint64_t)(*p - '0');
-            sig++;
-        }
-    if (p < end && *p == '.')
-        for (p++; p < end && (unsigned)(*p - '0') < 10; p++, digits++, frac++)
-            if (m || *p != '0') {
-                m = m * 10 + (uint64_t)(*p - '0');
-                sig++;
-            }
+        sig += (size_t)(p - fs);
+        frac = (long)(p - f0);
+        digits += (size_t)frac;
+    }
     if (digits == 0 || sig > MFU__DEC_DIGITS)
         return NULL;
     long e10 = 0;
@@ -62,16 +74,28 @@ const char *mfu__dec_scan(const char *p, const char *end, int shift, double *val
     long e = e10 - frac;
     if (e < -400 || e > 400 || (m == 0 && (e + shift < -22 || e + shift > 22 || e < -22 || e > 22)))
         return NULL;
-    double pr, v;
-    if (!mfu__dec_to_double(m, (int)e, neg, &pr))
+    double pr = 0.0, v;
+    if (printed || shift == 0 ? !mfu__dec_to_double(m, (int)e, neg, &pr)
+                              : !mfu__dec_exact(m, (int)e)) /* the value alone: no division */
         return NULL;
     if (shift == 0)
         v = pr;
     else if (!mfu__dec_to_double(m, (int)(e + shift), neg, &v))
         return NULL;
     *value = v;
-    *printed = pr;
+    if (printed)
+        *printed = pr;
     return p;
+}
+
+const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value, double *printed)
+{
+    return dec_scan(p, end, shift, value, printed);
+}
+
+const char *mfu__dec_scan_value(const char *p, const char *end, int shift, double *value)
+{
+    return dec_scan(p, end, shift, value, NULL);
 }
 
 /* Decimal digits of m (m > 0) into d; returns the count. */

@@ -38,6 +38,13 @@ static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out
 const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value,
                           double *printed);
 
+/* mfu__dec_scan without *printed: the same result (it declines the same decimals), without
+ * converting the decimal itself when shift is not 0 (mfu__dec_exact decides instead). */
+const char *mfu__dec_scan_value(const char *p, const char *end, int shift, double *value);
+
+/* true exactly when mfu__dec_to_double(m, e10, ...) succeeds, without the division. */
+static inline bool mfu__dec_exact(uint64_t m, int e10);
+
 /* Write v (finite) into buf (at least 32 bytes) exactly as the first of snprintf "%.15g",
  * "%.16g", "%.17g" that strtod reads back as v would, and return the length. Handles values
  * whose shortest decimal has at most 15 significant digits and lies in [1e-22, 1e37] itself;
@@ -94,6 +101,23 @@ static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out
         return false;
     }
     *out = neg ? -v : v;
+    return true;
+}
+
+static inline bool mfu__dec_exact(uint64_t m, int e10)
+{
+    const uint64_t two53 = (uint64_t)1 << 53;
+    if (!MFU__EXACT_DOUBLES || m > two53)
+        return false;
+    if (e10 >= -22 && e10 <= 22)
+        return true;
+    if (e10 <= 22 || e10 > 22 + 16)
+        return false;
+    for (int i = 22; i < e10; i++) { /* as mfu__dec_to_double moves the excess into m */
+        if (m > two53 / 10)
+            return false;
+        m *= 10;
+    }
     return true;
 }
 

@@ -63,16 +63,20 @@ static bool read_number(jcur *c, mfu__jmember *m)
     }
     if (!is_digit(*p))
         return false;
+    /* mant gathers every significant digit (it may wrap past 19: sig says so, and then the
+     * value comes from strtod); the loops test nothing else */
     uint64_t mant = 0;
-    int sig = 0;
+    const char *s0 = p;
     if (*p == '0') {
         p++;
         if (is_digit(*p))
             return false; /* a leading zero */
+        s0 = p;
     } else {
-        for (; is_digit(*p); p++, sig++)
+        for (; is_digit(*p); p++)
             mant = mant * 10 + (uint64_t)(*p - '0');
     }
+    size_t sig = (size_t)(p - s0);
     if (*p != '.' && *p != 'e' && *p != 'E') {
         if (sig > 18)
             return false; /* may be outside int64: jansson decides */
@@ -85,15 +89,17 @@ static bool read_number(jcur *c, mfu__jmember *m)
     }
     long frac = 0;
     if (*p == '.') {
-        p++;
+        const char *f0 = ++p;
         if (!is_digit(*p))
             return false;
-        for (; is_digit(*p); p++, frac++)
-            if (mant || *p != '0') {
-                if (sig < MFU__DEC_DIGITS)
-                    mant = mant * 10 + (uint64_t)(*p - '0');
-                sig++;
-            }
+        if (mant == 0) /* 0.000123: the zeros after the point lead too */
+            while (*p == '0')
+                p++;
+        const char *fs = p;
+        for (; is_digit(*p); p++)
+            mant = mant * 10 + (uint64_t)(*p - '0');
+        sig += (size_t)(p - fs);
+        frac = (long)(p - f0);
     }
     long e10 = 0;
     if (*p == 'e' || *p == 'E') {

@@ -5,9 +5,13 @@
  *   - the reader's line scan (the first control byte, SSE2 and portable) against a byte loop,
  *     the lines against a splitter written from the reader's contract, and its "clean" flag;
  *   - the in-place cleaner against the copying one, on every line the reader hands out;
+ *   - the branch-free timestamp reader against the digit loops it replaced;
+ *   - mfu__dec_scan_value against the general number reader;
  *   - JSON line shapes (jflat.h) against mfu__jflat_parse, and a generic-jsonl session that
  *     reads lines by shape against each line read alone (jansson's path);
- *   - mfu_run_reserve (the capacity hint ingest gives a run).
+ *   - Megatron step lines read by shape and by the fast iteration head against the helpers;
+ *   - a file read with the in-place cleaner and the capacity hint against the same bytes fed
+ *     from memory (the copying paths), and mfu_run_reserve.
  * Each comparison also asserts that its fast path was taken often, so that a fast path that
  * always declined would fail.
  */
@@ -341,6 +345,176 @@ static void cleaner_in_place_matches_copy(void **state)
     assert_true(stripped > 30000);
 }
 
+/* ---- timestamps ---------------------------------------------------------------------------- */
+
+/* mfu__datetime_scan as it was before (digit loops, the seconds summed in doubles). */
+static bool ref_digits(const char *p, size_t n, int *out)
+{
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned)(p[i] - '0') >= 10)
+            return false;
+        v = v * 10 + (p[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static long ref_days_from_civil(int y, int m, int d)
+{
+    y -= m <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400;
+    long yoe = y - era * 400;
+    long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static bool ref_datetime_scan(mfu__span s, double *unix_s, size_t *used)
+{
+    if (s.n < 19)
+        return false;
+    const char *p = s.p;
+    int y, mo, d, h, mi, se;
+    if (!ref_digits(p, 4, &y) || p[4] != '-' || !ref_digits(p + 5, 2, &mo) || p[7] != '-' ||
+        !ref_digits(p + 8, 2, &d) || (p[10] != ' ' && p[10] != 'T') ||
+        !ref_digits(p + 11, 2, &h) || p[13] != ':' || !ref_digits(p + 14, 2, &mi) ||
+        p[16] != ':' || !ref_digits(p + 17, 2, &se))
+        return false;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+        return false;
+    size_t k = 19;
+    double frac = 0.0, scale = 0.1;
+    if (k < s.n && (p[k] == '.' || p[k] == ',') && k + 1 < s.n &&
+        (unsigned)(p[k + 1] - '0') < 10) {
+        k++;
+        while (k < s.n && (unsigned)(p[k] - '0') < 10) {
+            frac += (p[k] - '0') * scale;
+            scale /= 10;
+            k++;
+        }
+    }
+    if (k < s.n && p[k] == 'Z')
+        k++;
+    double t = (double)ref_days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + se + frac;
+    *unix_s = t;
+    *used = k;
+    return true;
+}
+
+static void timestamps_match_digit_loops(void **state)
+{
+    (void)state;
+    rng r = {1970};
+    static const char noise[] = {'0', '9', '/', ':', '-', ' ', 'T', 'a', '.', ',', 'Z', '\0'};
+    char buf[48];
+    long valid = 0;
+    for (int i = 0; i < 300000; i++) {
+        /* mostly valid fields (years before 1970 too), sometimes out of range */
+        int y = below(&r, 3000), mo = 1 + below(&r, 12), d = 1 + below(&r, 31), h = below(&r, 24),
+            mi = below(&r, 60), se = below(&r, 61);
+        if (below(&r, 10) == 0) {
+            mo = below(&r, 100);
+            d = below(&r, 100);
+            h = below(&r, 100);
+        }
+        size_t n = (size_t)snprintf(buf, sizeof buf, "%04d-%02d-%02d%c%02d:%02d:%02d", y, mo, d,
+                                    below(&r, 4) ? ' ' : 'T', h, mi, se);
+        if (below(&r, 8) == 0) /* a wrong byte anywhere */
+            buf[below(&r, (int)n)] = noise[below(&r, (int)sizeof noise - 1)];
+        if (below(&r, 3) == 0) { /* a fraction, a zone */
+            buf[n++] = below(&r, 2) ? '.' : ',';
+            for (int k = below(&r, 7); k > 0; k--)
+                buf[n++] = (char)('0' + below(&r, 10));
+        }
+        if (below(&r, 5) == 0)
+            buf[n++] = 'Z';
+        if (below(&r, 20) == 0)
+            n = (size_t)below(&r, (int)n + 1); /* cut short */
+        buf[n] = '\0';
+        mfu__span s = {buf, n};
+        double a = 0, b = 0;
+        size_t ua = 0, ub = 0;
+        bool got = mfu__datetime_scan(s, &a, &ua), want = ref_datetime_scan(s, &b, &ub);
+        if (got != want || (want && (!same_bits(a, b) || ua != ub)))
+            fail_msg("'%s': %d %.17g %zu, before %d %.17g %zu", buf, got, a, ua, want, b, ub);
+        valid += want;
+    }
+    assert_true(valid > 100000);
+}
+
+/* ---- numbers: the value alone ------------------------------------------------------------ */
+
+/* mfu__dec_scan_value reads what mfu__dec_scan reads, to the same value, without converting
+ * the decimal itself when only its shifted value is kept; and both what the general reader
+ * reads. */
+
+static void random_decimal(rng *r, char *buf, size_t n)
+{
+    size_t k = 0;
+    int sign = below(r, 4);
+    if (sign == 1)
+        buf[k++] = '-';
+    else if (sign == 2)
+        buf[k++] = '+';
+    for (int z = below(r, 4) == 0 ? below(r, 25) : 0; z > 0; z--)
+        buf[k++] = '0'; /* leading zeros, many of them sometimes */
+    int id = below(r, 4) == 0 ? below(r, 26) : below(r, 8);
+    int fd = below(r, 3) == 0 ? -1 : (below(r, 4) == 0 ? below(r, 26) : below(r, 8));
+    if (id == 0 && fd <= 0)
+        id = 1;
+    for (int i = 0; i < id; i++)
+        buf[k++] = (char)('0' + below(r, 10));
+    if (fd >= 0) {
+        buf[k++] = '.';
+        for (int i = 0, z = below(r, 3) ? 0 : below(r, 25); i < fd + z; i++)
+            buf[k++] = (char)('0' + (i < z ? 0 : below(r, 10)));
+    }
+    if (below(r, 3) == 0) {
+        buf[k++] = below(r, 2) ? 'e' : 'E';
+        int e = below(r, 4) ? below(r, 61) - 30 : below(r, 801) - 400;
+        k += (size_t)snprintf(buf + k, n - k, "%+d", e);
+    }
+    buf[k] = '\0';
+}
+
+static void dec_scan_value_matches_general_reader(void **state)
+{
+    (void)state;
+    rng r = {31415};
+    char buf[160], text[200];
+    static const int shifts[] = {0, 0, -3, 12, -9, 9, -2, 3, 15, -15, 300};
+    long accepted = 0;
+    for (int i = 0; i < 150000; i++) {
+        random_decimal(&r, buf, sizeof buf);
+        int shift = shifts[below(&r, (int)MFU__ARRAY_LEN(shifts))];
+        snprintf(text, sizeof text, "%s |x", buf);
+        const char *end = text + strlen(text);
+        double v = 0, v2 = 0, pr = 0;
+        const char *after = mfu__dec_scan_value(text, end, shift, &v);
+        const char *after2 = mfu__dec_scan(text, end, shift, &v2, &pr);
+        if (after != after2 || (after && !same_bits(v, v2)))
+            fail_msg("'%s' shift %d: dec_scan %s %.17g, the value alone %s %.17g", buf, shift,
+                     after2 ? "reads" : "declines", v2, after ? "reads" : "declines", v);
+        if (!after)
+            continue;
+        accepted++;
+        if (after != text + strlen(buf))
+            fail_msg("'%s': stopped at '%s'", buf, after);
+        mfu__num n;
+        if (!mfu__num_parse_shift(mfu__span_of(buf), shift, &n) || !same_bits(n.value, v))
+            fail_msg("'%s' shift %d: %.17g, general reader %.17g", buf, shift, v, n.value);
+    }
+    assert_true(accepted > 60000);
+    /* the exactness test it makes instead of converting the decimal: the same answer */
+    for (int i = 0; i < 300000; i++) {
+        uint64_t m = next(&r) >> below(&r, 64);
+        int e = below(&r, 100) - 50;
+        double x;
+        assert_int_equal(mfu__dec_exact(m, e), mfu__dec_to_double(m, e, false, &x));
+    }
+}
+
 /* ---- JSON shapes ----------------------------------------------------------------------------- */
 
 static const char *const shape_keys[] = {"step", "loss", "lr",           "iter",
@@ -605,6 +779,343 @@ static void jsonl_shapes_match_lines_read_alone(void **state)
     free(texts);
 }
 
+/* ---- Megatron step lines by shape ------------------------------------------------------------ */
+
+/* The step line as fmt_megatron.c read it before its fast paths: the head with
+ * mfu__span_find and mfu__int_parse, the pieces with mfu__split_next on "|", mfu__kv on ": ",
+ * the keys compared one by one, every value parsed. Returns false for a line the format does
+ * not read as a step (no head) and sets *skip for one it skips (no elapsed time). The step is
+ * normalised as mfu__emit does (no header in these logs). */
+static bool ref_megatron_step(const char *text, mfu_step *out, bool *skip)
+{
+    *skip = false;
+    mfu__span s = mfu__span_of(text);
+    if (!mfu__span_starts(s, "iteration "))
+        return false;
+    mfu__span h = {s.p + 10, s.n - 10};
+    long slash = mfu__span_find(h, "/"), bar = mfu__span_find(h, "|");
+    int64_t iter;
+    if (slash <= 0 || bar <= slash || !mfu__int_parse((mfu__span){h.p, (size_t)slash}, &iter))
+        return false;
+    mfu_step st;
+    mfu_step_init(&st);
+    st.step = iter;
+    mfu__span rest = {h.p + bar + 1, h.n - (size_t)bar - 1}, piece, key, val;
+    double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
+    bool loss_nan = false, skipped = false, nan_iters = false;
+    while (mfu__split_next(&rest, "|", &piece)) {
+        if (!mfu__kv(piece, ": ", &key, &val))
+            continue;
+        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
+        bool is_tflops =
+            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
+        mfu__num n;
+        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
+            continue;
+        double v = n.value;
+        if (is_ms)
+            st.step_time_s = v;
+        else if (is_tflops) {
+            st.flops_per_s = v;
+            st.flops_per_s_scope = MFU_SCOPE_DEVICE;
+        } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
+            st.tokens_per_s = v;
+            st.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+        } else if (mfu__span_eq(key, "samples per second")) {
+            st.samples_per_s = v;
+            st.samples_per_s_scope = MFU_SCOPE_GLOBAL;
+        } else if (mfu__span_eq(key, "actual seqlen"))
+            seqlen = v;
+        else if (mfu__span_eq(key, "learning rate"))
+            st.lr = v;
+        else if (mfu__span_eq(key, "global batch size"))
+            st.samples = v;
+        else if (mfu__span_eq(key, "grad norm"))
+            st.grad_norm = v;
+        else if (mfu__span_eq(key, "number of skipped iterations"))
+            skipped = v >= 1;
+        else if (mfu__span_eq(key, "number of nan iterations"))
+            nan_iters = v >= 1;
+        else if (mfu__span_eq(key, "lm loss")) {
+            lm_loss = v;
+            loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
+        } else if (key.n >= 5 && memcmp(key.p + key.n - 5, " loss", 5) == 0 && isnan(other_loss)) {
+            other_loss = v;
+        }
+    }
+    if (isnan(st.step_time_s)) {
+        *skip = true;
+        return false;
+    }
+    st.loss = !isnan(lm_loss) || loss_nan ? lm_loss : other_loss;
+    if (loss_nan) {
+        st.loss = NAN;
+        st.flags |= MFU_STEP_LOSS_NAN;
+    }
+    if (skipped)
+        st.flags |= MFU_STEP_SKIPPED;
+    if (nan_iters)
+        st.flags |= MFU_STEP_LOSS_NAN;
+    if (!isnan(seqlen) && !isnan(st.samples))
+        st.tokens = st.samples * seqlen;
+    if (isinf(st.loss))
+        st.flags |= MFU_STEP_LOSS_NAN;
+    double *d[] = {&st.step_time_s, &st.tokens,       &st.samples,     &st.loss,         &st.lr,
+                   &st.grad_norm,   &st.tokens_per_s, &st.flops_per_s, &st.samples_per_s};
+    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
+        if (isinf(*d[i]))
+            *d[i] = NAN;
+    *out = st;
+    return true;
+}
+
+/* Iteration heads: text before the number, the number's form, text after it. */
+static const struct {
+    const char *before, *after;
+    int form; /* 0 plain, 1 %8d, 2 %03d, 3 with ",000", 4 with "e0", 5/6 with 14/10 more digits,
+                 7 16 digits around 2^53 */
+} meg_heads[] = {{"", "/ 1000000 |", 1}, {"", "/100|", 0},   {"   ", "/ 5 |", 0},
+                 {"", " /10 |", 0},      {"\t", "/ 9 |", 0}, {"", "/ 7 |", 2},
+                 {"", "/ 7 |", 3},       {"", "/ 7 |", 4},    {"", "/ 7", 0},
+                 {"| ", "/ 7 |", 0},     {"", "", 0},         {"", "/ 3 |", 5},
+                 {"", "/ 3 |", 6},       {"  ", "/ 3 |", 7}};
+
+static void meg_head(char *buf, size_t n, size_t h, int iter)
+{
+    char num[48];
+    switch (meg_heads[h].form) {
+    case 1: snprintf(num, sizeof num, "%8d", iter); break;
+    case 2: snprintf(num, sizeof num, "%03d", iter); break;
+    case 3: snprintf(num, sizeof num, "%d,000", iter); break;
+    case 4: snprintf(num, sizeof num, "%de0", iter); break;
+    case 5: snprintf(num, sizeof num, "%d12345678901234", iter); break;
+    case 6: snprintf(num, sizeof num, "%d1234567890", iter); break;
+    case 7: snprintf(num, sizeof num, "90071992547409%02d", iter % 100); break;
+    default: snprintf(num, sizeof num, "%d", iter); break;
+    }
+    snprintf(buf, n, "%s%s%s", meg_heads[h].before, num, meg_heads[h].after);
+}
+
+static const char *const meg_keys[] = {"elapsed time per iteration (ms)",
+                                       "throughput per GPU (TFLOP/s/GPU)",
+                                       "TFLOPs",
+                                       "tokens per gpu per second (tgs)",
+                                       "samples per second",
+                                       "actual seqlen",
+                                       "learning rate",
+                                       "global batch size",
+                                       "grad norm",
+                                       "number of skipped iterations",
+                                       "number of nan iterations",
+                                       "lm loss",
+                                       "mtp loss",
+                                       "consumed samples",
+                                       "loss scale",
+                                       "lm  loss",
+                                       "x"};
+static const char *const meg_values[] = {"912.3", "1.062389E+01", "6.976744E-07", "0",
+                                         "256",   "-0",           "nan",          "inf",
+                                         "N/A",   "1,024",        "12.5 ms",      "abc",
+                                         "1e400", "0.30000000000000004",          "   7   ",
+                                         "",      "13.99%",       "5.",           "2x"};
+
+/* A Megatron log: runs of lines of one layout (the keys, their order and blanks), values
+ * drawn at random, a timestamp prefix, now and then a piece or a head that breaks the
+ * layout. */
+static size_t megatron_log(rng *r, char *out, size_t cap, int lines, char (*texts)[700])
+{
+    size_t n = 0;
+    for (int i = 0; i < lines; i++) {
+        int layout = below(r, 10) ? i / 20 % 60 : below(r, 60);
+        rng lr = {0x5eedu + (uint64_t)layout * 65537u};
+        char line[700];
+        size_t k = (size_t)snprintf(line, sizeof line, "[2024-05-01 10:%02d:%02d] iteration ",
+                                    i / 60 % 60, i % 60);
+        char head[80];
+        size_t h = below(&lr, 3) ? 0 : (size_t)below(&lr, (int)MFU__ARRAY_LEN(meg_heads));
+        if (below(r, 8) == 0)
+            h = (size_t)below(r, (int)MFU__ARRAY_LEN(meg_heads));
+        meg_head(head, sizeof head, h, i + 1);
+        k += (size_t)snprintf(line + k, sizeof line - k, "%s", head);
+        int pieces = 1 + below(&lr, 13);
+        for (int p = 0; p < pieces && k < 600; p++) {
+            const char *key = PICK(&lr, meg_keys);
+            static const char *const seps[] = {": ", ":  ", ":", " : ", ": :", ""};
+            const char *sep = below(&lr, 6) ? seps[0] : PICK(&lr, seps);
+            const char *lead = below(&lr, 8) ? " " : below(&lr, 2) ? "" : "   ";
+            if (below(r, 80) == 0) { /* this line differs from its layout here */
+                key = PICK(r, meg_keys);
+                lead = "  ";
+            }
+            const char *val = below(&lr, 2) ? PICK(r, meg_values) : PICK(&lr, meg_values);
+            k += (size_t)snprintf(line + k, sizeof line - k, "%s%s%s%s%s|", lead, key, sep,
+                                  below(r, 3) ? " " : "", val);
+        }
+        if (below(&lr, 4)) /* usually the elapsed time too */
+            k += (size_t)snprintf(line + k, sizeof line - k,
+                                  " elapsed time per iteration (ms): %d.%d |", below(r, 100000),
+                                  below(r, 10));
+        if (below(r, 6) == 0 && k > 0)
+            k--; /* no closing bar */
+        memcpy(texts[i], line, k + 1);
+        memcpy(out + n, line, k);
+        n += k;
+        out[n++] = '\n';
+        assert_true(n + 700 < cap);
+    }
+    return n;
+}
+
+static void megatron_shapes_match_helpers(void **state)
+{
+    (void)state;
+    enum { LINES = 6000 };
+    rng r = {6174};
+    char *log = malloc((size_t)LINES * 700);
+    char(*texts)[700] = malloc((size_t)LINES * 700);
+    assert_non_null(log);
+    assert_non_null(texts);
+    size_t n = megatron_log(&r, log, (size_t)LINES * 700, LINES, texts);
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = "megatron";
+    mfu_run *run = NULL;
+    mfu_ingest_stats stats;
+    mfu_error e;
+    assert_int_equal(ingest_buffer_opts(log, n, &o, &run, &stats, &e), MFU_OK);
+    size_t row = 0;
+    long skips = 0;
+    for (int i = 0; i < LINES; i++) {
+        mfu__line ln;
+        char clean[701];
+        mfu__clean_line(texts[i], strlen(texts[i]), i + 1, clean, &ln);
+        mfu_step want, got;
+        bool skip;
+        if (!ref_megatron_step(ln.text, &want, &skip)) {
+            skips += skip;
+            continue;
+        }
+        want.time_s = ln.prefix_time_s; /* as mfu__emit fills it */
+        if (!mfu_run_get(run, row, &got))
+            fail_msg("line %d: no row", i + 1);
+        if (!same_step(&got, &want))
+            fail_msg("line %d: the row differs from the helpers': %s", i + 1, texts[i]);
+        row++;
+    }
+    assert_int_equal(stats.merged, 0); /* every step number differs: a row is a line */
+    assert_int_equal(row, mfu_run_count(run));
+    assert_int_equal(skips, stats.skipped);
+    assert_true(row > LINES / 2);
+    mfu_run_free(run);
+    free(log);
+    free(texts);
+}
+
+/* ---- a file (in place, capacity hint) against the same bytes from memory -------------------- */
+
+static void check_same_session(const char *data, size_t n, const char *format)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/mfu-fast2-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = format;
+    mfu_run *a = NULL, *b = NULL;
+    mfu_ingest_stats sa, sb;
+    mfu_error e;
+    assert_int_equal(mfu_ingest_path(path, &o, &a, &sa, &e), MFU_OK);
+    assert_int_equal(ingest_buffer_opts(data, n, &o, &b, &sb, &e), MFU_OK);
+    unlink(path);
+    assert_int_equal(mfu_run_count(a), mfu_run_count(b));
+    for (size_t i = 0; i < mfu_run_count(a); i++) {
+        mfu_step x, y;
+        assert_true(mfu_run_get(a, i, &x));
+        assert_true(mfu_run_get(b, i, &y));
+        if (!same_step(&x, &y))
+            fail_msg("%s: row %zu differs between the file and memory", format ? format : "auto",
+                     i);
+    }
+    const mfu_run_meta *ma = mfu_run_meta_get(a), *mb = mfu_run_meta_get(b);
+    assert_string_equal(ma->format, mb->format);
+    assert_string_equal(ma->convention, mb->convention);
+    assert_int_equal(ma->seq_len, mb->seq_len);
+    assert_int_equal(ma->global_batch, mb->global_batch);
+    assert_string_equal(sa.format, sb.format);
+    assert_int_equal(sa.lines, sb.lines);
+    assert_int_equal(sa.used, sb.used);
+    assert_int_equal(sa.ignored, sb.ignored);
+    assert_int_equal(sa.skipped, sb.skipped);
+    assert_int_equal(sa.too_long, sb.too_long);
+    assert_int_equal(sa.merged, sb.merged);
+    assert_int_equal(sa.steps, sb.steps);
+    assert_int_equal(sa.truncated_last_line, sb.truncated_last_line);
+    assert_int_equal(sa.peak_line_bytes, sb.peak_line_bytes);
+    assert_true(mfu_run_count(a) > 1000);
+    mfu_run_free(a);
+    mfu_run_free(b);
+}
+
+static void file_matches_memory(void **state)
+{
+    (void)state;
+    enum { LINES = 9000 };
+    rng r = {1123};
+    size_t cap = (size_t)LINES * 1400 + (2u << 20);
+    char *log = malloc(cap), *body = malloc((size_t)LINES * 700);
+    char(*texts)[700] = malloc((size_t)LINES * 700);
+    assert_non_null(log);
+    assert_non_null(body);
+    assert_non_null(texts);
+    /* Megatron: a header, then step lines; the first ones between long noise lines (so the
+     * capacity estimated from them falls short), some colored, some with CRLF, a line longer
+     * than a read block, and a last line without its newline */
+    size_t n = 0;
+    n += (size_t)snprintf(log + n, cap - n,
+                          "------------------------ arguments ------------------------\n"
+                          "  seq_length ...................................... 4096\n"
+                          "  global_batch_size ............................... 256\n"
+                          "-------------------- end of arguments ---------------------\n");
+    size_t bn = megatron_log(&r, body, (size_t)LINES * 700, LINES, texts);
+    (void)bn;
+    for (int i = 0; i < LINES; i++) {
+        if (i < 1500) {
+            memset(log + n, 'z', 400);
+            n += 400;
+            log[n++] = '\n';
+        }
+        if (i % 97 == 0)
+            n += (size_t)snprintf(log + n, cap - n, "\x1b[32m");
+        size_t k = strlen(texts[i]);
+        memcpy(log + n, texts[i], k);
+        n += k;
+        if (i % 89 == 0)
+            log[n++] = '\r';
+        if (i == 4000) {
+            memset(log + n, 'y', 200000);
+            n += 200000;
+        }
+        if (i + 1 < LINES)
+            log[n++] = '\n';
+    }
+    check_same_session(log, n, NULL);
+    check_same_session(log, n, "megatron");
+    /* JSON lines, read by shape */
+    char(*jt)[512] = malloc((size_t)LINES * 512);
+    assert_non_null(jt);
+    n = metrics_log(&r, log, cap, LINES, jt);
+    check_same_session(log, n, "jsonl");
+    free(jt);
+    free(log);
+    free(body);
+    free(texts);
+}
+
 /* ---- mfu_run_reserve ----------------------------------------------------------------------- */
 
 static void run_reserve_changes_no_row(void **state)
@@ -665,8 +1176,12 @@ int main(void)
         cmocka_unit_test(ctrl_find_matches_byte_loop),
         cmocka_unit_test(reader_flags_clean_lines),
         cmocka_unit_test(cleaner_in_place_matches_copy),
+        cmocka_unit_test(timestamps_match_digit_loops),
+        cmocka_unit_test(dec_scan_value_matches_general_reader),
         cmocka_unit_test(shapes_match_jflat),
         cmocka_unit_test(jsonl_shapes_match_lines_read_alone),
+        cmocka_unit_test(megatron_shapes_match_helpers),
+        cmocka_unit_test(file_matches_memory),
         cmocka_unit_test(run_reserve_changes_no_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
