@@ -292,13 +292,12 @@ size_t mfu__ctrl_find_portable(const char *p, size_t n)
 /* 16 bytes at a time (SSE2, baseline on x86-64): unsigned v <= 0x1f is min(v, 0x1f) == v. */
 size_t mfu__ctrl_find(const char *p, size_t n)
 {
-    const __m128i c1f = _mm_set1_epi8(0x1f), tab = _mm_set1_epi8('\t'),
-                  del = _mm_set1_epi8(0x7f);
+    const __m128i c1f = _mm_set1_epi8(0x1f), tab = _mm_set1_epi8('\t'), del = _mm_set1_epi8(0x7f);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        __m128i low = _mm_andnot_si128(_mm_cmpeq_epi8(v, tab),
-                                       _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
+        __m128i low =
+            _mm_andnot_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(_mm_min_epu8(v, c1f), v));
         int m = _mm_movemask_epi8(_mm_or_si128(low, _mm_cmpeq_epi8(v, del)));
         if (m)
             return i + (size_t)__builtin_ctz((unsigned)m);

@@ -37,8 +37,8 @@ typedef struct cand_slot {
 #define JSONL_SHAPES 2
 
 typedef struct jsonl_shape {
-    mfu__jshape sh; /* sh.n == 0: no shape (at and hit are scratch for one line) */
-    uint32_t hit;   /* the fields that have a candidate among the members */
+    mfu__jshape sh;              /* sh.n == 0: no shape (at and hit are scratch for one line) */
+    uint32_t hit;                /* the fields that have a candidate among the members */
     uint8_t first[MFU__F_COUNT]; /* member + 1 of each field's best candidate present */
     uint8_t at[MFU__F_COUNT][MFU__FIELDMAP_MAX_ALIASES]; /* member + 1 holding each candidate
                                                             (0: none), the last one when a key
@@ -51,9 +51,9 @@ typedef struct jsonl_state {
     long without_step; /* objects without a step key */
     char first_keys[200];
     cand_slot slots[JSONL_SLOTS];
-    int ncand[MFU__F_COUNT]; /* candidates per field */
-    bool dotted;             /* a candidate is a dotted path ("train.loss") */
-    mfu__jflat obj;          /* the fast path's object (kept here, not on the stack) */
+    int ncand[MFU__F_COUNT];          /* candidates per field */
+    bool dotted;                      /* a candidate is a dotted path ("train.loss") */
+    mfu__jflat obj;                   /* the fast path's object (kept here, not on the stack) */
     jsonl_shape shapes[JSONL_SHAPES]; /* the shapes of the last lines (see jsonl_fast) */
     int next_shape;                   /* the slot the next new shape replaces */
     mfu_step blank;                   /* mfu_step_init's step, copied per line (cheaper) */

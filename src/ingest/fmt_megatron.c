@@ -255,8 +255,7 @@ static int key_shift(step_key id)
 /* The key of the piece at p, found at its first ':' when a blank follows that colon (the
  * usual " key: value |"): *colon, *kid and *kbar (the key holds a '|', so that colon may lie
  * past the piece's end). false when the first ':' is not followed by a blank. */
-static bool piece_key(const char *p, const char *end, const char **colon, step_key *kid,
-                      bool *kbar)
+static bool piece_key(const char *p, const char *end, const char **colon, step_key *kid, bool *kbar)
 {
     const char *c = memchr(p, ':', (size_t)(end - p));
     if (!c || c + 1 >= end || c[1] != ' ')

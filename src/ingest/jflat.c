@@ -306,8 +306,7 @@ static bool same_bytes(const char *a, const char *b, size_t n)
     return true;
 }
 
-bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh,
-                             mfu__jflat *out)
+bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh, mfu__jflat *out)
 {
     if (sh->n == 0 || text[len] != '\0')
         return false;

@@ -65,11 +65,12 @@ bool mfu__jflat_parse(const char *text, size_t len, mfu__jflat *out);
 #define MFU__JSHAPE_TEXT 1024 /* bytes of text between values a shape keeps, at most */
 
 typedef struct mfu__jshape {
-    size_t n;                                   /* members; 0 = no shape */
-    uint16_t lit[MFU__JFLAT_MAX_MEMBERS + 1];   /* text[lit[i]..lit[i+1]) precedes value i */
-    uint16_t key_at[MFU__JFLAT_MAX_MEMBERS];    /* member i's key: offset in its text piece */
+    size_t n;                                 /* members; 0 = no shape */
+    uint16_t lit[MFU__JFLAT_MAX_MEMBERS + 1]; /* text[lit[i]..lit[i+1]) precedes value i */
+    uint16_t key_at[MFU__JFLAT_MAX_MEMBERS];  /* member i's key: offset in its text piece */
     uint16_t key_len[MFU__JFLAT_MAX_MEMBERS];
-    uint16_t lit_end;                           /* text[lit[n]..lit_end) follows the last value */
+    /* text[lit[n]..lit_end) follows the last value */
+    uint16_t lit_end;
     char text[MFU__JSHAPE_TEXT];
 } mfu__jshape;
 
@@ -82,8 +83,7 @@ bool mfu__jshape_learn(mfu__jshape *sh, const char *text, size_t len, const mfu_
  * into text, values) when it returns true. Returns false when the line is not of that shape
  * (its text between values differs), or mfu__jflat_parse() would decline it; the caller then
  * calls mfu__jflat_parse(). text[len] must be NUL, as there. */
-bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh,
-                             mfu__jflat *out);
+bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh, mfu__jflat *out);
 
 /* The member called key (key_len bytes), the last one when the key repeats (as jansson keeps
  * it), or NULL. */

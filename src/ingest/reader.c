@@ -47,7 +47,7 @@ struct mfu__reader {
     size_t out_n, out_pos;
     unsigned char *out_w; /* out when it is the reader's own buffer (lines handed out may be
                              written), NULL for a memory source */
-    size_t cr_at; /* index in out of the next \r at or after cr_from (out_n: none) */
+    size_t cr_at;         /* index in out of the next \r at or after cr_from (out_n: none) */
     size_t cr_from;
     bool cr_known; /* cr_at is valid for this block */
     bool dec_eof;
