@@ -126,8 +126,7 @@ static void ctrl_find_matches_byte_loop(void **state)
     assert_true(found > 100000);
     /* 22 bytes: high bytes and a tab are no control bytes, the \n at 21 is */
     assert_int_equal(mfu__ctrl_find("\x80\x81\xfe\xff\t\xc2\xb5s 0123456789ab\n", 22), 21);
-    assert_int_equal(mfu__ctrl_find_portable("\x80\x81\xfe\xff\t\xc2\xb5s 0123456789ab\n", 22),
-                     21);
+    assert_int_equal(mfu__ctrl_find_portable("\x80\x81\xfe\xff\t\xc2\xb5s 0123456789ab\n", 22), 21);
     assert_int_equal(mfu__ctrl_find("0123456789abcdef0123456789abcdef\x7f", 33), 32);
     assert_int_equal(mfu__ctrl_find("", 0), 0);
 }
@@ -167,8 +166,8 @@ static size_t ref_split(const char *in, size_t n, size_t max_line, ref_line *out
  * a DEL, a NUL-free control byte or UTF-8; \n, \r and \r\n endings, blank and long lines. */
 static size_t random_log(rng *r, char *in, size_t n)
 {
-    static const char *const odd[] = {"\t", "\x1b[31m", "\x1b[0m", "\x7f", "\x01", "\xc2\xb5s",
-                                      "\x1b]0;t\x07", "\xe2\x96\x88", "\x1f", "\x08"};
+    static const char *const odd[] = {"\t",        "\x1b[31m",     "\x1b[0m",      "\x7f", "\x01",
+                                      "\xc2\xb5s", "\x1b]0;t\x07", "\xe2\x96\x88", "\x1f", "\x08"};
     size_t i = 0;
     while (i + 1 < n) {
         size_t len = below(r, 20) == 0 ? (size_t)below(r, 900) : (size_t)below(r, 160);
@@ -193,8 +192,8 @@ static size_t random_log(rng *r, char *in, size_t n)
 /* Read in through r; every line is checked against the contract, its clean flag against
  * its bytes, and then cleaned in place when the reader allows it, as the session does (so a
  * write into one line that hurt a later one would show). Returns the lines flagged clean. */
-static long read_all(mfu__reader *r, const char *in, size_t n, const ref_line *want,
-                     size_t nwant, bool file, long *inplace)
+static long read_all(mfu__reader *r, const char *in, size_t n, const ref_line *want, size_t nwant,
+                     bool file, long *inplace)
 {
     size_t k = 0;
     long clean = 0;
@@ -257,8 +256,8 @@ static void reader_flags_clean_lines(void **state)
         size_t max_line = 600;
         size_t nwant = ref_split(in, n, max_line, want);
         for (size_t k = 0; k < nwant; k++)
-            ctrl_free += !want[k].too_long &&
-                         ctrl_find_ref(in + want[k].off, want[k].len) == want[k].len;
+            ctrl_free +=
+                !want[k].too_long && ctrl_find_ref(in + want[k].off, want[k].len) == want[k].len;
         memcpy(orig, in, n);
         mfu__reader *mr = mfu__reader_mem(in, n, max_line);
         assert_non_null(mr);
@@ -336,8 +335,8 @@ static void cleaner_in_place_matches_copy(void **state)
         work[n] = 'X'; /* the separator's place: the cleaner writes its NUL there */
         mfu__clean_line_inplace(work, n, i, &a);
         if (a.len != b.len || memcmp(a.text, b.text, a.len + 1) != 0 || a.raw_len != b.raw_len ||
-            memcmp(a.raw, b.raw, a.raw_len + 1) != 0 || a.rank != b.rank ||
-            a.lineno != b.lineno || !same_bits(a.prefix_time_s, b.prefix_time_s))
+            memcmp(a.raw, b.raw, a.raw_len + 1) != 0 || a.rank != b.rank || a.lineno != b.lineno ||
+            !same_bits(a.prefix_time_s, b.prefix_time_s))
             fail_msg("cleaning '%.*s' in place: '%s', copied: '%s'", (int)n, text, a.text, b.text);
         assert_true(a.raw == work && a.text >= work && a.text <= work + n);
         stripped += a.text != a.raw;
@@ -377,16 +376,14 @@ static bool ref_datetime_scan(mfu__span s, double *unix_s, size_t *used)
     const char *p = s.p;
     int y, mo, d, h, mi, se;
     if (!ref_digits(p, 4, &y) || p[4] != '-' || !ref_digits(p + 5, 2, &mo) || p[7] != '-' ||
-        !ref_digits(p + 8, 2, &d) || (p[10] != ' ' && p[10] != 'T') ||
-        !ref_digits(p + 11, 2, &h) || p[13] != ':' || !ref_digits(p + 14, 2, &mi) ||
-        p[16] != ':' || !ref_digits(p + 17, 2, &se))
+        !ref_digits(p + 8, 2, &d) || (p[10] != ' ' && p[10] != 'T') || !ref_digits(p + 11, 2, &h) ||
+        p[13] != ':' || !ref_digits(p + 14, 2, &mi) || p[16] != ':' || !ref_digits(p + 17, 2, &se))
         return false;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
         return false;
     size_t k = 19;
     double frac = 0.0, scale = 0.1;
-    if (k < s.n && (p[k] == '.' || p[k] == ',') && k + 1 < s.n &&
-        (unsigned)(p[k + 1] - '0') < 10) {
+    if (k < s.n && (p[k] == '.' || p[k] == ',') && k + 1 < s.n && (unsigned)(p[k + 1] - '0') < 10) {
         k++;
         while (k < s.n && (unsigned)(p[k] - '0') < 10) {
             frac += (p[k] - '0') * scale;
@@ -517,9 +514,8 @@ static void dec_scan_value_matches_general_reader(void **state)
 
 /* ---- JSON shapes ----------------------------------------------------------------------------- */
 
-static const char *const shape_keys[] = {"step", "loss", "lr",           "iter",
-                                         "train.loss", "a b", "mfu", "tokens_per_s",
-                                         "x",    "dt",   "k\\u00e9"};
+static const char *const shape_keys[] = {"step", "loss",         "lr", "iter", "train.loss", "a b",
+                                         "mfu",  "tokens_per_s", "x",  "dt",   "k\\u00e9"};
 /* Values: valid JSON first (SHAPE_GOOD of them), then what jflat declines or jansson rejects. */
 #define SHAPE_GOOD 26
 static const char *const shape_values[] = {"0",
@@ -676,15 +672,30 @@ static mfu_run *jsonl_run(const char *text, size_t n, const char *const *map, si
     return run;
 }
 
-static const char *const log_keys[] = {"loss", "train_loss", "lr", "learning_rate",
-                                       "step_time_s", "tokens", "tokens_per_s", "mfu",
-                                       "memory_bytes", "time_s", "grad_norm", "samples",
-                                       "rank", "dt", "tps", "train", "x"};
-static const char *const log_values[] = {"2.5",      "3e-4",   "0.30000000000000004", "17",
-                                         "-1",       "1e400",  "\"250 ms\"",          "\"13.99%\"",
-                                         "\"N/A\"",  "\"nan\"", "null",               "true",
-                                         "\"2024-01-01 00:00:10\"", "{\"loss\": 1.5}", "[1]",
-                                         "1048576", "71202000000", "NaN", "\"x\"", "-0.0"};
+static const char *const log_keys[] = {
+    "loss", "train_loss",   "lr",     "learning_rate", "step_time_s", "tokens", "tokens_per_s",
+    "mfu",  "memory_bytes", "time_s", "grad_norm",     "samples",     "rank",   "dt",
+    "tps",  "train",        "x"};
+static const char *const log_values[] = {"2.5",
+                                         "3e-4",
+                                         "0.30000000000000004",
+                                         "17",
+                                         "-1",
+                                         "1e400",
+                                         "\"250 ms\"",
+                                         "\"13.99%\"",
+                                         "\"N/A\"",
+                                         "\"nan\"",
+                                         "null",
+                                         "true",
+                                         "\"2024-01-01 00:00:10\"",
+                                         "{\"loss\": 1.5}",
+                                         "[1]",
+                                         "1048576",
+                                         "71202000000",
+                                         "NaN",
+                                         "\"x\"",
+                                         "-0.0"};
 
 /* A metrics log of n lines in a few layouts: each line's step is its index (so no row
  * merges), sometimes under another key, sometimes missing or not a number. */
@@ -712,8 +723,7 @@ static size_t metrics_log(rng *r, char *out, size_t cap, int lines, char (*texts
                     k += (size_t)snprintf(line + k, sizeof line - k, "\"%s\": %d.5", step_key,
                                           i + 1);
                 else
-                    k += (size_t)snprintf(line + k, sizeof line - k, "\"%s\": %d", step_key,
-                                          i + 1);
+                    k += (size_t)snprintf(line + k, sizeof line - k, "\"%s\": %d", step_key, i + 1);
                 continue;
             }
             const char *key = PICK(&lr, log_keys);
@@ -764,8 +774,7 @@ static void jsonl_shapes_match_lines_read_alone(void **state)
                 if (!mfu_run_get(all, row, &y))
                     fail_msg("map %zu line %d: no row in the session", mi, i + 1);
                 if (!same_step(&x, &y))
-                    fail_msg("map %zu line %d: the session's row differs: %s", mi, i + 1,
-                             texts[i]);
+                    fail_msg("map %zu line %d: the session's row differs: %s", mi, i + 1, texts[i]);
                 row++;
             }
             mfu_run_free(one);
@@ -874,10 +883,9 @@ static const struct {
     const char *before, *after;
     int form; /* 0 plain, 1 %8d, 2 %03d, 3 with ",000", 4 with "e0", 5/6 with 14/10 more digits,
                  7 16 digits around 2^53 */
-} meg_heads[] = {{"", "/ 1000000 |", 1}, {"", "/100|", 0},   {"   ", "/ 5 |", 0},
-                 {"", " /10 |", 0},      {"\t", "/ 9 |", 0}, {"", "/ 7 |", 2},
-                 {"", "/ 7 |", 3},       {"", "/ 7 |", 4},    {"", "/ 7", 0},
-                 {"| ", "/ 7 |", 0},     {"", "", 0},         {"", "/ 3 |", 5},
+} meg_heads[] = {{"", "/ 1000000 |", 1}, {"", "/100|", 0},   {"   ", "/ 5 |", 0}, {"", " /10 |", 0},
+                 {"\t", "/ 9 |", 0},     {"", "/ 7 |", 2},   {"", "/ 7 |", 3},    {"", "/ 7 |", 4},
+                 {"", "/ 7", 0},         {"| ", "/ 7 |", 0}, {"", "", 0},         {"", "/ 3 |", 5},
                  {"", "/ 3 |", 6},       {"  ", "/ 3 |", 7}};
 
 static void meg_head(char *buf, size_t n, size_t h, int iter)
@@ -913,11 +921,25 @@ static const char *const meg_keys[] = {"elapsed time per iteration (ms)",
                                        "loss scale",
                                        "lm  loss",
                                        "x"};
-static const char *const meg_values[] = {"912.3", "1.062389E+01", "6.976744E-07", "0",
-                                         "256",   "-0",           "nan",          "inf",
-                                         "N/A",   "1,024",        "12.5 ms",      "abc",
-                                         "1e400", "0.30000000000000004",          "   7   ",
-                                         "",      "13.99%",       "5.",           "2x"};
+static const char *const meg_values[] = {"912.3",
+                                         "1.062389E+01",
+                                         "6.976744E-07",
+                                         "0",
+                                         "256",
+                                         "-0",
+                                         "nan",
+                                         "inf",
+                                         "N/A",
+                                         "1,024",
+                                         "12.5 ms",
+                                         "abc",
+                                         "1e400",
+                                         "0.30000000000000004",
+                                         "   7   ",
+                                         "",
+                                         "13.99%",
+                                         "5.",
+                                         "2x"};
 
 /* A Megatron log: runs of lines of one layout (the keys, their order and blanks), values
  * drawn at random, a timestamp prefix, now and then a piece or a head that breaks the
@@ -1016,7 +1038,8 @@ static void megatron_shapes_match_helpers(void **state)
 static void check_same_session(const char *data, size_t n, const char *format)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/mfu-fast2-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(path, sizeof path, "%s/mfu-fast2-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     FILE *f = fdopen(fd, "wb");
@@ -1131,7 +1154,7 @@ static void run_reserve_changes_no_row(void **state)
     assert_int_equal(mfu_run_reserve(a, 100, &e), MFU_OK); /* below the capacity: nothing */
     assert_int_equal(mfu_run_count(a), 0);
     assert_null(mfu_run_column(a, MFU_COL_LOSS)); /* still empty */
-    for (int i = 0; i < 7000; i++) { /* past the reservation: growing goes on */
+    for (int i = 0; i < 7000; i++) {              /* past the reservation: growing goes on */
         mfu_step s;
         mfu_step_init(&s);
         s.step = i % 3000; /* restarts: new rows */
@@ -1170,6 +1193,53 @@ static void run_reserve_changes_no_row(void **state)
     mfu_run_free(c);
 }
 
+/* Columns of 1.5 MiB and more are laid out in 2 MiB pages (run.c): growing into that layout,
+ * within it and from a reservation keeps every row. */
+static void run_keeps_rows_in_large_columns(void **state)
+{
+    (void)state;
+    enum { ROWS = 600000 }; /* 4.8 MB per 8-byte column: doubles past 262144 rows twice */
+    mfu_run *a = mfu_run_new(), *b = mfu_run_new();
+    assert_non_null(a);
+    assert_non_null(b);
+    mfu_error e;
+    assert_int_equal(mfu_run_reserve(b, 230000, &e), MFU_OK); /* then grows from there */
+    for (int i = 0; i < ROWS; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i;
+        s.time_s = 1e9 + i;
+        s.loss = 1.0 / (i + 1);
+        s.samples_per_s = i * 0.5;
+        s.samples_per_s_scope = (mfu_scope)(i % 3);
+        s.flags = (uint32_t)(i % 16);
+        s.rank = i % 7 - 1;
+        assert_int_equal(mfu_run_append(a, &s, NULL, &e), MFU_OK);
+        assert_int_equal(mfu_run_append(b, &s, NULL, &e), MFU_OK);
+    }
+    const double *loss = mfu_run_column(a, MFU_COL_LOSS),
+                 *sps = mfu_run_column(b, MFU_COL_SAMPLES_PER_S);
+    const int64_t *steps = mfu_run_steps(b);
+    assert_non_null(loss);
+    assert_non_null(sps);
+    for (int i = 0; i < ROWS; i++) {
+        if (!same_bits(loss[i], 1.0 / (i + 1)) || !same_bits(sps[i], i * 0.5) || steps[i] != i)
+            fail_msg("row %d lost its values", i);
+        if (i % 997 == 0) {
+            mfu_step x, y;
+            assert_true(mfu_run_get(a, (size_t)i, &x));
+            assert_true(mfu_run_get(b, (size_t)i, &y));
+            assert_true(same_step(&x, &y));
+            assert_int_equal(x.flags, (uint32_t)(i % 16));
+            assert_int_equal(x.rank, i % 7 - 1);
+            assert_int_equal(x.samples_per_s_scope, i % 3);
+            assert_true(same_bits(x.time_s, 1e9 + i));
+        }
+    }
+    mfu_run_free(a);
+    mfu_run_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1183,6 +1253,7 @@ int main(void)
         cmocka_unit_test(megatron_shapes_match_helpers),
         cmocka_unit_test(file_matches_memory),
         cmocka_unit_test(run_reserve_changes_no_row),
+        cmocka_unit_test(run_keeps_rows_in_large_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
