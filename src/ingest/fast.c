@@ -98,6 +98,67 @@ const char *mfu__dec_scan_value(const char *p, const char *end, int shift, doubl
     return dec_scan(p, end, shift, value, NULL);
 }
 
+bool mfu__dec_to_double_wide(uint64_t m, int e10, bool neg, double *out)
+{
+    if (mfu__dec_to_double(m, e10, neg, out))
+        return true;
+#if defined(__SIZEOF_INT128__)
+    if (!MFU__EXACT_DOUBLES || m == 0 || e10 < MFU__POW5_QMIN || e10 > MFU__POW5_QMAX)
+        return false;
+    /* m x 10^e10 = m x 5^e10 x 2^e10 = (m << lz) x T x 2^(f + e10 - lz), T = 5^e10's 128-bit
+     * mantissa. P = (m << lz) x T (192 bits, from 2^190 up) is the exact product V less
+     * delta, 0 <= delta < 2^64 (delta = 0 when T is exact: 0 <= e10 <= 55). */
+    typedef unsigned __int128 u128;
+    const mfu__pow5 *t = &mfu__pow5_128[e10 - MFU__POW5_QMIN];
+    int lz = __builtin_clzll(m);
+    uint64_t w = m << lz;
+    u128 a = (u128)w * t->hi, b = (u128)w * t->lo;
+    u128 mid = (b >> 64) + (uint64_t)a;
+    uint64_t p1 = (uint64_t)mid, p2 = (uint64_t)(a >> 64) + (uint64_t)(mid >> 64);
+    uint64_t p0 = (uint64_t)b;
+    bool exact = e10 >= 0 && e10 <= 55;
+    /* With p1 below its maximum, adding delta carries out of neither the low 128 bits nor
+     * into the bit length, so V's rounding reads off p2 alone. p1 at its maximum means V may
+     * be a rounding boundary itself (P just below it): that is when m / 5^-e10 is an integer
+     * (5^-e10 < 2^64: e10 >= -27), a double's worth of bits that a conversion rounds as
+     * strtod does; otherwise (2^-64 of the cases) give up. */
+    if (!exact && p1 == UINT64_MAX) {
+        if (e10 < -27 || e10 > 0)
+            return false;
+        uint64_t p5 = 1;
+        for (int i = 0; i < -e10; i++)
+            p5 *= 5;
+        if (m % p5 != 0)
+            return false;
+        double d = ldexp((double)(m / p5), e10); /* rounded once, then scaled exactly */
+        *out = neg ? -d : d;
+        return true;
+    }
+    int r = p2 >> 63 ? 11 : 10; /* the 53-bit mantissa is p2 >> r */
+    uint64_t mant = p2 >> r, rem = p2 & (((uint64_t)1 << r) - 1), half = (uint64_t)1 << (r - 1);
+    bool up;
+    if (exact) /* V = P: round half to even */
+        up = rem > half || (rem == half && (p1 | p0 || (mant & 1)));
+    else /* V = P + delta, delta > 0: V is never a midpoint here, and above it iff P is */
+        up = rem >= half;
+    int e2 = 128 + r + t->f + e10 - lz; /* V's mantissa bit 0 is worth 2^e2 in the value */
+    if (up && ++mant == (uint64_t)1 << 53) {
+        mant >>= 1;
+        e2++;
+    }
+    int exp = e2 + 52; /* unbiased exponent of mant x 2^e2, mant in [2^52, 2^53) */
+    if (exp < -1022 || exp > 1023)
+        return false; /* subnormal or overflow: strtod decides (and says ERANGE) */
+    uint64_t bits = (uint64_t)(exp + 1023) << 52 | (mant & (((uint64_t)1 << 52) - 1));
+    if (neg)
+        bits |= (uint64_t)1 << 63;
+    memcpy(out, &bits, sizeof *out);
+    return true;
+#else
+    return false;
+#endif
+}
+
 /* Decimal digits of m (m > 0) into d; returns the count. */
 static size_t u64_digits(uint64_t m, char *d)
 {

@@ -29,6 +29,25 @@
  * default rounding mode (round to nearest), which the library never changes. */
 static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
 
+/* The double nearest to (neg ? -1 : 1) x m x 10^e10 for any m below 2^64: Clinger's exact
+ * cases (mfu__dec_to_double), else the Eisel-Lemire method (Lemire, "Number Parsing at a
+ * Gigabyte per Second", 2021): m times a 128-bit power of five rounded down (pow5.c), which
+ * is kept only when that rounding cannot change the double's (then it is strtod's, bit for
+ * bit). Returns false for m = 0 outside Clinger's cases, a result that is not a normal double
+ * (subnormal, overflow), e10 outside [MFU__POW5_QMIN, MFU__POW5_QMAX], a product too near a
+ * rounding boundary (about 2^-54 of the cases) and without a 128-bit integer type; the caller
+ * uses strtod then. For the 16-17 significant digits of Python's float repr. */
+bool mfu__dec_to_double_wide(uint64_t m, int e10, bool neg, double *out);
+
+/* 5^q = (hi x 2^64 + lo) x 2^f with hi's top bit set, the 128 bits rounded down (pow5.c). */
+typedef struct mfu__pow5 {
+    uint64_t hi, lo;
+    int f;
+} mfu__pow5;
+#define MFU__POW5_QMIN (-128)
+#define MFU__POW5_QMAX 127
+extern const mfu__pow5 mfu__pow5_128[MFU__POW5_QMAX - MFU__POW5_QMIN + 1];
+
 /* Read a plain decimal [+-]digits[.digits][(e|E)[+-]digits] at p (before end) and return
  * the byte after it, with *value = the decimal x 10^shift and *printed = the decimal, both
  * exact through mfu__dec_to_double. Returns NULL, touching nothing, when there is no such

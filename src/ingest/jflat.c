@@ -118,7 +118,8 @@ static bool read_number(jcur *c, mfu__jmember *m)
     double v;
     long e = e10 - frac;
     if (sig > MFU__DEC_DIGITS || e < -400 || e > 400 ||
-        !mfu__dec_to_double(mant, (int)e, neg, &v)) {
+        !(mfu__dec_to_double(mant, (int)e, neg, &v) || /* inline: the usual case */
+          mfu__dec_to_double_wide(mant, (int)e, neg, &v))) {
         char buf[64];
         size_t n = (size_t)(p - start);
         if (n >= sizeof buf)

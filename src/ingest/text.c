@@ -319,7 +319,8 @@ static bool dec_fast(const decimal *dec, bool neg, long shift, double *out)
         return false;
     if (dec->m == 0 && (e < -22 || e > 22))
         return false; /* strtod's errno for 0e-999 is its own business: ask it */
-    return mfu__dec_to_double(dec->m, (int)e, neg, out);
+    return mfu__dec_to_double(dec->m, (int)e, neg, out) || /* inline: the usual case */
+           mfu__dec_to_double_wide(dec->m, (int)e, neg, out);
 }
 
 /* strtod of the decimal in buf (blen bytes, may end in an exponent) times 10^shift, done in

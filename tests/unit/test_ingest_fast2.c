@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,6 +511,212 @@ static void dec_scan_value_matches_general_reader(void **state)
         double x;
         assert_int_equal(mfu__dec_exact(m, e), mfu__dec_to_double(m, e, false, &x));
     }
+}
+
+/* ---- decimal -> double beyond Clinger: Eisel-Lemire ---------------------------------------- */
+
+/* Little-endian 32-bit limbs, enough for T x 5^128 (< 2^426). */
+enum { BN = 16 };
+typedef struct bn {
+    uint32_t l[BN];
+} bn;
+
+static void bn_mul_small(bn *a, uint32_t k)
+{
+    uint64_t carry = 0;
+    for (int i = 0; i < BN; i++) {
+        uint64_t x = (uint64_t)a->l[i] * k + carry;
+        a->l[i] = (uint32_t)x;
+        carry = x >> 32;
+    }
+    assert_true(carry == 0);
+}
+
+static bn bn_pow5(int q)
+{
+    bn a;
+    memset(&a, 0, sizeof a);
+    a.l[0] = 1;
+    for (int i = 0; i < q; i++)
+        bn_mul_small(&a, 5);
+    return a;
+}
+
+/* a x (T = hi:lo) */
+static bn bn_mul_t(const bn *a, uint64_t hi, uint64_t lo)
+{
+    uint32_t t[4] = {(uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi, (uint32_t)(hi >> 32)};
+    bn r;
+    memset(&r, 0, sizeof r);
+    for (int j = 0; j < 4; j++) {
+        uint64_t carry = 0;
+        for (int i = 0; i + j < BN; i++) {
+            uint64_t x = (uint64_t)a->l[i] * t[j] + r.l[i + j] + carry;
+            r.l[i + j] = (uint32_t)x;
+            carry = x >> 32;
+        }
+    }
+    return r;
+}
+
+static bn bn_shl(const bn *a, int k) /* a x 2^k, k >= 0 */
+{
+    bn r;
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < BN; i++)
+        for (int b = 0; b < 32; b++)
+            if (a->l[i] >> b & 1) {
+                int at = i * 32 + b + k;
+                assert_true(at < BN * 32);
+                r.l[at / 32] |= (uint32_t)1 << (at % 32);
+            }
+    return r;
+}
+
+static int bn_cmp(const bn *a, const bn *b)
+{
+    for (int i = BN; i-- > 0;)
+        if (a->l[i] != b->l[i])
+            return a->l[i] < b->l[i] ? -1 : 1;
+    return 0;
+}
+
+static bn bn_add(const bn *a, const bn *b)
+{
+    bn r;
+    uint64_t carry = 0;
+    for (int i = 0; i < BN; i++) {
+        uint64_t x = (uint64_t)a->l[i] + b->l[i] + carry;
+        r.l[i] = (uint32_t)x;
+        carry = x >> 32;
+    }
+    return r;
+}
+
+/* Every entry of pow5.c: T has its top bit set and T x 2^f <= 5^q < (T + 1) x 2^f, exactly
+ * (for q < 0: T x 5^-q <= 2^-f < (T + 1) x 5^-q), in integers. */
+static void pow5_table_is_exact(void **state)
+{
+    (void)state;
+    bn one;
+    memset(&one, 0, sizeof one);
+    one.l[0] = 1;
+    for (int q = MFU__POW5_QMIN; q <= MFU__POW5_QMAX; q++) {
+        const mfu__pow5 *t = &mfu__pow5_128[q - MFU__POW5_QMIN];
+        assert_true(t->hi >> 63);
+        bn lo, hi;
+        if (q >= 0) { /* T x 2^f <= 5^q < (T + 1) x 2^f, shifted to integers */
+            bn p = bn_pow5(q), tb = bn_mul_t(&one, t->hi, t->lo), t1 = bn_add(&tb, &one);
+            if (t->f >= 0) {
+                lo = bn_shl(&tb, t->f);
+                hi = bn_shl(&t1, t->f);
+            } else {
+                lo = tb;
+                hi = t1;
+                p = bn_shl(&p, -t->f);
+            }
+            if (bn_cmp(&lo, &p) > 0 || bn_cmp(&p, &hi) >= 0)
+                fail_msg("5^%d: the table's entry is not its 128-bit floor", q);
+            if (q <= 55) /* exact there, as fast.c assumes */
+                assert_int_equal(bn_cmp(&lo, &p), 0);
+        } else {
+            bn d = bn_pow5(-q), k = bn_shl(&one, -t->f);
+            lo = bn_mul_t(&d, t->hi, t->lo);
+            hi = bn_add(&lo, &d);
+            if (bn_cmp(&lo, &k) > 0 || bn_cmp(&k, &hi) >= 0)
+                fail_msg("5^%d: the table's entry is not its 128-bit floor", q);
+            assert_true(bn_cmp(&lo, &k) != 0); /* inexact, as fast.c assumes */
+        }
+    }
+}
+
+static bool strtod_of(uint64_t m, int e, bool neg, double *out)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s%llue%d", neg ? "-" : "", (unsigned long long)m, e);
+    errno = 0;
+    *out = strtod(buf, NULL);
+    return errno != ERANGE;
+}
+
+static void check_wide(uint64_t m, int e, bool neg, long *taken)
+{
+    double got, want;
+    if (!mfu__dec_to_double_wide(m, e, neg, &got))
+        return;
+    (*taken)++;
+    if (!strtod_of(m, e, neg, &want) || !same_bits(got, want))
+        fail_msg("%s%llue%d: %.17g, strtod %.17g", neg ? "-" : "", (unsigned long long)m, e, got,
+                 want);
+}
+
+/* mfu__dec_to_double_wide gives strtod's double whenever it answers, and answers nearly
+ * always for the mantissas of 16-19 digits it is for. */
+static void wide_decimals_match_strtod(void **state)
+{
+    (void)state;
+    rng r = {0xE15E1};
+    long taken = 0, long_taken = 0, long_tried = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint64_t m = next(&r) >> below(&r, 64);
+        int e = below(&r, 3) ? below(&r, 60) - 40 : below(&r, 300) - 150;
+        check_wide(m, e, below(&r, 2), &taken);
+        /* Python's repr: 16-17 significant digits */
+        uint64_t d = 1000000000000000ull + next(&r) % 99000000000000000ull;
+        int ed = below(&r, 50) - 40;
+        long before = taken;
+        check_wide(d, ed, false, &taken);
+        long_tried++;
+        long_taken += taken - before;
+    }
+    /* midpoints and their neighbours in the exact range (ties to even), and the ends */
+    static const uint64_t hard[] = {9007199254740993ull,
+                                    9007199254740995ull,
+                                    18014398509481986ull,
+                                    18014398509481990ull,
+                                    36028797018963972ull,
+                                    18446744073709551615ull,
+                                    18446744073709549568ull,
+                                    18446744073709550592ull,
+                                    9223372036854775807ull,
+                                    9223372036854775808ull,
+                                    1ull,
+                                    10000000000000000000ull};
+    for (size_t i = 0; i < MFU__ARRAY_LEN(hard); i++)
+        for (int e = -30; e <= 30; e++) {
+            check_wide(hard[i], e, false, &taken);
+            check_wide(hard[i] - 1, e, true, &taken);
+            check_wide(hard[i] + 1, e, false, &taken);
+        }
+    for (int e = 0; e <= 55; e++) /* 5^e x 2^k + 2^(k-1) patterns: m with its 54th bit set */
+        for (int k = 0; k < 11; k++)
+            check_wide(((uint64_t)1 << 63) + ((uint64_t)1 << k), e, false, &taken);
+    /* exact quotients m / 10^k (m a multiple of 5^k): the product lands just below a rounding
+     * boundary; midpoints among them ((2^53 + 1) x 5^k x 10^-k) tie to even */
+    uint64_t p5 = 1;
+    for (int k = 1; k <= 27; k++) {
+        p5 *= 5;
+        for (int j = 0; j < 200; j++) {
+            uint64_t mult = 1 + next(&r) % (UINT64_MAX / p5);
+            check_wide(mult * p5, -k, below(&r, 2), &taken);
+        }
+        static const uint64_t odd53[] = {9007199254740993ull, 9007199254740995ull,
+                                         4503599627370497ull, 18014398509481985ull};
+        for (size_t i = 0; i < MFU__ARRAY_LEN(odd53); i++)
+            if (odd53[i] <= UINT64_MAX / p5) {
+                long before = taken;
+                check_wide(odd53[i] * p5, -k, false, &taken);
+                assert_int_equal(taken, before + 1);
+            }
+    }
+    double v;
+    assert_false(mfu__dec_to_double_wide(0, -300, false, &v)); /* zero: strtod's business */
+    assert_false(mfu__dec_to_double_wide(1, MFU__POW5_QMAX + 1, false, &v));
+    assert_false(mfu__dec_to_double_wide(1, MFU__POW5_QMIN - 1, false, &v));
+    assert_true(mfu__dec_to_double_wide(9007199254740993ull, 0, false, &v));
+    assert_true(same_bits(v, 9007199254740992.0)); /* the tie goes to the even neighbour */
+    assert_true(taken > 500000);
+    assert_true(long_taken * 1000 > long_tried * 999); /* repr digits: nearly never declined */
 }
 
 /* ---- JSON shapes ----------------------------------------------------------------------------- */
@@ -1104,8 +1311,7 @@ static void file_matches_memory(void **state)
                           "  seq_length ...................................... 4096\n"
                           "  global_batch_size ............................... 256\n"
                           "-------------------- end of arguments ---------------------\n");
-    size_t bn = megatron_log(&r, body, (size_t)LINES * 700, LINES, texts);
-    (void)bn;
+    (void)megatron_log(&r, body, (size_t)LINES * 700, LINES, texts); /* the lines in texts */
     for (int i = 0; i < LINES; i++) {
         if (i < 1500) {
             memset(log + n, 'z', 400);
@@ -1248,6 +1454,8 @@ int main(void)
         cmocka_unit_test(cleaner_in_place_matches_copy),
         cmocka_unit_test(timestamps_match_digit_loops),
         cmocka_unit_test(dec_scan_value_matches_general_reader),
+        cmocka_unit_test(pow5_table_is_exact),
+        cmocka_unit_test(wide_decimals_match_strtod),
         cmocka_unit_test(shapes_match_jflat),
         cmocka_unit_test(jsonl_shapes_match_lines_read_alone),
         cmocka_unit_test(megatron_shapes_match_helpers),
