@@ -572,7 +572,8 @@ mfu_status mfu_ingest_feed_path(mfu_ingest *ing, const char *path, mfu_error *er
         size = ftell(f);
         if (fseek(f, 0, SEEK_SET) != 0) {
             fclose(f);
-            return mfu__fail(err, MFU_E_IO, 0, "%s: cannot seek back to its start (%s)", path,
+            return mfu__fail(err, MFU_E_IO, 0,
+                             "%s: cannot seek back to its start (%s); pass it on stdin (-)", path,
                              strerror(errno));
         }
     }

@@ -83,7 +83,6 @@ mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
     return MFU_OK;
 }
 
-/* Resize one array to ncap elements of size sz; on failure the old block is kept. */
 /* Large columns are laid out in 2 MiB pages: a block of at least HUGE_MIN bytes is allocated
  * 2 MiB-aligned, in whole 2 MiB, and (Linux) marked for transparent huge pages, so that the
  * kernel maps it with one fault per 2 MiB instead of one per 4 KiB. The page faults of a
