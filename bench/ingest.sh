@@ -9,12 +9,16 @@
 #                 in-process; no output
 #   mfu convert   the CLI end to end: the same ingest, then canonical JSON-lines to /dev/null,
 #                 timed as a process
-#   python3       json.loads per line (re.search for Megatron), step/loss/step time/tokens
-#                 appended to lists, timed in-process (interpreter start not counted)
-#   jq            the same four fields with -c to /dev/null, timed as a process
+#   python3       json.loads per line (one precompiled re.search for Megatron), the fields mfu
+#                 stores converted and appended to lists (all 8 JSON fields; 10 Megatron
+#                 fields, the timestamp as seconds since 1970), timed in-process (interpreter
+#                 start not counted)
+#   jq            the same fields with -c to /dev/null, timed as a process
 # Every timing is the best of REPEAT runs (the machines are shared and noisy: compare the
-# ratios, which are measured in the same run, not the seconds). The script checks that mfu and
-# Python read the same number of steps and the same losses before it prints a ratio.
+# ratios, which are measured in the same run, not the seconds). The ratio line is followed by
+# the same ratio in CPU time (the least user + system time of one read, mfu and Python), which
+# a loaded machine moves less. The script checks that mfu and Python read the same number of
+# steps and the same losses before it prints a ratio.
 #
 # usage: bench/ingest.sh [--lines N] [--repeat N] [--no-jq] [MFU_BIN [LINES]]
 #   MFU_BIN defaults to build/mfu (mfu-bench-ingest is looked up beside it); LINES to 400000
@@ -46,8 +50,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$py" "$here/peers.py" gen "$tmp" "$lines"
 
-jq_jsonl='[.step, .loss, .step_time_s, .tokens]'
-jq_meg='capture("iteration +(?<s>[0-9]+)/.*elapsed time per iteration \\(ms\\): (?<ms>[0-9.]+).*global batch size: +(?<b>[0-9]+).*lm loss: (?<l>[0-9.E+-]+)") | [(.s|tonumber), (.l|tonumber), ((.ms|tonumber)/1000), ((.b|tonumber)*4096)]'
+jq_jsonl='[.step, .loss, .lr, .grad_norm, .step_time_s, .tokens, .tokens_per_s, .memory_bytes]'
+jq_meg='capture("\\[(?<ts>[0-9-]+ [0-9:]+)\\] iteration +(?<s>[0-9]+)/.*elapsed time per iteration \\(ms\\): (?<ms>[0-9.]+) \\| throughput per GPU \\(TFLOP/s/GPU\\): (?<tf>[0-9.]+) \\| learning rate: (?<lr>[0-9.E+-]+) \\| global batch size: +(?<b>[0-9]+) \\| lm loss: (?<l>[0-9.E+-]+) \\|.*?grad norm: (?<g>[0-9.]+) \\| number of skipped iterations: +(?<sk>[0-9]+) \\| number of nan iterations: +(?<nn>[0-9]+)") | [(.ts + "Z" | strptime("%Y-%m-%d %H:%M:%SZ") | mktime), (.s|tonumber), ((.ms|tonumber)/1000), ((.tf|tonumber)*1e12), (.lr|tonumber), (.b|tonumber), (.l|tonumber), (.g|tonumber), (.sk|tonumber), (.nn|tonumber)]'
 
 best() { # best wall seconds of REPEAT runs of "$@" (output discarded)
     local b=""
@@ -107,5 +111,7 @@ for kind in jsonl megatron; do
         printf "  ratio: mfu ingest %.1fx python", p / i
         if (q) printf ", %.1fx jq", j / i
         printf "; mfu convert %.1fx python (target: ingest >= 10x python)\n", p / c }'
+    awk -v i="$(field best_cpu_s "$m")" -v p="$(field best_cpu_s "$p")" 'BEGIN {
+        printf "  cpu time: mfu ingest %.3f s, python3 %.3f s: %.1fx\n", i, p, p / i }'
 done
 exit $status

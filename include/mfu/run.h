@@ -184,6 +184,13 @@ MFU_API mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_err
  * unchanged). */
 MFU_API mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_error *err);
 
+/* Make room for rows rows (at most the row limit) so that appending up to that many does not
+ * reallocate the columns: for a filler that knows about how many steps are coming (ingest
+ * estimates it from the size of the file). A capacity hint only: rows below the capacity
+ * already held do nothing, and nothing readers see changes. Errors: MFU_E_INVALID (NULL run),
+ * MFU_E_NOMEM (the run is unchanged and still usable). */
+MFU_API mfu_status mfu_run_reserve(mfu_run *run, size_t rows, mfu_error *err);
+
 /* Number of rows. 0 for NULL. */
 MFU_API size_t mfu_run_count(const mfu_run *run);
 

@@ -233,6 +233,8 @@ static bool strip_one(mfu__span *sp, mfu__line *ln)
     return false;
 }
 
+static void clean_rest(char *buf, size_t k, long lineno, mfu__line *ln);
+
 void mfu__clean_line(const char *text, size_t len, long lineno, char *buf, mfu__line *ln)
 {
     /* 1. ANSI escapes and control bytes */
@@ -267,6 +269,17 @@ void mfu__clean_line(const char *text, size_t len, long lineno, char *buf, mfu__
             continue;
         buf[k++] = (char)c;
     }
+    clean_rest(buf, k, lineno, ln);
+}
+
+void mfu__clean_line_inplace(char *text, size_t len, long lineno, mfu__line *ln)
+{
+    clean_rest(text, len, lineno, ln);
+}
+
+/* After the control bytes are gone from buf[0..k): trailing blanks, prefixes. */
+static void clean_rest(char *buf, size_t k, long lineno, mfu__line *ln)
+{
     while (k && (buf[k - 1] == ' ' || buf[k - 1] == '\t'))
         k--;
     buf[k] = '\0';

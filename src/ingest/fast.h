@@ -29,6 +29,25 @@
  * default rounding mode (round to nearest), which the library never changes. */
 static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out);
 
+/* The double nearest to (neg ? -1 : 1) x m x 10^e10 for any m below 2^64: Clinger's exact
+ * cases (mfu__dec_to_double), else the Eisel-Lemire method (Lemire, "Number Parsing at a
+ * Gigabyte per Second", 2021): m times a 128-bit power of five rounded down (pow5.c), which
+ * is kept only when that rounding cannot change the double's (then it is strtod's, bit for
+ * bit). Returns false for m = 0 outside Clinger's cases, a result that is not a normal double
+ * (subnormal, overflow), e10 outside [MFU__POW5_QMIN, MFU__POW5_QMAX], a product too near a
+ * rounding boundary (about 2^-54 of the cases) and without a 128-bit integer type; the caller
+ * uses strtod then. For the 16-17 significant digits of Python's float repr. */
+bool mfu__dec_to_double_wide(uint64_t m, int e10, bool neg, double *out);
+
+/* 5^q = (hi x 2^64 + lo) x 2^f with hi's top bit set, the 128 bits rounded down (pow5.c). */
+typedef struct mfu__pow5 {
+    uint64_t hi, lo;
+    int f;
+} mfu__pow5;
+#define MFU__POW5_QMIN (-128)
+#define MFU__POW5_QMAX 127
+extern const mfu__pow5 mfu__pow5_128[MFU__POW5_QMAX - MFU__POW5_QMIN + 1];
+
 /* Read a plain decimal [+-]digits[.digits][(e|E)[+-]digits] at p (before end) and return
  * the byte after it, with *value = the decimal x 10^shift and *printed = the decimal, both
  * exact through mfu__dec_to_double. Returns NULL, touching nothing, when there is no such
@@ -37,6 +56,13 @@ static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out
  * decimal this accepts to the same doubles. */
 const char *mfu__dec_scan(const char *p, const char *end, int shift, double *value,
                           double *printed);
+
+/* mfu__dec_scan without *printed: the same result (it declines the same decimals), without
+ * converting the decimal itself when shift is not 0 (mfu__dec_exact decides instead). */
+const char *mfu__dec_scan_value(const char *p, const char *end, int shift, double *value);
+
+/* true exactly when mfu__dec_to_double(m, e10, ...) succeeds, without the division. */
+static inline bool mfu__dec_exact(uint64_t m, int e10);
 
 /* Write v (finite) into buf (at least 32 bytes) exactly as the first of snprintf "%.15g",
  * "%.16g", "%.17g" that strtod reads back as v would, and return the length. Handles values
@@ -47,6 +73,13 @@ size_t mfu__fmt_shortest(char *buf, double v);
 /* true when bytes p[0..n) hold a byte below 0x20 other than tab, or 0x7f: the bytes the
  * cleaner removes. Reads 16 bytes at a time. */
 bool mfu__has_ctrl(const char *p, size_t n);
+
+/* Index of the first such byte in p[0..n), or n when there is none: the reader's line scan
+ * (a line's \n or \r is the first such byte of a line the cleaner leaves alone). SSE2 where
+ * the compiler targets it (x86-64), 8 bytes at a time otherwise; the portable version is
+ * exported so that the tests compare the two. */
+size_t mfu__ctrl_find(const char *p, size_t n);
+size_t mfu__ctrl_find_portable(const char *p, size_t n);
 
 /* Copy src[0..n) to dst and return true when it holds no such byte (one pass; on false dst
  * holds some prefix of src and is to be rewritten). */
@@ -87,6 +120,23 @@ static inline bool mfu__dec_to_double(uint64_t m, int e10, bool neg, double *out
         return false;
     }
     *out = neg ? -v : v;
+    return true;
+}
+
+static inline bool mfu__dec_exact(uint64_t m, int e10)
+{
+    const uint64_t two53 = (uint64_t)1 << 53;
+    if (!MFU__EXACT_DOUBLES || m > two53)
+        return false;
+    if (e10 >= -22 && e10 <= 22)
+        return true;
+    if (e10 <= 22 || e10 > 22 + 16)
+        return false;
+    for (int i = 22; i < e10; i++) { /* as mfu__dec_to_double moves the excess into m */
+        if (m > two53 / 10)
+            return false;
+        m *= 10;
+    }
     return true;
 }
 

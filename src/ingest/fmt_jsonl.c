@@ -31,16 +31,32 @@ typedef struct cand_slot {
     int field, rank;
 } cand_slot;
 
+/* A line shape (ingest/jflat.h) and the fields its members give: the keys and their order
+ * are the shape's, so the hash lookups are done once per shape, not once per line. Two shapes
+ * are kept, for logs that alternate two kinds of records (train and eval lines). */
+#define JSONL_SHAPES 2
+
+typedef struct jsonl_shape {
+    mfu__jshape sh;              /* sh.n == 0: no shape (at and hit are scratch for one line) */
+    uint32_t hit;                /* the fields that have a candidate among the members */
+    uint8_t first[MFU__F_COUNT]; /* member + 1 of each field's best candidate present */
+    uint8_t at[MFU__F_COUNT][MFU__FIELDMAP_MAX_ALIASES]; /* member + 1 holding each candidate
+                                                            (0: none), the last one when a key
+                                                            repeats */
+} jsonl_shape;
+
 typedef struct jsonl_state {
     mfu__fieldmap fm;
     long objects;      /* JSON objects read */
     long without_step; /* objects without a step key */
     char first_keys[200];
     cand_slot slots[JSONL_SLOTS];
-    int ncand[MFU__F_COUNT]; /* candidates per field */
-    bool dotted;             /* a candidate is a dotted path ("train.loss") */
-    mfu__jflat obj;          /* the fast path's object (kept here, not on the stack) */
-    uint8_t at[MFU__F_COUNT][MFU__FIELDMAP_MAX_ALIASES]; /* see jsonl_fast */
+    int ncand[MFU__F_COUNT];          /* candidates per field */
+    bool dotted;                      /* a candidate is a dotted path ("train.loss") */
+    mfu__jflat obj;                   /* the fast path's object (kept here, not on the stack) */
+    jsonl_shape shapes[JSONL_SHAPES]; /* the shapes of the last lines (see jsonl_fast) */
+    int next_shape;                   /* the slot the next new shape replaces */
+    mfu_step blank;                   /* mfu_step_init's step, copied per line (cheaper) */
 } jsonl_state;
 
 static size_t slot_hash(const char *k, size_t n)
@@ -65,6 +81,7 @@ static mfu_status jsonl_init(void *state, const mfu_ingest_opts *opts, mfu_error
     mfu_status rc = mfu__fieldmap_parse(&st->fm, opts->map, opts->nmap, err);
     if (rc != MFU_OK)
         return rc;
+    mfu_step_init(&st->blank);
     for (int f = 0; f < MFU__F_COUNT; f++) {
         const char *cand[MFU__FIELDMAP_MAX_ALIASES];
         size_t nc =
@@ -186,40 +203,91 @@ static bool member_num(const mfu__jmember *m, mfu__field f, mfu__num *n)
     return false;
 }
 
+/* mfu__fieldmap_store() of a finite plain number v (what member_num gives for a JSON
+ * number); the fields without a factor or scope are stored here directly, as it stores them. */
+static bool store_number(const mfu__fieldmap *fm, int f, double v, mfu_step *s)
+{
+    if (fm->factor[f] == 1.0) {
+        switch (f) {
+        case MFU__F_STEP:
+            if (v != floor(v) || fabs(v) > 9.0e15)
+                return false;
+            s->step = (int64_t)v;
+            return true;
+        case MFU__F_TIME_S: s->time_s = v; return true;
+        case MFU__F_STEP_TIME_S: s->step_time_s = v; return true;
+        case MFU__F_TOKENS: s->tokens = v; return true;
+        case MFU__F_SAMPLES: s->samples = v; return true;
+        case MFU__F_LOSS: s->loss = v; return true;
+        case MFU__F_LR: s->lr = v; return true;
+        case MFU__F_GRAD_NORM: s->grad_norm = v; return true;
+        case MFU__F_MEMORY_BYTES: s->memory_bytes = v; return true;
+        default: break;
+        }
+    }
+    mfu__num n = {v, v, MFU__UNIT_NONE, MFU__NUM_FINITE};
+    return mfu__fieldmap_store(fm, (mfu__field)f, &n, s);
+}
+
 /* The line through the fast reader: the same candidates in the same order as the jansson
- * path below, each looked up once per member instead of once per candidate. Returns false
- * (nothing done) when the fast reader declines; *rc is the line's result otherwise. */
+ * path below, each looked up once per member of a new shape instead of once per candidate.
+ * Returns false (nothing done) when the fast reader declines; *rc is the line's result
+ * otherwise. */
 static bool jsonl_fast(jsonl_state *st, mfu__ictx *c, const mfu__line *ln, mfu_status *rc)
 {
     mfu__jflat *o = &st->obj;
-    if (st->first_keys[0] == '\0' || !mfu__jflat_parse(ln->text, ln->len, o))
+    if (st->first_keys[0] == '\0')
         return false; /* the first object names the keys for messages: jansson's order */
+    const jsonl_shape *shp = NULL;
+    for (int k = 0; k < JSONL_SHAPES && !shp; k++)
+        if (mfu__jflat_parse_shaped(ln->text, ln->len, &st->shapes[k].sh, o))
+            shp = &st->shapes[k];
+    if (!shp) {
+        if (!mfu__jflat_parse(ln->text, ln->len, o))
+            return false;
+        /* a new shape: which member holds each candidate */
+        jsonl_shape *ns = &st->shapes[st->next_shape];
+        memset(ns->at, 0, sizeof ns->at);
+        ns->hit = 0;
+        for (size_t i = 0; i < o->n; i++) {
+            const mfu__jmember *m = &o->m[i];
+            for (size_t h = slot_hash(m->key, m->key_len); st->slots[h].key;
+                 h = (h + 1) % JSONL_SLOTS) {
+                const cand_slot *sl = &st->slots[h];
+                if (sl->len == m->key_len && memcmp(sl->key, m->key, m->key_len) == 0) {
+                    ns->at[sl->field][sl->rank] = (uint8_t)(i + 1);
+                    ns->hit |= 1u << sl->field;
+                }
+            }
+        }
+        for (int f = 0; f < MFU__F_COUNT; f++) {
+            ns->first[f] = 0;
+            for (int r = 0; r < st->ncand[f] && !ns->first[f]; r++)
+                ns->first[f] = ns->at[f][r];
+        }
+        if (mfu__jshape_learn(&ns->sh, ln->text, ln->len, o))
+            st->next_shape = (st->next_shape + 1) % JSONL_SHAPES;
+        shp = ns;
+    }
     /* a dotted candidate looks inside nested objects, which the fast reader does not read */
     for (size_t i = 0; st->dotted && i < o->n; i++)
         if (o->m[i].type == MFU__J_OBJECT)
             return false;
-    /* st->at: member (+1) holding each candidate, a repeated key keeping its last member;
-     * hit: the fields that have one (st->at is all zero between lines) */
-    uint32_t hit = 0;
-    for (size_t i = 0; i < o->n; i++) {
-        const mfu__jmember *m = &o->m[i];
-        for (size_t h = slot_hash(m->key, m->key_len); st->slots[h].key;
-             h = (h + 1) % JSONL_SLOTS) {
-            const cand_slot *sl = &st->slots[h];
-            if (sl->len == m->key_len && memcmp(sl->key, m->key, m->key_len) == 0) {
-                st->at[sl->field][sl->rank] = (uint8_t)(i + 1);
-                hit |= 1u << sl->field;
-            }
-        }
-    }
     st->objects++;
-    mfu_step s;
-    mfu_step_init(&s);
+    mfu_step s = st->blank;
     bool have_step = false;
+    uint32_t hit = shp->hit;
     for (int f = 0; hit; f++, hit >>= 1) { /* fields in order: scopes depend on it */
         if (!(hit & 1))
             continue;
-        uint8_t *at = st->at[f];
+        /* the usual case: the best candidate present is a number (member_num reads it) */
+        const mfu__jmember *best = &o->m[shp->first[f] - 1];
+        if (best->type == MFU__J_INT || best->type == MFU__J_REAL) {
+            if (store_number(&st->fm, f, best->num, &s) && f == MFU__F_STEP)
+                have_step = true;
+            continue;
+        }
+        const uint8_t *at = shp->at[f];
         for (int r = 0; r < st->ncand[f]; r++) {
             mfu__num n;
             if (!at[r] || !member_num(&o->m[at[r] - 1], (mfu__field)f, &n))
@@ -228,7 +296,6 @@ static bool jsonl_fast(jsonl_state *st, mfu__ictx *c, const mfu__line *ln, mfu_s
                 have_step = true;
             break;
         }
-        memset(at, 0, MFU__FIELDMAP_MAX_ALIASES);
     }
     if (!have_step) {
         st->without_step++;

@@ -30,35 +30,69 @@
 #include "ingest/fast.h"
 #include "ingest/format.h"
 
+/* The shape of the last step line (see piece_matches). */
+#define MEG_SHAPE_PIECES 32
+typedef struct megatron_shape {
+    size_t n;                           /* pieces */
+    uint16_t off[MEG_SHAPE_PIECES + 1]; /* piece i is text[off[i]..off[i + 1]) */
+    uint8_t id[MEG_SHAPE_PIECES];       /* its key (step_key) */
+    bool kbar[MEG_SHAPE_PIECES];        /* its key holds a '|' */
+    char text[1024];
+} megatron_shape;
+
 typedef struct megatron_state {
+    megatron_shape shape;
+    mfu_step blank; /* mfu_step_init's step, copied per line (cheaper) */
     bool in_args;   /* inside the argument dump */
     bool in_timers; /* inside a "(min, max) time across ranks" block */
     int64_t layers, hidden, heads, ffn;
     bool deepspeed_seen; /* a Megatron-DeepSpeed field was seen */
 } megatron_state;
 
-/* "iteration  N/ M |" at the start: returns true and the iteration number. */
-static bool step_head(mfu__span s, int64_t *iter)
+/* "iteration  N/ M |" at the start: returns true, the iteration number and the first '|'
+ * (iter and bar may be NULL). */
+static bool step_head(mfu__span s, int64_t *iter, const char **bar)
 {
     if (!mfu__span_starts(s, "iteration "))
         return false;
     mfu__span r = {s.p + 10, s.n - 10};
+    /* the usual "   1234/": blanks, digits, the slash; what the general way below reads */
+    size_t i = 0;
+    while (i < r.n && r.p[i] == ' ')
+        i++;
+    size_t d0 = i;
+    int64_t n = 0;
+    for (; i < r.n && i - d0 < 16 && (unsigned)(r.p[i] - '0') < 10; i++)
+        n = n * 10 + (r.p[i] - '0');
+    if (i > d0 && i - d0 <= 15 && i < r.n && r.p[i] == '/') {
+        /* no '|' before the slash: the first '|' is after it */
+        const char *b = memchr(r.p + i, '|', r.n - i);
+        if (!b)
+            return false;
+        if (iter)
+            *iter = n;
+        if (bar)
+            *bar = b;
+        return true;
+    }
     long slash = mfu__span_find(r, "/");
-    long bar = mfu__span_find(r, "|");
-    if (slash <= 0 || bar <= slash)
+    long b = mfu__span_find(r, "|");
+    if (slash <= 0 || b <= slash)
         return false;
     int64_t v;
     if (!mfu__int_parse((mfu__span){r.p, (size_t)slash}, &v))
         return false;
     if (iter)
         *iter = v;
+    if (bar)
+        *bar = r.p + b;
     return true;
 }
 
 static int megatron_detect(const mfu__line *ln)
 {
     mfu__span s = {ln->text, ln->len};
-    if (step_head(s, NULL) && mfu__span_find(s, "elapsed time per iteration (ms):") > 0)
+    if (step_head(s, NULL, NULL) && mfu__span_find(s, "elapsed time per iteration (ms):") > 0)
         return MFU__DETECT_STEP;
     if (mfu__span_starts(s, "time (ms) |") || mfu__span_starts(s, "(min, max) time across ranks") ||
         mfu__span_starts(s, "[before the start of training step]") ||
@@ -228,42 +262,59 @@ static int key_shift(step_key id)
     return id == K_MS ? -3 : id == K_TFLOPS || id == K_DS_TFLOPS ? 12 : 0;
 }
 
+/* The key of the piece at p, found at its first ':' when a blank follows that colon (the
+ * usual " key: value |"): *colon, *kid and *kbar (the key holds a '|', so that colon may lie
+ * past the piece's end). false when the first ':' is not followed by a blank. */
+static bool piece_key(const char *p, const char *end, const char **colon, step_key *kid, bool *kbar)
+{
+    const char *c = memchr(p, ':', (size_t)(end - p));
+    if (!c || c + 1 >= end || c[1] != ' ')
+        return false;
+    const char *k0 = p, *k1 = c;
+    while (k0 < k1 && blank_byte(*k0))
+        k0++;
+    while (k1 > k0 && blank_byte(k1[-1]))
+        k1--;
+    *colon = c;
+    *kid = key_of((mfu__span){k0, (size_t)(k1 - k0)});
+    *kbar = memchr(k0, '|', (size_t)(k1 - k0)) != NULL;
+    return true;
+}
+
 /* The piece at *pp (up to the next '|'): what mfu__split_next(&rest, "|", &piece),
- * mfu__kv(piece, ": ", &key, &val) and mfu__num_parse_shift(val, shift, n) give, for the keys
- * that are fields. Moves *pp past the piece. Returns false for a piece that gives nothing
- * (no ": ", not a field, a later loss when want_other_loss is false, not a number).
- * The usual piece " key: 912.3 |" with a known key is read without looking for its '|';
- * anything else takes the general way. */
-static bool read_piece(const char **pp, const char *end, bool want_other_loss, step_key *id,
-                       mfu__num *n)
+ * mfu__kv(piece, ": ", &key, &val) and mfu__num_parse_shift(val, shift, &n) give (n.value and
+ * n.kind into *v and *kind), for the keys that are fields. Moves *pp past the piece. Returns
+ * false for a piece that gives nothing (no ": ", not a field, a later loss when
+ * want_other_loss is false, not a number). keyed: piece_key() found colon, kid and kbar. The
+ * usual piece " key: 912.3 |" with a known key is read without looking for its '|', and one
+ * with another key is passed over at its '|'; anything else takes the general way. */
+static bool read_piece(const char **pp, const char *end, bool want_other_loss, bool keyed,
+                       const char *colon, step_key kid, bool kbar, step_key *id, double *v,
+                       mfu__numkind *kind)
 {
     const char *p = *pp;
-    const char *colon = memchr(p, ':', (size_t)(end - p));
-    if (colon && colon + 1 < end && colon[1] == ' ') {
-        const char *k0 = p, *k1 = colon;
-        while (k0 < k1 && blank_byte(*k0))
-            k0++;
-        while (k1 > k0 && blank_byte(k1[-1]))
-            k1--;
-        *id = key_of((mfu__span){k0, (size_t)(k1 - k0)});
+    if (keyed) {
+        *id = kid;
         /* a key that is one of the names (not any "... loss") holds no '|': this colon is the
          * first ": " of the piece */
-        if (*id != K_OTHER && *id != K_OTHER_LOSS) {
-            const char *v = colon + 2;
-            while (v < end && blank_byte(*v))
-                v++;
-            double value, printed;
-            const char *after = mfu__dec_scan(v, end, key_shift(*id), &value, &printed);
+        if (kid != K_OTHER && kid != K_OTHER_LOSS) {
+            const char *val = colon + 2;
+            while (val < end && blank_byte(*val))
+                val++;
+            const char *after = mfu__dec_scan_value(val, end, key_shift(kid), v);
             while (after && after < end && blank_byte(*after))
                 after++;
             if (after && (after == end || *after == '|')) { /* the whole value is that decimal */
                 *pp = after < end ? after + 1 : end;
-                n->value = value;
-                n->printed = printed;
-                n->unit = MFU__UNIT_NONE;
-                n->kind = MFU__NUM_FINITE;
+                *kind = MFU__NUM_FINITE;
                 return true;
             }
+        } else if (kid == K_OTHER && !kbar) {
+            /* blanks, a key without '|', blanks: the piece's first ": " is this colon too, and
+             * a key that is no field gives nothing */
+            const char *bar = memchr(colon, '|', (size_t)(end - colon));
+            *pp = bar ? bar + 1 : end;
+            return false;
         }
     }
     /* the general way */
@@ -280,26 +331,84 @@ static bool read_piece(const char **pp, const char *end, bool want_other_loss, s
     *id = key_of(key);
     if (*id == K_OTHER || (*id == K_OTHER_LOSS && !want_other_loss))
         return false;
-    return mfu__num_parse_shift(val, key_shift(*id), n); /* false: router stats, text */
+    mfu__num n;
+    if (!mfu__num_parse_shift(val, key_shift(*id), &n))
+        return false; /* router stats, text */
+    *v = n.value;
+    *kind = n.kind;
+    return true;
 }
 
-static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *ln, int64_t iter)
+/* A step line's pieces up to each key's ": " (blanks, key, ": ") as the last step line had
+ * them: the next line's pieces are compared with these bytes instead of being searched for
+ * their ':' and their key looked up. A piece that differs ends the match; the rest of the line
+ * is read the general way and becomes the new shape from that piece on. */
+static bool piece_matches(const megatron_shape *sh, size_t i, const char *p, const char *end)
 {
-    mfu_step s;
-    mfu_step_init(&s);
+    size_t n = (size_t)(sh->off[i + 1] - sh->off[i]);
+    if ((size_t)(end - p) < n)
+        return false;
+    const char *t = sh->text + sh->off[i];
+    uint64_t x, y;
+    if (n < 8)
+        return memcmp(p, t, n) == 0;
+    for (size_t k = 0; k + 8 < n; k += 8) {
+        memcpy(&x, p + k, 8);
+        memcpy(&y, t + k, 8);
+        if (x != y)
+            return false;
+    }
+    memcpy(&x, p + n - 8, 8); /* the last 8 bytes, overlapping the loop's */
+    memcpy(&y, t + n - 8, 8);
+    return x == y;
+}
+
+static void shape_add(megatron_shape *sh, const char *p, const char *colon, step_key kid, bool kbar)
+{
+    size_t n = (size_t)(colon + 2 - p), at = sh->off[sh->n];
+    if (sh->n == MEG_SHAPE_PIECES || at + n > sizeof sh->text)
+        return;
+    memcpy(sh->text + at, p, n);
+    sh->id[sh->n] = (uint8_t)kid;
+    sh->kbar[sh->n] = kbar;
+    sh->n++;
+    sh->off[sh->n] = (uint16_t)(at + n);
+}
+
+static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *ln, int64_t iter,
+                            const char *bar)
+{
+    mfu_step s = st->blank;
     s.step = iter;
     double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
     bool loss_nan = false;
     int64_t skipped = 0, nan_iters = 0;
-    /* The pieces after "iteration N/M |" (read_piece) */
-    const char *p = memchr(ln->text, '|', ln->len), *end = ln->text + ln->len;
-    p = p ? p + 1 : end;
-    while (p < end) {
-        step_key id;
-        mfu__num n;
-        if (!read_piece(&p, end, isnan(other_loss), &id, &n))
+    /* The pieces after "iteration N/M |" (read_piece), their keys by the last line's shape */
+    const char *p = bar + 1, *end = ln->text + ln->len;
+    megatron_shape *sh = &st->shape;
+    bool matching = true;
+    for (size_t i = 0; p < end; i++) {
+        step_key id, kid = K_OTHER;
+        double v;
+        mfu__numkind kind;
+        const char *colon = NULL;
+        bool kbar = false, keyed;
+        if (matching && i < sh->n && piece_matches(sh, i, p, end)) {
+            keyed = true;
+            colon = p + (sh->off[i + 1] - sh->off[i]) - 2;
+            kid = (step_key)sh->id[i];
+            kbar = sh->kbar[i];
+        } else {
+            if (matching) { /* the shape ends here; this line's pieces follow */
+                matching = false;
+                sh->n = i < sh->n ? i : sh->n;
+            }
+            keyed = piece_key(p, end, &colon, &kid, &kbar);
+            if (keyed && sh->n == i)
+                shape_add(sh, p, colon, kid, kbar);
+        }
+        if (!read_piece(&p, end, isnan(other_loss), keyed, colon, kid, kbar, &id, &v, &kind))
             continue;
-        double v = n.value;
         switch (id) {
         case K_MS: s.step_time_s = v; break;
         case K_TFLOPS:
@@ -332,7 +441,7 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
         case K_NAN_ITERS: nan_iters = v >= 1; break; /* its undefined cast of nan / 1e30 */
         case K_LM_LOSS:
             lm_loss = v;
-            loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
+            loss_nan = kind == MFU__NUM_NAN || kind == MFU__NUM_INF;
             break;
         case K_OTHER_LOSS: other_loss = v; break;
         case K_POWER: s.power_w = v; break;
@@ -481,9 +590,10 @@ static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
     mfu__span s = {ln->text, ln->len};
     mfu_run_meta *m = mfu__meta(c);
     int64_t iter;
-    if (step_head(s, &iter)) { /* step_line skips one without its elapsed time */
+    const char *bar;
+    if (step_head(s, &iter, &bar)) { /* step_line skips one without its elapsed time */
         st->in_timers = false;
-        return step_line(st, c, ln, iter);
+        return step_line(st, c, ln, iter, bar);
     }
     if (mfu__span_find(s, "---- arguments ----") >= 0) {
         st->in_args = true;
@@ -537,10 +647,20 @@ static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
     return MFU_OK;
 }
 
+static mfu_status megatron_init(void *state, const mfu_ingest_opts *opts, mfu_error *err)
+{
+    (void)opts;
+    (void)err;
+    megatron_state *st = state;
+    mfu_step_init(&st->blank);
+    return MFU_OK;
+}
+
 const mfu__format mfu__fmt_megatron = {
     .name = "megatron",
     .summary = "Megatron-LM and Megatron-DeepSpeed 'iteration N/M | ...' lines, argument dump",
     .detect = megatron_detect,
     .state_size = sizeof(megatron_state),
+    .init = megatron_init,
     .line = megatron_line,
 };

@@ -56,6 +56,7 @@ struct mfu_ingest {
     mfu_run *run;
     mfu_ingest_stats stats;
     const char *source; /* current input name */
+    long size_hint;     /* bytes of the current input when known (a plain file), else 0 */
     mfu_error pending;  /* detail of a format's fatal error (mfu__fail_line) */
     bool failed;
 };
@@ -477,6 +478,23 @@ static mfu_status detect_line(mfu_ingest *ing, const mfu__rline *rl, mfu_error *
     return MFU_OK;
 }
 
+/* Rows a plain input of known size is estimated to give, once HINT_ROWS rows of it are read:
+ * the run reserves them at once instead of doubling its columns up to there (each doubling
+ * copies every column). A hint only: a failure to reserve changes nothing. */
+#define HINT_ROWS 1024
+
+static void reserve_rows(mfu_ingest *ing, const mfu__reader *r, size_t rows0)
+{
+    size_t rows = mfu_run_count(ing->run) - rows0;
+    size_t used = mfu__reader_consumed(r);
+    if (mfu__reader_codec(r)[0] || used == 0 || (double)used >= (double)ing->size_hint)
+        return; /* compressed (the size is not the text's) or read to the end */
+    double est = (double)rows * (double)ing->size_hint / (double)used;
+    est += est / 8 + 1024; /* the rest of a log may be denser than its start */
+    if (est < (double)MFU_RUN_MAX_STEPS)
+        (void)mfu_run_reserve(ing->run, rows0 + (size_t)est, NULL);
+}
+
 static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_error *err)
 {
     if (ing->failed)
@@ -486,6 +504,9 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
     mfu_status st = MFU_OK;
     mfu_error e;
     memset(&e, 0, sizeof e);
+    size_t rows0 = mfu_run_count(ing->run);
+    bool hint = ing->size_hint > 0;
+    unsigned since_hint = 0;
     for (;;) {
         mfu__rline rl;
         bool eof = false;
@@ -511,11 +532,21 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
             st = detect_line(ing, &rl, err);
         } else {
             mfu__line ln;
-            mfu__clean_line(rl.text, rl.len, rl.lineno, ing->clean_buf, &ln);
+            if (rl.clean && rl.wtext) /* nothing to remove: no copy */
+                mfu__clean_line_inplace(rl.wtext, rl.len, rl.lineno, &ln);
+            else
+                mfu__clean_line(rl.text, rl.len, rl.lineno, ing->clean_buf, &ln);
             st = dispatch(ing, &ln, err);
         }
         if (st != MFU_OK)
             break;
+        if (hint && ++since_hint == HINT_ROWS) { /* look at the row count now and then */
+            since_hint = 0;
+            if (mfu_run_count(ing->run) - rows0 >= HINT_ROWS) {
+                reserve_rows(ing, r, rows0);
+                hint = false;
+            }
+        }
     }
     ing->stats.lines += mfu__reader_lines(r);
     ing->stats.truncated_last_line = mfu__reader_truncated(r);
@@ -562,7 +593,20 @@ mfu_status mfu_ingest_feed_path(mfu_ingest *ing, const char *path, mfu_error *er
     if (!f)
         return mfu__fail(err, MFU_E_IO, 0, "%s: cannot open (%s); check the path", path,
                          strerror(errno));
+    /* the size of a regular file (a pipe cannot seek): a hint for the run's capacity */
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        size = ftell(f);
+        if (fseek(f, 0, SEEK_SET) != 0) {
+            fclose(f);
+            return mfu__fail(err, MFU_E_IO, 0,
+                             "%s: cannot seek back to its start (%s); pass it on stdin (-)", path,
+                             strerror(errno));
+        }
+    }
+    ing->size_hint = size > 0 ? size : 0;
     mfu_status st = mfu_ingest_feed_file(ing, f, path, err);
+    ing->size_hint = 0;
     fclose(f);
     return st;
 }

@@ -32,6 +32,12 @@ typedef struct mfu__rline {
     size_t len;
     long lineno;   /* physical line (counts \n) */
     bool too_long; /* the line exceeded max_line: text is empty, the line was dropped */
+    bool clean;    /* text holds no byte the cleaner removes (mfu__has_ctrl is false); false
+                      when not known */
+    char *wtext;   /* text itself when a buffer of the reader's holds it and text[len] may be
+                      written (the separator or spare room is there): mfu__clean_line_inplace
+                      may clean it; NULL when text lies in the caller's memory (a memory
+                      source) */
 } mfu__rline;
 
 /* Next logical line. Returns MFU_OK with *eof false and *out filled, MFU_OK with *eof true at
@@ -46,10 +52,19 @@ bool mfu__reader_truncated(const mfu__reader *r);
 const char *mfu__reader_codec(const mfu__reader *r);
 size_t mfu__reader_peak_line(const mfu__reader *r);
 
+/* Decoded bytes handed out as lines so far (separators included), or waiting in the line
+ * buffer: for estimating how much of an input is left. */
+size_t mfu__reader_consumed(const mfu__reader *r);
+
 /* ---- cleaner ---------------------------------------------------------------------------- */
 
 /* Clean text[0..len) into buf (capacity >= len + 1) and describe it in *ln (pointers into buf).
  * lineno is copied into ln. */
 void mfu__clean_line(const char *text, size_t len, long lineno, char *buf, mfu__line *ln);
+
+/* mfu__clean_line for a line without control bytes (mfu__rline.clean) in place: text[0..len]
+ * is written (the NUL after the text, trailing blanks), *ln points into text. The result is
+ * mfu__clean_line's. */
+void mfu__clean_line_inplace(char *text, size_t len, long lineno, mfu__line *ln);
 
 #endif /* MFU_INGEST_INTERNAL_H */

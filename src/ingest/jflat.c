@@ -63,16 +63,20 @@ static bool read_number(jcur *c, mfu__jmember *m)
     }
     if (!is_digit(*p))
         return false;
+    /* mant gathers every significant digit (it may wrap past 19: sig says so, and then the
+     * value comes from strtod); the loops test nothing else */
     uint64_t mant = 0;
-    int sig = 0;
+    const char *s0 = p;
     if (*p == '0') {
         p++;
         if (is_digit(*p))
             return false; /* a leading zero */
+        s0 = p;
     } else {
-        for (; is_digit(*p); p++, sig++)
+        for (; is_digit(*p); p++)
             mant = mant * 10 + (uint64_t)(*p - '0');
     }
+    size_t sig = (size_t)(p - s0);
     if (*p != '.' && *p != 'e' && *p != 'E') {
         if (sig > 18)
             return false; /* may be outside int64: jansson decides */
@@ -85,15 +89,17 @@ static bool read_number(jcur *c, mfu__jmember *m)
     }
     long frac = 0;
     if (*p == '.') {
-        p++;
+        const char *f0 = ++p;
         if (!is_digit(*p))
             return false;
-        for (; is_digit(*p); p++, frac++)
-            if (mant || *p != '0') {
-                if (sig < MFU__DEC_DIGITS)
-                    mant = mant * 10 + (uint64_t)(*p - '0');
-                sig++;
-            }
+        if (mant == 0) /* 0.000123: the zeros after the point lead too */
+            while (*p == '0')
+                p++;
+        const char *fs = p;
+        for (; is_digit(*p); p++)
+            mant = mant * 10 + (uint64_t)(*p - '0');
+        sig += (size_t)(p - fs);
+        frac = (long)(p - f0);
     }
     long e10 = 0;
     if (*p == 'e' || *p == 'E') {
@@ -112,7 +118,8 @@ static bool read_number(jcur *c, mfu__jmember *m)
     double v;
     long e = e10 - frac;
     if (sig > MFU__DEC_DIGITS || e < -400 || e > 400 ||
-        !mfu__dec_to_double(mant, (int)e, neg, &v)) {
+        !(mfu__dec_to_double(mant, (int)e, neg, &v) || /* inline: the usual case */
+          mfu__dec_to_double_wide(mant, (int)e, neg, &v))) {
         char buf[64];
         size_t n = (size_t)(p - start);
         if (n >= sizeof buf)
@@ -225,8 +232,10 @@ bool mfu__jflat_parse(const char *text, size_t len, mfu__jflat *out)
                 return false;
             c.p++;
             skip_ws(&c);
+            m->val = c.p;
             if (!read_value(&c, m, 1))
                 return false;
+            m->val_end = c.p;
             out->n++;
             skip_ws(&c);
             if (*c.p == ',') {
@@ -243,6 +252,86 @@ bool mfu__jflat_parse(const char *text, size_t len, mfu__jflat *out)
     }
     skip_ws(&c);
     return c.p == c.end;
+}
+
+/* ---- shapes ---------------------------------------------------------------------------- */
+
+bool mfu__jshape_learn(mfu__jshape *sh, const char *text, size_t len, const mfu__jflat *o)
+{
+    sh->n = 0;
+    if (o->n == 0)
+        return false;
+    size_t k = 0;
+    const char *from = text; /* the start of the next piece of text between values */
+    for (size_t i = 0; i < o->n; i++) {
+        const mfu__jmember *m = &o->m[i];
+        size_t piece = (size_t)(m->val - from);
+        if (k + piece > MFU__JSHAPE_TEXT)
+            return false;
+        sh->lit[i] = (uint16_t)k;
+        sh->key_at[i] = (uint16_t)(m->key - from);
+        sh->key_len[i] = (uint16_t)m->key_len;
+        memcpy(sh->text + k, from, piece);
+        k += piece;
+        from = m->val_end;
+    }
+    size_t tail = (size_t)(text + len - from);
+    if (k + tail > MFU__JSHAPE_TEXT)
+        return false;
+    sh->lit[o->n] = (uint16_t)k;
+    memcpy(sh->text + k, from, tail);
+    sh->lit_end = (uint16_t)(k + tail);
+    sh->n = o->n;
+    return true;
+}
+
+/* a[0..n) == b[0..n), 8 bytes at a time (the pieces are short: a call to memcmp costs more
+ * than the comparison) */
+static bool same_bytes(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y)
+                return false;
+        }
+        memcpy(&x, a + n - 8, 8); /* the last 8 bytes, overlapping the loop's */
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh, mfu__jflat *out)
+{
+    if (sh->n == 0 || text[len] != '\0')
+        return false;
+    jcur c = {text, text + len};
+    for (size_t i = 0; i < sh->n; i++) {
+        size_t pn = (size_t)(sh->lit[i + 1] - sh->lit[i]);
+        if ((size_t)(c.end - c.p) < pn || !same_bytes(c.p, sh->text + sh->lit[i], pn))
+            return false;
+        mfu__jmember *m = &out->m[i];
+        m->key = c.p + sh->key_at[i];
+        m->key_len = sh->key_len[i];
+        c.p += pn;
+        /* the piece ended where the learned line's value began, after every blank: a value
+         * here starts where mfu__jflat_parse would look for it (a blank is no value) */
+        m->val = c.p;
+        if (!read_value(&c, m, 1))
+            return false;
+        m->val_end = c.p;
+    }
+    size_t tn = (size_t)(sh->lit_end - sh->lit[sh->n]);
+    if ((size_t)(c.end - c.p) != tn || !same_bytes(c.p, sh->text + sh->lit[sh->n], tn))
+        return false;
+    out->n = sh->n;
+    return true;
 }
 
 const mfu__jmember *mfu__jflat_get(const mfu__jflat *o, const char *key, size_t key_len)

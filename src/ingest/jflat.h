@@ -36,6 +36,7 @@ typedef enum mfu__jtype {
 typedef struct mfu__jmember {
     const char *key; /* the key's bytes (no escapes), not NUL-terminated */
     size_t key_len;
+    const char *val, *val_end; /* the value's text [val, val_end) (for mfu__jshape_learn) */
     mfu__jtype type;
     const char *str; /* MFU__J_STRING */
     size_t str_len;
@@ -53,6 +54,36 @@ typedef struct mfu__jflat {
  * false when the fast path declines (see above) or text[len] is not NUL; *out is then
  * undefined. */
 bool mfu__jflat_parse(const char *text, size_t len, mfu__jflat *out);
+
+/* ---- shapes ---------------------------------------------------------------------------- */
+
+/* The lines of a metrics log repeat one shape: the same keys, in the same order, with the
+ * same blanks between them; only the values change. A shape keeps the text between the values
+ * of one parsed line ("{\"step\": ", ", \"loss\": ", ..., "}"), so that a later line is read by
+ * comparing that text and reading only the values: no key is scanned, and the caller can keep
+ * what it derived from the keys (fmt_jsonl.c: which member gives which field). */
+#define MFU__JSHAPE_TEXT 1024 /* bytes of text between values a shape keeps, at most */
+
+typedef struct mfu__jshape {
+    size_t n;                                 /* members; 0 = no shape */
+    uint16_t lit[MFU__JFLAT_MAX_MEMBERS + 1]; /* text[lit[i]..lit[i+1]) precedes value i */
+    uint16_t key_at[MFU__JFLAT_MAX_MEMBERS];  /* member i's key: offset in its text piece */
+    uint16_t key_len[MFU__JFLAT_MAX_MEMBERS];
+    /* text[lit[n]..lit_end) follows the last value */
+    uint16_t lit_end;
+    char text[MFU__JSHAPE_TEXT];
+} mfu__jshape;
+
+/* Learn the shape of text[0..len), which mfu__jflat_parse() just read into *o. Returns false
+ * (and sh->n = 0) for an empty object or when the text between values exceeds
+ * MFU__JSHAPE_TEXT. */
+bool mfu__jshape_learn(mfu__jshape *sh, const char *text, size_t len, const mfu__jflat *o);
+
+/* mfu__jflat_parse() for a line of shape sh: the same result (the same members, keys pointing
+ * into text, values) when it returns true. Returns false when the line is not of that shape
+ * (its text between values differs), or mfu__jflat_parse() would decline it; the caller then
+ * calls mfu__jflat_parse(). text[len] must be NUL, as there. */
+bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh, mfu__jflat *out);
 
 /* The member called key (key_len bytes), the last one when the key repeats (as jansson keeps
  * it), or NULL. */

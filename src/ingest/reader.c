@@ -23,6 +23,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "ingest/fast.h"
 #include "ingest/internal.h"
 
 enum codec { CODEC_UNKNOWN, CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD };
@@ -44,11 +45,14 @@ struct mfu__reader {
     unsigned char outbuf[MFU__READER_CHUNK];
     const unsigned char *out; /* the decoded block: outbuf, or the memory block itself */
     size_t out_n, out_pos;
-    size_t cr_at; /* index in out of the next \r at or after cr_from (out_n: none) */
+    unsigned char *out_w; /* out when it is the reader's own buffer (lines handed out may be
+                             written), NULL for a memory source */
+    size_t cr_at;         /* index in out of the next \r at or after cr_from (out_n: none) */
     size_t cr_from;
     bool cr_known; /* cr_at is valid for this block */
     bool dec_eof;
     bool checked_binary;
+    size_t decoded; /* decoded bytes of every block so far */
 
     char *line;
     size_t line_n, max_line, peak;
@@ -161,7 +165,7 @@ static mfu_status pick_codec(mfu__reader *r, mfu_error *err)
 static mfu_status plain_block(mfu__reader *r, mfu_error *err)
 {
     if (r->in_pos < r->in_n) { /* what pick_codec read */
-        r->out = r->in + r->in_pos;
+        r->out = r->out_w = r->in + r->in_pos;
         r->out_n = r->in_n - r->in_pos;
         r->in_pos = r->in_n;
         return MFU_OK;
@@ -172,6 +176,7 @@ static mfu_status plain_block(mfu__reader *r, mfu_error *err)
             n = MFU__READER_CHUNK;
         r->out = r->mem + r->mem_pos;
         r->out_n = n;
+        r->out_w = NULL;
         r->mem_pos += n;
     } else if (r->f && !r->src_eof) {
         r->out = r->outbuf;
@@ -193,6 +198,7 @@ static mfu_status decode(mfu__reader *r, mfu_error *err)
     r->out_n = r->out_pos = 0;
     r->out = r->outbuf;
     r->cr_known = false;
+    r->out_w = r->outbuf;
     while (r->out_n == 0 && !r->dec_eof) {
         if (r->codec == CODEC_PLAIN) {
             mfu_status st = plain_block(r, err);
@@ -248,6 +254,7 @@ static mfu_status decode(mfu__reader *r, mfu_error *err)
             }
         }
     }
+    r->decoded += r->out_n;
     if (!r->checked_binary && r->out_n > 0) {
         r->checked_binary = true;
         size_t ctrl = 0;
@@ -313,10 +320,11 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
                     r->lines++;
                 }
                 if (r->line_n > 0 || r->overflow) {
-                    out->text = r->line;
+                    out->text = out->wtext = r->line;
                     out->len = r->overflow ? 0 : r->line_n;
                     out->too_long = r->overflow;
                     out->lineno = r->lineno;
+                    out->clean = false;
                     r->line_n = 0;
                     r->overflow = false;
                     return MFU_OK;
@@ -329,10 +337,23 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
         /* the next separator in the decoded block */
         const unsigned char *b = r->out + r->out_pos;
         size_t avail = r->out_n - r->out_pos;
-        size_t i = next_sep(r) - r->out_pos;
+        bool fresh = r->line_n == 0 && !r->overflow, clean = false;
+        size_t i;
+        if (fresh) {
+            /* the first control byte: the separator itself when the line holds none, which
+             * also tells the cleaner it has nothing to remove */
+            i = mfu__ctrl_find((const char *)b, avail);
+            if (i < avail && (b[i] == '\n' || b[i] == '\r'))
+                clean = true;
+            else if (i < avail)
+                i = next_sep(r) - r->out_pos;
+            /* i == avail: no control byte, so no separator, in the rest of the block */
+        } else {
+            i = next_sep(r) - r->out_pos;
+        }
         if (i > 0)
             r->line_has_bytes = true;
-        if (i < avail && r->line_n == 0 && !r->overflow && i <= r->max_line) {
+        if (i < avail && fresh && i <= r->max_line) {
             /* a whole line inside the block: hand it out in place */
             unsigned char sep = b[i];
             r->out_pos += i + 1;
@@ -352,6 +373,8 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
             out->len = i;
             out->too_long = false;
             out->lineno = lineno;
+            out->clean = clean;
+            out->wtext = r->out_w ? (char *)(r->out_w + (b - r->out)) : NULL;
             return MFU_OK;
         }
         if (!r->overflow) {
@@ -381,10 +404,11 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
         }
         if (r->line_n == 0 && !r->overflow)
             continue; /* empty piece (CRLF, blank line) */
-        out->text = r->line;
+        out->text = out->wtext = r->line;
         out->len = r->overflow ? 0 : r->line_n;
         out->too_long = r->overflow;
         out->lineno = lineno;
+        out->clean = false;
         r->line_n = 0;
         r->overflow = false;
         return MFU_OK;
@@ -404,6 +428,11 @@ bool mfu__reader_truncated(const mfu__reader *r)
 const char *mfu__reader_codec(const mfu__reader *r)
 {
     return r->codec == CODEC_GZIP ? "gzip" : r->codec == CODEC_ZSTD ? "zstd" : "";
+}
+
+size_t mfu__reader_consumed(const mfu__reader *r)
+{
+    return r->decoded - (r->out_n - r->out_pos);
 }
 
 size_t mfu__reader_peak_line(const mfu__reader *r)

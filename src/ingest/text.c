@@ -319,7 +319,8 @@ static bool dec_fast(const decimal *dec, bool neg, long shift, double *out)
         return false;
     if (dec->m == 0 && (e < -22 || e > 22))
         return false; /* strtod's errno for 0e-999 is its own business: ask it */
-    return mfu__dec_to_double(dec->m, (int)e, neg, out);
+    return mfu__dec_to_double(dec->m, (int)e, neg, out) || /* inline: the usual case */
+           mfu__dec_to_double_wide(dec->m, (int)e, neg, out);
 }
 
 /* strtod of the decimal in buf (blen bytes, may end in an exponent) times 10^shift, done in
@@ -517,18 +518,6 @@ bool mfu__int_parse(mfu__span s, int64_t *out)
 
 /* ---- timestamps ------------------------------------------------------------------------- */
 
-static bool digits(const char *p, size_t n, int *out)
-{
-    int v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if ((unsigned)(p[i] - '0') >= 10)
-            return false;
-        v = v * 10 + (p[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
 static long days_from_civil(int y, int m, int d)
 {
@@ -546,11 +535,22 @@ bool mfu__datetime_scan(mfu__span s, double *unix_s, size_t *used)
     if (s.n < 19)
         return false;
     const char *p = s.p;
-    int y, mo, d, h, mi, se;
-    if (!digits(p, 4, &y) || p[4] != '-' || !digits(p + 5, 2, &mo) || p[7] != '-' ||
-        !digits(p + 8, 2, &d) || (p[10] != ' ' && p[10] != 'T') || !digits(p + 11, 2, &h) ||
-        p[13] != ':' || !digits(p + 14, 2, &mi) || p[16] != ':' || !digits(p + 17, 2, &se))
+    /* every digit and separator checked with one branch (a prefix timestamp on every line) */
+    const unsigned char *u = (const unsigned char *)p;
+#define DIGIT_(i) ((unsigned)u[i] - '0')
+    unsigned y0 = DIGIT_(0), y1 = DIGIT_(1), y2 = DIGIT_(2), y3 = DIGIT_(3), m0 = DIGIT_(5),
+             m1 = DIGIT_(6), d0 = DIGIT_(8), d1 = DIGIT_(9), h0 = DIGIT_(11), h1 = DIGIT_(12),
+             n0 = DIGIT_(14), n1 = DIGIT_(15), s0 = DIGIT_(17), s1 = DIGIT_(18);
+#undef DIGIT_
+    unsigned bad = (y0 > 9) | (y1 > 9) | (y2 > 9) | (y3 > 9) | (m0 > 9) | (m1 > 9) | (d0 > 9) |
+                   (d1 > 9) | (h0 > 9) | (h1 > 9) | (n0 > 9) | (n1 > 9) | (s0 > 9) | (s1 > 9) |
+                   (p[4] != '-') | (p[7] != '-') | ((p[10] != ' ') & (p[10] != 'T')) |
+                   (p[13] != ':') | (p[16] != ':');
+    if (bad)
         return false;
+    int y = (int)(((y0 * 10 + y1) * 10 + y2) * 10 + y3), mo = (int)(m0 * 10 + m1),
+        d = (int)(d0 * 10 + d1), h = (int)(h0 * 10 + h1), mi = (int)(n0 * 10 + n1),
+        se = (int)(s0 * 10 + s1);
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
         return false;
     size_t k = 19;
@@ -566,7 +566,8 @@ bool mfu__datetime_scan(mfu__span s, double *unix_s, size_t *used)
     }
     if (k < s.n && p[k] == 'Z')
         k++;
-    double t = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + se + frac;
+    /* the whole seconds are an integer below 2^53: summed exactly, as the doubles were */
+    double t = (double)(days_from_civil(y, mo, d) * 86400L + h * 3600L + mi * 60L + se) + frac;
     if (unix_s)
         *unix_s = t;
     if (used)
