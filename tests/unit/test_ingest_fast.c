@@ -27,48 +27,10 @@
 #include "ingest/jflat.h"
 #include "ingest_test.h"
 #include "ref_clean.h"
+#include "sameness.h"
+#include "ref_megatron.h"
 
 #include <jansson.h>
-
-/* xorshift64*: a seeded generator, so a failure is reproducible. */
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t next(rng *r)
-{
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return r->s * 0x2545F4914F6CDD1Dull;
-}
-
-static int below(rng *r, int n)
-{
-    return (int)(next(r) % (uint64_t)n);
-}
-
-static bool same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-/* Every field of two steps equal, doubles bit for bit (no memcmp: structs have padding). */
-static bool same_step(const mfu_step *a, const mfu_step *b)
-{
-    return a->step == b->step && same_bits(a->time_s, b->time_s) &&
-           same_bits(a->step_time_s, b->step_time_s) && same_bits(a->tokens, b->tokens) &&
-           same_bits(a->samples, b->samples) && same_bits(a->loss, b->loss) &&
-           same_bits(a->lr, b->lr) && same_bits(a->grad_norm, b->grad_norm) &&
-           same_bits(a->memory_bytes, b->memory_bytes) &&
-           same_bits(a->tokens_per_s, b->tokens_per_s) &&
-           a->tokens_per_s_scope == b->tokens_per_s_scope &&
-           same_bits(a->flops_per_s, b->flops_per_s) &&
-           a->flops_per_s_scope == b->flops_per_s_scope && same_bits(a->mfu, b->mfu) &&
-           a->mfu_scope == b->mfu_scope && same_bits(a->samples_per_s, b->samples_per_s) &&
-           a->samples_per_s_scope == b->samples_per_s_scope && a->flags == b->flags &&
-           a->rank == b->rank;
-}
 
 /* A random decimal string: sign, 0-25 integer digits, optional fraction of 0-25 digits (at
  * least one digit in all), optional exponent from a mix of small, large and absurd. */
@@ -672,70 +634,10 @@ static bool ref_megatron_step(const char *text, mfu_step *out)
 {
     mfu_step s;
     mfu_step_init(&s);
-    mfu__span rest = mfu__span_of(text), piece, key, val;
+    mfu__span rest = mfu__span_of(text), piece;
     mfu__split_next(&rest, "|", &piece);
-    double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
-    bool loss_nan = false, skipped = false, nan_iters = false;
-    while (mfu__split_next(&rest, "|", &piece)) {
-        if (!mfu__kv(piece, ": ", &key, &val))
-            continue;
-        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
-        bool is_tflops =
-            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
-        mfu__num n;
-        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
-            continue;
-        double v = n.value;
-        if (is_ms)
-            s.step_time_s = v;
-        else if (is_tflops) {
-            s.flops_per_s = v;
-            s.flops_per_s_scope = MFU_SCOPE_DEVICE;
-        } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
-            s.tokens_per_s = v;
-            s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
-        } else if (mfu__span_eq(key, "samples per second")) {
-            s.samples_per_s = v;
-            s.samples_per_s_scope = MFU_SCOPE_GLOBAL;
-        } else if (mfu__span_eq(key, "actual seqlen"))
-            seqlen = v;
-        else if (mfu__span_eq(key, "learning rate"))
-            s.lr = v;
-        else if (mfu__span_eq(key, "global batch size"))
-            s.samples = v;
-        else if (mfu__span_eq(key, "grad norm"))
-            s.grad_norm = v;
-        else if (mfu__span_eq(key, "number of skipped iterations"))
-            skipped = v >= 1;
-        else if (mfu__span_eq(key, "number of nan iterations"))
-            nan_iters = v >= 1;
-        else if (mfu__span_eq(key, "lm loss")) {
-            lm_loss = v;
-            loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
-        } else if (key.n >= 5 && memcmp(key.p + key.n - 5, " loss", 5) == 0 && isnan(other_loss)) {
-            other_loss = v;
-        }
-    }
-    if (isnan(s.step_time_s))
+    if (!ref_megatron_pieces(rest, &s))
         return false;
-    s.loss = !isnan(lm_loss) || loss_nan ? lm_loss : other_loss;
-    if (loss_nan) {
-        s.loss = NAN;
-        s.flags |= MFU_STEP_LOSS_NAN;
-    }
-    if (skipped)
-        s.flags |= MFU_STEP_SKIPPED;
-    if (nan_iters)
-        s.flags |= MFU_STEP_LOSS_NAN;
-    if (!isnan(seqlen) && !isnan(s.samples))
-        s.tokens = s.samples * seqlen;
-    if (isinf(s.loss))
-        s.flags |= MFU_STEP_LOSS_NAN;
-    double *d[] = {&s.step_time_s, &s.tokens,       &s.samples,     &s.loss,         &s.lr,
-                   &s.grad_norm,   &s.tokens_per_s, &s.flops_per_s, &s.samples_per_s};
-    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
-        if (isinf(*d[i]))
-            *d[i] = NAN;
     *out = s;
     return true;
 }

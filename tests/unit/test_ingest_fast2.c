@@ -33,24 +33,8 @@
 #include "ingest/internal.h"
 #include "ingest/jflat.h"
 #include "ingest_test.h"
-
-/* xorshift64*: a seeded generator, so a failure is reproducible. */
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t next(rng *r)
-{
-    r->s ^= r->s >> 12;
-    r->s ^= r->s << 25;
-    r->s ^= r->s >> 27;
-    return r->s * 0x2545F4914F6CDD1Dull;
-}
-
-static int below(rng *r, int n)
-{
-    return (int)(next(r) % (uint64_t)n);
-}
+#include "ref_megatron.h"
+#include "sameness.h"
 
 static const char *pick(rng *r, const char *const *list, size_t n)
 {
@@ -58,28 +42,6 @@ static const char *pick(rng *r, const char *const *list, size_t n)
 }
 
 #define PICK(r, list) pick((r), (list), MFU__ARRAY_LEN(list))
-
-static bool same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-/* Every field of two steps equal, doubles bit for bit (no memcmp: structs have padding). */
-static bool same_step(const mfu_step *a, const mfu_step *b)
-{
-    return a->step == b->step && same_bits(a->time_s, b->time_s) &&
-           same_bits(a->step_time_s, b->step_time_s) && same_bits(a->tokens, b->tokens) &&
-           same_bits(a->samples, b->samples) && same_bits(a->loss, b->loss) &&
-           same_bits(a->lr, b->lr) && same_bits(a->grad_norm, b->grad_norm) &&
-           same_bits(a->memory_bytes, b->memory_bytes) &&
-           same_bits(a->tokens_per_s, b->tokens_per_s) &&
-           a->tokens_per_s_scope == b->tokens_per_s_scope &&
-           same_bits(a->flops_per_s, b->flops_per_s) &&
-           a->flops_per_s_scope == b->flops_per_s_scope && same_bits(a->mfu, b->mfu) &&
-           a->mfu_scope == b->mfu_scope && same_bits(a->samples_per_s, b->samples_per_s) &&
-           a->samples_per_s_scope == b->samples_per_s_scope && a->flags == b->flags &&
-           a->rank == b->rank;
-}
 
 static bool ctrl_ref(unsigned char c)
 {
@@ -1016,71 +978,11 @@ static bool ref_megatron_step(const char *text, mfu_step *out, bool *skip)
     mfu_step st;
     mfu_step_init(&st);
     st.step = iter;
-    mfu__span rest = {h.p + bar + 1, h.n - (size_t)bar - 1}, piece, key, val;
-    double lm_loss = NAN, other_loss = NAN, seqlen = NAN;
-    bool loss_nan = false, skipped = false, nan_iters = false;
-    while (mfu__split_next(&rest, "|", &piece)) {
-        if (!mfu__kv(piece, ": ", &key, &val))
-            continue;
-        bool is_ms = mfu__span_eq(key, "elapsed time per iteration (ms)");
-        bool is_tflops =
-            mfu__span_eq(key, "throughput per GPU (TFLOP/s/GPU)") || mfu__span_eq(key, "TFLOPs");
-        mfu__num n;
-        if (!mfu__num_parse_shift(val, is_ms ? -3 : is_tflops ? 12 : 0, &n))
-            continue;
-        double v = n.value;
-        if (is_ms)
-            st.step_time_s = v;
-        else if (is_tflops) {
-            st.flops_per_s = v;
-            st.flops_per_s_scope = MFU_SCOPE_DEVICE;
-        } else if (mfu__span_eq(key, "tokens per gpu per second (tgs)")) {
-            st.tokens_per_s = v;
-            st.tokens_per_s_scope = MFU_SCOPE_DEVICE;
-        } else if (mfu__span_eq(key, "samples per second")) {
-            st.samples_per_s = v;
-            st.samples_per_s_scope = MFU_SCOPE_GLOBAL;
-        } else if (mfu__span_eq(key, "actual seqlen"))
-            seqlen = v;
-        else if (mfu__span_eq(key, "learning rate"))
-            st.lr = v;
-        else if (mfu__span_eq(key, "global batch size"))
-            st.samples = v;
-        else if (mfu__span_eq(key, "grad norm"))
-            st.grad_norm = v;
-        else if (mfu__span_eq(key, "number of skipped iterations"))
-            skipped = v >= 1;
-        else if (mfu__span_eq(key, "number of nan iterations"))
-            nan_iters = v >= 1;
-        else if (mfu__span_eq(key, "lm loss")) {
-            lm_loss = v;
-            loss_nan = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
-        } else if (key.n >= 5 && memcmp(key.p + key.n - 5, " loss", 5) == 0 && isnan(other_loss)) {
-            other_loss = v;
-        }
-    }
-    if (isnan(st.step_time_s)) {
+    mfu__span rest = {h.p + bar + 1, h.n - (size_t)bar - 1};
+    if (!ref_megatron_pieces(rest, &st)) {
         *skip = true;
         return false;
     }
-    st.loss = !isnan(lm_loss) || loss_nan ? lm_loss : other_loss;
-    if (loss_nan) {
-        st.loss = NAN;
-        st.flags |= MFU_STEP_LOSS_NAN;
-    }
-    if (skipped)
-        st.flags |= MFU_STEP_SKIPPED;
-    if (nan_iters)
-        st.flags |= MFU_STEP_LOSS_NAN;
-    if (!isnan(seqlen) && !isnan(st.samples))
-        st.tokens = st.samples * seqlen;
-    if (isinf(st.loss))
-        st.flags |= MFU_STEP_LOSS_NAN;
-    double *d[] = {&st.step_time_s, &st.tokens,       &st.samples,     &st.loss,         &st.lr,
-                   &st.grad_norm,   &st.tokens_per_s, &st.flops_per_s, &st.samples_per_s};
-    for (size_t i = 0; i < MFU__ARRAY_LEN(d); i++)
-        if (isinf(*d[i]))
-            *d[i] = NAN;
     *out = st;
     return true;
 }
