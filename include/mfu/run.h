@@ -202,7 +202,9 @@ MFU_API bool mfu_run_get(const mfu_run *run, size_t i, mfu_step *out);
 MFU_API const int64_t *mfu_run_steps(const mfu_run *run);
 
 /* One double column (mfu_run_count() entries), owned by run, valid until the next append.
- * NULL for an empty run or an out-of-range column. */
+ * NULL for an empty run, an out-of-range column, or a column that no row has a value in (every
+ * row NaN: the log never printed that field; the run keeps no array for it). Callers read
+ * NULL as "NaN in every row". */
 MFU_API const double *mfu_run_column(const mfu_run *run, mfu_column col);
 
 /* The run's metadata, owned by run (never NULL for a non-NULL run). The mutable form is for

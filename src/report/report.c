@@ -563,8 +563,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
         c->seq_source = MFU_SRC_LOG;
     }
     /* no run-wide sequence length: the first one a step printed */
-    for (size_t i = 0; cc.wl.seq <= 0 && i < n; i++) {
-        double v = mfu_run_column(run, MFU_COL_SEQ_LEN)[i];
+    const double *seq_col = mfu_run_column(run, MFU_COL_SEQ_LEN);
+    for (size_t i = 0; seq_col && cc.wl.seq <= 0 && i < n; i++) {
+        double v = seq_col[i];
         if (v >= 1 && v < 9e15) {
             cc.wl.seq = (int64_t)v;
             c->seq_source = MFU_SRC_LOG;

@@ -4,11 +4,20 @@
  * Each field is its own growable array so that analysis can walk one series without touching
  * the others. Columns grow together by doubling, up to the run's row limit; a failed growth
  * leaves every column as it was (all reallocations succeed before any is committed).
+ *
+ * Columns are allocated lazily: an array stays NULL while every row holds its absent value
+ * (NaN for the doubles, MFU_SCOPE_UNKNOWN for scopes, 0 for flags, -1 for rank, recompute and
+ * dtype) and is created, filled with that value for the rows before, at the first row that
+ * holds something else. A log prints 5-10 of the 21 double fields, so most columns are never
+ * written: at 400k rows a JSON-lines log of 8 fields fills 26 MB of columns instead of 76 MB,
+ * and the fresh pages the kernel zeroes were a quarter of the ingest time
+ * (docs/internals/ingest.md "Performance"). Only the step numbers are always allocated.
  */
 #define _DEFAULT_SOURCE /* madvise */
 #include "mfu/run.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -135,23 +144,137 @@ static bool grow_one(void **p, size_t keep, size_t ncap, size_t sz)
     return true;
 }
 
+/* The arrays besides the step numbers and the double columns, each with the element every
+ * absent row holds: the scopes MFU_SCOPE_UNKNOWN (0), flags 0, rank, recompute and dtype -1. */
+enum { AUX_TPS_SCOPE, AUX_FLOPS_SCOPE, AUX_MFU_SCOPE, AUX_SPS_SCOPE, AUX_FLAGS, AUX_RANK,
+       AUX_RECOMPUTE, AUX_DTYPE, AUX_COUNT };
+static const long long aux_absent[AUX_COUNT] = {0, 0, 0, 0, 0, -1, -1, -1};
+
+/* The address of aux array k's pointer and its element size. */
+static void **aux_ptr(mfu_run *r, int k, size_t *sz)
+{
+    switch (k) {
+    case AUX_TPS_SCOPE: *sz = 1; return (void **)&r->tps_scope;
+    case AUX_FLOPS_SCOPE: *sz = 1; return (void **)&r->flops_scope;
+    case AUX_MFU_SCOPE: *sz = 1; return (void **)&r->mfu_scope;
+    case AUX_SPS_SCOPE: *sz = 1; return (void **)&r->sps_scope;
+    case AUX_FLAGS: *sz = sizeof *r->flags; return (void **)&r->flags;
+    case AUX_RANK: *sz = sizeof *r->rank; return (void **)&r->rank;
+    case AUX_RECOMPUTE: *sz = 1; return (void **)&r->recompute;
+    default: *sz = 1; return (void **)&r->dtype;
+    }
+}
+
+/* Row i of aux array k, its absent value when the array is not allocated. */
+static long long aux_get(const mfu_run *r, int k, size_t i)
+{
+    switch (k) {
+    case AUX_TPS_SCOPE: return r->tps_scope ? r->tps_scope[i] : 0;
+    case AUX_FLOPS_SCOPE: return r->flops_scope ? r->flops_scope[i] : 0;
+    case AUX_MFU_SCOPE: return r->mfu_scope ? r->mfu_scope[i] : 0;
+    case AUX_SPS_SCOPE: return r->sps_scope ? r->sps_scope[i] : 0;
+    case AUX_FLAGS: return r->flags ? r->flags[i] : 0;
+    case AUX_RANK: return r->rank ? r->rank[i] : -1;
+    case AUX_RECOMPUTE: return r->recompute ? r->recompute[i] : -1;
+    default: return r->dtype ? r->dtype[i] : -1;
+    }
+}
+
+/* Store v in row i of aux array k, which is allocated. */
+static void aux_set(mfu_run *r, int k, size_t i, long long v)
+{
+    switch (k) {
+    case AUX_TPS_SCOPE: r->tps_scope[i] = (uint8_t)v; break;
+    case AUX_FLOPS_SCOPE: r->flops_scope[i] = (uint8_t)v; break;
+    case AUX_MFU_SCOPE: r->mfu_scope[i] = (uint8_t)v; break;
+    case AUX_SPS_SCOPE: r->sps_scope[i] = (uint8_t)v; break;
+    case AUX_FLAGS: r->flags[i] = (uint32_t)v; break;
+    case AUX_RANK: r->rank[i] = (int32_t)v; break;
+    case AUX_RECOMPUTE: r->recompute[i] = (int8_t)v; break;
+    default: r->dtype[i] = (int8_t)v; break;
+    }
+}
+
+/* The aux values of step s, in aux order (recompute and dtype as their int8_t codes). */
+static void step_aux(const mfu_step *s, long long a[AUX_COUNT])
+{
+    a[AUX_TPS_SCOPE] = (uint8_t)s->tokens_per_s_scope;
+    a[AUX_FLOPS_SCOPE] = (uint8_t)s->flops_per_s_scope;
+    a[AUX_MFU_SCOPE] = (uint8_t)s->mfu_scope;
+    a[AUX_SPS_SCOPE] = (uint8_t)s->samples_per_s_scope;
+    a[AUX_FLAGS] = s->flags;
+    a[AUX_RANK] = s->rank;
+    a[AUX_RECOMPUTE] = code8(s->recompute);
+    a[AUX_DTYPE] = code8(s->dtype);
+}
+
+/* Whether step s holds a value for an aux array the run has not made yet. */
+static bool aux_missing(const mfu_run *r, const mfu_step *s)
+{
+    return (!r->tps_scope && s->tokens_per_s_scope != MFU_SCOPE_UNKNOWN) ||
+           (!r->flops_scope && s->flops_per_s_scope != MFU_SCOPE_UNKNOWN) ||
+           (!r->mfu_scope && s->mfu_scope != MFU_SCOPE_UNKNOWN) ||
+           (!r->sps_scope && s->samples_per_s_scope != MFU_SCOPE_UNKNOWN) ||
+           (!r->flags && s->flags) || (!r->rank && s->rank != -1) ||
+           (!r->recompute && code8(s->recompute) != -1) || (!r->dtype && code8(s->dtype) != -1);
+}
+
+/* Allocate double column c (not yet allocated) at the run's capacity, its rows so far NaN.
+ * false when out of memory (nothing changed). A column made and then not written is still
+ * right: it holds what the rows held. */
+static bool make_col(mfu_run *r, int c)
+{
+    void *p = NULL;
+    if (!grow_one(&p, 0, r->cap, sizeof(double)))
+        return false;
+    r->col[c] = p;
+    for (size_t i = 0; i < r->n; i++)
+        r->col[c][i] = NAN;
+    return true;
+}
+
+/* The same for aux array k: its rows so far hold the absent value (all-zero or all-one bytes). */
+static bool make_aux(mfu_run *r, int k)
+{
+    size_t sz;
+    void **pp = aux_ptr(r, k, &sz);
+    void *p = NULL;
+    if (!grow_one(&p, 0, r->cap, sz))
+        return false;
+    memset(p, aux_absent[k] ? 0xff : 0, r->n * sz);
+    *pp = p;
+    return true;
+}
+
+/* Allocate every column that row values v / a would be the first to fill. false when out of
+ * memory; the columns made before the failure are kept (they are right, above). */
+static bool make_needed(mfu_run *r, const double v[MFU_COL_COUNT_], const long long a[AUX_COUNT])
+{
+    for (int c = 0; c < MFU_COL_COUNT_; c++)
+        if (!r->col[c] && !isnan(v[c]) && !make_col(r, c))
+            return false;
+    for (int k = 0; k < AUX_COUNT; k++) {
+        size_t sz;
+        if (!*aux_ptr(r, k, &sz) && a[k] != aux_absent[k] && !make_aux(r, k))
+            return false;
+    }
+    return true;
+}
+
 static mfu_status grow_to(mfu_run *r, size_t ncap, mfu_error *err)
 {
-    /* Grow every array; each keeps the old rows, so a failure part-way leaves larger blocks
-     * that still hold the old rows: the run is unchanged as far as readers can see, and cap is
-     * only raised when all succeeded. */
+    /* Grow every allocated array; each keeps the old rows, so a failure part-way leaves larger
+     * blocks that still hold the old rows: the run is unchanged as far as readers can see, and
+     * cap is only raised when all succeeded. */
     size_t n = r->n;
     bool ok = grow_one((void **)&r->step, n, ncap, sizeof *r->step);
     for (int i = 0; ok && i < MFU_COL_COUNT_; i++)
-        ok = grow_one((void **)&r->col[i], n, ncap, sizeof(double));
-    ok = ok && grow_one((void **)&r->tps_scope, n, ncap, 1);
-    ok = ok && grow_one((void **)&r->flops_scope, n, ncap, 1);
-    ok = ok && grow_one((void **)&r->mfu_scope, n, ncap, 1);
-    ok = ok && grow_one((void **)&r->sps_scope, n, ncap, 1);
-    ok = ok && grow_one((void **)&r->flags, n, ncap, sizeof *r->flags);
-    ok = ok && grow_one((void **)&r->rank, n, ncap, sizeof *r->rank);
-    ok = ok && grow_one((void **)&r->recompute, n, ncap, 1);
-    ok = ok && grow_one((void **)&r->dtype, n, ncap, 1);
+        ok = !r->col[i] || grow_one((void **)&r->col[i], n, ncap, sizeof(double));
+    for (int k = 0; ok && k < AUX_COUNT; k++) {
+        size_t sz;
+        void **pp = aux_ptr(r, k, &sz);
+        ok = !*pp || grow_one(pp, n, ncap, sz);
+    }
     if (!ok)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory growing the run to %zu steps", ncap);
     r->cap = ncap;
@@ -175,29 +298,37 @@ mfu_status mfu_run_reserve(mfu_run *run, size_t rows, mfu_error *err)
     return rows > run->cap ? grow_to(run, rows, err) : MFU_OK;
 }
 
+/* Where each double column's field lies in mfu_step, in column order. */
+static const size_t col_off[MFU_COL_COUNT_] = {
+    [MFU_COL_TIME_S] = offsetof(mfu_step, time_s),
+    [MFU_COL_STEP_TIME_S] = offsetof(mfu_step, step_time_s),
+    [MFU_COL_TOKENS] = offsetof(mfu_step, tokens),
+    [MFU_COL_SAMPLES] = offsetof(mfu_step, samples),
+    [MFU_COL_LOSS] = offsetof(mfu_step, loss),
+    [MFU_COL_LR] = offsetof(mfu_step, lr),
+    [MFU_COL_GRAD_NORM] = offsetof(mfu_step, grad_norm),
+    [MFU_COL_MEMORY_BYTES] = offsetof(mfu_step, memory_bytes),
+    [MFU_COL_TOKENS_PER_S] = offsetof(mfu_step, tokens_per_s),
+    [MFU_COL_FLOPS_PER_S] = offsetof(mfu_step, flops_per_s),
+    [MFU_COL_MFU] = offsetof(mfu_step, mfu),
+    [MFU_COL_SAMPLES_PER_S] = offsetof(mfu_step, samples_per_s),
+    [MFU_COL_SEQ_LEN] = offsetof(mfu_step, seq_len),
+    [MFU_COL_DEVICES] = offsetof(mfu_step, devices),
+    [MFU_COL_USEFUL_TOKENS] = offsetof(mfu_step, useful_tokens),
+    [MFU_COL_CLOCK_MHZ] = offsetof(mfu_step, clock_mhz),
+    [MFU_COL_POWER_W] = offsetof(mfu_step, power_w),
+    [MFU_COL_POWER_LIMIT_W] = offsetof(mfu_step, power_limit_w),
+    [MFU_COL_DATA_LOADING_S] = offsetof(mfu_step, data_loading_s),
+    [MFU_COL_COMM_S] = offsetof(mfu_step, comm_s),
+    [MFU_COL_OPTIMIZER_S] = offsetof(mfu_step, optimizer_s),
+};
+
+_Static_assert(MFU_COL_COUNT_ <= 32, "mfu_run_append keeps the columns to make in 32 bits");
+
 static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])
 {
-    v[MFU_COL_TIME_S] = s->time_s;
-    v[MFU_COL_STEP_TIME_S] = s->step_time_s;
-    v[MFU_COL_TOKENS] = s->tokens;
-    v[MFU_COL_SAMPLES] = s->samples;
-    v[MFU_COL_LOSS] = s->loss;
-    v[MFU_COL_LR] = s->lr;
-    v[MFU_COL_GRAD_NORM] = s->grad_norm;
-    v[MFU_COL_MEMORY_BYTES] = s->memory_bytes;
-    v[MFU_COL_TOKENS_PER_S] = s->tokens_per_s;
-    v[MFU_COL_FLOPS_PER_S] = s->flops_per_s;
-    v[MFU_COL_MFU] = s->mfu;
-    v[MFU_COL_SAMPLES_PER_S] = s->samples_per_s;
-    v[MFU_COL_SEQ_LEN] = s->seq_len;
-    v[MFU_COL_DEVICES] = s->devices;
-    v[MFU_COL_USEFUL_TOKENS] = s->useful_tokens;
-    v[MFU_COL_CLOCK_MHZ] = s->clock_mhz;
-    v[MFU_COL_POWER_W] = s->power_w;
-    v[MFU_COL_POWER_LIMIT_W] = s->power_limit_w;
-    v[MFU_COL_DATA_LOADING_S] = s->data_loading_s;
-    v[MFU_COL_COMM_S] = s->comm_s;
-    v[MFU_COL_OPTIMIZER_S] = s->optimizer_s;
+    for (int c = 0; c < MFU_COL_COUNT_; c++)
+        memcpy(&v[c], (const char *)s + col_off[c], sizeof(double));
 }
 
 /* Row index holding a repeat of step number `step` printed by `rank`, or -1. A repeat is a row
@@ -215,8 +346,9 @@ static long find_repeat(const mfu_run *r, int64_t step, int32_t rank)
             return (long)i;
         if (r->step[i] < step)
             return -1;
-        if (rank >= 0 && r->rank[i] >= 0) {
-            if (r->rank[i] == rank)
+        int32_t ri = r->rank ? r->rank[i] : -1;
+        if (rank >= 0 && ri >= 0) {
+            if (ri == rank)
                 return -1; /* the same rank went back: a restart */
         } else if (++passed_unknown > 1) {
             return -1;
@@ -225,29 +357,29 @@ static long find_repeat(const mfu_run *r, int64_t step, int32_t rank)
     return -1;
 }
 
-/* Fill the absent fields of row i from s (a repeat of the same step). */
-static void merge_into(mfu_run *r, size_t i, const mfu_step *s)
+/* Fill the absent fields of row i from s (a repeat of the same step). false when out of
+ * memory making a column the row did not have yet (the row is unchanged). */
+static bool merge_into(mfu_run *r, size_t i, const mfu_step *s)
 {
     double v[MFU_COL_COUNT_];
+    long long a[AUX_COUNT];
     step_values(s, v);
+    step_aux(s, a);
+    if (!make_needed(r, v, a))
+        return false;
     for (int c = 0; c < MFU_COL_COUNT_; c++)
-        if (isnan(r->col[c][i]) && !isnan(v[c]))
+        if (r->col[c] && isnan(r->col[c][i]) && !isnan(v[c]))
             r->col[c][i] = v[c];
-    if (r->tps_scope[i] == MFU_SCOPE_UNKNOWN)
-        r->tps_scope[i] = (uint8_t)s->tokens_per_s_scope;
-    if (r->flops_scope[i] == MFU_SCOPE_UNKNOWN)
-        r->flops_scope[i] = (uint8_t)s->flops_per_s_scope;
-    if (r->mfu_scope[i] == MFU_SCOPE_UNKNOWN)
-        r->mfu_scope[i] = (uint8_t)s->mfu_scope;
-    if (r->sps_scope[i] == MFU_SCOPE_UNKNOWN)
-        r->sps_scope[i] = (uint8_t)s->samples_per_s_scope;
-    r->flags[i] |= s->flags;
-    if (r->rank[i] < 0)
-        r->rank[i] = s->rank;
-    if (r->recompute[i] < 0)
-        r->recompute[i] = code8(s->recompute);
-    if (r->dtype[i] < 0)
-        r->dtype[i] = code8(s->dtype);
+    for (int k = 0; k < AUX_COUNT; k++) {
+        long long cur = aux_get(r, k, i);
+        if (k == AUX_FLAGS) {
+            if (a[k])
+                aux_set(r, k, i, cur | a[k]);
+        } else if (cur == aux_absent[k] && a[k] != aux_absent[k]) {
+            aux_set(r, k, i, a[k]);
+        }
+    }
+    return true;
 }
 
 /* Keep one observation (dropped and counted past the limit). false when out of memory. */
@@ -278,7 +410,8 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_err
     long rep = find_repeat(run, s->step, s->rank);
     if (rep >= 0) {
         /* another known rank's copy of a step: its own figures are kept aside */
-        if (s->rank >= 0 && run->rank[rep] >= 0 && s->rank != run->rank[rep] &&
+        int32_t rrank = run->rank ? run->rank[rep] : -1;
+        if (s->rank >= 0 && rrank >= 0 && s->rank != rrank &&
             (!isnan(s->step_time_s) || !isnan(s->tokens_per_s))) {
             mfu_rank_obs o = {(size_t)rep, s->step, s->rank, s->step_time_s, s->tokens_per_s};
             if (!keep_obs(run, &o))
@@ -286,7 +419,9 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_err
                                  "out of memory keeping a per-rank observation of step %lld",
                                  (long long)s->step);
         }
-        merge_into(run, (size_t)rep, s);
+        if (!merge_into(run, (size_t)rep, s))
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory merging a repeat of step %lld",
+                             (long long)s->step);
         run->merged++;
         if (merged)
             *merged = true;
@@ -302,20 +437,45 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_err
         if (st != MFU_OK)
             return st;
     }
+    /* Row i is written in place and counted last: a failure part-way leaves it unseen. */
     size_t i = run->n;
-    double v[MFU_COL_COUNT_];
-    step_values(s, v);
     run->step[i] = s->step;
-    for (int c = 0; c < MFU_COL_COUNT_; c++)
-        run->col[c][i] = v[c];
-    run->tps_scope[i] = (uint8_t)s->tokens_per_s_scope;
-    run->flops_scope[i] = (uint8_t)s->flops_per_s_scope;
-    run->mfu_scope[i] = (uint8_t)s->mfu_scope;
-    run->sps_scope[i] = (uint8_t)s->samples_per_s_scope;
-    run->flags[i] = s->flags;
-    run->rank[i] = s->rank;
-    run->recompute[i] = code8(s->recompute);
-    run->dtype[i] = code8(s->dtype);
+    uint32_t missing = 0; /* columns this row is the first to fill */
+    for (int c = 0; c < MFU_COL_COUNT_; c++) {
+        double x;
+        memcpy(&x, (const char *)s + col_off[c], sizeof x);
+        if (run->col[c])
+            run->col[c][i] = x;
+        else if (!isnan(x))
+            missing |= 1u << c;
+    }
+    if (missing || aux_missing(run, s)) {
+        double v[MFU_COL_COUNT_];
+        long long a[AUX_COUNT];
+        step_values(s, v);
+        step_aux(s, a);
+        if (!make_needed(run, v, a))
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory adding a column to the run");
+        for (int c = 0; c < MFU_COL_COUNT_; c++)
+            if (missing & (1u << c))
+                run->col[c][i] = v[c];
+    }
+    if (run->tps_scope)
+        run->tps_scope[i] = (uint8_t)s->tokens_per_s_scope;
+    if (run->flops_scope)
+        run->flops_scope[i] = (uint8_t)s->flops_per_s_scope;
+    if (run->mfu_scope)
+        run->mfu_scope[i] = (uint8_t)s->mfu_scope;
+    if (run->sps_scope)
+        run->sps_scope[i] = (uint8_t)s->samples_per_s_scope;
+    if (run->flags)
+        run->flags[i] = s->flags;
+    if (run->rank)
+        run->rank[i] = s->rank;
+    if (run->recompute)
+        run->recompute[i] = code8(s->recompute);
+    if (run->dtype)
+        run->dtype[i] = code8(s->dtype);
     run->n++;
     return MFU_OK;
 }
@@ -325,6 +485,12 @@ size_t mfu_run_count(const mfu_run *run)
     return run ? run->n : 0;
 }
 
+/* Row i of double column c, NaN when the column is not allocated. */
+static double col_at(const mfu_run *r, mfu_column c, size_t i)
+{
+    return r->col[c] ? r->col[c][i] : NAN;
+}
+
 bool mfu_run_get(const mfu_run *run, size_t i, mfu_step *out)
 {
     if (!run || !out || i >= run->n)
@@ -332,35 +498,35 @@ bool mfu_run_get(const mfu_run *run, size_t i, mfu_step *out)
     mfu_step s;
     mfu_step_init(&s);
     s.step = run->step[i];
-    s.time_s = run->col[MFU_COL_TIME_S][i];
-    s.step_time_s = run->col[MFU_COL_STEP_TIME_S][i];
-    s.tokens = run->col[MFU_COL_TOKENS][i];
-    s.samples = run->col[MFU_COL_SAMPLES][i];
-    s.loss = run->col[MFU_COL_LOSS][i];
-    s.lr = run->col[MFU_COL_LR][i];
-    s.grad_norm = run->col[MFU_COL_GRAD_NORM][i];
-    s.memory_bytes = run->col[MFU_COL_MEMORY_BYTES][i];
-    s.tokens_per_s = run->col[MFU_COL_TOKENS_PER_S][i];
-    s.tokens_per_s_scope = (mfu_scope)run->tps_scope[i];
-    s.flops_per_s = run->col[MFU_COL_FLOPS_PER_S][i];
-    s.flops_per_s_scope = (mfu_scope)run->flops_scope[i];
-    s.mfu = run->col[MFU_COL_MFU][i];
-    s.mfu_scope = (mfu_scope)run->mfu_scope[i];
-    s.samples_per_s = run->col[MFU_COL_SAMPLES_PER_S][i];
-    s.samples_per_s_scope = (mfu_scope)run->sps_scope[i];
-    s.flags = run->flags[i];
-    s.rank = run->rank[i];
-    s.seq_len = run->col[MFU_COL_SEQ_LEN][i];
-    s.devices = run->col[MFU_COL_DEVICES][i];
-    s.useful_tokens = run->col[MFU_COL_USEFUL_TOKENS][i];
-    s.clock_mhz = run->col[MFU_COL_CLOCK_MHZ][i];
-    s.power_w = run->col[MFU_COL_POWER_W][i];
-    s.power_limit_w = run->col[MFU_COL_POWER_LIMIT_W][i];
-    s.data_loading_s = run->col[MFU_COL_DATA_LOADING_S][i];
-    s.comm_s = run->col[MFU_COL_COMM_S][i];
-    s.optimizer_s = run->col[MFU_COL_OPTIMIZER_S][i];
-    s.recompute = run->recompute[i];
-    s.dtype = run->dtype[i];
+    s.time_s = col_at(run, MFU_COL_TIME_S, i);
+    s.step_time_s = col_at(run, MFU_COL_STEP_TIME_S, i);
+    s.tokens = col_at(run, MFU_COL_TOKENS, i);
+    s.samples = col_at(run, MFU_COL_SAMPLES, i);
+    s.loss = col_at(run, MFU_COL_LOSS, i);
+    s.lr = col_at(run, MFU_COL_LR, i);
+    s.grad_norm = col_at(run, MFU_COL_GRAD_NORM, i);
+    s.memory_bytes = col_at(run, MFU_COL_MEMORY_BYTES, i);
+    s.tokens_per_s = col_at(run, MFU_COL_TOKENS_PER_S, i);
+    s.tokens_per_s_scope = (mfu_scope)aux_get(run, AUX_TPS_SCOPE, i);
+    s.flops_per_s = col_at(run, MFU_COL_FLOPS_PER_S, i);
+    s.flops_per_s_scope = (mfu_scope)aux_get(run, AUX_FLOPS_SCOPE, i);
+    s.mfu = col_at(run, MFU_COL_MFU, i);
+    s.mfu_scope = (mfu_scope)aux_get(run, AUX_MFU_SCOPE, i);
+    s.samples_per_s = col_at(run, MFU_COL_SAMPLES_PER_S, i);
+    s.samples_per_s_scope = (mfu_scope)aux_get(run, AUX_SPS_SCOPE, i);
+    s.flags = (uint32_t)aux_get(run, AUX_FLAGS, i);
+    s.rank = (int32_t)aux_get(run, AUX_RANK, i);
+    s.seq_len = col_at(run, MFU_COL_SEQ_LEN, i);
+    s.devices = col_at(run, MFU_COL_DEVICES, i);
+    s.useful_tokens = col_at(run, MFU_COL_USEFUL_TOKENS, i);
+    s.clock_mhz = col_at(run, MFU_COL_CLOCK_MHZ, i);
+    s.power_w = col_at(run, MFU_COL_POWER_W, i);
+    s.power_limit_w = col_at(run, MFU_COL_POWER_LIMIT_W, i);
+    s.data_loading_s = col_at(run, MFU_COL_DATA_LOADING_S, i);
+    s.comm_s = col_at(run, MFU_COL_COMM_S, i);
+    s.optimizer_s = col_at(run, MFU_COL_OPTIMIZER_S, i);
+    s.recompute = (int32_t)aux_get(run, AUX_RECOMPUTE, i);
+    s.dtype = (int32_t)aux_get(run, AUX_DTYPE, i);
     *out = s;
     return true;
 }

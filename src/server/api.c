@@ -444,7 +444,7 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
             gather = malloc(ncand * sizeof *gather);
             if (gather)
                 for (size_t i = 0; i < ncand; i++)
-                    gather[i] = base[rows[i]];
+                    gather[i] = base ? base[rows[i]] : NAN;
         }
         if (!keep || (preselect && !cand) || (rows && !gather)) {
             free(keep);

@@ -137,7 +137,8 @@ size_t mfu__lttb_xy(const double *y, const size_t *xs, size_t n, size_t m, size_
 /* A range is preselected when each of its LTTB buckets spans at least this many blocks. */
 #define MFU__PRESELECT_BLOCKS 4
 /* For every block from b0 on of col[0..n): the offsets of its smallest and largest number
- * (its first row when it has none) into lo[] and hi[] (one byte each per block). */
+ * (its first row when it has none) into lo[] and hi[] (one byte each per block). col NULL
+ * stands for a column with no number (mfu_run_column's absent column). */
 void mfu__blocks_update(const double *col, size_t n, size_t b0, unsigned char *lo,
                         unsigned char *hi);
 /* The candidate rows of [from, to): its first and last row, every row of the partial blocks at
@@ -339,8 +340,8 @@ double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i);
 /* Scale of field f over the base column it reads (tokens/s, step time or loss): NaN when the
  * context lacks what it needs. */
 double mfu__field_scale(const mfu__ctx *c, mfu__field f);
-/* The base column field f reads, of a read-locked run (NULL when empty), and the index (0..2)
- * of its min/max blocks. */
+/* The base column field f reads, of a read-locked run (NULL when empty or, for the loss, when
+ * no step printed one), and the index (0..2) of its min/max blocks. */
 const double *mfu__srun_base(const mfu__srun *r, mfu__field f);
 int mfu__srun_base_id(mfu__field f);
 

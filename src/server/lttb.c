@@ -123,7 +123,7 @@ void mfu__blocks_update(const double *col, size_t n, size_t b0, unsigned char *l
         size_t s = b * MFU__BLOCK, e = s + MFU__BLOCK < n ? s + MFU__BLOCK : n;
         size_t imin = s, imax = s;
         bool any = false;
-        for (size_t j = s; j < e; j++) {
+        for (size_t j = s; col && j < e; j++) {
             double v = col[j];
             if (v != v)
                 continue;

@@ -639,8 +639,9 @@ static size_t first_difference(const mfu_run *a, const mfu_run *b)
         }
     for (int c = 0; c < MFU_COL_COUNT_ && k > 0; c++) {
         const double *ca = mfu_run_column(a, (mfu_column)c), *cb = mfu_run_column(b, (mfu_column)c);
+        const double nan = NAN; /* a column without an array is NaN in every row */
         for (size_t i = 0; i < k; i++)
-            if (memcmp(&ca[i], &cb[i], sizeof(double)) != 0) {
+            if (memcmp(ca ? &ca[i] : &nan, cb ? &cb[i] : &nan, sizeof(double)) != 0) {
                 k = i;
                 break;
             }

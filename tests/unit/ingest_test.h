@@ -92,6 +92,14 @@ static inline mfu_step ingest_row(const mfu_run *run, size_t i)
     return s;
 }
 
+/* Row i of double column c, read as mfu_run_column's contract says: a column without an array
+ * (NULL) is NaN in every row. i must be below the run's count. */
+static inline double run_cell(const mfu_run *run, mfu_column c, size_t i)
+{
+    const double *col = mfu_run_column(run, c);
+    return col ? col[i] : NAN;
+}
+
 /* |a - b| <= tol * max(1, |b|) */
 #define assert_near(a, b, tol)                                                                     \
     do {                                                                                           \

@@ -182,10 +182,9 @@ static void assert_same_run(const mfu_run *a, const mfu_run *b)
         assert_int_equal(x.mfu_scope, y.mfu_scope);
         assert_int_equal(x.samples_per_s_scope, y.samples_per_s_scope);
         for (int c = 0; c < MFU_COL_COUNT_; c++)
-            if (!same_double(mfu_run_column(a, (mfu_column)c)[i],
-                             mfu_run_column(b, (mfu_column)c)[i]))
-                fail_msg("row %zu column %d: %.17g vs %.17g", i, c,
-                         mfu_run_column(a, (mfu_column)c)[i], mfu_run_column(b, (mfu_column)c)[i]);
+            if (!same_double(run_cell(a, (mfu_column)c, i), run_cell(b, (mfu_column)c, i)))
+                fail_msg("row %zu column %d: %.17g vs %.17g", i, c, run_cell(a, (mfu_column)c, i),
+                         run_cell(b, (mfu_column)c, i));
     }
     const mfu_run_meta *m = mfu_run_meta_get(a), *n = mfu_run_meta_get(b);
     assert_string_equal(m->format, n->format);

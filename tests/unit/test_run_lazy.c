@@ -1,0 +1,240 @@
+/*
+ * test_run_lazy.c - a run's columns are made at the first row that holds a value (run.c): a
+ * column no row filled reads as NULL from mfu_run_column and as absent from mfu_run_get; a
+ * column that starts late holds the absent value in every row before; growth, reservation,
+ * the 2 MiB layout and merges all keep every row as it was appended.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ingest_test.h"
+#include "mfu/device.h"
+#include "mfu/model.h"
+
+/* Deterministic generator (xorshift64*). */
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ULL;
+}
+
+/* The double fields of a step, in column order (as mfu_run_column numbers them). */
+static double *field(mfu_step *s, int c)
+{
+    double *f[MFU_COL_COUNT_] = {
+        &s->time_s,        &s->step_time_s,   &s->tokens,        &s->samples,
+        &s->loss,          &s->lr,            &s->grad_norm,     &s->memory_bytes,
+        &s->tokens_per_s,  &s->flops_per_s,   &s->mfu,           &s->samples_per_s,
+        &s->seq_len,       &s->devices,       &s->useful_tokens, &s->clock_mhz,
+        &s->power_w,       &s->power_limit_w, &s->data_loading_s, &s->comm_s,
+        &s->optimizer_s};
+    return f[c];
+}
+
+static void assert_same_step(const mfu_step *x, const mfu_step *y, size_t row)
+{
+    if (x->step != y->step || x->flags != y->flags || x->rank != y->rank ||
+        x->tokens_per_s_scope != y->tokens_per_s_scope ||
+        x->flops_per_s_scope != y->flops_per_s_scope || x->mfu_scope != y->mfu_scope ||
+        x->samples_per_s_scope != y->samples_per_s_scope || x->recompute != y->recompute ||
+        x->dtype != y->dtype)
+        fail_msg("row %zu: step/flags/rank/scope/code differ", row);
+    mfu_step a = *x, b = *y;
+    for (int c = 0; c < MFU_COL_COUNT_; c++)
+        if (memcmp(field(&a, c), field(&b, c), sizeof(double)) != 0)
+            fail_msg("row %zu column %d: %.17g vs %.17g", row, c, *field(&a, c), *field(&b, c));
+}
+
+/* Nothing appended to a field: no column, and every row reads it as absent. */
+static void absent_columns_are_null(void **state)
+{
+    (void)state;
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    assert_null(mfu_run_column(run, MFU_COL_LOSS)); /* empty run */
+    for (int64_t i = 1; i <= 1000; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i;
+        s.loss = 2.0 + 1.0 / (double)i;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    assert_non_null(mfu_run_column(run, MFU_COL_LOSS));
+    for (int c = 0; c < MFU_COL_COUNT_; c++)
+        if (c != MFU_COL_LOSS && mfu_run_column(run, (mfu_column)c))
+            fail_msg("column %d has an array but no row printed it", c);
+    mfu_step got = ingest_row(run, 999), init;
+    mfu_step_init(&init);
+    init.step = 1000;
+    init.loss = 2.0 + 1.0 / 1000.0;
+    assert_same_step(&got, &init, 999);
+    mfu_run_free(run);
+}
+
+/* A column that starts at row k: NaN (or the absent code) in rows 0..k-1, the values after;
+ * starts before and after the first growth, after a reservation and past the 2 MiB layout
+ * (196608 rows of doubles). */
+static void late_columns_hold_absent_before(void **state)
+{
+    (void)state;
+    const size_t n = 250000;
+    const size_t start[] = {0, 1, 255, 256, 257, 5000, 196607, 196608, 249999};
+    const int ns = (int)(sizeof start / sizeof start[0]);
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    mfu_error e;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 3000)
+            assert_int_equal(mfu_run_reserve(run, 100000, &e), MFU_OK); /* too few: grows */
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i;
+        for (int k = 0; k < ns; k++)
+            if (i >= start[k])
+                *field(&s, k * 2) = (double)i + 0.5 * k;
+        if (i >= 700)
+            s.rank = (int32_t)(i % 7);
+        if (i >= 123456)
+            s.flags = MFU_STEP_SKIPPED;
+        if (i >= 40000) {
+            s.recompute = MFU_RECOMPUTE_SELECTIVE;
+            s.dtype = MFU_DTYPE_BF16;
+            s.mfu_scope = MFU_SCOPE_DEVICE;
+        }
+        assert_int_equal(mfu_run_append(run, &s, NULL, &e), MFU_OK);
+    }
+    assert_int_equal(mfu_run_count(run), n);
+    for (int k = 0; k < ns; k++) {
+        const double *col = mfu_run_column(run, (mfu_column)(k * 2));
+        assert_non_null(col);
+        for (size_t i = 0; i < n; i++) {
+            double want = i >= start[k] ? (double)i + 0.5 * k : NAN;
+            if (memcmp(&col[i], &want, sizeof want) != 0)
+                fail_msg("column %d (from row %zu) row %zu: %.17g, want %.17g", k * 2, start[k],
+                         i, col[i], want);
+        }
+    }
+    for (int c = 1; c < MFU_COL_COUNT_; c += 2)
+        assert_null(mfu_run_column(run, (mfu_column)c));
+    for (size_t i = 0; i < n; i += 997) {
+        mfu_step got = ingest_row(run, i);
+        assert_int_equal(got.rank, i >= 700 ? (int32_t)(i % 7) : -1);
+        assert_int_equal(got.flags, i >= 123456 ? MFU_STEP_SKIPPED : 0);
+        assert_int_equal(got.recompute, i >= 40000 ? MFU_RECOMPUTE_SELECTIVE : -1);
+        assert_int_equal(got.dtype, i >= 40000 ? MFU_DTYPE_BF16 : -1);
+        assert_int_equal(got.mfu_scope, i >= 40000 ? MFU_SCOPE_DEVICE : MFU_SCOPE_UNKNOWN);
+        assert_int_equal(got.tokens_per_s_scope, MFU_SCOPE_UNKNOWN);
+    }
+    mfu_run_free(run);
+}
+
+/* Random steps with random fields present (most fields rare, a few common): every row reads
+ * back as it was appended, whatever the order the columns were made in. */
+static void random_rows_read_back(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        rng_state = seed * 0x9E3779B97F4A7C15ULL;
+        size_t n = 1 + (size_t)(rnd() % 20000);
+        mfu_step *want = malloc(n * sizeof *want);
+        assert_non_null(want);
+        unsigned rare[MFU_COL_COUNT_];
+        for (int c = 0; c < MFU_COL_COUNT_; c++)
+            rare[c] = (unsigned)(rnd() % 5 == 0 ? 1 : 1 + rnd() % 5000);
+        mfu_run *run = mfu_run_new();
+        assert_non_null(run);
+        for (size_t i = 0; i < n; i++) {
+            mfu_step s;
+            mfu_step_init(&s);
+            s.step = (int64_t)i * 2 + 1;
+            for (int c = 0; c < MFU_COL_COUNT_; c++)
+                if (rnd() % rare[c] == 0)
+                    *field(&s, c) = (double)(rnd() % 100000) / 7.0;
+            if (rnd() % 300 == 0)
+                s.rank = (int32_t)(rnd() % 64);
+            if (rnd() % 500 == 0)
+                s.flags = MFU_STEP_LOSS_NAN;
+            if (rnd() % 400 == 0)
+                s.tokens_per_s_scope = MFU_SCOPE_GLOBAL;
+            if (rnd() % 900 == 0)
+                s.dtype = (int32_t)(rnd() % 4);
+            want[i] = s;
+            assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+        }
+        assert_int_equal(mfu_run_count(run), n);
+        for (size_t i = 0; i < n; i++) {
+            mfu_step got = ingest_row(run, i);
+            assert_same_step(&got, &want[i], i);
+        }
+        mfu_run_free(run);
+        free(want);
+    }
+}
+
+/* A repeat of a step that brings a field no row had yet makes the column: that row gets the
+ * value, every other row stays absent; a known rank arriving by a merge fills the row's rank. */
+static void merge_makes_a_column(void **state)
+{
+    (void)state;
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    for (int64_t i = 1; i <= 600; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i;
+        s.step_time_s = 1.0;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    mfu_step rep;
+    mfu_step_init(&rep);
+    rep.step = 600;
+    rep.clock_mhz = 1410;
+    rep.rank = 3;
+    rep.flags = MFU_STEP_SKIPPED;
+    rep.step_time_s = 9.0; /* the row's own value wins */
+    bool merged = false;
+    assert_int_equal(mfu_run_append(run, &rep, &merged, NULL), MFU_OK);
+    assert_true(merged);
+    assert_int_equal(mfu_run_count(run), 600);
+    const double *clock = mfu_run_column(run, MFU_COL_CLOCK_MHZ);
+    assert_non_null(clock);
+    for (size_t i = 0; i < 599; i++)
+        assert_true(isnan(clock[i]));
+    assert_near(clock[599], 1410, 0);
+    mfu_step got = ingest_row(run, 599);
+    assert_near(got.step_time_s, 1.0, 0);
+    assert_int_equal(got.rank, 3);
+    assert_int_equal(got.flags, MFU_STEP_SKIPPED);
+    got = ingest_row(run, 598);
+    assert_int_equal(got.rank, -1);
+    assert_int_equal(got.flags, 0);
+    /* the next row appends after the column was made by a merge */
+    mfu_step next;
+    mfu_step_init(&next);
+    next.step = 601;
+    assert_int_equal(mfu_run_append(run, &next, NULL, NULL), MFU_OK);
+    assert_true(isnan(mfu_run_column(run, MFU_COL_CLOCK_MHZ)[600]));
+    assert_int_equal(ingest_row(run, 600).rank, -1);
+    mfu_run_free(run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(absent_columns_are_null),
+        cmocka_unit_test(late_columns_hold_absent_before),
+        cmocka_unit_test(random_rows_read_back),
+        cmocka_unit_test(merge_makes_a_column),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
