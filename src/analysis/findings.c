@@ -251,10 +251,15 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
                      "logging, garbage collection): make it asynchronous or less frequent",
                      (long long)period);
         } else {
-            snprintf(f.summary, sizeof f.summary,
-                     "%zu isolated slow steps (median %.1f\xc3\x97 the typical time) cost %s of "
-                     "the time",
-                     nslow, 1 + med_excess, pct + (pct[0] == '+'));
+            if (nslow == 1)
+                snprintf(f.summary, sizeof f.summary,
+                         "1 isolated slow step (%.1f\xc3\x97 the typical time) cost %s of the time",
+                         1 + med_excess, pct + (pct[0] == '+'));
+            else
+                snprintf(f.summary, sizeof f.summary,
+                         "%zu isolated slow steps (median %.1f\xc3\x97 the typical time) cost %s "
+                         "of the time",
+                         nslow, 1 + med_excess, pct + (pct[0] == '+'));
             mfu__strlcpy(f.next_step,
                          "Look at what ran at those steps: checkpoint writes, evaluation, data "
                          "shard boundaries, host or network contention",
@@ -630,22 +635,36 @@ static void detect_impossible(mfu_analysis *a)
 
 /* ---- loss --------------------------------------------------------------------------------- */
 
-/* Median ln tokens/s of the usable rows among idx, relative to the steady level: a ratio. */
-static double pace_ratio(const mfu_analysis *a, const size_t *idx, size_t m, double *tmp)
+/* Median tokens/s of the usable rows among idx over steady_med (the median of the steady
+ * steps): a ratio of typical steps to typical steps, which a stall elsewhere does not move (the
+ * steady level, total tokens over total time, would: a 30x stall in a short log made a healthy
+ * pace read as 330 %). NaN when no row is usable. */
+static double pace_ratio(const mfu_analysis *a, const size_t *idx, size_t m, double *tmp,
+                         double steady_med)
 {
     size_t c = 0;
     for (size_t j = 0; j < m; j++)
         if (a->usable[idx[j]])
             tmp[c++] = a->k[idx[j]] / a->t[idx[j]];
-    double lv = a->steady_level.tokens_per_s.value;
-    if (!c || !(lv > 0))
+    if (!c || !(steady_med > 0))
         return NAN;
-    return mfu__median_inplace(tmp, c) / lv;
+    return mfu__median_inplace(tmp, c) / steady_med;
+}
+
+/* Median tokens/s of the usable steps after the warm-up (NaN when none); tmp holds a->n. */
+static double steady_median_pace(const mfu_analysis *a, double *tmp)
+{
+    size_t c = 0;
+    for (size_t i = a->warmup.steps; i < a->n; i++)
+        if (a->usable[i])
+            tmp[c++] = a->k[i] / a->t[i];
+    return c ? mfu__median_inplace(tmp, c) : NAN;
 }
 
 static void detect_loss(mfu_analysis *a, scratch *s)
 {
     const double *loss = a->in[MFU_SC_LOSS];
+    double steady_med = steady_median_pace(a, s->x);
     size_t nn = 0;
     for (size_t i = 0; i < a->n; i++)
         if ((a->flags[i] & MFU_STEP_LOSS_NAN) || isinf(loss[i]))
@@ -653,7 +672,7 @@ static void detect_loss(mfu_analysis *a, scratch *s)
     if (nn) {
         mfu_finding f;
         init_finding(&f, "loss_nan", MFU_SEV_ERROR, a->step[s->idx[0]], a->step[s->idx[nn - 1]]);
-        double ratio = pace_ratio(a, s->idx, nn, s->x);
+        double ratio = pace_ratio(a, s->idx, nn, s->x, steady_med);
         mfu__evidence(&f, "nan_steps", (double)nn);
         mfu__evidence(&f, "first_nan_step", (double)a->step[s->idx[0]]);
         if (isfinite(ratio))
@@ -662,7 +681,7 @@ static void detect_loss(mfu_analysis *a, scratch *s)
                  nn, (long long)a->step[s->idx[0]],
                  ratio >= 0.95 ? " while tokens/s looks healthy" : "");
         if (isfinite(ratio))
-            mfu__appendf(f.summary, sizeof f.summary, " (%.0f %% of its steady level)",
+            mfu__appendf(f.summary, sizeof f.summary, " (%.0f %% of the typical steady step's)",
                          100 * ratio);
         mfu__strlcpy(f.next_step,
                      "Training is broken, whatever the throughput says: restart from the last "
@@ -712,7 +731,7 @@ static void detect_loss(mfu_analysis *a, scratch *s)
     bool still = last_ratio >= LOSS_RISE;
     init_finding(&f, "loss_diverging", still ? MFU_SEV_ERROR : MFU_SEV_WARNING, a->step[s->idx[r0]],
                  a->step[s->idx[r1]]);
-    double ratio = pace_ratio(a, s->idx + r0, r1 - r0 + 1, s->y);
+    double ratio = pace_ratio(a, s->idx + r0, r1 - r0 + 1, s->y, steady_med);
     mfu__evidence(&f, "loss_min", min_at_peak);
     mfu__evidence(&f, "loss_peak", peak);
     mfu__evidence(&f, "rise_ratio", best);

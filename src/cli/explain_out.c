@@ -128,6 +128,9 @@ void explain_out_findings(FILE *out, const mfu_analysis *a)
     }
 }
 
+/* The single-segment line adds a note when the mean step is this much longer than the median. */
+#define STALL_NOTE_RATIO 1.25
+
 static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
 {
     size_t ns = mfu_analysis_segment_count(a);
@@ -143,9 +146,18 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
     if (unit && strcmp(unit, "tokens") != 0)
         fprintf(out, "; throughput in %s", strcmp(unit, "steps") == 0 ? "steps/s" : unit);
     if (ns == 1) { /* one line is enough */
+        const mfu_level *l = &mfu_analysis_segment(a, 0)->level;
         char lev[256];
-        explain_out_level(lev, sizeof lev, &mfu_analysis_segment(a, 0)->level);
+        explain_out_level(lev, sizeof lev, l);
         fprintf(out, ": %s\n", lev);
+        /* a level is total tokens over total time: say so when stalls pull it far below the
+         * typical step, which the steady medians above describe */
+        double mean = l->step_time_s.value, med = l->median_step_time_s;
+        if (mean > STALL_NOTE_RATIO * med && med > 0)
+            fprintf(out,
+                    "  (total tokens / total time: the mean step, %.4g s, is %.1fx the median "
+                    "step, %.4g s; stalls lower this level, not the medians)\n",
+                    mean, mean / med, med);
         return;
     }
     fputc('\n', out);

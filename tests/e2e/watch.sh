@@ -32,15 +32,21 @@ wait_for() {
   bad "no '$2' within 10 s in $1: $(tail -c 400 "$1" 2>/dev/null)"
 }
 
-# llmc lines: 131072 tokens per step at MS ms each (every STALL-th step 3x slower, when given)
+# llmc lines: 131072 tokens per step at MS ms each (every STALL-th step 3x slower, when given).
+# The lines are appended with one write (cat of a file under 128 KiB), so that the follower
+# never reads a batch half-written: awk's own writes come in 4 KiB pieces, and an analysis run
+# between two pieces would see fewer steps than the test expects.
 steps() { # FILE FIRST LAST MS [STALL]
+  steps_gen "$@" >"$tmp/batch" && cat "$tmp/batch" >>"$1"
+}
+steps_gen() {
   awk -v a="$2" -v b="$3" -v ms0="$4" -v stall="${5:-0}" 'BEGIN {
     if (a == 1) print "batch_size B=16 * seq_len T=1024 * num_processes=8 and total_batch_size=131072"
     for (i = a; i <= b; i++) {
       ms = (stall && i % stall == 0) ? 3 * ms0 : ms0
       printf "step %4d/1000 | loss 3.%04d (+nanz)| norm 1.0000 (+nanz)| lr 6.00e-04 | %.2f ms | 40.0%% bf16 MFU | %d tok/s\n", i, 5000 - i, ms, 131072000 / ms
     }
-  }' >>"$1"
+  }'
 }
 # ---- usage -----------------------------------------------------------------------------------
 expect 0 "$mfu" watch --help
@@ -137,8 +143,10 @@ wait_for "$tmp/live" "step 7: "
 steps "$log" 8 60 400 10
 wait_for "$tmp/live" "step 60: "
 for _ in $(seq 300); do grep -q "^finding: .* stall" "$tmp/live" && break; sleep 0.1; done
-# 6 slow steps: 4.8 s lost of 28.8 s (17 %): a warning
-grep -q "^finding: warning stall, steps 10-60: every 10 steps" "$tmp/live" && ok || bad "no stall finding line: $(grep finding "$tmp/live")"
+# 6 slow steps: 4.8 s lost of 28.8 s (17 %): a warning. Plain mode prints a finding once (by
+# kind and first step); an analysis that ran while the lines were still arriving found it over
+# fewer steps (10-40, say: still a warning), so its last step is not fixed here.
+grep -Eq "^finding: warning stall, steps 10-[0-9]+: every 10 steps" "$tmp/live" && ok || bad "no stall finding line: $(grep finding "$tmp/live")"
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

@@ -282,6 +282,43 @@ static void nan_loss_steady_throughput(void **state)
     mfu_series_free(src);
 }
 
+/* A short log with one step 32x slower (a checkpoint) before the loss turns NaN: the pace of
+ * the NaN steps is compared with the typical steady step, not with the level the stall
+ * lowered (nanoGPT #215 read 330 % before). */
+static void nan_loss_after_a_stall(void **state)
+{
+    (void)state;
+    size_t n = 16;
+    double mult[16], loss[16];
+    for (size_t i = 0; i < n; i++) {
+        mult[i] = 1.0 + 0.002 * (double)(i % 3);
+        loss[i] = i < 9 ? 4.0 - 0.01 * (double)i : NAN;
+    }
+    mult[8] = 32.0;
+    syn_phase ph = syn_default_phase(0, 0.35);
+    mfu_series *src = syn_series(n, 2920, &ph, 1, mult, loss);
+    mfu_series *s = mfu_series_new();
+    for (size_t i = 0; i < n; i++) {
+        mfu_series_row row;
+        mfu_series_get(src, i, &row);
+        if (i >= 9)
+            row.flags |= MFU_STEP_LOSS_NAN;
+        mfu_series_append(s, &row, NULL);
+    }
+    mfu_analysis *a = analyse(s, 0);
+    const mfu_finding *f = must_find(a, "loss_nan");
+    double ratio = syn_evidence(f, "tokens_per_s_ratio");
+    if (!(fabs(ratio - 1) < 0.02))
+        fail_msg("tokens_per_s_ratio %.4f, want about 1 (the stall must not move it)", ratio);
+    assert_non_null(strstr(f->summary, "while tokens/s looks healthy (100 % of the typical"));
+    /* the level itself does include the stall: 31 extra step times over 16 steps */
+    const mfu_segment *g = mfu_analysis_segment(a, 0);
+    assert_true(g->level.mfu.value < 0.35 * 16 / (16 + 31) * 1.02);
+    mfu_analysis_free(a);
+    mfu_series_free(s);
+    mfu_series_free(src);
+}
+
 static void diverging_loss(void **state)
 {
     (void)state;
@@ -470,6 +507,7 @@ int main(void)
         cmocka_unit_test(recompute_gap),
         cmocka_unit_test(timer_shares),
         cmocka_unit_test(nan_loss_steady_throughput),
+        cmocka_unit_test(nan_loss_after_a_stall),
         cmocka_unit_test(diverging_loss),
         cmocka_unit_test(straggler_rank),
         cmocka_unit_test(impossible_values),
