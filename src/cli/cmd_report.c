@@ -19,18 +19,20 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/db_path.h"
 #include "cli/report_args.h"
 #include "cli/report_out.h"
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
     REPORT_ARGS_OPTSPECS, {"json", false}, {"no-series", false},   {"list-stacks", false},
-    {"expect", true},     {"html", true},  {"no-analysis", false},
+    {"expect", true},     {"html", true},  {"no-analysis", false}, {"run", true},
+    {"db", true},         {"wait", true},
 };
 
 static void help(void)
 {
-    printf("usage: mfu report LOG... [MODEL] [DEVICE] [--json]\n\n"
+    printf("usage: mfu report LOG... [--run NAME]... [MODEL] [DEVICE] [--json]\n\n"
            "Read training logs (any format 'mfu convert --list-formats' knows; plain, .gz or\n"
            ".zst; '-' is stdin) and report, per log: the format and run context, tokens/s,\n"
            "model and hardware TFLOP/s per device, MFU and HFU (median, mean, p10, p90 over\n"
@@ -41,6 +43,13 @@ static void help(void)
            "adds what is missing.\n\n"
            "%s"
            "%s"
+           "Stored runs:\n"
+           "  --run NAME               also report run NAME of the store (repeatable), after\n"
+           "                           the LOGs; its stored context ('mfu ingest' flags) applies\n"
+           "                           unless context options are given here, which then\n"
+           "                           replace it\n"
+           "  --db PATH                the store (default: $MFU_DB, else ./mfu-runs.db)\n"
+           "  --wait SECONDS           how long to wait while another mfu writes the store\n"
            "Expectations:\n"
            "  --expect EXPR            an invariant of the steady state, e.g. 'mfu>=0.40',\n"
            "                           'flops_per_token=const', 'tokens_per_second>=1.2e6',\n"
@@ -59,6 +68,7 @@ static void help(void)
            "      --devices 64 --json | jq .summary.mfu.median\n"
            "  mfu report run.log --model llama3-8b --device h100-sxm --expect 'mfu>=0.40' \\\n"
            "      --html report.html\n"
+           "  mfu report --run llmc-gpt2 --db runs.db --json | jq .summary.mfu.median\n"
            "  bash examples/demo.sh build/mfu\n\n"
            "exit status: 0 ok, 1 a log could not be read or a device is unknown,\n"
            "2 bad usage (a flag's value, a malformed --expect), 3 an --expect was violated.\n",
@@ -87,10 +97,57 @@ typedef struct report_job {
     bool keep;     /* --html: keep the report (*out) */
     bool violated; /* an --expect failed (on some log) */
     bool quiet;    /* no text report (the page goes to stdout) */
+    const cli_args *cli; /* the command line (--db, --wait, whether context flags were given) */
+    mfu_store *store;    /* opened at the first --run; closed by cmd_report */
 } report_job;
 
-/* Read one log, check its expectations and report it (text to stdout, or its JSON appended to
- * job->json). With job->keep, *out gets the report and *detail its source line for the page. */
+/* Check report r's expectations and render it (text to stdout, or its JSON appended to
+ * job->json). With job->keep, *out gets the report and *detail its source line for the page;
+ * otherwise r is freed. Returns the exit status of this run. */
+static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_report **out,
+                  char *detail, size_t ndetail)
+{
+    int rc = CLI_EXIT_OK;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    for (size_t i = 0; i < job->nexpect; i++) {
+        mfu_invariant_result res;
+        mfu_status st = mfu_report_expect(r, job->expect[i], &res, &e);
+        if (st != MFU_OK) {
+            fprintf(stderr, "mfu report: %s: --expect '%s': %s\n", o->path, job->expect[i],
+                    e.message);
+            rc = CLI_EXIT_FAIL;
+        } else if (!res.passed) {
+            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", o->path,
+                    res.expression, res.message);
+            job->violated = true;
+        }
+    }
+    if (job->json) {
+        json_t *v = report_out_json(o, r, job->series);
+        if (!v || json_array_append_new(job->json, v) != 0)
+            rc = cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
+    } else if (!job->quiet) {
+        report_out_text(stdout, o, r);
+    }
+    if (job->keep) {
+        if (o->stats)
+            snprintf(detail, ndetail,
+                     "%s (%s), %zu steps; lines: %ld read, %ld used, %ld ignored, %ld skipped",
+                     o->stats->format, o->stats->detected ? "detected" : "forced",
+                     mfu_report_step_count(r), o->stats->lines, o->stats->used,
+                     o->stats->ignored, o->stats->skipped);
+        else
+            snprintf(detail, ndetail, "run of %s: %s, %zu steps stored", o->store, o->format,
+                     mfu_report_step_count(r));
+        *out = r;
+    } else {
+        mfu_report_free(r);
+    }
+    return rc;
+}
+
+/* Read one log and report it (finish). */
 static int one(const char *path, report_job *job, mfu_report **out, char *detail, size_t ndetail)
 {
     mfu_report *r = NULL;
@@ -98,38 +155,94 @@ static int one(const char *path, report_job *job, mfu_report **out, char *detail
     int rc = report_args_compute("report", job->args, path, &r, &stats);
     if (rc != CLI_EXIT_OK)
         return rc;
+    report_origin o = {path, &stats, NULL, NULL, NULL, -1};
+    return finish(&o, r, job, out, detail, ndetail);
+}
+
+/* The report of run (read from the store) under the run's stored context, or under the
+ * command line's context options when any was given (they replace the stored ones). */
+static int compute_stored(report_job *job, int64_t id, const char *name, const mfu_run *run,
+                          mfu_report **r)
+{
+    report_args stored = *job->args;
+    run_context ctx;
+    bool own_ctx = false;
+    char *context = NULL;
     mfu_error e;
     memset(&e, 0, sizeof e);
-    mfu_status st;
-    for (size_t i = 0; i < job->nexpect; i++) {
-        mfu_invariant_result res;
-        st = mfu_report_expect(r, job->expect[i], &res, &e);
-        if (st != MFU_OK) {
-            fprintf(stderr, "mfu report: %s: --expect '%s': %s\n", path, job->expect[i], e.message);
-            rc = CLI_EXIT_FAIL;
-        } else if (!res.passed) {
-            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", path, res.expression,
-                    res.message);
-            job->violated = true;
+    if (!run_context_given(job->cli)) {
+        if (mfu_store_get_context(job->store, id, &context, &e) != MFU_OK)
+            return cli_fail("report", &e, CLI_EXIT_FAIL);
+        if (context && context[0]) { /* NULL or "": stored without context */
+            char cmd[MFU_STORE_NAME_MAX + 32];
+            snprintf(cmd, sizeof cmd, "report: run %s", name);
+            int rc = run_context_from_json(cmd, context, &ctx);
+            free(context);
+            if (rc != CLI_EXIT_OK)
+                return rc;
+            own_ctx = true;
+            /* the stored context, with the report's own options of the command line */
+            const mfu_report_input *cl = &job->args->in;
+            stored.ctx = ctx;
+            stored.in = ctx.in;
+            stored.in.stack = cl->stack;
+            stored.in.tolerance = cl->tolerance;
+            stored.in.analysis = cl->analysis;
+            stored.in.no_analysis = cl->no_analysis;
+            stored.in.micro_batch = cl->micro_batch;
+            stored.in.tp = cl->tp;
+        } else {
+            free(context);
         }
     }
-    if (job->json) {
-        json_t *v = report_out_json(path, &stats, r, job->series);
-        if (!v || json_array_append_new(job->json, v) != 0)
-            rc = cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
-    } else if (!job->quiet) {
-        report_out_text(stdout, path, &stats, r);
+    mfu_status st = mfu_report_compute(run, &stored.in, r, &e);
+    if (own_ctx)
+        run_context_free(&ctx);
+    if (st != MFU_OK) {
+        fprintf(stderr, "mfu report: run %s: %s\n", name, e.message[0] ? e.message : mfu_strerror(st));
+        return st == MFU_E_INVALID || st == MFU_E_MISSING || st == MFU_E_RANGE ? CLI_EXIT_USAGE
+                                                                               : CLI_EXIT_FAIL;
     }
-    if (job->keep) {
-        snprintf(detail, ndetail,
-                 "%s (%s), %zu steps; lines: %ld read, %ld used, %ld ignored, %ld skipped",
-                 stats.format, stats.detected ? "detected" : "forced", mfu_report_step_count(r),
-                 stats.lines, stats.used, stats.ignored, stats.skipped);
-        *out = r;
-    } else {
-        mfu_report_free(r);
+    return CLI_EXIT_OK;
+}
+
+/* Report run `name` of the store (opened at the first call) (finish). */
+static int one_stored(const char *name, report_job *job, mfu_report **out, char *detail,
+                      size_t ndetail)
+{
+    if (!job->store) {
+        int rc = cli_open_store("report", job->cli, 0, &job->store);
+        if (rc != CLI_EXIT_OK)
+            return rc;
     }
-    return rc;
+    const char *db = mfu_store_path(job->store);
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    int64_t id = 0;
+    mfu_status st = mfu_store_find_run(job->store, name, &id, &e);
+    if (st == MFU_E_UNKNOWN)
+        return cli_failf("report", CLI_EXIT_FAIL,
+                         "--run %s: no run of that name in %s; 'mfu runs --db %s' lists them",
+                         name, db, db);
+    if (st != MFU_OK)
+        return cli_fail("report", &e, CLI_EXIT_FAIL);
+    mfu_run *run = NULL;
+    mfu_store_source src;
+    memset(&src, 0, sizeof src);
+    if (mfu_store_get_run(job->store, id, &run, &e) != MFU_OK ||
+        mfu_store_get_source(job->store, id, &src, &e) != MFU_OK) {
+        mfu_run_free(run);
+        return cli_fail("report", &e, CLI_EXIT_FAIL);
+    }
+    mfu_report *r = NULL;
+    int rc = compute_stored(job, id, name, run, &r);
+    char format[sizeof mfu_run_meta_get(run)->format];
+    mfu__strlcpy(format, mfu_run_meta_get(run)->format, sizeof format);
+    mfu_run_free(run);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    report_origin o = {name, NULL, db, format, src.path, src.path[0] ? (long)src.lines : -1};
+    return finish(&o, r, job, out, detail, ndetail);
 }
 
 /* Write the page of the kept reports to f (opened on path before any log was read, so that
@@ -179,10 +292,27 @@ int cmd_report(int argc, char **argv)
     }
     if (cli_has(&a, "list-stacks"))
         return list_stacks();
-    if (a.npos == 0)
+    /* the runs to report: the LOGs, then the stored runs of --run */
+    const char *names[CLI_MAX_OCCURRENCES];
+    bool stored[CLI_MAX_OCCURRENCES];
+    size_t nitems = 0;
+    for (size_t i = 0; i < a.npos && nitems < CLI_MAX_OCCURRENCES; i++) {
+        names[nitems] = a.pos[i];
+        stored[nitems++] = false;
+    }
+    for (size_t i = 0; i < a.nocc && nitems < CLI_MAX_OCCURRENCES; i++)
+        if (strcmp(specs[a.occ_spec[i]].name, "run") == 0) {
+            names[nitems] = a.occ_value[i];
+            stored[nitems++] = true;
+        }
+    if (nitems == (size_t)a.npos && (cli_has(&a, "db") || cli_has(&a, "wait")))
         return cli_failf("report", CLI_EXIT_USAGE,
-                         "no LOG given; pass a training log or '-' for stdin (see 'mfu report "
-                         "--help')");
+                         "--db and --wait choose the store of --run NAME; add --run, or drop "
+                         "them to report LOGs");
+    if (nitems == 0)
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "no LOG given; pass a training log, '-' for stdin, or --run NAME for a "
+                         "run of the store (see 'mfu report --help')");
     report_args ra;
     int rc = report_args_build("report", &a, specs, &ra);
     if (rc != CLI_EXIT_OK)
@@ -238,8 +368,9 @@ int cmd_report(int argc, char **argv)
     job.series = !cli_has(&a, "no-series");
     job.keep = html != NULL;
     job.json = want_json ? json_array() : NULL;
-    mfu_report **reps = html ? calloc(a.npos, sizeof *reps) : NULL;
-    char(*detail)[200] = html ? calloc(a.npos, sizeof *detail) : NULL;
+    job.cli = &a;
+    mfu_report **reps = html ? calloc(nitems, sizeof *reps) : NULL;
+    char(*detail)[200] = html ? calloc(nitems, sizeof *detail) : NULL;
     if ((want_json && !job.json) || (html && (!reps || !detail))) {
         if (hf && hf != stdout) {
             fclose(hf);
@@ -254,12 +385,13 @@ int cmd_report(int argc, char **argv)
     /* "--html -": the page is what stdout gets, instead of the text */
     job.quiet = html && strcmp(html, "-") == 0;
     int worst = CLI_EXIT_OK;
-    for (size_t i = 0; i < a.npos; i++) {
+    for (size_t i = 0; i < nitems; i++) {
         if (!want_json && !job.quiet && i > 0)
             fputc('\n', stdout);
         mfu_report *keep = NULL;
         char line[200] = "";
-        int r = one(a.pos[i], &job, &keep, line, sizeof line);
+        int r = stored[i] ? one_stored(names[i], &job, &keep, line, sizeof line)
+                          : one(names[i], &job, &keep, line, sizeof line);
         if (html) {
             reps[i] = keep;
             memcpy(detail[i], line, sizeof line);
@@ -270,15 +402,16 @@ int cmd_report(int argc, char **argv)
             break; /* the same flags fail for every log */
     }
     report_args_free(&ra);
+    mfu_store_close(job.store);
     if (html && worst != CLI_EXIT_USAGE) {
-        int hr = write_html(hf, html, reps, detail, a.pos, a.npos);
+        int hr = write_html(hf, html, reps, detail, names, nitems);
         if (hr > worst)
             worst = hr;
     } else if (hf && hf != stdout) { /* bad usage: no page */
         fclose(hf);
         remove(html);
     }
-    for (size_t i = 0; reps && i < a.npos; i++)
+    for (size_t i = 0; reps && i < nitems; i++)
         mfu_report_free(reps[i]);
     free(reps);
     free(detail);
@@ -289,7 +422,7 @@ int cmd_report(int argc, char **argv)
             return worst;
         }
         json_t *v = json;
-        if (a.npos == 1) {
+        if (nitems == 1) {
             v = json_incref(json_array_get(json, 0));
             json_decref(json);
         }

@@ -91,18 +91,30 @@ static void print_steady(FILE *out, const mfu_report *r)
     fputc('\n', out);
 }
 
-static void print_context(FILE *out, const char *path, const mfu_ingest_stats *st,
-                          const mfu_report *r)
+static void print_context(FILE *out, const report_origin *o, const mfu_report *r)
 {
     const mfu_report_context *c = mfu_report_get_context(r);
+    const mfu_ingest_stats *st = o->stats;
     char a[64], b[64];
-    fprintf(out, "== %s\n", path);
     size_t n = mfu_report_step_count(r);
-    fprintf(out,
-            "log        %s (%s), %zu step%s; lines: %ld read, %ld used, %ld ignored, %ld "
-            "skipped\n",
-            st->format, st->detected ? "detected" : "forced", n, n == 1 ? "" : "s", st->lines,
-            st->used, st->ignored, st->skipped);
+    if (st) {
+        fprintf(out, "== %s\n", o->path);
+        fprintf(out,
+                "log        %s (%s), %zu step%s; lines: %ld read, %ld used, %ld ignored, %ld "
+                "skipped\n",
+                st->format, st->detected ? "detected" : "forced", n, n == 1 ? "" : "s",
+                st->lines, st->used, st->ignored, st->skipped);
+    } else {
+        fprintf(out, "== run %s (store %s)\n", o->path, o->store);
+        fprintf(out, "log        %s, %zu step%s stored", o->format[0] ? o->format : "unknown", n,
+                n == 1 ? "" : "s");
+        if (o->source && o->source[0]) {
+            fprintf(out, "; ingested from %s", o->source);
+            if (o->source_lines >= 0)
+                fprintf(out, " (%ld lines read)", o->source_lines);
+        }
+        fputc('\n', out);
+    }
     if (c->stack.name[0]) {
         fprintf(out, "framework  %s", c->stack.framework);
         if (c->stack.has_convention)
@@ -276,9 +288,9 @@ static void print_comparisons(FILE *out, const mfu_report *r)
     }
 }
 
-void report_out_text(FILE *out, const char *path, const mfu_ingest_stats *st, const mfu_report *r)
+void report_out_text(FILE *out, const report_origin *o, const mfu_report *r)
 {
-    print_context(out, path, st, r);
+    print_context(out, o, r);
     print_summary(out, r);
     print_comparisons(out, r);
     explain_out_text(out, mfu_report_analysis(r), mfu_report_analysis_unit(r));
@@ -418,24 +430,35 @@ static json_t *series_json(const mfu_report *r)
     return a;
 }
 
-json_t *report_out_json(const char *path, const mfu_ingest_stats *st, const mfu_report *r,
-                        bool series)
+json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool series)
 {
     json_t *o = json_object();
     if (!o)
         return NULL;
     const mfu_report_warmup *w = mfu_report_get_warmup(r);
-    json_object_set_new(o, "file", jstr(path));
-    json_object_set_new(o, "format", jstr(st->format));
-    json_object_set_new(o, "format_detected", json_boolean(st->detected));
-    json_t *l = json_object();
-    json_object_set_new(l, "read", json_integer(st->lines));
-    json_object_set_new(l, "used", json_integer(st->used));
-    json_object_set_new(l, "ignored", json_integer(st->ignored));
-    json_object_set_new(l, "skipped", json_integer(st->skipped));
-    json_object_set_new(l, "too_long", json_integer(st->too_long));
-    json_object_set_new(l, "merged", json_integer(st->merged));
-    json_object_set_new(o, "lines", l);
+    const mfu_ingest_stats *st = origin->stats;
+    if (st) {
+        json_object_set_new(o, "file", jstr(origin->path));
+        json_object_set_new(o, "format", jstr(st->format));
+        json_object_set_new(o, "format_detected", json_boolean(st->detected));
+        json_t *l = json_object();
+        json_object_set_new(l, "read", json_integer(st->lines));
+        json_object_set_new(l, "used", json_integer(st->used));
+        json_object_set_new(l, "ignored", json_integer(st->ignored));
+        json_object_set_new(l, "skipped", json_integer(st->skipped));
+        json_object_set_new(l, "too_long", json_integer(st->too_long));
+        json_object_set_new(l, "merged", json_integer(st->merged));
+        json_object_set_new(o, "lines", l);
+    } else {
+        json_object_set_new(o, "run", jstr(origin->path));
+        json_object_set_new(o, "store", jstr(origin->store));
+        json_object_set_new(o, "file", origin->source && origin->source[0]
+                                           ? jstr(origin->source)
+                                           : json_null());
+        json_object_set_new(o, "format", jstr(origin->format));
+        json_object_set_new(o, "format_detected", json_null());
+        json_object_set_new(o, "lines", json_null());
+    }
     json_object_set_new(o, "steps", json_integer((json_int_t)mfu_report_step_count(r)));
     json_object_set_new(o, "steady_steps", json_integer((json_int_t)w->steady));
     json_t *wj = json_object();

@@ -10,12 +10,22 @@
 #include "cli/cli.h"
 #include "mfu/mfu.h"
 
-/* One run as text on out. path names the log; st is what ingest did with it. */
-void report_out_text(FILE *out, const char *path, const mfu_ingest_stats *st, const mfu_report *r);
+/* Where a report's run came from: a log read now, or a run of the store (`--run NAME`). */
+typedef struct report_origin {
+    const char *path;              /* the log's path; for a stored run, the run's name */
+    const mfu_ingest_stats *stats; /* what ingest did with the log; NULL for a stored run */
+    const char *store;             /* stored run: the store's path; NULL for a log */
+    const char *format;            /* stored run: the format it was read as */
+    const char *source;            /* stored run: the log it was ingested from ("" unknown) */
+    long source_lines;             /* stored run: lines of that log read (-1 unknown) */
+} report_origin;
+
+/* One run as text on out. */
+void report_out_text(FILE *out, const report_origin *o, const mfu_report *r);
 
 /* One run as a JSON object (new reference; NULL when out of memory). series: include the
- * per-step array. */
-json_t *report_out_json(const char *path, const mfu_ingest_stats *st, const mfu_report *r,
-                        bool series);
+ * per-step array. A stored run has "run" and "store", "file" is its source log (null when
+ * unknown) and "lines" is null: the log's lines were counted when it was ingested. */
+json_t *report_out_json(const report_origin *o, const mfu_report *r, bool series);
 
 #endif
