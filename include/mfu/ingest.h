@@ -125,6 +125,15 @@ MFU_API mfu_status mfu_ingest_path(const char *path, const mfu_ingest_opts *opts
  * "mfu" gives the same run. Errors: MFU_E_INVALID (NULL), MFU_E_IO (a write failed). */
 MFU_API mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err);
 
+/* Append rows [from, mfu_run_count(run)) of run to out in the same form (each with its
+ * per-rank observations), after the header object when header is true. The header written so
+ * has no "steps" (a file written a few rows at a time does not know its length). For a writer
+ * that follows a growing run (mfu_monitor): the header once, then the new rows after each
+ * append; a row changed by a merge after it was written is not written again. from past the
+ * end writes no row. Errors: MFU_E_INVALID (NULL), MFU_E_NOMEM, MFU_E_IO. */
+MFU_API mfu_status mfu_run_write_jsonl_rows(const mfu_run *run, size_t from, bool header,
+                                            FILE *out, mfu_error *err);
+
 /* The known formats, in detection-priority order: name and a one-line summary of i-th format,
  * NULL when i is past the end. */
 MFU_API const char *mfu_ingest_format_name(size_t i);

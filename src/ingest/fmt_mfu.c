@@ -160,17 +160,10 @@ static void kv_true(writer *w, const char *k, bool b)
     put(w, "true", 4);
 }
 
-mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
+/* The header object: the run's metadata; "steps" only when steps >= 0. */
+static void write_header(writer *w, const mfu_run_meta *m, long long steps)
 {
-    if (!run || !out)
-        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_write_jsonl: run and out are required");
-    const mfu_run_meta *m = mfu_run_meta_get(run);
-    writer wr; /* on the stack: no allocation, so no new error */
-    wr.f = out;
-    wr.first = true;
-    wr.failed = false;
-    wr.n = 0;
-    writer *w = &wr;
+    w->first = true;
     kv_int(w, "mfu_run", MFU_CANONICAL_VERSION);
     kv_str(w, "format", m->format);
     kv_str(w, "model", m->model);
@@ -190,14 +183,68 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
     kv_num(w, "tokens_per_step", m->tokens_per_step);
     kv_str(w, "convention", m->convention);
     kv_num(w, "reported_peak_flops_per_s", m->reported_peak_flops_per_s);
-    kv_int(w, "steps", (int64_t)mfu_run_count(run));
+    if (steps >= 0)
+        kv_int(w, "steps", steps);
     put(w, "}\n", 2);
+}
+
+/* One row object. */
+static void write_row(writer *w, const mfu_step *sp)
+{
+    mfu_step s = *sp;
+    w->first = true;
+    kv_int(w, "step", s.step);
+    kv_num(w, "time_s", s.time_s);
+    kv_num(w, "step_time_s", s.step_time_s);
+    kv_num(w, "tokens", s.tokens);
+    kv_num(w, "samples", s.samples);
+    kv_num(w, "loss", s.loss);
+    kv_num(w, "lr", s.lr);
+    kv_num(w, "grad_norm", s.grad_norm);
+    kv_num(w, "memory_bytes", s.memory_bytes);
+    kv_num(w, "tokens_per_s", s.tokens_per_s);
+    kv_scope(w, "tokens_per_s_scope", s.tokens_per_s_scope);
+    kv_num(w, "flops_per_s", s.flops_per_s);
+    kv_scope(w, "flops_per_s_scope", s.flops_per_s_scope);
+    kv_num(w, "mfu", s.mfu);
+    kv_scope(w, "mfu_scope", s.mfu_scope);
+    kv_num(w, "samples_per_s", s.samples_per_s);
+    kv_scope(w, "samples_per_s_scope", s.samples_per_s_scope);
+    if (s.rank >= 0)
+        kv_int(w, "rank", s.rank);
+    kv_true(w, "skipped", s.flags & MFU_STEP_SKIPPED);
+    kv_true(w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
+    kv_true(w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
+    kv_true(w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
+    kv_num(w, "seq_len", s.seq_len);
+    kv_num(w, "devices", s.devices);
+    kv_num(w, "useful_tokens", s.useful_tokens);
+    kv_num(w, "clock_mhz", s.clock_mhz);
+    kv_num(w, "power_w", s.power_w);
+    kv_num(w, "power_limit_w", s.power_limit_w);
+    kv_num(w, "data_loading_s", s.data_loading_s);
+    kv_num(w, "comm_s", s.comm_s);
+    kv_num(w, "optimizer_s", s.optimizer_s);
+    if (s.recompute >= 0 && s.recompute <= MFU_RECOMPUTE_FULL)
+        kv_str(w, "recompute", mfu_recompute_name((mfu_recompute)s.recompute));
+    if (s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT)
+        kv_str(w, "dtype", mfu_dtype_name((mfu_dtype)s.dtype));
+    put(w, "}\n", 2);
+}
+
+/* Rows [from, count) with their per-rank observations (each right after its row). */
+static mfu_status write_rows(writer *w, const mfu_run *run, size_t from, mfu_error *err)
+{
     size_t n = mfu_run_count(run);
-    /* per-rank observations grouped by row (a counting sort): first[i]..first[i+1] in order */
+    if (from >= n)
+        return MFU_OK;
+    size_t span = n - from;
+    /* per-rank observations of those rows grouped by row (a counting sort): the observations
+     * of row from + i are order[first[i] .. first[i + 1]) */
     size_t nobs = mfu_run_rank_obs_count(run), *order = NULL, *first = NULL;
     if (nobs) {
         order = malloc(nobs * sizeof *order);
-        first = calloc(n + 2, sizeof *first);
+        first = calloc(span + 2, sizeof *first);
         if (!order || !first) {
             free(order);
             free(first);
@@ -206,58 +253,22 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
         for (size_t k = 0; k < nobs; k++) {
             mfu_rank_obs o;
             mfu_run_rank_obs_get(run, k, &o);
-            first[o.row + 2]++;
+            if (o.row >= from)
+                first[o.row - from + 2]++;
         }
-        for (size_t i = 2; i < n + 2; i++)
+        for (size_t i = 2; i < span + 2; i++)
             first[i] += first[i - 1];
         for (size_t k = 0; k < nobs; k++) {
             mfu_rank_obs o;
             mfu_run_rank_obs_get(run, k, &o);
-            order[first[o.row + 1]++] = k;
+            if (o.row >= from)
+                order[first[o.row - from + 1]++] = k;
         }
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < span; i++) {
         mfu_step s;
-        mfu_run_get(run, i, &s);
-        w->first = true;
-        kv_int(w, "step", s.step);
-        kv_num(w, "time_s", s.time_s);
-        kv_num(w, "step_time_s", s.step_time_s);
-        kv_num(w, "tokens", s.tokens);
-        kv_num(w, "samples", s.samples);
-        kv_num(w, "loss", s.loss);
-        kv_num(w, "lr", s.lr);
-        kv_num(w, "grad_norm", s.grad_norm);
-        kv_num(w, "memory_bytes", s.memory_bytes);
-        kv_num(w, "tokens_per_s", s.tokens_per_s);
-        kv_scope(w, "tokens_per_s_scope", s.tokens_per_s_scope);
-        kv_num(w, "flops_per_s", s.flops_per_s);
-        kv_scope(w, "flops_per_s_scope", s.flops_per_s_scope);
-        kv_num(w, "mfu", s.mfu);
-        kv_scope(w, "mfu_scope", s.mfu_scope);
-        kv_num(w, "samples_per_s", s.samples_per_s);
-        kv_scope(w, "samples_per_s_scope", s.samples_per_s_scope);
-        if (s.rank >= 0)
-            kv_int(w, "rank", s.rank);
-        kv_true(w, "skipped", s.flags & MFU_STEP_SKIPPED);
-        kv_true(w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
-        kv_true(w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
-        kv_true(w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
-        kv_num(w, "seq_len", s.seq_len);
-        kv_num(w, "devices", s.devices);
-        kv_num(w, "useful_tokens", s.useful_tokens);
-        kv_num(w, "clock_mhz", s.clock_mhz);
-        kv_num(w, "power_w", s.power_w);
-        kv_num(w, "power_limit_w", s.power_limit_w);
-        kv_num(w, "data_loading_s", s.data_loading_s);
-        kv_num(w, "comm_s", s.comm_s);
-        kv_num(w, "optimizer_s", s.optimizer_s);
-        if (s.recompute >= 0 && s.recompute <= MFU_RECOMPUTE_FULL)
-            kv_str(w, "recompute", mfu_recompute_name((mfu_recompute)s.recompute));
-        if (s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT)
-            kv_str(w, "dtype", mfu_dtype_name((mfu_dtype)s.dtype));
-        put(w, "}\n", 2);
-        /* the per-rank observations of this row, right after it */
+        mfu_run_get(run, from + i, &s);
+        write_row(w, &s);
         for (size_t k = order ? first[i] : 0; order && k < first[i + 1]; k++) {
             mfu_rank_obs o;
             mfu_run_rank_obs_get(run, order[k], &o);
@@ -274,12 +285,50 @@ mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
     }
     free(order);
     free(first);
+    return MFU_OK;
+}
+
+static void writer_init(writer *w, FILE *out)
+{
+    w->f = out;
+    w->first = true;
+    w->failed = false;
+    w->n = 0;
+}
+
+static mfu_status writer_end(writer *w, mfu_status st, mfu_error *err)
+{
     flush_buf(w);
-    if (w->failed || fflush(out) != 0 || ferror(out))
+    if (st != MFU_OK)
+        return st;
+    if (w->failed || fflush(w->f) != 0 || ferror(w->f))
         return mfu__fail(err, MFU_E_IO, 0,
                          "writing the JSON-lines output failed; check the disk "
                          "or the output path");
     return MFU_OK;
+}
+
+mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error *err)
+{
+    if (!run || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_write_jsonl: run and out are required");
+    writer wr; /* on the stack: no allocation, so no new error */
+    writer_init(&wr, out);
+    write_header(&wr, mfu_run_meta_get(run), (long long)mfu_run_count(run));
+    return writer_end(&wr, write_rows(&wr, run, 0, err), err);
+}
+
+mfu_status mfu_run_write_jsonl_rows(const mfu_run *run, size_t from, bool header, FILE *out,
+                                    mfu_error *err)
+{
+    if (!run || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_run_write_jsonl_rows: run and out are required");
+    writer wr;
+    writer_init(&wr, out);
+    if (header)
+        write_header(&wr, mfu_run_meta_get(run), -1);
+    return writer_end(&wr, write_rows(&wr, run, from, err), err);
 }
 
 /* ---- reader ----------------------------------------------------------------------------- */

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "run/internal.h"
 #include "util/util.h"
 
 struct mfu_run {
@@ -324,6 +325,11 @@ static const size_t col_off[MFU_COL_COUNT_] = {
 };
 
 _Static_assert(MFU_COL_COUNT_ <= 32, "mfu_run_append keeps the columns to make in 32 bits");
+
+double *mfu__step_field(mfu_step *s, mfu_column c)
+{
+    return (double *)(void *)((char *)s + col_off[c]);
+}
 
 static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])
 {

@@ -1,0 +1,124 @@
+/*
+ * mfu/monitor.h - MFU inside a training loop. Tell the monitor what each optimizer step did
+ * (tokens, wall time, loss); it answers at once with that step's tokens/s, model FLOP/s per
+ * device, MFU and HFU, keeps every step as a run (mfu/run.h), gives a full report of the steps
+ * so far whenever asked (steady medians, comparisons, findings: mfu/report.h), and can append
+ * each step to a canonical JSON-lines file that `mfu watch`, `mfu serve` and `mfu report` read
+ * while the job runs.
+ *
+ *     mfu_monitor_config c = {0};
+ *     c.model = "llama3-8b"; c.seq = 8192; c.device = "h100-sxm"; c.devices = 64;
+ *     c.jsonl_path = "run.mfu.jsonl";
+ *     mfu_monitor *m;  mfu_error e = {0};
+ *     if (mfu_monitor_new(&c, &m, &e) != MFU_OK) { fprintf(stderr, "%s\n", e.message); ... }
+ *     for (step ...) {
+ *         ... train ...
+ *         mfu_monitor_sample s;
+ *         mfu_monitor_record(m, step, tokens_this_step, seconds_this_step, loss, &s, &e);
+ *         printf("MFU %.1f %%\n", 100 * s.mfu);
+ *     }
+ *     mfu_report *r;  mfu_monitor_report(m, &r, &e);  ...  mfu_report_free(r);
+ *     mfu_monitor_free(m);
+ *
+ * The per-step figures are the ones `mfu report` computes for the same step from the same
+ * context (its MFU series), so the two never disagree. A monitor is not thread-safe: call it
+ * from the training loop's thread (one monitor per rank; the ranks' files can be served or
+ * reported together).
+ */
+#ifndef MFU_MONITOR_H
+#define MFU_MONITOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mfu/common.h"
+#include "mfu/model.h"
+#include "mfu/report.h"
+#include "mfu/run.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the monitor needs to turn tokens and time into MFU. Zero-initialise, then set what is
+ * known: without a model there are no FLOPs (tokens/s only), without a device or peak no MFU.
+ * Strings are copied by mfu_monitor_new(). */
+typedef struct mfu_monitor_config {
+    const char *model;       /* a preset name ("llama3-8b", see `mfu flops --list-models`) or the
+                                path of a Hugging Face config.json; NULL = no model */
+    const mfu_arch *arch;    /* instead of model: an architecture (copied); NULL = use model */
+    int64_t seq;             /* tokens per sequence; required with a model */
+    const char *convention;  /* FLOPs convention (`mfu flops --convention`); NULL = exact */
+    const char *recompute;   /* "none" (NULL), "selective", "full": HFU only */
+    const char *device;      /* a device of `mfu devices` (id or reported name); NULL = none */
+    const char *dtype;       /* precision of the matmuls; NULL = bf16 */
+    double peak_flops_per_s; /* > 0: dense peak of one device, instead of the device table */
+    int64_t devices;         /* devices in the job (all ranks); 0 = 1 */
+    const char *jsonl_path;  /* append every step to this canonical JSON-lines file (created
+                                when absent, a header object first when empty); NULL = none */
+    const char *name;        /* the run's model description in its metadata; NULL = model */
+} mfu_monitor_config;
+
+/* The figures of one step. NaN when they cannot be known (no model: no FLOPs or MFU; no
+ * device: no MFU; a step time <= 0). */
+typedef struct mfu_monitor_sample {
+    int64_t step;
+    double tokens_per_s;                 /* counted tokens per second, whole job */
+    double model_flops_per_s_per_device; /* useful model FLOP/s of one device */
+    double mfu;                          /* fraction of the dense peak */
+    double hfu;                          /* with recomputation */
+} mfu_monitor_sample;
+
+typedef struct mfu_monitor mfu_monitor;
+
+/* Check the configuration (the model resolves, the device is known and has a peak for the
+ * dtype, seq given with a model, the file can be opened for appending) and start a monitor.
+ * Errors name the field to fix: MFU_E_INVALID (NULL cfg or out, devices < 0, a negative peak),
+ * MFU_E_MISSING (seq with a model), MFU_E_UNKNOWN / MFU_E_AMBIGUOUS (model, device,
+ * convention, dtype, recompute), MFU_E_UNSUPPORTED (no peak for the dtype), MFU_E_IO
+ * (jsonl_path), MFU_E_NOMEM. *out is NULL on failure. */
+MFU_API mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out,
+                                   mfu_error *err);
+
+/* Close the file (if any) and free the monitor. NULL is allowed. */
+MFU_API void mfu_monitor_free(mfu_monitor *m);
+
+/* Record one step: its number, the tokens it processed (whole job: every rank's), its wall
+ * time in seconds and its loss (NaN when not known; a NaN loss is not flagged as a failure:
+ * use mfu_monitor_step with MFU_STEP_LOSS_NAN for that). out (may be NULL) gets the step's
+ * figures. A repeated step number merges into that step, as in a run. Errors: MFU_E_INVALID
+ * (NULL m, tokens or step time not finite and > 0), MFU_E_LIMIT (the run's step limit),
+ * MFU_E_IO (the file), MFU_E_NOMEM; the step is not recorded then. */
+MFU_API mfu_status mfu_monitor_record(mfu_monitor *m, int64_t step, double tokens,
+                                      double step_time_s, double loss, mfu_monitor_sample *out,
+                                      mfu_error *err);
+
+/* As mfu_monitor_record for a full step record (useful tokens, per-step sequence length,
+ * clocks, timers, flags: mfu/run.h); tokens and step_time_s must be set as above. */
+MFU_API mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
+                                    mfu_error *err);
+
+/* The report of every step recorded so far, under the monitor's context (*out: free with
+ * mfu_report_free). Errors: MFU_E_INVALID (NULL), MFU_E_EMPTY (no step yet), those of
+ * mfu_report_compute(). */
+MFU_API mfu_status mfu_monitor_report(const mfu_monitor *m, mfu_report **out, mfu_error *err);
+
+/* The run of the steps recorded so far, owned by the monitor (valid until the next record or
+ * free). NULL for NULL. */
+MFU_API const mfu_run *mfu_monitor_run(const mfu_monitor *m);
+
+/* Model FLOPs per token and the dense peak of one device the monitor divides by (NaN when it
+ * has no model / no device). */
+MFU_API double mfu_monitor_model_flops_per_token(const mfu_monitor *m);
+MFU_API double mfu_monitor_peak_flops_per_s(const mfu_monitor *m);
+
+/* sizeof of a public struct by name, for bindings that mirror it (python/mfu checks its copies
+ * against these): "mfu_error", "mfu_step", "mfu_monitor_config", "mfu_monitor_sample",
+ * "mfu_report_stat", "mfu_finding". 0 for any other name or NULL. */
+MFU_API size_t mfu_struct_size(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MFU_MONITOR_H */

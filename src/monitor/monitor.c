@@ -1,0 +1,365 @@
+/*
+ * monitor.c - MFU inside a training loop (mfu/monitor.h).
+ *
+ * The monitor resolves its context once (the model's FLOPs per token at the configured
+ * sequence length, the device's dense peak for the dtype), then each record is one run append
+ * plus a few multiplications: the step's figures follow report.c's per-row rule (tokens / step
+ * time, per device, times FLOPs per token and the step's non-padding share, over the peak), so
+ * mfu_monitor_report()'s MFU series holds exactly the values mfu_monitor_record() returned
+ * (tests/unit/test_monitor.c checks that). A step that prints its own sequence length,
+ * device count or dtype is counted with those, as the report does; the FLOPs per token of the
+ * last sequence length seen are kept.
+ */
+#include "mfu/monitor.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mfu/device.h"
+#include "mfu/ingest.h"
+#include "run/internal.h"
+#include "util/util.h"
+
+struct mfu_monitor {
+    mfu_run *run;
+    bool has_model;
+    mfu_arch arch;
+    mfu_workload wl;
+    mfu_flops_options fo;
+    double fpt, hfpt;      /* model / hardware FLOPs per token at fpt_seq */
+    int64_t fpt_seq;       /* the sequence length fpt was counted at */
+    double alt_fpt, alt_hfpt; /* FLOPs per token at the last other (length, recompute) */
+    int64_t alt_seq;          /* that length (0: none) */
+    int alt_rec;              /* that recompute mode */
+    const mfu_device_info *dev;
+    mfu_dtype dtype;
+    bool dtype_given;
+    double peak;    /* dense peak of one device for dtype, NaN without device or peak */
+    double devices; /* devices in the job */
+    char device_name[128];
+    FILE *file;         /* jsonl_path, appended to; NULL when none */
+    size_t written;     /* rows of run already in the file */
+    mfu_report_input in; /* the report's input (its device points at device_name) */
+};
+
+/* Model and hardware FLOPs per token of m's model at sequence length seq, recompute rec. */
+static mfu_status count_flops(const mfu_monitor *m, int64_t seq, mfu_recompute rec,
+                              double *model, double *hw, mfu_error *err)
+{
+    mfu_workload wl = m->wl;
+    wl.seq = seq;
+    wl.recompute = rec;
+    mfu_flops f;
+    mfu_status st = mfu_flops_compute(&m->arch, &wl, &m->fo, &f, err);
+    if (st != MFU_OK)
+        return st;
+    *model = f.model_flops;
+    *hw = f.hardware_flops;
+    return MFU_OK;
+}
+
+static bool is_config_path(const char *s)
+{
+    struct stat sb;
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 5 && strcmp(s + n - 5, ".json") == 0) || stat(s, &sb) == 0;
+}
+
+static mfu_status resolve_model(mfu_monitor *m, const mfu_monitor_config *c, mfu_error *err)
+{
+    if (!c->arch && !c->model)
+        return MFU_OK;
+    mfu_status st;
+    if (c->arch) {
+        st = mfu_arch_resolve(c->arch, &m->arch, err);
+    } else if (is_config_path(c->model)) {
+        st = mfu_arch_from_config_json(c->model, NULL, &m->arch, err);
+    } else {
+        st = mfu_preset_find(c->model, &m->arch, err);
+    }
+    if (st != MFU_OK)
+        return st;
+    if (c->seq <= 0)
+        return mfu__fail_field(err, MFU_E_MISSING, "seq",
+                               "a model needs the sequence length: set seq (tokens per "
+                               "sequence) in the monitor's configuration");
+    m->wl.seq = c->seq;
+    if (c->convention && (st = mfu_convention_parse(c->convention, &m->fo.convention, err)) != MFU_OK)
+        return st;
+    if (c->recompute && (st = mfu_recompute_parse(c->recompute, &m->wl.recompute, err)) != MFU_OK)
+        return st;
+    if ((st = count_flops(m, c->seq, m->wl.recompute, &m->fpt, &m->hfpt, err)) != MFU_OK)
+        return st;
+    m->fpt_seq = c->seq;
+    m->has_model = true;
+    return MFU_OK;
+}
+
+static mfu_status resolve_device(mfu_monitor *m, const mfu_monitor_config *c, mfu_error *err)
+{
+    mfu_status st;
+    m->dtype = MFU_DTYPE_BF16;
+    if (c->dtype) {
+        if ((st = mfu_dtype_parse(c->dtype, &m->dtype, err)) != MFU_OK)
+            return st;
+        m->dtype_given = true;
+    }
+    if (c->peak_flops_per_s < 0 || isnan(c->peak_flops_per_s) || isinf(c->peak_flops_per_s))
+        return mfu__fail_field(err, MFU_E_INVALID, "peak_flops_per_s",
+                               "peak_flops_per_s must be a finite FLOP/s figure > 0, or 0 for "
+                               "the device table's");
+    if (c->device) {
+        if ((st = mfu_device_find(c->device, &m->dev, err)) != MFU_OK)
+            return st;
+        mfu__strlcpy(m->device_name, m->dev->id, sizeof m->device_name);
+    }
+    if (c->peak_flops_per_s > 0) {
+        m->peak = c->peak_flops_per_s;
+    } else if (m->dev) {
+        if ((st = mfu_device_peak_flops_per_s(m->dev, m->dtype, false, &m->peak, err)) != MFU_OK)
+            return st;
+    }
+    return MFU_OK;
+}
+
+static void fill_meta(mfu_monitor *m, const mfu_monitor_config *c)
+{
+    mfu_run_meta *meta = mfu_run_meta_mut(m->run);
+    mfu__strlcpy(meta->format, "mfu", sizeof meta->format);
+    const char *name = c->name ? c->name : c->model ? c->model : "";
+    mfu__strlcpy(meta->model, name, sizeof meta->model);
+    if (m->has_model)
+        meta->seq_len = m->wl.seq;
+    meta->world_size = (int64_t)m->devices;
+    if (m->dev)
+        mfu__strlcpy(meta->device, m->dev->name, sizeof meta->device);
+    if (m->dtype_given)
+        mfu__strlcpy(meta->dtype, mfu_dtype_name(m->dtype), sizeof meta->dtype);
+    if (c->peak_flops_per_s > 0)
+        meta->reported_peak_flops_per_s = c->peak_flops_per_s;
+}
+
+static mfu_status open_file(mfu_monitor *m, const char *path, mfu_error *err)
+{
+    m->file = fopen(path, "a");
+    if (!m->file)
+        return mfu__fail_field(err, MFU_E_IO, "jsonl_path",
+                               "%s: cannot open it for appending; give a writable jsonl_path",
+                               path);
+    /* a new (empty) file gets the header object first */
+    long at = ftell(m->file);
+    if (at == 0) {
+        mfu_status st = mfu_run_write_jsonl_rows(m->run, 0, true, m->file, err);
+        if (st != MFU_OK)
+            return st;
+    }
+    return MFU_OK;
+}
+
+mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out, mfu_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!cfg || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_new: cfg and out are required");
+    if (cfg->devices < 0)
+        return mfu__fail_field(err, MFU_E_INVALID, "devices",
+                               "devices must be the number of devices in the job (>= 1), or 0 "
+                               "for 1");
+    mfu_monitor *m = calloc(1, sizeof *m);
+    if (!m)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
+    m->peak = NAN;
+    m->fpt = m->hfpt = NAN;
+    m->devices = cfg->devices > 0 ? (double)cfg->devices : 1.0;
+    m->run = mfu_run_new();
+    mfu_status st = m->run ? MFU_OK : mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
+    if (st == MFU_OK)
+        st = resolve_model(m, cfg, err);
+    if (st == MFU_OK)
+        st = resolve_device(m, cfg, err);
+    if (st == MFU_OK) {
+        fill_meta(m, cfg);
+        if (cfg->jsonl_path)
+            st = open_file(m, cfg->jsonl_path, err);
+    }
+    if (st != MFU_OK) {
+        mfu_monitor_free(m);
+        return st;
+    }
+    mfu_report_input *in = &m->in;
+    in->has_arch = m->has_model;
+    in->arch = m->arch;
+    in->workload = m->wl;
+    in->flops = m->fo;
+    in->device = m->dev ? m->device_name : NULL;
+    in->dtype_given = m->dtype_given;
+    in->dtype = m->dtype;
+    in->peak_flops_per_s = cfg->peak_flops_per_s > 0 ? cfg->peak_flops_per_s : 0;
+    in->devices = (int64_t)m->devices;
+    *out = m;
+    return MFU_OK;
+}
+
+void mfu_monitor_free(mfu_monitor *m)
+{
+    if (!m)
+        return;
+    if (m->file)
+        fclose(m->file);
+    mfu_run_free(m->run);
+    free(m);
+}
+
+/* FLOPs per token at the step's sequence length and recompute mode (the configured ones when
+ * it printed none), as report.c's step_context takes them. */
+static void step_flops(mfu_monitor *m, const mfu_step *s, double *model, double *hw)
+{
+    *model = m->fpt;
+    *hw = m->hfpt;
+    if (!m->has_model)
+        return;
+    int64_t seq = s->seq_len >= 1 && s->seq_len < 9e15 ? (int64_t)floor(s->seq_len) : m->fpt_seq;
+    int rec = s->recompute >= 0 && s->recompute <= MFU_RECOMPUTE_FULL ? s->recompute
+                                                                      : (int)m->wl.recompute;
+    if (seq == m->fpt_seq && rec == (int)m->wl.recompute)
+        return;
+    if (seq != m->alt_seq || rec != m->alt_rec) {
+        double a, b;
+        if (count_flops(m, seq, (mfu_recompute)rec, &a, &b, NULL) != MFU_OK) {
+            *model = *hw = NAN;
+            return;
+        }
+        m->alt_seq = seq;
+        m->alt_rec = rec;
+        m->alt_fpt = a;
+        m->alt_hfpt = b;
+    }
+    *model = m->alt_fpt;
+    *hw = m->alt_hfpt;
+}
+
+/* The step's figures, by report.c's per-row rule (derive_series). */
+static void sample_of(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *o)
+{
+    o->step = s->step;
+    double dev = s->devices >= 1 && s->devices < 1e9 ? floor(s->devices) : m->devices;
+    double peak = m->peak;
+    if (m->dev && !(m->in.peak_flops_per_s > 0) && s->dtype >= 0 &&
+        s->dtype < (int32_t)MFU_DTYPE_COUNT && s->dtype != (int32_t)m->dtype) {
+        double p = NAN;
+        peak = mfu_device_peak_flops_per_s(m->dev, (mfu_dtype)s->dtype, false, &p, NULL) == MFU_OK
+                   ? p
+                   : NAN;
+    }
+    double tps = s->tokens / s->step_time_s;
+    double tpd = tps / dev;
+    double rho = 1.0;
+    if (isfinite(s->useful_tokens) && s->useful_tokens >= 0)
+        rho = s->useful_tokens >= s->tokens ? 1.0 : s->useful_tokens / s->tokens;
+    double fpt, hfpt;
+    step_flops(m, s, &fpt, &hfpt);
+    o->tokens_per_s = tps;
+    o->model_flops_per_s_per_device = fpt * tpd * rho;
+    o->mfu = o->model_flops_per_s_per_device / peak;
+    o->hfu = hfpt * tpd / peak;
+}
+
+mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
+                            mfu_error *err)
+{
+    if (!m || !s)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_step: monitor and step are required");
+    if (!(isfinite(s->tokens) && s->tokens > 0))
+        return mfu__fail_field(err, MFU_E_INVALID, "tokens",
+                               "step %lld: tokens must be the tokens of the step, whole job (> 0)",
+                               (long long)s->step);
+    if (!(isfinite(s->step_time_s) && s->step_time_s > 0))
+        return mfu__fail_field(err, MFU_E_INVALID, "step_time_s",
+                               "step %lld: step_time_s must be the step's wall time in seconds "
+                               "(> 0)",
+                               (long long)s->step);
+    /* infinities are not values a run keeps (as ingest does): absent, an infinite loss flagged */
+    mfu_step c = *s;
+    if (isinf(c.loss))
+        c.flags |= MFU_STEP_LOSS_NAN;
+    for (int k = 0; k < MFU_COL_COUNT_; k++) {
+        double *v = mfu__step_field(&c, (mfu_column)k);
+        if (isinf(*v))
+            *v = NAN;
+    }
+    s = &c;
+    bool merged = false;
+    mfu_status st = mfu_run_append(m->run, s, &merged, err);
+    if (st != MFU_OK)
+        return st;
+    if (m->file && !merged) {
+        st = mfu_run_write_jsonl_rows(m->run, m->written, false, m->file, err);
+        if (st != MFU_OK)
+            return st; /* the step is in the run; the file lacks it (a full disk) */
+        m->written = mfu_run_count(m->run);
+    }
+    if (out)
+        sample_of(m, s, out);
+    return MFU_OK;
+}
+
+mfu_status mfu_monitor_record(mfu_monitor *m, int64_t step, double tokens, double step_time_s,
+                              double loss, mfu_monitor_sample *out, mfu_error *err)
+{
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = step;
+    s.tokens = tokens;
+    s.step_time_s = step_time_s;
+    s.loss = loss;
+    return mfu_monitor_step(m, &s, out, err);
+}
+
+mfu_status mfu_monitor_report(const mfu_monitor *m, mfu_report **out, mfu_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!m || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_report: monitor and out are required");
+    if (mfu_run_count(m->run) == 0)
+        return mfu__fail(err, MFU_E_EMPTY, 0, "no step recorded yet: call mfu_monitor_record first");
+    return mfu_report_compute(m->run, &m->in, out, err);
+}
+
+const mfu_run *mfu_monitor_run(const mfu_monitor *m)
+{
+    return m ? m->run : NULL;
+}
+
+double mfu_monitor_model_flops_per_token(const mfu_monitor *m)
+{
+    return m && m->has_model ? m->fpt : NAN;
+}
+
+double mfu_monitor_peak_flops_per_s(const mfu_monitor *m)
+{
+    return m ? m->peak : NAN;
+}
+
+size_t mfu_struct_size(const char *name)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } sizes[] = {
+        {"mfu_error", sizeof(mfu_error)},
+        {"mfu_step", sizeof(mfu_step)},
+        {"mfu_monitor_config", sizeof(mfu_monitor_config)},
+        {"mfu_monitor_sample", sizeof(mfu_monitor_sample)},
+        {"mfu_report_stat", sizeof(mfu_report_stat)},
+        {"mfu_finding", sizeof(mfu_finding)},
+    };
+    for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
+        if (strcmp(sizes[i].name, name) == 0)
+            return sizes[i].size;
+    return 0;
+}

@@ -1,0 +1,146 @@
+"""tests/python/test_binding.py - the Python binding (python/mfu) against the CLI and against
+arithmetic done here. Run by tests/e2e/python.sh with Debian's /usr/bin/python3 (standard
+library only): MFU_BIN is the CLI, MFU_LIBRARY the shared library beside it.
+
+A simulated training loop records steps through the binding (their times given, so nothing
+depends on this machine's speed), writes the canonical JSON-lines file, and `mfu report` on
+that file must give the same steady median MFU and the same findings as the binding.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import mfu
+
+MFU_BIN = os.environ["MFU_BIN"]
+
+
+def cli(*args):
+    out = subprocess.run([MFU_BIN] + list(args), check=True, capture_output=True, text=True)
+    return out.stdout
+
+
+class Library(unittest.TestCase):
+    def test_version_is_the_cli_version(self):
+        self.assertEqual(cli("--version").split()[1], mfu.version())
+
+    def test_flops_per_token_is_mfu_flops(self):
+        want = json.loads(cli("flops", "--model", "llama3-8b", "--seq", "8192", "--json"))
+        # the CLI prints 10 significant digits
+        got, cli_fpt = mfu.flops_per_token("llama3-8b", 8192), want["flops_per_token"]["model"]
+        self.assertAlmostEqual(got, cli_fpt, delta=1e-9 * cli_fpt)
+        self.assertGreater(got, 5e10)
+
+    def test_device_peak_is_the_table(self):
+        want = json.loads(cli("devices", "h100-sxm", "--json"))
+        self.assertEqual(mfu.device_peak("h100-sxm"), want["device"]["dense_flops_per_s"]["bf16"])
+        self.assertEqual(mfu.device_peak("NVIDIA H100 80GB HBM3", "fp8"),
+                         want["device"]["dense_flops_per_s"]["fp8"])
+
+    def test_errors_name_the_fix(self):
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="llama3-8b", seq=8192, device="h999")
+        self.assertEqual(cm.exception.status, "unknown name")
+        self.assertIn("h999", str(cm.exception))
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="llama3-8b")
+        self.assertEqual(cm.exception.field, "seq")
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="llama3-8b", seq=8192, jsonl="/nonexistent-dir/x.jsonl")
+        self.assertEqual(cm.exception.field, "jsonl_path")
+        mon = mfu.Monitor(model="gpt2", seq=1024, device="a100-sxm")
+        with self.assertRaises(mfu.Error) as cm:
+            mon.record(tokens=0, step_time_s=1.0)
+        self.assertEqual(cm.exception.field, "tokens")
+        with self.assertRaises(TypeError):
+            mon.record(tokens=1024, step_time_s=1.0, no_such_field=3)
+        with self.assertRaises(ValueError):
+            mon.record(tokens=1024)  # the first record needs a time
+        mon.close()
+        with self.assertRaises(ValueError):
+            mon.record(tokens=1024, step_time_s=1.0)
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="gpt2", seq=1024).summary()
+        self.assertEqual(cm.exception.status, "no usable input")
+
+
+class Monitor(unittest.TestCase):
+    def test_one_step_by_hand(self):
+        with mfu.Monitor(model="llama3-8b", seq=8192, device="h100-sxm", devices=8) as mon:
+            s = mon.record(tokens=8 * 4 * 8192, step_time_s=1.9, loss=2.5)
+            fpt = mfu.flops_per_token("llama3-8b", 8192)
+            want = 8 * 4 * 8192 / 1.9 / 8 * fpt / 989.5e12
+            self.assertEqual(s.step, 1)
+            self.assertAlmostEqual(s.mfu, want, delta=1e-12 * want)
+            self.assertAlmostEqual(s.tokens_per_s, 8 * 4 * 8192 / 1.9, delta=1e-6)
+            self.assertEqual(s.hfu, s.mfu)
+            self.assertEqual(mon.peak_flops_per_s, 989.5e12)
+            # padding: MFU counts the real tokens only
+            p = mon.record(tokens=8 * 4 * 8192, step_time_s=1.9, useful_tokens=6 * 4 * 8192)
+            self.assertEqual(p.step, 2)
+            self.assertAlmostEqual(p.mfu / p.hfu, 0.75, delta=1e-12)
+
+    def test_timed_block(self):
+        with mfu.Monitor(model="gpt2", seq=1024, peak_flops_per_s=1e15) as mon:
+            with mon.step(tokens=4096) as s:
+                time.sleep(0.05)
+                s.loss = 3.25
+            self.assertEqual(s.step, 1)
+            self.assertGreaterEqual(s.step_time_s, 0.05)
+            self.assertLess(s.step_time_s, 5)
+            self.assertAlmostEqual(s.tokens_per_s, 4096 / s.step_time_s, delta=1e-6)
+            self.assertTrue(0 < s.mfu < 1)
+            # an exception in the block records nothing
+            with self.assertRaises(RuntimeError):
+                with mon.step(tokens=4096):
+                    raise RuntimeError("the step failed")
+            t = mon.record(tokens=4096, step_time_s=0.5)
+            self.assertEqual(t.step, 2)
+
+    def test_training_loop_matches_mfu_report(self):
+        """400 steps of a simulated run (a 3x stall every 50 steps, a NaN loss at the end),
+        written to JSON-lines: `mfu report` on the file agrees with the binding."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.mfu.jsonl")
+            ctx = ["--model", "gpt2-xl", "--seq", "1024", "--device", "h100-sxm",
+                   "--devices", "8"]
+            mon = mfu.Monitor(model="gpt2-xl", seq=1024, device="h100-sxm", devices=8,
+                              jsonl=path, name="gpt2-xl test")
+            tokens = 8 * 16 * 1024
+            mfus = []
+            for i in range(1, 401):
+                t = 0.41 + 0.004 * math.sin(i)
+                if i % 50 == 0:
+                    t *= 3
+                loss = float("nan") if i > 390 else 4.0 - i / 200
+                s = mon.record(tokens=tokens, step_time_s=t, loss=loss, step=i)
+                mfus.append(s.mfu)
+            got = mon.summary()
+            kinds = sorted(f["kind"] for f in mon.findings())
+            mon.close()
+            rep = json.loads(cli("report", path, *ctx, "--json", "--no-series"))
+            self.assertEqual(rep["format"], "mfu")
+            self.assertEqual(rep["steps"], 400)
+            # the CLI's JSON has 10 significant digits
+            want = rep["summary"]["mfu"]["median"]
+            self.assertAlmostEqual(got["mfu"]["median"], want, delta=1e-9 * want)
+            want = rep["summary"]["tokens_per_second"]["median"]
+            self.assertAlmostEqual(got["tokens_per_s"]["median"], want, delta=1e-9 * want)
+            self.assertEqual(kinds, sorted(f["kind"] for f in rep["findings"]))
+            self.assertIn("stall", kinds)
+            self.assertIn("loss_nan", kinds)
+            # the steady median is the median of the non-stall steps the binding returned
+            typical = sorted(m for i, m in enumerate(mfus, 1) if i % 50)
+            self.assertTrue(typical[0] <= got["mfu"]["median"] <= typical[-1])
+            # the file is followed by `mfu watch` as a log
+            frame = cli("watch", path, "--once", *ctx)
+            self.assertIn("400 steps", frame)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

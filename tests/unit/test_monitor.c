@@ -1,0 +1,324 @@
+/*
+ * test_monitor.c - mfu/monitor.h: the configuration's errors, each step's figures against
+ * arithmetic done here and against the report of the same steps (the report's MFU series must
+ * hold exactly what the monitor returned, per-step sequence length, recompute, padding, dtype
+ * and device count included), the JSON-lines file read back as the same run, merges, and the
+ * figures that cannot be known without a model or a device.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mfu/mfu.h"
+
+static mfu_monitor_config base(void)
+{
+    mfu_monitor_config c;
+    memset(&c, 0, sizeof c);
+    c.model = "llama3-8b";
+    c.seq = 8192;
+    c.device = "h100-sxm";
+    c.devices = 8;
+    return c;
+}
+
+static double model_fpt(const char *preset, int64_t seq, mfu_recompute rec, double *hw)
+{
+    mfu_arch a;
+    assert_int_equal(mfu_preset_find(preset, &a, NULL), MFU_OK);
+    mfu_workload wl;
+    memset(&wl, 0, sizeof wl);
+    wl.seq = seq;
+    wl.recompute = rec;
+    mfu_flops f;
+    assert_int_equal(mfu_flops_compute(&a, &wl, NULL, &f, NULL), MFU_OK);
+    if (hw)
+        *hw = f.hardware_flops;
+    return f.model_flops;
+}
+
+static void expect_error(const mfu_monitor_config *c, mfu_status want, const char *field,
+                         const char *text)
+{
+    mfu_monitor *m = (mfu_monitor *)1;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_status st = mfu_monitor_new(c, &m, &e);
+    if (st != want)
+        fail_msg("status %d, want %d (%s)", st, want, e.message);
+    assert_null(m);
+    if (field)
+        assert_string_equal(e.field, field);
+    if (text && !strstr(e.message, text))
+        fail_msg("message '%s' lacks '%s'", e.message, text);
+}
+
+static void config_errors(void **state)
+{
+    (void)state;
+    mfu_monitor *m = NULL;
+    assert_int_equal(mfu_monitor_new(NULL, &m, NULL), MFU_E_INVALID);
+    mfu_monitor_config c = base();
+    assert_int_equal(mfu_monitor_new(&c, NULL, NULL), MFU_E_INVALID);
+    c.seq = 0;
+    expect_error(&c, MFU_E_MISSING, "seq", "sequence length");
+    c = base();
+    c.model = "llama9-1t";
+    expect_error(&c, MFU_E_UNKNOWN, "--model", NULL);
+    c = base();
+    c.device = "h999";
+    expect_error(&c, MFU_E_UNKNOWN, NULL, NULL);
+    c = base();
+    c.dtype = "fp13";
+    expect_error(&c, MFU_E_UNKNOWN, NULL, "bf16");
+    c = base();
+    c.devices = -2;
+    expect_error(&c, MFU_E_INVALID, "devices", NULL);
+    c = base();
+    c.peak_flops_per_s = NAN;
+    expect_error(&c, MFU_E_INVALID, "peak_flops_per_s", NULL);
+    c = base();
+    c.convention = "nosuch";
+    expect_error(&c, MFU_E_UNKNOWN, NULL, NULL);
+    c = base();
+    c.jsonl_path = "/nonexistent-dir/x.jsonl";
+    expect_error(&c, MFU_E_IO, "jsonl_path", "writable");
+}
+
+/* Each step's figures, computed here: tokens / time / devices x FLOPs per token / peak. */
+static void figures_by_hand(void **state)
+{
+    (void)state;
+    mfu_monitor_config c = base();
+    mfu_monitor *m = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    double fpt = model_fpt("llama3-8b", 8192, MFU_RECOMPUTE_NONE, NULL);
+    assert_true(mfu_monitor_model_flops_per_token(m) == fpt);
+    assert_true(mfu_monitor_peak_flops_per_s(m) == 989.5e12);
+    mfu_monitor_sample s;
+    double tokens = 8.0 * 4 * 8192, st = 1.9;
+    assert_int_equal(mfu_monitor_record(m, 1, tokens, st, 2.5, &s, NULL), MFU_OK);
+    assert_int_equal(s.step, 1);
+    assert_true(fabs(s.tokens_per_s - tokens / st) <= 1e-9 * s.tokens_per_s);
+    double want = tokens / st / 8 * fpt / 989.5e12;
+    if (!(fabs(s.mfu - want) <= 1e-12 * want))
+        fail_msg("mfu %.17g, want %.17g", s.mfu, want);
+    assert_true(s.hfu == s.mfu); /* no recomputation */
+    assert_true(fabs(s.model_flops_per_s_per_device - want * 989.5e12) <= 1e-9 * want * 989.5e12);
+    /* bad steps are refused and not recorded */
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_monitor_record(m, 2, 0, st, NAN, &s, &e), MFU_E_INVALID);
+    assert_string_equal(e.field, "tokens");
+    assert_int_equal(mfu_monitor_record(m, 2, tokens, -1, NAN, &s, &e), MFU_E_INVALID);
+    assert_string_equal(e.field, "step_time_s");
+    assert_int_equal(mfu_monitor_record(m, 2, tokens, INFINITY, NAN, NULL, &e), MFU_E_INVALID);
+    assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 1);
+    assert_int_equal(mfu_monitor_record(NULL, 2, tokens, st, NAN, &s, NULL), MFU_E_INVALID);
+    /* infinities are kept as ingest keeps them: an infinite loss is a flagged NaN, any other
+     * infinite field is absent */
+    mfu_step inf;
+    mfu_step_init(&inf);
+    inf.step = 2;
+    inf.tokens = tokens;
+    inf.step_time_s = st;
+    inf.loss = INFINITY;
+    inf.clock_mhz = -INFINITY;
+    assert_int_equal(mfu_monitor_step(m, &inf, &s, NULL), MFU_OK);
+    mfu_step back;
+    assert_true(mfu_run_get(mfu_monitor_run(m), 1, &back));
+    assert_true(isnan(back.loss) && (back.flags & MFU_STEP_LOSS_NAN));
+    assert_true(isnan(back.clock_mhz));
+    mfu_monitor_free(m);
+    mfu_monitor_free(NULL);
+}
+
+/* Steps of every kind the report treats per row: the report's MFU, HFU and model FLOP/s
+ * series must hold exactly the monitor's figures. */
+static void report_agrees_per_step(void **state)
+{
+    (void)state;
+    mfu_monitor_config c = base();
+    c.recompute = "selective";
+    mfu_monitor *m = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    enum { N = 300 };
+    mfu_monitor_sample got[N];
+    for (int i = 0; i < N; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i + 1;
+        s.tokens = 8.0 * 4 * 8192;
+        s.step_time_s = 1.9 + 0.01 * sin(i);
+        s.loss = 3.0 - 0.001 * i;
+        if (i >= 100 && i < 150)
+            s.seq_len = 4096; /* shorter sequences: other FLOPs per token */
+        if (i >= 150 && i < 180)
+            s.useful_tokens = 0.8 * s.tokens; /* padding */
+        if (i >= 180 && i < 200)
+            s.recompute = MFU_RECOMPUTE_FULL;
+        if (i >= 200 && i < 220)
+            s.dtype = MFU_DTYPE_FP8; /* another peak */
+        if (i >= 220 && i < 240)
+            s.devices = 16;
+        assert_int_equal(mfu_monitor_step(m, &s, &got[i], NULL), MFU_OK);
+    }
+    mfu_report *r = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_monitor_report(m, &r, &e), MFU_OK);
+    assert_int_equal(mfu_report_step_count(r), N);
+    const double *mfu = mfu_report_column(r, MFU_RS_MFU);
+    const double *hfu = mfu_report_column(r, MFU_RS_HFU);
+    const double *mf = mfu_report_column(r, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE);
+    const double *tps = mfu_report_column(r, MFU_RS_TOKENS_PER_S);
+    for (int i = 0; i < N; i++) {
+        if (!(fabs(mfu[i] - got[i].mfu) <= 1e-12 * got[i].mfu))
+            fail_msg("step %d: report MFU %.17g, monitor %.17g", i + 1, mfu[i], got[i].mfu);
+        if (!(fabs(hfu[i] - got[i].hfu) <= 1e-12 * got[i].hfu))
+            fail_msg("step %d: report HFU %.17g, monitor %.17g", i + 1, hfu[i], got[i].hfu);
+        assert_true(fabs(mf[i] - got[i].model_flops_per_s_per_device) <= 1e-12 * mf[i]);
+        assert_true(fabs(tps[i] - got[i].tokens_per_s) <= 1e-12 * tps[i]);
+    }
+    /* and the per-row rules moved the figures as they should */
+    assert_true(got[120].mfu < got[90].mfu * 0.97);              /* 4096: fewer FLOPs/token */
+    double hw_sel, hw_full;
+    double fpt = model_fpt("llama3-8b", 8192, MFU_RECOMPUTE_SELECTIVE, &hw_sel);
+    model_fpt("llama3-8b", 8192, MFU_RECOMPUTE_FULL, &hw_full);
+    assert_true(hw_sel > fpt && hw_full > hw_sel);
+    /* padding: MFU counts the 80 % real tokens, HFU all of them */
+    assert_true(fabs(got[160].mfu / got[160].hfu - 0.8 * fpt / hw_sel) < 1e-12);
+    assert_true(fabs(got[190].hfu / got[190].mfu - hw_full / fpt) < 1e-12);
+    assert_true(fabs(got[90].hfu / got[90].mfu - hw_sel / fpt) < 1e-12);
+    /* fp8 steps divide by the device's fp8 dense peak; 16-device steps by 16 */
+    const mfu_device_info *h100 = NULL;
+    double fp8 = 0;
+    assert_int_equal(mfu_device_find("h100-sxm", &h100, NULL), MFU_OK);
+    assert_int_equal(mfu_device_peak_flops_per_s(h100, MFU_DTYPE_FP8, false, &fp8, NULL), MFU_OK);
+    assert_true(fp8 > 989.5e12 * 1.5);
+    assert_true(fabs(got[210].mfu - got[210].model_flops_per_s_per_device / fp8) <= 1e-15);
+    double want16 = got[230].tokens_per_s / 16 * fpt;
+    assert_true(fabs(got[230].model_flops_per_s_per_device - want16) <= 1e-12 * want16);
+    mfu_report_free(r);
+    mfu_monitor_free(m);
+}
+
+/* Without a model: tokens/s only; without a device: FLOPs but no MFU. */
+static void without_model_or_device(void **state)
+{
+    (void)state;
+    mfu_monitor_config c;
+    memset(&c, 0, sizeof c);
+    mfu_monitor *m = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    mfu_monitor_sample s;
+    assert_int_equal(mfu_monitor_record(m, 1, 1000, 0.5, NAN, &s, NULL), MFU_OK);
+    assert_true(s.tokens_per_s == 2000);
+    assert_true(isnan(s.mfu) && isnan(s.hfu) && isnan(s.model_flops_per_s_per_device));
+    assert_true(isnan(mfu_monitor_model_flops_per_token(m)));
+    mfu_monitor_free(m);
+    c = base();
+    c.device = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    assert_int_equal(mfu_monitor_record(m, 1, 8192, 0.5, NAN, &s, NULL), MFU_OK);
+    assert_true(isfinite(s.model_flops_per_s_per_device) && isnan(s.mfu));
+    mfu_monitor_free(m);
+    /* a peak given instead of a device */
+    c.peak_flops_per_s = 100e12;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    assert_int_equal(mfu_monitor_record(m, 1, 8192, 0.5, NAN, &s, NULL), MFU_OK);
+    assert_true(fabs(s.mfu - s.model_flops_per_s_per_device / 100e12) < 1e-15);
+    mfu_monitor_free(m);
+    /* a report needs a step */
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    mfu_report *r = NULL;
+    assert_int_equal(mfu_monitor_report(m, &r, NULL), MFU_E_EMPTY);
+    assert_null(r);
+    mfu_monitor_free(m);
+}
+
+/* The file: a header, then one row per new step; read back it is the monitor's run, and a
+ * second monitor on the same file appends without a second header. */
+static void jsonl_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mfu-test-monitor-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    mfu_monitor_config c = base();
+    c.jsonl_path = path;
+    c.name = "llama3-8b on 8 GPUs";
+    mfu_monitor *m = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    for (int i = 1; i <= 50; i++)
+        assert_int_equal(mfu_monitor_record(m, i, 262144, 1.5 + 0.001 * i, 3.0 / i, NULL, NULL),
+                         MFU_OK);
+    /* a repeat merges into its row and writes nothing */
+    mfu_step rep;
+    mfu_step_init(&rep);
+    rep.step = 50;
+    rep.tokens = 262144;
+    rep.step_time_s = 9;
+    rep.clock_mhz = 1980;
+    assert_int_equal(mfu_monitor_step(m, &rep, NULL, NULL), MFU_OK);
+    assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 50);
+    mfu_monitor_free(m);
+    /* a second monitor appends */
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    for (int i = 51; i <= 60; i++)
+        assert_int_equal(mfu_monitor_record(m, i, 262144, 1.5, 2.0, NULL, NULL), MFU_OK);
+    mfu_monitor_free(m);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[4096];
+    int headers = 0, rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "{\"mfu_run\":1", 12) == 0)
+            headers++;
+        else
+            rows++;
+    }
+    fclose(f);
+    assert_int_equal(headers, 1);
+    assert_int_equal(rows, 60);
+    mfu_run *back = NULL;
+    mfu_ingest_stats st;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_ingest_path(path, NULL, &back, &st, &e), MFU_OK);
+    assert_string_equal(st.format, "mfu");
+    assert_int_equal(mfu_run_count(back), 60);
+    mfu_step s;
+    assert_true(mfu_run_get(back, 9, &s));
+    assert_int_equal(s.step, 10);
+    assert_true(s.step_time_s == 1.5 + 0.001 * 10);
+    assert_true(s.loss == 3.0 / 10);
+    assert_true(s.tokens == 262144);
+    const mfu_run_meta *meta = mfu_run_meta_get(back);
+    assert_string_equal(meta->model, "llama3-8b on 8 GPUs");
+    assert_int_equal(meta->seq_len, 8192);
+    assert_int_equal(meta->world_size, 8);
+    mfu_run_free(back);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(config_errors),
+        cmocka_unit_test(figures_by_hand),
+        cmocka_unit_test(report_agrees_per_step),
+        cmocka_unit_test(without_model_or_device),
+        cmocka_unit_test(jsonl_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
