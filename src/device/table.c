@@ -92,6 +92,9 @@ static const char *const n_gaudi2[] = {"Gaudi2", "Gaudi 2", "HL-225", NULL};
 static const char *const n_gaudi3[] = {"Gaudi3", "Gaudi 3", "HL-325L", NULL};
 static const char *const n_trn1[] = {"Trainium", "Trainium1", "trn1", "trn1n", NULL};
 static const char *const n_trn2[] = {"Trainium2", "trn2", NULL};
+static const char *const n_v100s_pcie[] = {"Tesla V100S-PCIE-32GB", "V100S PCIe", "V100S-PCIE",
+                                            NULL};
+static const char *const n_t4[] = {"Tesla T4", NULL};
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
@@ -1022,6 +1025,53 @@ static const mfu_device_info table[] = {
         .notes = "The sparse figure is one number for every dtype and is not 2x dense (AWS "
                  "supports several structured-sparsity patterns). Per chip; torchtitan's 158 per "
                  "logical core is 5% below 667 / 4.",
+    },
+    /* ---- appended later (ids and table positions of earlier entries stay as they were) ---- */
+    {
+        .id = "v100s-pcie",
+        .name = "NVIDIA Tesla V100S PCIe",
+        .vendor = "NVIDIA",
+        .unit = "GPU",
+        .dense_flops_per_s = {[FP64] = T(8.2), [FP32] = T(16.4), [FP16] = T(130)},
+        .sparsity = MFU_SPARSITY_NONE,
+        .memory_bytes = GB(32),
+        .memory_bandwidth_bytes_per_s = GBS(1134),
+        .boost_clock_mhz = 0,
+        .peak_clock_mhz = 0,
+        .reported_names = n_v100s_pcie,
+        .source = "NVIDIA Tesla V100 datasheet (volta-v100-datasheet-update-us-1165301-r5), V100S "
+                  "PCIe column (FP64 8.2, FP32 16.4, tensor 130 TFLOPS; 32 GB HBM2, 1134 "
+                  "GB/sec, 250 W); Composer 'v100s-pcie' and Lightning 'v100s pcie' use the same "
+                  "8.2/16.4/130 (shared/reference/flops-and-peaks.md)",
+        .notes = "fp16 is the tensor-core rate (FP16 multiply, FP32 accumulate); no bf16/tf32 on "
+                 "Volta and no sparsity. The datasheet states no clock (130 / (640 TC x 128 "
+                 "FLOP/clk) implies 1587 MHz, 16.4 / (5120 x 2) 1602 MHz), so none is given. Only "
+                 "a 32 GB model exists. 'V100' alone does not match this entry: V100S is its own word.",
+    },
+    {
+        .id = "t4",
+        .name = "NVIDIA T4",
+        .vendor = "NVIDIA",
+        .unit = "GPU",
+        .dense_flops_per_s = {[FP32] = T(8.1), [FP16] = T(65), [INT8] = T(130)},
+        .sparsity = MFU_SPARSITY_NONE,
+        .memory_bytes = GB(16),
+        .memory_bandwidth_bytes_per_s = GBS(320),
+        .boost_clock_mhz = 1590,
+        .peak_clock_mhz = 1590,
+        .reported_names = n_t4,
+        .source = "NVIDIA T4 datasheet (t4-tensor-core-datasheet-951643: Single-Precision 8.1 "
+                  "TFLOPS, Mixed-Precision (FP16/FP32) 65 TFLOPS, INT8 130 TOPS, INT4 260 TOPS; "
+                  "16 GB GDDR6, 300 GB/sec; 70 W) and NVIDIA T4 product page (same peaks, "
+                  "'320+ GB/s'); Composer 't4' and Lightning 't4' 65/130/8.1 "
+                  "(shared/reference/flops-and-peaks.md); CUDA deviceQuery output of a Tesla T4 "
+                  "(public): 40 SMs, 2560 CUDA cores, 1590 MHz max clock, 256-bit memory bus at "
+                  "5001 MHz",
+        .notes = "Turing: fp16 is the tensor-core rate with FP32 accumulation (320 TC x 128 "
+                 "FLOP/clk x 1590 MHz = 65.1), int8 twice it; no bf16, tf32 or fp8, no sparsity. "
+                 "Bandwidth: the datasheet prints 300 GB/sec, the product page 320+ GB/s; 320 is "
+                 "used, which deviceQuery's 256-bit bus at 5001 MHz (x2, DDR) gives. 'T4G' (AWS) and 'T40' are other names and do "
+                 "not match.",
     },
 };
 
