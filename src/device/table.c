@@ -95,6 +95,7 @@ static const char *const n_trn2[] = {"Trainium2", "trn2", NULL};
 static const char *const n_v100s_pcie[] = {"Tesla V100S-PCIE-32GB", "V100S PCIe", "V100S-PCIE",
                                             NULL};
 static const char *const n_t4[] = {"Tesla T4", NULL};
+static const char *const n_mi350x[] = {"AMD Instinct MI350X", NULL};
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
@@ -834,9 +835,12 @@ static const mfu_device_info table[] = {
         .reported_names = n_mi355x,
         .source = "ROCm 'AMD GPU specifications' (MI355X: 256 CUs, 288 GiB) x AMD ISSCC 2026 "
                   "(8192 FP8 FLOPS/clock/CU) x 2400 MHz peak clock (Hot Chips 2025) = 5033 TF "
-                  "FP8; FP16/BF16 half of it; torchtitan 'MI355X' 2500e12 (torchtitan "
-                  "tools/utils.py)",
-        .notes = "Computed from CU count x per-CU rate x clock; torchtitan rounds to 2500. "
+                  "FP8; FP16/BF16 half of it; AMD MI355X product page '2.5 PFLOP/s' dense BF16 "
+                  "as quoted in AMD-AGI/Primus PR #772 and torchtitan PR #4779; torchtitan "
+                  "'MI355X' 2500e12 (torchtitan tools/utils.py)",
+        .notes = "Computed from CU count x per-CU rate x clock (the ISSCC rate and the Hot Chips "
+                 "clock reached us through press reports); it agrees with AMD's 2.5 PFLOP/s to "
+                 "0.7%, and torchtitan rounds to 2500. "
                  "CDNA 4 has no TF32 rate we could source (tf32 has no figure); AMD's sparse "
                  "figures are not sourced here.",
     },
@@ -1072,6 +1076,32 @@ static const mfu_device_info table[] = {
                  "Bandwidth: the datasheet prints 300 GB/sec, the product page 320+ GB/s; 320 is "
                  "used, which deviceQuery's 256-bit bus at 5001 MHz (x2, DDR) gives. 'T4G' (AWS) and 'T40' are other names and do "
                  "not match.",
+    },
+    {
+        .id = "mi350x",
+        .name = "AMD Instinct MI350X",
+        .vendor = "AMD",
+        .unit = "GPU (OAM, SPX mode)",
+        .dense_flops_per_s = {[BF16] = T(2306.9), [FP16] = T(2306.9), [FP8] = T(4613.7)},
+        .sparsity = MFU_SPARSITY_NONE,
+        .memory_bytes = GB(288),
+        .memory_bandwidth_bytes_per_s = TBS(8.0),
+        .boost_clock_mhz = 2200,
+        .peak_clock_mhz = 2200,
+        .reported_names = n_mi350x,
+        .source = "ROCm 'AMD GPU specifications' (MI350X: gfx950, 256 CUs) x AMD ISSCC 2026 "
+                  "(8192 FP8 FLOPS/clock/CU, as reported by the press; BF16/FP16 half of it) x "
+                  "2200 MHz max clock (AMD at Hot Chips 2025 as reported by the press: MI350X "
+                  "air-cooled, 1000 W, 2.2 GHz; MI355X 2.4 GHz) = 4613.7 TF "
+                  "FP8, 2306.9 BF16; AMD MI350X product page '2.3 PFLOP/s dense BF16' as quoted in "
+                  "torchtitan PR #4779 (which adds 'MI350X' 2300e12) and AMD-AGI/Primus PR #772; "
+                  "memory: 'AMD Instinct MI350X 288GB HBM3e' (AMD's MLPerf Inference v6.1 system "
+                  "description; ROCm lists 288), 8 TB/s (MI350 series, Hot Chips 2025 press "
+                  "reports)",
+        .notes = "Same CDNA 4 die and CU count as mi355x at a lower clock (2200 vs 2400 MHz) and "
+                 "power (1000 vs 1400 W). fp64, fp32 and int8 have no figure: no AMD MI350X figure "
+                 "for them was found. AMD's sparse figures are not sourced here; CDNA 4 has no "
+                 "TF32 rate.",
     },
 };
 

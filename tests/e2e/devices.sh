@@ -53,6 +53,9 @@ jq_true '.devices[] | select(.id == "t4") | .dense_flops_per_s.fp16 == 650000000
     .sparse_flops_per_s.fp16 == null' "json t4"
 jq_true '.devices[] | select(.id == "v100s-pcie") | .dense_flops_per_s.fp16 == 130000000000000 and
     .memory_bandwidth_bytes_per_s == 1134000000000' "json v100s-pcie"
+jq_true '.devices[] | select(.id == "mi350x") | .dense_flops_per_s.bf16 > 2.29e15 and
+    .dense_flops_per_s.bf16 < 2.31e15 and .dense_flops_per_s.fp64 == null and
+    .sparse_flops_per_s.bf16 == null' "json mi350x"
 
 run devices --json --dtype fp8
 expect_rc 0 "json dtype"
@@ -98,7 +101,7 @@ out_has "matches 4 entries with equal peaks" "a100 note"
 for pair in "GB200:gb200" "B200:b200" "H200:h200-sxm" "H20:h20" "H100 NVL:h100-nvl" \
     "L4:l4" "L40:l40" "L40S:l40s" "v5litepod-8:tpu-v5e" "TPU v5 lite:tpu-v5e" \
     "Tesla T4:t4" "T4:t4" "TPU v4:tpu-v4" "Tesla V100S-PCIE-32GB:v100s-pcie" "V100S:v100s-pcie" \
-    "Tesla V100-PCIE-32GB:v100-pcie" \
+    "Tesla V100-PCIE-32GB:v100-pcie" "AMD Instinct MI350X:mi350x" "MI355X:mi355x" \
     "GB300:gb300" "B300:b300" "RTX 6000 Ada:rtx-6000-ada"; do
     name=${pair%%:*} want=${pair#*:}
     run devices "$name" --json
