@@ -126,6 +126,11 @@ run devices v100 --json
 expect_rc 1 "v100 ambiguous"
 err_has "it matches v100-sxm2, v100-pcie, whose" "v100 ambiguous, not v100s"
 
+# not in the table: what the drivers report for an RTX PRO 6000 is unknown, never the 6000 Ada
+run devices NVIDIA RTX PRO 6000 Blackwell Server Edition
+expect_rc 1 "rtx pro 6000"
+err_has "unknown device 'NVIDIA RTX PRO 6000 Blackwell Server Edition'" "rtx pro 6000"
+[ -s "$tmp/out" ] && fail "rtx pro 6000: wrote to stdout"
 run devices T40
 expect_rc 1 "t40"
 err_has "unknown device 'T40'" "t40"

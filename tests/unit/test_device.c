@@ -579,6 +579,18 @@ static void unknown_names(void **state)
     assert_int_equal(mfu_device_match_name("MI350", &m, &err), MFU_E_UNKNOWN);
     assert_string_equal(m.candidates[0]->id, "mi350x");
     assert_int_equal(mfu_device_match_name("V100SXM", &m, &err), MFU_E_UNKNOWN);
+    /* the RTX PRO 6000 Blackwell is not in the table (no per-dtype NVIDIA figure found): its
+     * driver names are unknown, not the RTX 6000 Ada */
+    assert_int_equal(
+        mfu_device_match_name("NVIDIA RTX PRO 6000 Blackwell Server Edition", &m, &err),
+        MFU_E_UNKNOWN);
+    assert_null(m.device);
+    assert_non_null(strstr(err.message, "--peak-tflops"));
+    assert_one_line(err.message);
+    assert_int_equal(
+        mfu_device_match_name("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", &m, &err),
+        MFU_E_UNKNOWN);
+    assert_int_equal(mfu_device_match_name("RTX PRO 6000", &m, &err), MFU_E_UNKNOWN);
 
     /* find() reduces to the entry and clears *out on failure */
     const mfu_device_info *d = mfu_device_at(0);
