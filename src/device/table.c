@@ -92,6 +92,10 @@ static const char *const n_gaudi2[] = {"Gaudi2", "Gaudi 2", "HL-225", NULL};
 static const char *const n_gaudi3[] = {"Gaudi3", "Gaudi 3", "HL-325L", NULL};
 static const char *const n_trn1[] = {"Trainium", "Trainium1", "trn1", "trn1n", NULL};
 static const char *const n_trn2[] = {"Trainium2", "trn2", NULL};
+static const char *const n_v100s_pcie[] = {"Tesla V100S-PCIE-32GB", "V100S PCIe", "V100S-PCIE",
+                                            NULL};
+static const char *const n_t4[] = {"Tesla T4", NULL};
+static const char *const n_mi350x[] = {"AMD Instinct MI350X", NULL};
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
@@ -831,9 +835,12 @@ static const mfu_device_info table[] = {
         .reported_names = n_mi355x,
         .source = "ROCm 'AMD GPU specifications' (MI355X: 256 CUs, 288 GiB) x AMD ISSCC 2026 "
                   "(8192 FP8 FLOPS/clock/CU) x 2400 MHz peak clock (Hot Chips 2025) = 5033 TF "
-                  "FP8; FP16/BF16 half of it; torchtitan 'MI355X' 2500e12 (torchtitan "
-                  "tools/utils.py)",
-        .notes = "Computed from CU count x per-CU rate x clock; torchtitan rounds to 2500. "
+                  "FP8; FP16/BF16 half of it; AMD MI355X product page '2.5 PFLOP/s' dense BF16 "
+                  "as quoted in AMD-AGI/Primus PR #772 and torchtitan PR #4779; torchtitan "
+                  "'MI355X' 2500e12 (torchtitan tools/utils.py)",
+        .notes = "Computed from CU count x per-CU rate x clock (the ISSCC rate and the Hot Chips "
+                 "clock reached us through press reports); it agrees with AMD's 2.5 PFLOP/s to "
+                 "0.7%, and torchtitan rounds to 2500. "
                  "CDNA 4 has no TF32 rate we could source (tf32 has no figure); AMD's sparse "
                  "figures are not sourced here.",
     },
@@ -1022,6 +1029,79 @@ static const mfu_device_info table[] = {
         .notes = "The sparse figure is one number for every dtype and is not 2x dense (AWS "
                  "supports several structured-sparsity patterns). Per chip; torchtitan's 158 per "
                  "logical core is 5% below 667 / 4.",
+    },
+    /* ---- appended later (ids and table positions of earlier entries stay as they were) ---- */
+    {
+        .id = "v100s-pcie",
+        .name = "NVIDIA Tesla V100S PCIe",
+        .vendor = "NVIDIA",
+        .unit = "GPU",
+        .dense_flops_per_s = {[FP64] = T(8.2), [FP32] = T(16.4), [FP16] = T(130)},
+        .sparsity = MFU_SPARSITY_NONE,
+        .memory_bytes = GB(32),
+        .memory_bandwidth_bytes_per_s = GBS(1134),
+        .boost_clock_mhz = 0,
+        .peak_clock_mhz = 0,
+        .reported_names = n_v100s_pcie,
+        .source = "NVIDIA Tesla V100 datasheet (volta-v100-datasheet-update-us-1165301-r5), V100S "
+                  "PCIe column (FP64 8.2, FP32 16.4, tensor 130 TFLOPS; 32 GB HBM2, 1134 "
+                  "GB/sec, 250 W); Composer 'v100s-pcie' and Lightning 'v100s pcie' use the same "
+                  "8.2/16.4/130 (shared/reference/flops-and-peaks.md)",
+        .notes = "fp16 is the tensor-core rate (FP16 multiply, FP32 accumulate); no bf16/tf32 on "
+                 "Volta and no sparsity. The datasheet states no clock (130 / (640 TC x 128 "
+                 "FLOP/clk) implies 1587 MHz, 16.4 / (5120 x 2) 1602 MHz), so none is given. Only "
+                 "a 32 GB model exists. 'V100' alone does not match this entry: V100S is its own word.",
+    },
+    {
+        .id = "t4",
+        .name = "NVIDIA T4",
+        .vendor = "NVIDIA",
+        .unit = "GPU",
+        .dense_flops_per_s = {[FP32] = T(8.1), [FP16] = T(65), [INT8] = T(130)},
+        .sparsity = MFU_SPARSITY_NONE,
+        .memory_bytes = GB(16),
+        .memory_bandwidth_bytes_per_s = GBS(320),
+        .boost_clock_mhz = 1590,
+        .peak_clock_mhz = 1590,
+        .reported_names = n_t4,
+        .source = "NVIDIA T4 datasheet (t4-tensor-core-datasheet-951643: Single-Precision 8.1 "
+                  "TFLOPS, Mixed-Precision (FP16/FP32) 65 TFLOPS, INT8 130 TOPS, INT4 260 TOPS; "
+                  "16 GB GDDR6, 300 GB/sec; 70 W) and NVIDIA T4 product page (same peaks, "
+                  "'320+ GB/s'); Composer 't4' and Lightning 't4' 65/130/8.1 "
+                  "(shared/reference/flops-and-peaks.md); CUDA deviceQuery output of a Tesla T4 "
+                  "(public): 40 SMs, 2560 CUDA cores, 1590 MHz max clock, 256-bit memory bus at "
+                  "5001 MHz",
+        .notes = "Turing: fp16 is the tensor-core rate with FP32 accumulation (320 TC x 128 "
+                 "FLOP/clk x 1590 MHz = 65.1), int8 twice it; no bf16, tf32 or fp8, no sparsity. "
+                 "Bandwidth: the datasheet prints 300 GB/sec, the product page 320+ GB/s; 320 is "
+                 "used, which deviceQuery's 256-bit bus at 5001 MHz (x2, DDR) gives. 'T4G' (AWS) and 'T40' are other names and do "
+                 "not match.",
+    },
+    {
+        .id = "mi350x",
+        .name = "AMD Instinct MI350X",
+        .vendor = "AMD",
+        .unit = "GPU (OAM, SPX mode)",
+        .dense_flops_per_s = {[BF16] = T(2306.9), [FP16] = T(2306.9), [FP8] = T(4613.7)},
+        .sparsity = MFU_SPARSITY_NONE,
+        .memory_bytes = GB(288),
+        .memory_bandwidth_bytes_per_s = TBS(8.0),
+        .boost_clock_mhz = 2200,
+        .peak_clock_mhz = 2200,
+        .reported_names = n_mi350x,
+        .source = "ROCm 'AMD GPU specifications' (MI350X: gfx950, 256 CUs) x AMD ISSCC 2026 "
+                  "(8192 FP8 FLOPS/clock/CU, as reported by the press; BF16/FP16 half of it) x "
+                  "2200 MHz max clock (AMD at Hot Chips 2025 as reported by the press: MI350X "
+                  "air-cooled, 1000 W, 2.2 GHz; MI355X 2.4 GHz) = 4613.7 TF "
+                  "FP8, 2306.9 BF16; AMD MI350X product page '2.3 PFLOP/s dense BF16' as quoted in "
+                  "torchtitan PR #4779 (which adds 'MI350X' 2300e12) and AMD-AGI/Primus PR #772; "
+                  "memory: 'AMD Instinct MI350X 288GB HBM3e' (AMD's MLPerf Inference v6.1 system "
+                  "description; ROCm lists 288), 8 TB/s (MI350 series, Hot Chips 2025 press "
+                  "reports)",
+        .notes = "Same CDNA 4 die and CU count as mi355x at a lower clock (2200 vs 2400 MHz) and "
+                 "power (1000 vs 1400 W). fp64, fp32 and int8 have no figure: no AMD MI350X figure "
+                 "for them was found. AMD's sparse figures are not sourced here; CDNA 4 has no "
+                 "TF32 rate.",
     },
 };
 

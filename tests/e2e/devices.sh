@@ -47,6 +47,15 @@ jq_true '.devices[] | select(.id == "a100-sxm4-80gb") | .memory_bytes == 8000000
     "json memory bytes"
 jq_true 'all(.devices[]; (.dense_flops_per_s | keys) == ["bf16","fp16","fp32","fp64","fp8","int8","tf32"])' \
     "json stable dtype keys"
+# the entries added later: datasheet peaks, null where no source states one, no sparse figure
+jq_true '.devices[] | select(.id == "t4") | .dense_flops_per_s.fp16 == 65000000000000 and
+    .dense_flops_per_s.int8 == 130000000000000 and .dense_flops_per_s.bf16 == null and
+    .sparse_flops_per_s.fp16 == null' "json t4"
+jq_true '.devices[] | select(.id == "v100s-pcie") | .dense_flops_per_s.fp16 == 130000000000000 and
+    .memory_bandwidth_bytes_per_s == 1134000000000' "json v100s-pcie"
+jq_true '.devices[] | select(.id == "mi350x") | .dense_flops_per_s.bf16 > 2.29e15 and
+    .dense_flops_per_s.bf16 < 2.31e15 and .dense_flops_per_s.fp64 == null and
+    .sparse_flops_per_s.bf16 == null' "json mi350x"
 
 run devices --json --dtype fp8
 expect_rc 0 "json dtype"
@@ -90,7 +99,10 @@ out_has "matches 4 entries with equal peaks" "a100 note"
 
 # --- the traps, through the CLI
 for pair in "GB200:gb200" "B200:b200" "H200:h200-sxm" "H20:h20" "H100 NVL:h100-nvl" \
-    "L4:l4" "L40:l40" "L40S:l40s" "v5litepod-8:tpu-v5e" "TPU v5 lite:tpu-v5e"; do
+    "L4:l4" "L40:l40" "L40S:l40s" "v5litepod-8:tpu-v5e" "TPU v5 lite:tpu-v5e" \
+    "Tesla T4:t4" "T4:t4" "TPU v4:tpu-v4" "Tesla V100S-PCIE-32GB:v100s-pcie" "V100S:v100s-pcie" \
+    "Tesla V100-PCIE-32GB:v100-pcie" "AMD Instinct MI350X:mi350x" "MI355X:mi355x" \
+    "GB300:gb300" "B300:b300" "RTX 6000 Ada:rtx-6000-ada"; do
     name=${pair%%:*} want=${pair#*:}
     run devices "$name" --json
     got=$(jq -r .device.id "$tmp/out" 2>/dev/null)
@@ -109,6 +121,19 @@ run devices h100 --json
 expect_rc 1 "ambiguous"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "ambiguous: stderr is not one line"
 err_has "ambiguous: it matches h100-sxm, h100-pcie, h100-nvl" "ambiguous"
+
+run devices v100 --json
+expect_rc 1 "v100 ambiguous"
+err_has "it matches v100-sxm2, v100-pcie, whose" "v100 ambiguous, not v100s"
+
+# not in the table: what the drivers report for an RTX PRO 6000 is unknown, never the 6000 Ada
+run devices NVIDIA RTX PRO 6000 Blackwell Server Edition
+expect_rc 1 "rtx pro 6000"
+err_has "unknown device 'NVIDIA RTX PRO 6000 Blackwell Server Edition'" "rtx pro 6000"
+[ -s "$tmp/out" ] && fail "rtx pro 6000: wrote to stdout"
+run devices T40
+expect_rc 1 "t40"
+err_has "unknown device 'T40'" "t40"
 
 run devices "$(printf 'x%.0s' $(seq 300))"
 expect_rc 1 "long name"

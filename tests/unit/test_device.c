@@ -276,6 +276,37 @@ static void published_peaks(void **state)
     assert_true(near(dense("mi355x", MFU_DTYPE_BF16), 2500e12, 0.007));
     assert_true(near(dense("h20", MFU_DTYPE_BF16), 148e12, 0.001));
     assert_true(near(dense("rtx-a6000", MFU_DTYPE_BF16), 154.85e12, 0.001));
+    /* T4 and V100S: the datasheet figures exactly, no sparse figure on Turing/Volta; the
+     * same 65/130/8.1 and 130/16.4/8.2 that Composer and Lightning use */
+    assert_true(dense("t4", MFU_DTYPE_FP16) == 65e12);
+    assert_true(dense("t4", MFU_DTYPE_INT8) == 130e12);
+    assert_true(near(dense("t4", MFU_DTYPE_FP32), 8.1e12, 1e-12));
+    assert_true(dense("t4", MFU_DTYPE_BF16) == 0 && dense("t4", MFU_DTYPE_TF32) == 0);
+    assert_true(must_find("t4")->memory_bandwidth_bytes_per_s == 320e9);
+    assert_true(dense("v100s-pcie", MFU_DTYPE_FP16) == 130e12);
+    assert_true(near(dense("v100s-pcie", MFU_DTYPE_FP32), 16.4e12, 1e-12));
+    assert_true(near(dense("v100s-pcie", MFU_DTYPE_FP64), 8.2e12, 1e-12));
+    assert_true(must_find("v100s-pcie")->memory_bandwidth_bytes_per_s == 1134e9);
+    for (int t = 0; t < MFU_DTYPE_COUNT; t++) {
+        assert_true(must_find("t4")->sparse_flops_per_s[t] == 0);
+        assert_true(must_find("v100s-pcie")->sparse_flops_per_s[t] == 0);
+        assert_true(must_find("mi350x")->sparse_flops_per_s[t] == 0);
+    }
+    /* V100S is faster than either V100 on every dtype it shares with them */
+    static const mfu_dtype volta[] = {MFU_DTYPE_FP64, MFU_DTYPE_FP32, MFU_DTYPE_FP16};
+    for (size_t i = 0; i < sizeof volta / sizeof volta[0]; i++) {
+        assert_true(dense("v100s-pcie", volta[i]) > dense("v100-sxm2", volta[i]));
+        assert_true(dense("v100-sxm2", volta[i]) > dense("v100-pcie", volta[i]));
+    }
+    /* MI350X: AMD's 2.3 PFLOP/s dense BF16 (torchtitan 2300e12) within 0.3%; fp64/fp32/int8
+     * have no sourced figure */
+    assert_true(near(dense("mi350x", MFU_DTYPE_BF16), 2300e12, 0.003));
+    assert_true(near(dense("mi350x", MFU_DTYPE_FP8), 2 * dense("mi350x", MFU_DTYPE_BF16), 1e-4));
+    assert_true(dense("mi350x", MFU_DTYPE_FP64) == 0 && dense("mi350x", MFU_DTYPE_INT8) == 0);
+    /* MI350X is the MI355X die at 2200 instead of 2400 MHz */
+    assert_true(near(dense("mi350x", MFU_DTYPE_BF16) / dense("mi355x", MFU_DTYPE_BF16),
+                     2200.0 / 2400.0, 1e-4));
+    assert_true(must_find("mi350x")->memory_bytes == must_find("mi355x")->memory_bytes);
     /* H200 SXM has H100 SXM's compute; the NVL parts share theirs */
     for (int t = 0; t < MFU_DTYPE_COUNT; t++) {
         assert_true(dense("h200-sxm", (mfu_dtype)t) == dense("h100-sxm", (mfu_dtype)t));
@@ -322,6 +353,11 @@ static void peaks_from_units_and_clocks(void **state)
         {"mi300x", MFU_DTYPE_TF32, 304, 1024, 2100, 0.001},
         {"mi355x", MFU_DTYPE_FP8, 256, 8192, 2400, 0.001},
         {"mi355x", MFU_DTYPE_FP64, 256, 128, 2400, 0.001},
+        {"mi350x", MFU_DTYPE_BF16, 256, 4096, 2200, 0.001},
+        {"mi350x", MFU_DTYPE_FP8, 256, 8192, 2200, 0.001},
+        {"t4", MFU_DTYPE_FP16, 320, 128, 1590, 0.003}, /* 40 SM x 8 TC; datasheet rounds 65.1 */
+        {"t4", MFU_DTYPE_INT8, 320, 256, 1590, 0.003},
+        {"t4", MFU_DTYPE_FP32, 2560, 2, 1590, 0.006}, /* CUDA cores x FMA: 8.14 printed 8.1 */
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         double want = c[i].units * c[i].flop_per_clk * c[i].mhz * 1e6;
@@ -359,6 +395,8 @@ static void reported_names(void **state)
         {"NVIDIA A40", "a40"},
         {"Tesla V100-SXM2-16GB", "v100-sxm2"},
         {"Tesla V100-PCIE-32GB", "v100-pcie"},
+        {"Tesla V100S-PCIE-32GB", "v100s-pcie"},
+        {"Tesla T4", "t4"},
         {"NVIDIA GeForce RTX 4090", "rtx-4090"},
         {"NVIDIA GeForce RTX 3090", "rtx-3090"},
         {"NVIDIA RTX A6000", "rtx-a6000"},
@@ -373,6 +411,7 @@ static void reported_names(void **state)
         {"AMD Instinct MI325X", "mi325x"},
         {"AMD Instinct MI355X", "mi355x"},
         {"AMD Instinct MI250X", "mi250x"},
+        {"AMD Instinct MI350X", "mi350x"},
         /* JAX device_kind, torch_xla / Lightning accelerator types, slice names */
         {"TPU v4", "tpu-v4"},
         {"TPU v5 lite", "tpu-v5e"},
@@ -399,6 +438,10 @@ static void reported_names(void **state)
         {"  NVIDIA   L40S  ", "l40s"},
         {"rtx4090", "rtx-4090"},
         {"MI300X", "mi300x"},
+        {"NVIDIA T4", "t4"},
+        {"t4", "t4"},
+        {"v100s_pcie", "v100s-pcie"},
+        {"mi350x", "mi350x"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         const mfu_device_info *d = must_find(c[i].name);
@@ -440,6 +483,18 @@ static void traps(void **state)
     expect_id("V100 SXM2", "v100-sxm2", MFU_DEVICE_MATCH_EXACT);
     expect_id("MI300X VF", "mi300x", MFU_DEVICE_MATCH_EXACT);
     expect_id("TPU v7 chip", "tpu-v7-chip", MFU_DEVICE_MATCH_EXACT);
+    /* look-alikes of the entries added later: V100S is its own word, so is each MI35x */
+    expect_id("V100S", "v100s-pcie", MFU_DEVICE_MATCH_WORDS);
+    expect_id("V100S PCIe", "v100s-pcie", MFU_DEVICE_MATCH_EXACT);
+    expect_id("V100 PCIe", "v100-pcie", MFU_DEVICE_MATCH_EXACT);
+    expect_id("Tesla V100-PCIE-16GB", "v100-pcie", MFU_DEVICE_MATCH_EXACT);
+    expect_id("MI350X", "mi350x", MFU_DEVICE_MATCH_EXACT);
+    expect_id("MI355X", "mi355x", MFU_DEVICE_MATCH_EXACT);
+    expect_id("T4", "t4", MFU_DEVICE_MATCH_EXACT);
+    expect_id("TPU v4", "tpu-v4", MFU_DEVICE_MATCH_EXACT); /* T4 is not v4 */
+    expect_id("v4", "tpu-v4", MFU_DEVICE_MATCH_EXACT);
+    expect_id("L4", "l4", MFU_DEVICE_MATCH_EXACT);
+    expect_id("RTX 6000 Ada", "rtx-6000-ada", MFU_DEVICE_MATCH_EXACT);
 
     /* "H100" alone: SXM, PCIe and NVL differ -> ambiguous, never H200/H20/GH200 */
     mfu_device_match m;
@@ -456,9 +511,12 @@ static void traps(void **state)
     assert_one_line(err.message);
     assert_int_equal(err.code, MFU_E_AMBIGUOUS);
 
-    /* "V100": SXM2 125 vs PCIe 112 -> ambiguous */
+    /* "V100": SXM2 125 vs PCIe 112 -> ambiguous; never the V100S (130) */
     assert_int_equal(mfu_device_match_name("V100", &m, &err), MFU_E_AMBIGUOUS);
     assert_int_equal(m.ncandidates, 2);
+    assert_string_equal(m.candidates[0]->id, "v100-sxm2");
+    assert_string_equal(m.candidates[1]->id, "v100-pcie");
+    assert_null(strstr(err.message, "v100s"));
 
     /* "A100": four entries, equal peaks -> resolved to the first, candidates listed */
     assert_int_equal(mfu_device_match_name("A100", &m, &err), MFU_OK);
@@ -513,7 +571,26 @@ static void unknown_names(void **state)
     assert_int_equal(mfu_device_match_name("MI250", &m, &err), MFU_E_UNKNOWN); /* not MI250X */
     assert_string_equal(m.candidates[0]->id, "mi250x");
     assert_int_equal(mfu_device_match_name("Apple M3 Max", &m, &err), MFU_E_UNKNOWN);
-    assert_int_equal(mfu_device_match_name("T4", &m, &err), MFU_E_UNKNOWN);
+    /* names next to the entries added later, never silently read as them */
+    assert_int_equal(mfu_device_match_name("T40", &m, &err), MFU_E_UNKNOWN);
+    assert_null(m.device);
+    assert_int_equal(mfu_device_match_name("NVIDIA T4G", &m, &err), MFU_E_UNKNOWN);
+    assert_string_equal(m.candidates[0]->id, "t4");
+    assert_int_equal(mfu_device_match_name("MI350", &m, &err), MFU_E_UNKNOWN);
+    assert_string_equal(m.candidates[0]->id, "mi350x");
+    assert_int_equal(mfu_device_match_name("V100SXM", &m, &err), MFU_E_UNKNOWN);
+    /* the RTX PRO 6000 Blackwell is not in the table (no per-dtype NVIDIA figure found): its
+     * driver names are unknown, not the RTX 6000 Ada */
+    assert_int_equal(
+        mfu_device_match_name("NVIDIA RTX PRO 6000 Blackwell Server Edition", &m, &err),
+        MFU_E_UNKNOWN);
+    assert_null(m.device);
+    assert_non_null(strstr(err.message, "--peak-tflops"));
+    assert_one_line(err.message);
+    assert_int_equal(
+        mfu_device_match_name("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", &m, &err),
+        MFU_E_UNKNOWN);
+    assert_int_equal(mfu_device_match_name("RTX PRO 6000", &m, &err), MFU_E_UNKNOWN);
 
     /* find() reduces to the entry and clears *out on failure */
     const mfu_device_info *d = mfu_device_at(0);
@@ -590,6 +667,19 @@ static void peak_lookup(void **state)
     assert_non_null(strstr(err.message, "--dtype"));
     assert_non_null(strstr(err.message, "--peak-tflops"));
     assert_one_line(err.message);
+
+    /* no bf16 on Turing either: the T4 names fp16 */
+    assert_int_equal(mfu_device_peak_flops_per_s(must_find("t4"), MFU_DTYPE_BF16, false, &v, &err),
+                     MFU_E_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "t4 has no dense bf16"));
+    assert_non_null(strstr(err.message, "fp32, fp16, int8"));
+    assert_int_equal(mfu_device_peak_flops_per_s(must_find("t4"), MFU_DTYPE_FP16, false, &v, &err),
+                     MFU_OK);
+    assert_true(v == 65e12);
+    assert_int_equal(
+        mfu_device_peak_flops_per_s(must_find("mi350x"), MFU_DTYPE_FP32, false, &v, &err),
+        MFU_E_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "bf16, fp16, fp8"));
 
     /* no sparse figure on a TPU */
     assert_int_equal(
