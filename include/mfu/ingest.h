@@ -64,11 +64,14 @@ typedef struct mfu_ingest_skip {
 typedef struct mfu_ingest_stats {
     char format[32];          /* the format used ("" before detection) */
     bool detected;            /* true when auto-detected, false when forced */
-    long lines;               /* physical lines read */
+    long lines;               /* physical lines read (\n-terminated, and a last one without) */
     long used;                /* lines that gave a step or run metadata */
     long ignored;             /* lines that are not this format's (other output, blank) */
     long skipped;             /* lines of this format that could not be read (see samples) */
-    long too_long;            /* lines over the line limit (skipped, never buffered whole) */
+    long too_long;            /* lines over the line limit (skipped, never buffered whole).
+                                 lines = used + ignored + skipped + too_long: a line cut into
+                                 pieces by \r (tqdm redraws) counts once, used when any piece
+                                 was used */
     long merged;              /* step lines merged into a row with the same step number */
     long steps;               /* rows in the run */
     bool truncated_last_line; /* the input ended without a newline (the partial line was

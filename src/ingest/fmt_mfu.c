@@ -33,6 +33,8 @@
  * usual values, else the snprintf loop it stands in for. */
 static size_t fmt_double(char *buf, size_t n, double v)
 {
+    if (v == 0 && signbit(v)) /* "-0" would read back as the integer 0: keep the sign */
+        return (size_t)snprintf(buf, n, "-0.0");
     size_t k = mfu__fmt_shortest(buf, v);
     if (k)
         return k;

@@ -59,6 +59,10 @@ struct mfu_ingest {
     long size_hint;     /* bytes of the current input when known (a plain file), else 0 */
     mfu_error pending;  /* detail of a format's fatal error (mfu__fail_line) */
     bool failed;
+    /* The physical line the last used / skipped piece belonged to, and which it was: a line
+     * cut into pieces by \r (tqdm redraws) counts once, used when any piece was used. */
+    long counted_lineno;
+    int counted_verdict;
 };
 
 /* ---- calls for formats ------------------------------------------------------------------ */
@@ -353,6 +357,38 @@ void mfu_ingest_free(mfu_ingest *ing)
     free(ing);
 }
 
+/* Count what a piece of physical line lineno did (verdict 1 used, 2 skipped, 0 ignored). Each
+ * physical line counts once in used or skipped, used when any of its pieces was; ignored is
+ * what is left of the lines read (settle_counts), so blank lines and lines of other output
+ * are ignored, and read = used + ignored + skipped + too_long always holds. */
+static void count_line(mfu_ingest *ing, long lineno, int verdict)
+{
+    if (verdict == 0)
+        return;
+    if (lineno == ing->counted_lineno && ing->counted_verdict) {
+        if (verdict == 1 && ing->counted_verdict == 2) { /* used wins over skipped */
+            ing->stats.skipped--;
+            ing->stats.used++;
+            ing->counted_verdict = 1;
+        }
+        return;
+    }
+    if (verdict == 1)
+        ing->stats.used++;
+    else
+        ing->stats.skipped++;
+    ing->counted_lineno = lineno;
+    ing->counted_verdict = verdict;
+}
+
+/* ignored = the lines read that were neither used, skipped nor too long. */
+static void settle_counts(mfu_ingest *ing)
+{
+    mfu_ingest_stats *st = &ing->stats;
+    long rest = st->lines - st->used - st->skipped - st->too_long;
+    st->ignored = rest > 0 ? rest : 0;
+}
+
 /* Hand one cleaned line to the chosen format and count what it did. */
 static mfu_status dispatch(mfu_ingest *ing, const mfu__line *ln, mfu_error *err)
 {
@@ -369,12 +405,7 @@ static mfu_status dispatch(mfu_ingest *ing, const mfu__line *ln, mfu_error *err)
         return mfu__fail(err, st, ln->lineno, "%s:%ld: %s line could not be read (%s)", ing->source,
                          ln->lineno, ing->fmt->name, mfu_strerror(st));
     }
-    if (c.verdict == 1)
-        ing->stats.used++;
-    else if (c.verdict == 2)
-        ing->stats.skipped++;
-    else
-        ing->stats.ignored++;
+    count_line(ing, ln->lineno, c.verdict);
     return MFU_OK;
 }
 
@@ -549,6 +580,8 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
         }
     }
     ing->stats.lines += mfu__reader_lines(r);
+    settle_counts(ing);
+    ing->counted_verdict = 0; /* the next input numbers its lines from 1 again */
     ing->stats.truncated_last_line = mfu__reader_truncated(r);
     if (mfu__reader_peak_line(r) > ing->stats.peak_line_bytes)
         ing->stats.peak_line_bytes = mfu__reader_peak_line(r);
@@ -650,9 +683,10 @@ mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err)
             }
             return mfu__fail(err, st, 0, "%s: %s: %s", src, ing->fmt->name, mfu_strerror(st));
         }
-        if (c.verdict == 1)
-            ing->stats.used++;
+        /* what the format did at the end (a last buffered record) belongs to lines already
+         * counted */
     }
+    settle_counts(ing); /* the held lines of a short input were read just now */
     ing->stats.steps = (long)mfu_run_count(ing->run);
     if (mfu_run_count(ing->run) == 0) {
         ing->failed = true;

@@ -417,6 +417,13 @@ static void derive_series(mfu_report *r, const mfu_run *run, double override_tok
         double sf = r->px[MFU__PX_STACK][i] * tpd * (c->stack.counts_padding ? 1.0 : rho);
         r->col[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE][i] = sf;
         r->col[MFU_RS_STACK_MFU][i] = sf / c->stack_peak_flops_per_s;
+        /* a figure that overflowed (a garbled 1e308 token count, a step time of 1e-320 s) is
+         * not a value: absent, so the step is unusable rather than infinite */
+        for (int k = 0; k < MFU_RS_COUNT_; k++)
+            if (isinf(r->col[k][i]))
+                r->col[k][i] = NAN;
+        if (isinf(derived_tps[i]))
+            derived_tps[i] = NAN;
     }
 }
 

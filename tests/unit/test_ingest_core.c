@@ -257,8 +257,20 @@ static void carriage_return_redraws(void **state)
     assert_true(isnan(s.mfu));
     assert_true(s.flags & MFU_STEP_MFU_SENTINEL);
     assert_near(ingest_row(run, 1).mfu, 0.30, 1e-12);
+    /* counts are per physical line: the bars share the first line with a step, so both lines
+     * are used and nothing is ignored (read = used + ignored + skipped) */
     assert_int_equal(st.lines, 2);
-    assert_int_equal(st.ignored, 2); /* the two bars */
+    assert_int_equal(st.used, 2);
+    assert_int_equal(st.ignored, 0);
+    assert_int_equal(st.skipped, 0);
+    mfu_run_free(run);
+    /* a line of bars only, and a blank line: ignored */
+    run = ingest_text(" 5%|5    | 5/100\r 6%|6    | 6/100\n\niter 7: loss 2.4000, time 101.00ms, "
+                      "mfu 30.00%\n",
+                      "nanogpt", &st);
+    assert_int_equal(st.lines, 3);
+    assert_int_equal(st.used, 1);
+    assert_int_equal(st.ignored, 2);
     mfu_run_free(run);
 }
 
