@@ -698,6 +698,109 @@ static void observations_follow_merged_rows(void **state)
     mfu_store_close(s);
 }
 
+/* ---- the findings of a stored run ------------------------------------------------------- */
+
+/* A canonical JSON-lines log of 300 steps on 8 devices (gpt2, 4096 tokens per sequence) with
+ * what each finding of the analysis needs per step: ranks 1..7 print every step after rank 0
+ * (rank 3 12 % slower: a straggler), data loading 10 % of the step, 30 % padding, recompute
+ * full, and steps 100..159 at 1400 of 1980 MHz with the power at its 700 W limit (a power
+ * cap). Step times carry a deterministic +-2 % noise. */
+static void write_findings_log(const char *path)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs("{\"mfu_run\":1,\"seq_len\":4096,\"world_size\":8,\"global_batch\":256}\n", fp);
+    uint64_t x = 12345;
+    for (int k = 1; k <= 300; k++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        double noise = 1.0 + 0.04 * ((double)(x >> 11) / 9007199254740992.0 - 0.5);
+        bool capped = k >= 100 && k < 160;
+        double st = 1.5 * noise * (capped ? 1980.0 / 1400.0 : 1.0);
+        fprintf(fp,
+                "{\"step\":%d,\"rank\":0,\"step_time_s\":%.9g,\"tokens\":1048576,"
+                "\"useful_tokens\":734003.2,\"seq_len\":4096,\"devices\":8,\"clock_mhz\":%d,"
+                "\"power_w\":%d,\"power_limit_w\":700,\"data_loading_s\":%.9g,"
+                "\"recompute\":\"full\",\"dtype\":\"bf16\"}\n",
+                k, st, capped ? 1400 : 1980, capped ? 700 : 610, 0.1 * st);
+        for (int r = 1; r < 8; r++)
+            fprintf(fp, "{\"step\":%d,\"rank\":%d,\"step_time_s\":%.9g}\n", k, r,
+                    st * (r == 3 ? 1.12 : 1.0 + 0.001 * r));
+    }
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* mfu_report_compute of run as `mfu report LOG --model gpt2 --device h100-sxm` makes it. */
+static mfu_report *report_of(const mfu_run *run)
+{
+    mfu_report_input in;
+    memset(&in, 0, sizeof in);
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_preset_find("gpt2", &in.arch, &e), MFU_OK);
+    in.has_arch = true;
+    in.device = "h100-sxm";
+    mfu_report *rep = NULL;
+    if (mfu_report_compute(run, &in, &rep, &e) != MFU_OK)
+        fail_msg("report: %s", e.message);
+    assert_non_null(mfu_report_analysis(rep));
+    return rep;
+}
+
+static bool has_kind(const mfu_analysis *a, const char *kind)
+{
+    for (size_t i = 0; i < mfu_analysis_finding_count(a); i++)
+        if (strcmp(mfu_analysis_finding(a, i)->kind, kind) == 0)
+            return true;
+    return false;
+}
+
+/* The report of the run read back from the store finds what the report of the log finds,
+ * figure for figure: the straggler (per-rank observations), data loading (timers), padding
+ * (useful tokens), the power cap (clock, power, limit) and recompute (the step's code). */
+static void stored_run_keeps_its_findings(void **state)
+{
+    fx *f = *state;
+    write_findings_log(f->log);
+    mfu_run *fresh = parse(f->log);
+    mfu_store *s = open_store(f->db, MFU_STORE_CREATE);
+    mfu_store_ingest_result r = ingest(s, f->log);
+    assert_int_equal(r.rows, 300);
+    mfu_run *back = get_run(s, "train");
+    mfu_store_close(s);
+    assert_runs_same(fresh, back);
+    assert_int_equal(mfu_run_rank_obs_count(back), 7 * 300);
+
+    mfu_report *ra = report_of(fresh), *rb = report_of(back);
+    const mfu_analysis *a = mfu_report_analysis(ra), *b = mfu_report_analysis(rb);
+    const char *kinds[] = {"straggler", "data_loading", "padding", "power_cap", "recompute"};
+    for (size_t k = 0; k < MFU__ARRAY_LEN(kinds); k++) {
+        if (!has_kind(a, kinds[k]))
+            fail_msg("the log's report has no %s finding (the test log is wrong)", kinds[k]);
+        if (!has_kind(b, kinds[k]))
+            fail_msg("the stored run's report lost the %s finding", kinds[k]);
+    }
+    assert_int_equal(mfu_analysis_finding_count(a), mfu_analysis_finding_count(b));
+    for (size_t i = 0; i < mfu_analysis_finding_count(a); i++) {
+        const mfu_finding *x = mfu_analysis_finding(a, i), *y = mfu_analysis_finding(b, i);
+        assert_string_equal(x->kind, y->kind);
+        assert_int_equal(x->severity, y->severity);
+        assert_int_equal(x->first_step, y->first_step);
+        assert_int_equal(x->last_step, y->last_step);
+        assert_int_equal(x->nevidence, y->nevidence);
+        for (size_t k = 0; k < x->nevidence; k++) {
+            assert_string_equal(x->evidence[k].name, y->evidence[k].name);
+            if (!same_bits(x->evidence[k].value, y->evidence[k].value))
+                fail_msg("%s: %s %.17g != %.17g", x->kind, x->evidence[k].name,
+                         x->evidence[k].value, y->evidence[k].value);
+        }
+        assert_string_equal(x->summary, y->summary);
+    }
+    mfu_report_free(ra);
+    mfu_report_free(rb);
+    mfu_run_free(fresh);
+    mfu_run_free(back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -707,6 +810,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(reingest_keeps_observations, setup, teardown),
         cmocka_unit_test_setup_teardown(migrated_run_is_refreshed, setup, teardown),
         cmocka_unit_test_setup_teardown(observations_follow_merged_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(stored_run_keeps_its_findings, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
