@@ -58,11 +58,6 @@ typedef void (*mfu__store_row_fn)(const void *ctx, size_t i, mfu_step *out);
 
 typedef enum { MFU__SRC_KEEP = 0, MFU__SRC_SET, MFU__SRC_CLEAR } mfu__src_mode;
 
-/* One per-rank observation to write: its number in the run (rank_obs.seq) and its row. */
-typedef struct mfu__store_obs_ref {
-    size_t row, seq;
-} mfu__store_obs_ref;
-
 typedef struct mfu__store_write {
     int64_t id;              /* the run; set by the first transaction when create_name */
     const char *create_name; /* not NULL: create the run (with meta) in the first transaction */
@@ -80,17 +75,16 @@ typedef struct mfu__store_write {
     int64_t gen;
     /* Not NULL: the run whose per-rank observations go with the rows (put, ingest). Stored
      * observations numbered from first_seq on, or of rows >= from, are deleted by the first
-     * transaction; the run's observations from first_seq on are written, each in the
-     * transaction of its row (those of rows < from in the first). first_seq =
-     * mfu__store_obs_first_seq(obs_src, from): numbers below it are the same in the run and the
-     * store (checked by an ingest that resumes). NULL: stored observations of rows >= from are
-     * deleted, none written. */
+     * transaction; the run's observations from first_seq on are written in their order, each
+     * in the first transaction whose rows hold its row and those of the observations before it
+     * (so the store always holds a prefix of the numbering, every one of a stored row).
+     * first_seq = mfu__store_obs_first_seq(obs_src, from): numbers below it are the same in
+     * the run and the store (an ingest that resumes checks it). NULL: stored observations of
+     * rows >= from are deleted, none written. */
     const mfu_run *obs_src;
     size_t rows_written; /* out */
     /* the writer's own */
-    mfu__store_obs_ref *obs; /* the observations to write, by row */
-    size_t nobs, obs_next;
-    size_t first_seq;
+    size_t first_seq, obs_next; /* the next observation to write */
 } mfu__store_write;
 
 /* The number of the first observation of run (in the order it holds them) whose row is >=

@@ -10,8 +10,9 @@
  * deletes rows >= from, so a reader never sees a gap or rows of two different reads.
  *
  * Per-rank observations (table rank_obs) are keyed by (run_id, seq), seq = the observation's
- * index in the run, and name their row (row_no). Each is written in the transaction of its row
- * and deleted with it, so none ever names a row the run does not hold.
+ * index in the run, and name their row (row_no). They are written in their order, each once
+ * its row is written, and deleted with the rows: after every commit the store holds a prefix
+ * of the numbering and none names a row the run does not hold.
  */
 #include "store/internal.h"
 
@@ -475,51 +476,28 @@ size_t mfu__store_obs_first_seq(const mfu_run *run, size_t from)
     return n;
 }
 
-static int cmp_obs_ref(const void *pa, const void *pb)
+/* Where this write's observations start (w->from is final). */
+static void plan_obs(mfu__store_write *w)
 {
-    const mfu__store_obs_ref *a = pa, *b = pb;
-    if (a->row != b->row)
-        return a->row < b->row ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
+    w->first_seq = w->obs_src ? mfu__store_obs_first_seq(w->obs_src, w->from) : 0;
+    w->obs_next = w->first_seq;
 }
 
-/* Which observations of w->obs_src this write stores (w->from is final): numbers first_seq on,
- * by row, so that each batch takes those of its rows. */
-static mfu_status plan_obs(mfu__store_write *w, mfu_error *err)
-{
-    free(w->obs);
-    w->obs = NULL;
-    w->nobs = w->obs_next = 0;
-    if (!w->obs_src)
-        return MFU_OK;
-    size_t n = mfu_run_rank_obs_count(w->obs_src);
-    w->first_seq = mfu__store_obs_first_seq(w->obs_src, w->from);
-    if (w->first_seq >= n)
-        return MFU_OK;
-    w->obs = malloc((n - w->first_seq) * sizeof *w->obs);
-    if (!w->obs)
-        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for %zu per-rank observations",
-                         n - w->first_seq);
-    for (size_t k = w->first_seq; k < n; k++) {
-        mfu_rank_obs o;
-        if (mfu_run_rank_obs_get(w->obs_src, k, &o) && o.row < w->total)
-            w->obs[w->nobs++] = (mfu__store_obs_ref){o.row, k};
-    }
-    qsort(w->obs, w->nobs, sizeof *w->obs, cmp_obs_ref);
-    return MFU_OK;
-}
-
-/* Insert the planned observations of rows < end (inside the batch's transaction). */
+/* Insert the next observations, in their order, while their rows are < end (inside the
+ * batch's transaction). An observation of a later row holds back those after it until its
+ * row is written: they are nearly in row order (a lagging rank is a few rows behind). */
 static mfu_status write_obs(mfu_store *s, mfu__store_write *w, size_t end, mfu_error *err)
 {
+    if (!w->obs_src)
+        return MFU_OK;
     sqlite3_stmt *ins = s->insert_obs;
-    for (; w->obs_next < w->nobs && w->obs[w->obs_next].row < end; w->obs_next++) {
-        const mfu__store_obs_ref *r = &w->obs[w->obs_next];
-        mfu_rank_obs o;
-        mfu_run_rank_obs_get(w->obs_src, r->seq, &o);
+    size_t n = mfu_run_rank_obs_count(w->obs_src);
+    mfu_rank_obs o;
+    for (; w->obs_next < n && mfu_run_rank_obs_get(w->obs_src, w->obs_next, &o) && o.row < end;
+         w->obs_next++) {
         sqlite3_reset(ins);
         sqlite3_bind_int64(ins, 1, w->id);
-        sqlite3_bind_int64(ins, 2, (sqlite3_int64)r->seq);
+        sqlite3_bind_int64(ins, 2, (sqlite3_int64)w->obs_next);
         sqlite3_bind_int64(ins, 3, (sqlite3_int64)o.row);
         sqlite3_bind_int64(ins, 4, o.step);
         sqlite3_bind_int(ins, 5, o.rank);
@@ -610,9 +588,8 @@ static mfu_status write_batch(mfu_store *s, mfu__store_write *w, bool first_tx, 
         }
         if (w->from > nrows)
             w->from = nrows;
-        rs = plan_obs(w, err);
-        if (rs == MFU_OK)
-            rs = write_head(s, w, w->from, err);
+        plan_obs(w);
+        rs = write_head(s, w, w->from, err);
         if (rs != MFU_OK)
             goto fail;
         *pos = w->from;
@@ -691,9 +668,6 @@ mfu_status mfu__store_write_rows(mfu_store *s, mfu__store_write *w, mfu_error *e
             break;
         rs = write_batch(s, w, false, &pos, &gen, err);
     }
-    free(w->obs);
-    w->obs = NULL;
-    w->nobs = w->obs_next = 0;
     return rs;
 }
 

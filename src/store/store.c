@@ -111,7 +111,6 @@ static const char migration_3[] =
     " rank INTEGER NOT NULL,"
     " step_time_s, tokens_per_s,"
     " PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
-    "CREATE INDEX rank_obs_row ON rank_obs(run_id, row_no);"
     "UPDATE runs SET src_mtime_ns = -1 WHERE src_path <> '';";
 
 static const char *const migrations[] = {migration_1, migration_2, migration_3};

@@ -226,8 +226,11 @@ static mfu_run *fields_run(size_t n)
         assert_int_equal(mfu_run_append(run, &s, &merged, &e), MFU_OK);
         assert_false(merged);
     }
-    /* observations: for row i, ranks 1..3 in lag order (row i of rank 3 after row i+2 of
-     * rank 1); some with an absent step time or tokens/s, one with -0.0 */
+    /* observations: first one of a far later row (rank 4 of the row n - 5), then for row i,
+     * ranks 1..3 in lag order (row i of rank 3 after row i+2 of rank 1); some with an absent
+     * step time or tokens/s, one with -0.0 */
+    mfu_rank_obs far = {n - 5, 0, 4, 2.0, 1e5};
+    assert_int_equal(mfu_run_rank_obs_append(run, &far, &e), MFU_OK);
     for (size_t t = 0; t < n + 3; t++)
         for (int32_t r = 1; r <= 3; r++) {
             if (t < (size_t)r || t - (size_t)r >= n)
@@ -245,6 +248,24 @@ static mfu_run *fields_run(size_t n)
     return run;
 }
 
+/* After every commit (a second connection's view): the stored observations are a prefix of the
+ * run's numbering, and each names a row the run holds. */
+static void check_obs_prefix(void *ctx, size_t done, size_t total)
+{
+    (void)total;
+    const char *db = ctx;
+    assert_int_equal(sql_int(db, "SELECT coalesce(max(seq) + 1, 0) - count(*) FROM rank_obs"), 0);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM rank_obs o JOIN runs r ON r.id = o.run_id "
+                                 "WHERE o.row_no >= r.nrows"),
+                     0);
+    int64_t nobs = sql_int(db, "SELECT count(*) FROM rank_obs");
+    /* the far observation (row 45) holds the others back until rows 42..48 are in */
+    if (done <= 42)
+        assert_int_equal(nobs, 0);
+    else
+        assert_true(nobs > 0);
+}
+
 static void fields_round_trip(void **state)
 {
     fx *f = *state;
@@ -253,7 +274,8 @@ static void fields_round_trip(void **state)
     memset(&e, 0, sizeof e);
     assert_int_equal(mfu_store_set_batch_rows(s, 7, &e), MFU_OK); /* observations cross batches */
     mfu_run *run = fields_run(50);
-    assert_int_equal(mfu_run_rank_obs_count(run), 150);
+    assert_int_equal(mfu_run_rank_obs_count(run), 151);
+    mfu_store_set_progress(s, check_obs_prefix, f->db);
     int64_t id = 0;
     assert_int_equal(mfu_store_put_run(s, "fields", run, &id, &e), MFU_OK);
     mfu_run *back = get_run(s, "fields");
@@ -268,12 +290,13 @@ static void fields_round_trip(void **state)
     mfu_step r5;
     assert_true(mfu_run_get(back, 5, &r5));
     assert_true(r5.comm_s == 0.0 && signbit(r5.comm_s));
-    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM rank_obs"), 150);
+    mfu_store_set_progress(s, NULL, NULL);
+    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM rank_obs"), 151);
     assert_int_equal(sql_int(f->db, "SELECT count(*) FROM rank_obs WHERE row_no >= 50"), 0);
     assert_int_equal(
         sql_int(f->db, "SELECT count(*) FROM rank_obs o JOIN steps s ON s.run_id = o.run_id AND "
                        "s.row_no = o.row_no WHERE s.step = o.step"),
-        150);
+        151);
     mfu_run_free(back);
 
     /* a column no row filled comes back as no column (NULL), one filled late as a column */
