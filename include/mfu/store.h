@@ -2,10 +2,11 @@
  * mfu/store.h - the run store: runs, their step rows, tags and findings in one SQLite file.
  *
  * A store keeps any number of named runs. Each run has its metadata (mfu_run_meta), its step
- * rows in order (every field of mfu_step; an absent value is SQL NULL and comes back as NaN),
- * tags (key = value), findings written by the analysis, and, when it came from a log file, the
- * identity of that file and how far it was read, so that ingesting the file again only adds
- * what is new (mfu_store_ingest_path).
+ * rows in order (every field of mfu_step; an absent value is SQL NULL and comes back as NaN,
+ * an unknown code as -1), its per-rank observations (mfu_rank_obs, in the order the run holds
+ * them), tags (key = value), findings written by the analysis, and, when it came from a log
+ * file, the identity of that file and how far it was read, so that ingesting the file again
+ * only adds what is new (mfu_store_ingest_path).
  *
  * Consistency: rows are written in transactions of a batch of rows (mfu_store_set_batch_rows);
  * each transaction also records the run's row count and ingest position. A process killed at
@@ -36,8 +37,11 @@ extern "C" {
 #endif
 
 /* Schema version this library writes. A store with a higher version is refused (open it with a
- * newer mfu); a lower one is migrated forward when opened for writing. */
-#define MFU_STORE_SCHEMA_VERSION 2
+ * newer mfu); a lower one is migrated forward when opened for writing, and refused when opened
+ * with MFU_STORE_READONLY (open it once for writing first). Version 3 added the per-step
+ * fields seq_len .. dtype of mfu_step and the per-rank observations; rows stored before read
+ * them as absent. */
+#define MFU_STORE_SCHEMA_VERSION 3
 
 /* Named limits and defaults. */
 #define MFU_STORE_NAME_MAX 128           /* run name, bytes including the NUL */
@@ -68,8 +72,8 @@ typedef struct mfu_store mfu_store;
  * schema is migrated forward unless MFU_STORE_READONLY. *out is NULL on failure.
  * Errors: MFU_E_INVALID (NULL path/out, unknown flag, READONLY with CREATE), MFU_E_IO (absent
  * file without MFU_STORE_CREATE, not an SQLite file, damaged, locked past the busy timeout,
- * not an mfu store), MFU_E_UNSUPPORTED (schema newer than MFU_STORE_SCHEMA_VERSION),
- * MFU_E_NOMEM. Every message names the path and what to do. */
+ * not an mfu store), MFU_E_UNSUPPORTED (schema newer than MFU_STORE_SCHEMA_VERSION, or older
+ * with MFU_STORE_READONLY), MFU_E_NOMEM. Every message names the path and what to do. */
 MFU_API mfu_status mfu_store_open(const char *path, unsigned flags, mfu_store **out,
                                   mfu_error *err);
 
@@ -106,25 +110,30 @@ MFU_API mfu_status mfu_store_find_run(mfu_store *s, const char *name, int64_t *i
 MFU_API mfu_status mfu_store_create_run(mfu_store *s, const char *name, const mfu_run_meta *meta,
                                         int64_t *id, mfu_error *err);
 
-/* Store every row and the metadata of run under name, creating the run or replacing the rows,
- * metadata and source record of the run of that name (its tags and findings stay). Written in
- * batches; see the file comment for what an interrupted call leaves. *id may be NULL.
+/* Store every row, the per-rank observations and the metadata of run under name, creating the
+ * run or replacing the rows, observations, metadata and source record of the run of that name
+ * (its tags and findings stay). Written in batches, each observation with its row; see the file
+ * comment for what an interrupted call leaves. *id may be NULL.
  * Errors: MFU_E_INVALID, MFU_E_IO, MFU_E_NOMEM. */
 MFU_API mfu_status mfu_store_put_run(mfu_store *s, const char *name, const mfu_run *run,
                                      int64_t *id, mfu_error *err);
 
-/* Append n rows after the last row of run id, in batches. The run's `complete` flag is left
- * as it was (an interrupted ingest stays incomplete). steps may be NULL when n is 0.
+/* Append n rows after the last row of run id, in batches (no per-rank observations: a row
+ * that repeats a step of another rank makes one when read back, as in any run). The run's
+ * `complete` flag is left as it was (an interrupted ingest stays incomplete). steps may be NULL
+ * when n is 0.
  * Errors: MFU_E_INVALID (NULL argument, no run id), MFU_E_IO (including a run changed by
  * another writer meanwhile). */
 MFU_API mfu_status mfu_store_append_steps(mfu_store *s, int64_t id, const mfu_step *steps, size_t n,
                                           mfu_error *err);
 
 /* Read run id back into a new mfu_run (*out; free with mfu_run_free). Values round-trip
- * exactly (NULL <-> NaN). The rows are appended with mfu_run_append(), so rows written by
+ * exactly (NULL <-> NaN), per-rank observations included (mfu_run_rank_obs_append, in their
+ * stored order). The rows are appended with mfu_run_append(), so rows written by
  * mfu_store_append_steps() whose step numbers repeat within MFU_RUN_DEDUP_WINDOW merge as they
- * would in any run; a run that was stored whole comes back row for row. *out is NULL on
- * failure. Errors: MFU_E_INVALID (no run id), MFU_E_LIMIT (more than MFU_RUN_MAX_STEPS rows),
+ * would in any run (a stored observation goes to the row its row merged into); a run that was
+ * stored whole comes back row for row. As in any run, a double column that no row fills has no
+ * array (mfu_run_column() is NULL; mfu_run_get() gives NaN). *out is NULL on failure. Errors: MFU_E_INVALID (no run id), MFU_E_LIMIT (more than MFU_RUN_MAX_STEPS rows),
  * MFU_E_IO, MFU_E_NOMEM. */
 MFU_API mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error *err);
 

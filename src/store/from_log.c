@@ -11,7 +11,8 @@
  *              or the last ingest was interrupted): the log is read again from its start
  *              (the ingest API cannot start mid-file: a format needs the header and its
  *              state), and rows from MFU_STORE_RESUME_OVERLAP before the stored end on are
- *              written, after checking that the row before them is unchanged;
+ *              written, after checking that the row before them is unchanged and that the
+ *              per-rank observations kept (all of rows before them) are those of this read;
  *   restarted  anything else (truncated, replaced, rewritten, another format came out, the
  *              check row differs): every row is rewritten from row 0.
  *
@@ -222,6 +223,22 @@ static mfu_status confirm_resume(mfu_store *s, plan *p, const mfu_run *run, mfu_
             goto restart;
         }
     }
+    /* The per-rank observations kept (numbered below first_seq, all of rows before the resume
+     * point) must be those of the fresh read: as many, and the last one the same. */
+    size_t first_seq = mfu__store_obs_first_seq(run, p->from), kept = 0;
+    mfu_rank_obs stored_obs, fresh_obs;
+    bool found_obs = false;
+    mfu_status rs =
+        mfu__store_obs_prefix(s, p->id, first_seq, p->from, &kept, &stored_obs, &found_obs, err);
+    if (rs != MFU_OK)
+        return rs;
+    if (kept != first_seq ||
+        (first_seq > 0 && (!found_obs || !mfu_run_rank_obs_get(run, first_seq - 1, &fresh_obs) ||
+                           !mfu__store_obs_equal(&stored_obs, &fresh_obs)))) {
+        snprintf(p->reason, sizeof p->reason,
+                 "the per-rank observations before row %zu differ from the stored ones", p->from);
+        goto restart;
+    }
     return MFU_OK;
 restart:
     p->action = MFU_STORE_RESTARTED;
@@ -368,6 +385,7 @@ mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path,
     w.get = run_row;
     w.ctx = run;
     w.meta = mfu_run_meta_get(run);
+    w.obs_src = run;
     w.src_mode = MFU__SRC_SET;
     w.src = &p->cur;
     w.check_gen = p->exists;

@@ -25,6 +25,7 @@ struct mfu_store {
     mfu_store_progress_fn progress;
     void *progress_ctx;
     sqlite3_stmt *insert_step; /* prepared once, reused for every row */
+    sqlite3_stmt *insert_obs;  /* likewise for per-rank observations */
 };
 
 /* Fill err from the SQLite result rc of the last call on s (what = what was being done, for
@@ -72,8 +73,28 @@ typedef struct mfu__store_write {
     const mfu_store_source *src; /* for MFU__SRC_SET (its complete flag is ignored) */
     bool check_gen;              /* fail unless the run's generation is still gen */
     int64_t gen;
+    /* Not NULL: the run whose per-rank observations go with the rows (put, ingest). Stored
+     * observations numbered from first_seq on, or of rows >= from, are deleted by the first
+     * transaction; the run's observations from first_seq on are written in their order, each
+     * in the first transaction whose rows hold its row and those of the observations before it
+     * (so the store always holds a prefix of the numbering, every one of a stored row).
+     * first_seq = mfu__store_obs_first_seq(obs_src, from): numbers below it are the same in
+     * the run and the store (an ingest that resumes checks it). NULL: stored observations of
+     * rows >= from are deleted, none written. */
+    const mfu_run *obs_src;
     size_t rows_written; /* out */
+    /* the writer's own */
+    size_t first_seq, obs_next; /* the next observation to write */
 } mfu__store_write;
+
+/* The number of the first observation of run (in the order it holds them) whose row is >=
+ * from; mfu_run_rank_obs_count(run) when none is. */
+size_t mfu__store_obs_first_seq(const mfu_run *run, size_t from);
+
+/* Observations of run id: *n = how many have seq < before and row_no < rows; *last = the one
+ * numbered before - 1 (*found false when there is none). */
+mfu_status mfu__store_obs_prefix(mfu_store *s, int64_t id, size_t before, size_t rows, size_t *n,
+                                 mfu_rank_obs *last, bool *found, mfu_error *err);
 
 /* Write rows in transactions of s->batch_rows, recording the row count, first/last step,
  * completeness (and metadata / source in the first one) with each. */
@@ -95,8 +116,9 @@ mfu_status mfu__store_insert_run(mfu_store *s, const char *name, const mfu_run_m
 mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_source *src,
                                  mfu_error *err);
 
-/* Whether two steps are identical, field for field (NaN equals NaN). */
+/* Whether two steps (observations) are identical, field for field (NaN equals NaN). */
 bool mfu__store_step_equal(const mfu_step *a, const mfu_step *b);
+bool mfu__store_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b);
 
 /* Metadata <-> JSON text (absent values left out). to_json returns a malloc'd string or NULL
  * when out of memory; from_json fills *m (unknown keys are ignored) and fails on bad JSON. */

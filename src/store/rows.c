@@ -8,6 +8,11 @@
  * The writer's invariant: after every commit, run r holds exactly rows 0..nrows-1, where
  * runs.nrows is written in the same transaction as the rows. The first transaction of a write
  * deletes rows >= from, so a reader never sees a gap or rows of two different reads.
+ *
+ * Per-rank observations (table rank_obs) are keyed by (run_id, seq), seq = the observation's
+ * index in the run, and name their row (row_no). They are written in their order, each once
+ * its row is written, and deleted with the rows: after every commit the store holds a prefix
+ * of the numbering and none names a row the run does not hold.
  */
 #include "store/internal.h"
 
@@ -23,10 +28,16 @@
 #define STEP_COLUMNS                                                                               \
     "step, rank, flags, time_s, step_time_s, tokens, samples, loss, lr, grad_norm, "               \
     "memory_bytes, tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "        \
-    "mfu_scope, samples_per_s, samples_per_s_scope"
+    "mfu_scope, samples_per_s, samples_per_s_scope, seq_len, devices, useful_tokens, "             \
+    "clock_mhz, power_w, power_limit_w, data_loading_s, comm_s, optimizer_s, recompute, dtype"
+#define STEP_NCOLUMNS 30 /* the columns in STEP_COLUMNS */
 
-static const char insert_sql[] = "INSERT OR REPLACE INTO steps(run_id, row_no, " STEP_COLUMNS
-                                 ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char insert_sql[] =
+    "INSERT OR REPLACE INTO steps(run_id, row_no, " STEP_COLUMNS ") VALUES(?,?"
+    ",?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+static const char insert_obs_sql[] = "INSERT OR REPLACE INTO rank_obs(run_id, seq, row_no, step, "
+                                     "rank, step_time_s, tokens_per_s) VALUES(?,?,?,?,?,?,?)";
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
 {
@@ -39,6 +50,15 @@ static void bind_real(sqlite3_stmt *st, int i, double v)
 static double col_real(sqlite3_stmt *st, int i)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* A code column (recompute, dtype): -1 (unknown) for NULL or a value outside int32. */
+static int32_t col_code(sqlite3_stmt *st, int i)
+{
+    if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        return -1;
+    sqlite3_int64 v = sqlite3_column_int64(st, i);
+    return v >= INT32_MIN && v <= INT32_MAX ? (int32_t)v : -1;
 }
 
 static mfu_scope col_scope(sqlite3_stmt *st, int i)
@@ -72,6 +92,17 @@ static void bind_step(sqlite3_stmt *st, int first, const mfu_step *s)
     sqlite3_bind_int(st, i++, (int)s->mfu_scope);
     bind_real(st, i++, s->samples_per_s);
     sqlite3_bind_int(st, i++, (int)s->samples_per_s_scope);
+    bind_real(st, i++, s->seq_len);
+    bind_real(st, i++, s->devices);
+    bind_real(st, i++, s->useful_tokens);
+    bind_real(st, i++, s->clock_mhz);
+    bind_real(st, i++, s->power_w);
+    bind_real(st, i++, s->power_limit_w);
+    bind_real(st, i++, s->data_loading_s);
+    bind_real(st, i++, s->comm_s);
+    bind_real(st, i++, s->optimizer_s);
+    sqlite3_bind_int(st, i++, s->recompute);
+    sqlite3_bind_int(st, i++, s->dtype);
 }
 
 /* Read the fields of a step from column `first` on (STEP_COLUMNS order). */
@@ -98,6 +129,17 @@ static void read_step(sqlite3_stmt *st, int first, mfu_step *s)
     s->mfu_scope = col_scope(st, i++);
     s->samples_per_s = col_real(st, i++);
     s->samples_per_s_scope = col_scope(st, i++);
+    s->seq_len = col_real(st, i++);
+    s->devices = col_real(st, i++);
+    s->useful_tokens = col_real(st, i++);
+    s->clock_mhz = col_real(st, i++);
+    s->power_w = col_real(st, i++);
+    s->power_limit_w = col_real(st, i++);
+    s->data_loading_s = col_real(st, i++);
+    s->comm_s = col_real(st, i++);
+    s->optimizer_s = col_real(st, i++);
+    s->recompute = col_code(st, i++);
+    s->dtype = col_code(st, i++);
 }
 
 static bool same_double(double a, double b)
@@ -118,7 +160,21 @@ bool mfu__store_step_equal(const mfu_step *a, const mfu_step *b)
            same_double(a->flops_per_s, b->flops_per_s) &&
            a->flops_per_s_scope == b->flops_per_s_scope && same_double(a->mfu, b->mfu) &&
            a->mfu_scope == b->mfu_scope && same_double(a->samples_per_s, b->samples_per_s) &&
-           a->samples_per_s_scope == b->samples_per_s_scope;
+           a->samples_per_s_scope == b->samples_per_s_scope &&
+           same_double(a->seq_len, b->seq_len) && same_double(a->devices, b->devices) &&
+           same_double(a->useful_tokens, b->useful_tokens) &&
+           same_double(a->clock_mhz, b->clock_mhz) && same_double(a->power_w, b->power_w) &&
+           same_double(a->power_limit_w, b->power_limit_w) &&
+           same_double(a->data_loading_s, b->data_loading_s) && same_double(a->comm_s, b->comm_s) &&
+           same_double(a->optimizer_s, b->optimizer_s) && a->recompute == b->recompute &&
+           a->dtype == b->dtype;
+}
+
+bool mfu__store_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b)
+{
+    return a->row == b->row && a->step == b->step && a->rank == b->rank &&
+           same_double(a->step_time_s, b->step_time_s) &&
+           same_double(a->tokens_per_s, b->tokens_per_s);
 }
 
 /* ---- metadata as JSON ------------------------------------------------------------------- */
@@ -322,6 +378,17 @@ static mfu_status write_head(mfu_store *s, const mfu__store_write *w, size_t fro
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return mfu__store_fail(s, err, rc, "deleting rows");
+    rs = mfu__store_prepare(s, "DELETE FROM rank_obs WHERE run_id=?1 AND (row_no>=?2 OR seq>=?3)",
+                            &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, w->id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)from);
+    sqlite3_bind_int64(st, 3, w->obs_src ? (sqlite3_int64)w->first_seq : INT64_MAX);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return mfu__store_fail(s, err, rc, "deleting per-rank observations");
     if (w->meta) {
         char *json = mfu__store_meta_to_json(w->meta);
         if (!json)
@@ -380,15 +447,113 @@ static mfu_status write_tail(mfu_store *s, const mfu__store_write *w, size_t end
 
 static mfu_status insert_stmt(mfu_store *s, mfu_error *err)
 {
-    if (s->insert_step)
+    int rc = SQLITE_OK;
+    if (!s->insert_step) {
+        rc = sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_step,
+                                NULL);
+        if (rc != SQLITE_OK)
+            s->insert_step = NULL;
+    }
+    if (rc == SQLITE_OK && !s->insert_obs) {
+        rc = sqlite3_prepare_v3(s->db, insert_obs_sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                &s->insert_obs, NULL);
+        if (rc != SQLITE_OK)
+            s->insert_obs = NULL;
+    }
+    return rc == SQLITE_OK ? MFU_OK : mfu__store_fail(s, err, rc, "preparing the row insert");
+}
+
+/* ---- per-rank observations -------------------------------------------------------------- */
+
+size_t mfu__store_obs_first_seq(const mfu_run *run, size_t from)
+{
+    size_t n = mfu_run_rank_obs_count(run);
+    for (size_t k = 0; k < n; k++) {
+        mfu_rank_obs o;
+        if (mfu_run_rank_obs_get(run, k, &o) && o.row >= from)
+            return k;
+    }
+    return n;
+}
+
+/* Where this write's observations start (w->from is final). */
+static void plan_obs(mfu__store_write *w)
+{
+    w->first_seq = w->obs_src ? mfu__store_obs_first_seq(w->obs_src, w->from) : 0;
+    w->obs_next = w->first_seq;
+}
+
+/* Insert the next observations, in their order, while their rows are < end (inside the
+ * batch's transaction). An observation of a later row holds back those after it until its
+ * row is written: they are nearly in row order (a lagging rank is a few rows behind). */
+static mfu_status write_obs(mfu_store *s, mfu__store_write *w, size_t end, mfu_error *err)
+{
+    if (!w->obs_src)
         return MFU_OK;
-    int rc =
-        sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_step, NULL);
-    if (rc != SQLITE_OK) {
-        s->insert_step = NULL;
-        return mfu__store_fail(s, err, rc, "preparing the row insert");
+    sqlite3_stmt *ins = s->insert_obs;
+    size_t n = mfu_run_rank_obs_count(w->obs_src);
+    mfu_rank_obs o;
+    for (; w->obs_next < n && mfu_run_rank_obs_get(w->obs_src, w->obs_next, &o) && o.row < end;
+         w->obs_next++) {
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, w->id);
+        sqlite3_bind_int64(ins, 2, (sqlite3_int64)w->obs_next);
+        sqlite3_bind_int64(ins, 3, (sqlite3_int64)o.row);
+        sqlite3_bind_int64(ins, 4, o.step);
+        sqlite3_bind_int(ins, 5, o.rank);
+        bind_real(ins, 6, o.step_time_s);
+        bind_real(ins, 7, o.tokens_per_s);
+        int rc = sqlite3_step(ins);
+        sqlite3_reset(ins);
+        if (rc != SQLITE_DONE)
+            return mfu__store_fail(s, err, rc, "writing per-rank observations");
     }
     return MFU_OK;
+}
+
+mfu_status mfu__store_obs_prefix(mfu_store *s, int64_t id, size_t before, size_t rows, size_t *n,
+                                 mfu_rank_obs *last, bool *found, mfu_error *err)
+{
+    *n = 0;
+    *found = false;
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(
+        s, "SELECT count(*) FROM rank_obs WHERE run_id=? AND seq<? AND row_no<?", &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)before);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)rows);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *n = (size_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return mfu__store_fail(s, err, rc, "counting per-rank observations");
+    if (before == 0)
+        return MFU_OK;
+    rs = mfu__store_prepare(s,
+                            "SELECT row_no, step, rank, step_time_s, tokens_per_s FROM rank_obs "
+                            "WHERE run_id=? AND seq=?",
+                            &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)(before - 1));
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *found = true;
+        sqlite3_int64 row = sqlite3_column_int64(st, 0);
+        last->row = row > 0 ? (size_t)row : 0;
+        last->step = sqlite3_column_int64(st, 1);
+        last->rank = (int32_t)sqlite3_column_int(st, 2);
+        last->step_time_s = col_real(st, 3);
+        last->tokens_per_s = col_real(st, 4);
+    } else if (rc != SQLITE_DONE) {
+        rs = mfu__store_fail(s, err, rc, "reading a per-rank observation");
+    }
+    sqlite3_finalize(st);
+    return rs;
 }
 
 /* One transaction: (the head, when it is the first) + rows [pos, pos + batch) + the tail.
@@ -423,6 +588,7 @@ static mfu_status write_batch(mfu_store *s, mfu__store_write *w, bool first_tx, 
         }
         if (w->from > nrows)
             w->from = nrows;
+        plan_obs(w);
         rs = write_head(s, w, w->from, err);
         if (rs != MFU_OK)
             goto fail;
@@ -461,6 +627,9 @@ static mfu_status write_batch(mfu_store *s, mfu__store_write *w, bool first_tx, 
         }
     }
     sqlite3_reset(ins);
+    rs = write_obs(s, w, end, err);
+    if (rs != MFU_OK)
+        goto fail;
     if (!have_last && end > 0) { /* nothing written here: the last row is an older one */
         w->get(w->ctx, end - 1, &last);
         have_last = true;
@@ -583,6 +752,7 @@ mfu_status mfu_store_put_run(mfu_store *s, const char *name, const mfu_run *run,
     w.get = get_from_run;
     w.ctx = run;
     w.meta = mfu_run_meta_get(run);
+    w.obs_src = run;
     w.src_mode = MFU__SRC_CLEAR;
     rs = mfu__store_write_rows(s, &w, err);
     if (rs == MFU_OK && id)
@@ -628,6 +798,54 @@ mfu_status mfu__store_get_row(mfu_store *s, int64_t id, size_t i, mfu_step *out,
     return rs;
 }
 
+/* The row a step that merged on the way back went to: the latest of the last
+ * MFU_RUN_DEDUP_WINDOW rows with its step number (the row mfu_run_append merges into). */
+static size_t merged_row(const mfu_run *run, int64_t step)
+{
+    size_t n = mfu_run_count(run);
+    const int64_t *steps = mfu_run_steps(run);
+    size_t lo = n > MFU_RUN_DEDUP_WINDOW ? n - MFU_RUN_DEDUP_WINDOW : 0;
+    for (size_t i = n; i-- > lo;)
+        if (steps[i] == step)
+            return i;
+    return n - 1;
+}
+
+/* Restore the per-rank observations of run id into run, in their stored order, rows mapped
+ * through map (NULL: stored row i is run row i). An observation whose row is not in run (a
+ * damaged store) is left out. */
+static mfu_status read_obs(mfu_store *s, int64_t id, mfu_run *run, const size_t *map, size_t nrows,
+                           mfu_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(s,
+                                       "SELECT row_no, rank, step_time_s, tokens_per_s FROM "
+                                       "rank_obs WHERE run_id=? ORDER BY seq",
+                                       &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    size_t n = mfu_run_count(run);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_int64 r = sqlite3_column_int64(st, 0);
+        sqlite3_int64 rank = sqlite3_column_int64(st, 1);
+        if (r < 0 || (uint64_t)r >= nrows || rank < 0 || rank > INT32_MAX)
+            continue;
+        size_t row = map ? map[r] : (size_t)r;
+        if (row >= n)
+            continue;
+        mfu_rank_obs o = {row, 0, (int32_t)rank, col_real(st, 2), col_real(st, 3)};
+        rs = mfu_run_rank_obs_append(run, &o, err);
+        if (rs != MFU_OK)
+            break;
+    }
+    if (rs == MFU_OK && rc != SQLITE_DONE)
+        rs = mfu__store_fail(s, err, rc, "reading per-rank observations");
+    sqlite3_finalize(st);
+    return rs;
+}
+
 mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error *err)
 {
     if (out)
@@ -636,7 +854,8 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_get_run: NULL argument");
     sqlite3_stmt *st = NULL;
     mfu_run *run = NULL;
-    /* One read transaction: the metadata and the rows come from the same snapshot. */
+    size_t *map = NULL;
+    /* One read transaction: the metadata, rows and observations come from the same snapshot. */
     mfu_status rs = mfu__store_exec(s, "BEGIN", err);
     if (rs != MFU_OK)
         return rs;
@@ -654,6 +873,8 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
         goto done;
     }
     int64_t nrows = sqlite3_column_int64(st, 1);
+    if (nrows < 0)
+        nrows = 0;
     if (nrows > MFU_RUN_MAX_STEPS) {
         rs = mfu__fail(err, MFU_E_LIMIT, 0,
                        "%s: run %lld holds %lld rows, more than a run can (%ld); read it in "
@@ -672,21 +893,48 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
     st = NULL;
     if (rs != MFU_OK)
         goto done;
-    rs = mfu__store_prepare(s, "SELECT " STEP_COLUMNS " FROM steps WHERE run_id=? ORDER BY row_no",
+    rs = mfu__store_prepare(s,
+                            "SELECT row_no, " STEP_COLUMNS
+                            " FROM steps WHERE run_id=? AND row_no>=0 AND row_no<? ORDER BY row_no",
                             &st, err);
     if (rs != MFU_OK)
         goto done;
     sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, nrows);
+    /* Stored row i is run row i unless rows merged on the way back (see store.h) or a row is
+     * missing (a damaged store); then map[i] is the run row it went to, SIZE_MAX for none. */
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t row_no = (size_t)sqlite3_column_int64(st, 0);
         mfu_step row;
-        read_step(st, 0, &row);
-        rs = mfu_run_append(run, &row, NULL, err);
+        read_step(st, 1, &row);
+        size_t before = mfu_run_count(run);
+        bool merged = false;
+        rs = mfu_run_append(run, &row, &merged, err);
         if (rs != MFU_OK)
             goto done;
+        size_t to = merged ? merged_row(run, row.step) : before;
+        if (!map && to != row_no) {
+            map = malloc((size_t)nrows * sizeof *map);
+            if (!map) {
+                rs =
+                    mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading run %lld", (long long)id);
+                goto done;
+            }
+            for (size_t i = 0; i < (size_t)nrows; i++)
+                map[i] = i < row_no ? i : SIZE_MAX;
+        }
+        if (map)
+            map[row_no] = to;
     }
-    if (rc != SQLITE_DONE)
+    if (rc != SQLITE_DONE) {
         rs = mfu__store_fail(s, err, rc, "reading step rows");
+        goto done;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    rs = read_obs(s, id, run, map, (size_t)nrows, err);
 done:
+    free(map);
     sqlite3_finalize(st);
     mfu__store_exec(s, "COMMIT", NULL);
     if (rs != MFU_OK) {

@@ -82,9 +82,38 @@ static const char migration_1[] =
 
 /* Schema version 2: the run's context (what `mfu report` needs besides the log: model, device,
  * job size) as a JSON array of command-line arguments; '' when none was given. */
-static const char migration_2[] = "ALTER TABLE runs ADD COLUMN context_json TEXT NOT NULL DEFAULT '';";
+static const char migration_2[] =
+    "ALTER TABLE runs ADD COLUMN context_json TEXT NOT NULL DEFAULT '';";
 
-static const char *const migrations[] = {migration_1, migration_2};
+/* Schema version 3: the per-step configuration and telemetry of mfu_step (doubles without a
+ * declared type, as in version 1; codes -1 = unknown), and the run's per-rank observations
+ * (mfu_rank_obs), numbered in the order the run holds them; row_no is the row they belong to.
+ * Rows stored before read the new fields as absent. A run read from a file before this version
+ * forgets its recorded mtime, so that its next ingest reads the file again instead of finding
+ * it unchanged, and stores what the old rows lack. */
+static const char migration_3[] =
+    "ALTER TABLE steps ADD COLUMN seq_len;"
+    "ALTER TABLE steps ADD COLUMN devices;"
+    "ALTER TABLE steps ADD COLUMN useful_tokens;"
+    "ALTER TABLE steps ADD COLUMN clock_mhz;"
+    "ALTER TABLE steps ADD COLUMN power_w;"
+    "ALTER TABLE steps ADD COLUMN power_limit_w;"
+    "ALTER TABLE steps ADD COLUMN data_loading_s;"
+    "ALTER TABLE steps ADD COLUMN comm_s;"
+    "ALTER TABLE steps ADD COLUMN optimizer_s;"
+    "ALTER TABLE steps ADD COLUMN recompute INTEGER NOT NULL DEFAULT -1;"
+    "ALTER TABLE steps ADD COLUMN dtype INTEGER NOT NULL DEFAULT -1;"
+    "CREATE TABLE rank_obs("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL,"
+    " row_no INTEGER NOT NULL,"
+    " step INTEGER NOT NULL,"
+    " rank INTEGER NOT NULL,"
+    " step_time_s, tokens_per_s,"
+    " PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
+    "UPDATE runs SET src_mtime_ns = -1 WHERE src_path <> '';";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3};
 
 _Static_assert(MFU__ARRAY_LEN(migrations) == MFU_STORE_SCHEMA_VERSION,
                "one migration per schema version");
@@ -402,6 +431,8 @@ void mfu_store_close(mfu_store *s)
         return;
     if (s->insert_step)
         sqlite3_finalize(s->insert_step);
+    if (s->insert_obs)
+        sqlite3_finalize(s->insert_obs);
     if (s->db) {
         if (!s->readonly)
             sqlite3_exec(s->db, "PRAGMA optimize", NULL, NULL, NULL);

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# e2e: mfu ingest / runs / rm against a store in a temporary directory.
-# Env: MFU_BIN (the CLI). Needs jq and the sqlite3 CLI.
+# e2e: mfu ingest / runs / rm against a store in a temporary directory, and runs read back from
+# the store by mfu serve showing the findings mfu report shows on their logs.
+# Env: MFU_BIN (the CLI). Needs jq, curl and the sqlite3 CLI.
 set -u
 mfu=${MFU_BIN:?MFU_BIN must point at the mfu binary}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mfu-e2e-store.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+srv=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 unset MFU_DB
 fails=0
 pass=0
@@ -167,6 +169,62 @@ elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 wait "$locker"
 expect 0 "$mfu" ingest "$tmp/b.log" --run locked --db "$db"
 eq "$(sqlite3 "$db" "PRAGMA integrity_check")" ok "integrity"
+
+# Runs read back from the store keep what their findings need (schema 3): Megatron-LM timers,
+# clock and power, useful tokens, per-step recompute, per-rank observations. Logs with a known
+# truth from tests/e2e/lib/genlog.py; `mfu serve --db` loads each stored run with
+# mfu_store_get_run and analyses it.
+gen() { /usr/bin/python3 "$(dirname "$0")/lib/genlog.py" "$@" || bad "genlog $*"; }
+kinds() { jq -r '[.findings[].kind] | sort | join(",")' "$1"; }
+fdb=$tmp/findings.db
+F4=$("$mfu" flops --json --model gpt2 --seq 4096 | jq -r .flops_per_token.model)
+H4=$("$mfu" flops --json --model gpt2 --seq 4096 --recompute full | jq -r .flops_per_token.hardware)
+ctx=(--model gpt2 --device h100-sxm)
+gen timers "$tmp/timers.log" --seed 19 --steps 200 --flops "$F4"
+gen throttle "$tmp/throttle.jsonl" --seed 14 --steps 400 --flops "$F4"
+gen padding "$tmp/padding.jsonl" --seed 15 --steps 200 --flops "$F4"
+gen straggler "$tmp/straggler.log" --seed 18 --steps 200 --flops "$F4"
+gen recompute "$tmp/recompute.jsonl" --seed 16 --steps 200 --flops "$F4" --hw "$H4" --mfu 0.5
+for r in timers:log throttle:jsonl padding:jsonl straggler:log recompute:jsonl; do
+  n=${r%%:*}
+  extra=()
+  [ "$n" = straggler ] && extra=(--seq 4096 --devices 8)
+  expect 0 "$mfu" ingest "$tmp/$n.${r#*:}" --db "$fdb" "${ctx[@]}" "${extra[@]}"
+  "$mfu" report "$tmp/$n.${r#*:}" "${ctx[@]}" "${extra[@]}" --json --no-series >"$tmp/$n.report" 2>/dev/null ||
+    bad "mfu report $n failed"
+done
+eq "$(kinds "$tmp/timers.report")" data_loading "report: Megatron timers"
+eq "$(kinds "$tmp/throttle.report")" throttling "report: clock"
+eq "$(kinds "$tmp/padding.report")" padding "report: useful tokens"
+# what the store holds: every merged rank line as an observation of its row, the codes, the
+# telemetry (NULL where a row had none)
+eq "$(sqlite3 "$fdb" "SELECT count(*) || ' ' || count(DISTINCT rank) || ' ' || max(row_no) FROM rank_obs o
+     JOIN runs r ON r.id = o.run_id WHERE r.name = 'straggler'")" "$(jq -r .lines.merged "$tmp/straggler.report") 7 199" "rank observations"
+eq "$(sqlite3 "$fdb" "SELECT count(*) FROM rank_obs o JOIN steps s ON s.run_id = o.run_id AND s.row_no = o.row_no
+     WHERE s.step <> o.step OR o.rank = s.rank")" 0 "observations name their row"
+eq "$(sqlite3 "$fdb" "SELECT group_concat(DISTINCT s.recompute) FROM steps s JOIN runs r ON r.id = s.run_id
+     WHERE r.name = 'recompute'")" "2,0" "recompute codes"
+eq "$(sqlite3 "$fdb" "SELECT count(data_loading_s) || ' ' || count(optimizer_s) FROM steps s JOIN runs r
+     ON r.id = s.run_id WHERE r.name = 'timers'")" "200 200" "timer columns"
+eq "$(sqlite3 "$fdb" "SELECT count(clock_mhz) || ' ' || count(power_w) || ' ' || count(useful_tokens)
+     FROM steps")" "400 400 200" "telemetry columns"
+if command -v curl >/dev/null; then
+  "$mfu" serve --db "$fdb" --listen 127.0.0.1:0 >"$tmp/srv.out" 2>"$tmp/srv.err" &
+  srv=$!
+  for _ in $(seq 200); do grep -q 'http://' "$tmp/srv.out" 2>/dev/null && break; sleep 0.05; done
+  url=$(grep -o 'http://[^ ]*' "$tmp/srv.out" | head -1)
+  url=${url%/}
+  [ -n "$url" ] && ok || bad "mfu serve --db did not start: $(cat "$tmp/srv.err")"
+  for n in timers throttle padding; do
+    curl -s --max-time 20 -o "$tmp/$n.served" "$url/api/runs/$n/findings"
+    eq "$(kinds "$tmp/$n.served")" "$(kinds "$tmp/$n.report")" "findings of stored run '$n' as served"
+  done
+  kill "$srv"
+  wait "$srv" 2>/dev/null
+  srv=
+else
+  bad "curl is missing (bash scripts/deps.sh)"
+fi
 
 echo "store.sh: $pass passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -32,6 +32,16 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
+/* SQL that takes a version-3 store back to the tables of version 2 (what migration 3 added). */
+#define UNDO_V3                                                                                    \
+    "DROP TABLE rank_obs;"                                                                         \
+    "ALTER TABLE steps DROP COLUMN seq_len; ALTER TABLE steps DROP COLUMN devices;"                \
+    "ALTER TABLE steps DROP COLUMN useful_tokens; ALTER TABLE steps DROP COLUMN clock_mhz;"        \
+    "ALTER TABLE steps DROP COLUMN power_w; ALTER TABLE steps DROP COLUMN power_limit_w;"          \
+    "ALTER TABLE steps DROP COLUMN data_loading_s; ALTER TABLE steps DROP COLUMN comm_s;"          \
+    "ALTER TABLE steps DROP COLUMN optimizer_s; ALTER TABLE steps DROP COLUMN recompute;"          \
+    "ALTER TABLE steps DROP COLUMN dtype;"
+
 typedef struct fx {
     char dir[256];
     char db[320];
@@ -734,9 +744,9 @@ static void context(void **state)
     sqlite3 *h = NULL;
     assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
     assert_int_equal(sqlite3_exec(h,
-                                  "ALTER TABLE runs DROP COLUMN context_json;"
-                                  "DELETE FROM mfu_schema WHERE version > 1;"
-                                  "PRAGMA user_version=1;",
+                                  UNDO_V3 "ALTER TABLE runs DROP COLUMN context_json;"
+                                          "DELETE FROM mfu_schema WHERE version > 1;"
+                                          "PRAGMA user_version=1;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(h);
