@@ -1,7 +1,8 @@
 /*
  * store_ingest.c - how fast the run store writes step rows, against the naive way.
  *
- * Builds a synthetic run of N steps (default 1e6) with every field set, then times
+ * Builds a synthetic run of N steps (default 1e6) with every field set (schema 3's per-step
+ * configuration and telemetry included), then times
  *   store:    mfu_store_put_run(): batched transactions (MFU_STORE_BATCH_ROWS rows each),
  *             one prepared statement reused;
  *   baseline: the same rows into the same schema and connection settings (WAL,
@@ -57,6 +58,18 @@ static void fill_step(mfu_step *s, int64_t i)
     s->flops_per_s_scope = MFU_SCOPE_DEVICE;
     s->mfu = 0.41;
     s->mfu_scope = MFU_SCOPE_DEVICE;
+    /* the per-step configuration and telemetry of schema 3 */
+    s->seq_len = 4096;
+    s->devices = 1024;
+    s->useful_tokens = 0.97 * s->tokens;
+    s->clock_mhz = 1980 - (double)(i % 13);
+    s->power_w = 690 + (double)(i % 11);
+    s->power_limit_w = 700;
+    s->data_loading_s = 0.004;
+    s->comm_s = 0.03;
+    s->optimizer_s = 0.01;
+    s->recompute = 1;
+    s->dtype = 3;
 }
 
 int main(int argc, char **argv)
@@ -135,8 +148,10 @@ int main(int argc, char **argv)
                            "INSERT INTO steps(run_id, row_no, step, rank, flags, time_s, "
                            "step_time_s, tokens, samples, loss, lr, grad_norm, memory_bytes, "
                            "tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "
-                           "mfu_scope, samples_per_s, samples_per_s_scope) "
-                           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "mfu_scope, samples_per_s, samples_per_s_scope, seq_len, devices, "
+                           "useful_tokens, clock_mhz, power_w, power_limit_w, data_loading_s, "
+                           "comm_s, optimizer_s, recompute, dtype) "
+                           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &ins, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_store_ingest: %s\n", sqlite3_errmsg(db));
         return 1;
@@ -163,6 +178,13 @@ int main(int argc, char **argv)
         sqlite3_bind_int(ins, 19, s.mfu_scope);
         sqlite3_bind_null(ins, 20);
         sqlite3_bind_int(ins, 21, s.samples_per_s_scope);
+        const double w[] = {s.seq_len,       s.devices,        s.useful_tokens,
+                            s.clock_mhz,     s.power_w,        s.power_limit_w,
+                            s.data_loading_s, s.comm_s,        s.optimizer_s};
+        for (int k = 0; k < 9; k++)
+            sqlite3_bind_double(ins, 22 + k, w[k]);
+        sqlite3_bind_int(ins, 31, s.recompute);
+        sqlite3_bind_int(ins, 32, s.dtype);
         if (sqlite3_step(ins) != SQLITE_DONE) {
             fprintf(stderr, "bench_store_ingest: %s\n", sqlite3_errmsg(db));
             return 1;
