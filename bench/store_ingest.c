@@ -144,15 +144,16 @@ int main(int argc, char **argv)
         return 1;
     }
     sqlite3_stmt *ins = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO steps(run_id, row_no, step, rank, flags, time_s, "
-                           "step_time_s, tokens, samples, loss, lr, grad_norm, memory_bytes, "
-                           "tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "
-                           "mfu_scope, samples_per_s, samples_per_s_scope, seq_len, devices, "
-                           "useful_tokens, clock_mhz, power_w, power_limit_w, data_loading_s, "
-                           "comm_s, optimizer_s, recompute, dtype) "
-                           "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &ins, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(
+            db,
+            "INSERT INTO steps(run_id, row_no, step, rank, flags, time_s, "
+            "step_time_s, tokens, samples, loss, lr, grad_norm, memory_bytes, "
+            "tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "
+            "mfu_scope, samples_per_s, samples_per_s_scope, seq_len, devices, "
+            "useful_tokens, clock_mhz, power_w, power_limit_w, data_loading_s, "
+            "comm_s, optimizer_s, recompute, dtype) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            -1, &ins, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_store_ingest: %s\n", sqlite3_errmsg(db));
         return 1;
     }
@@ -178,9 +179,9 @@ int main(int argc, char **argv)
         sqlite3_bind_int(ins, 19, s.mfu_scope);
         sqlite3_bind_null(ins, 20);
         sqlite3_bind_int(ins, 21, s.samples_per_s_scope);
-        const double w[] = {s.seq_len,       s.devices,        s.useful_tokens,
-                            s.clock_mhz,     s.power_w,        s.power_limit_w,
-                            s.data_loading_s, s.comm_s,        s.optimizer_s};
+        const double w[] = {s.seq_len,        s.devices, s.useful_tokens,
+                            s.clock_mhz,      s.power_w, s.power_limit_w,
+                            s.data_loading_s, s.comm_s,  s.optimizer_s};
         for (int k = 0; k < 9; k++)
             sqlite3_bind_double(ins, 22 + k, w[k]);
         sqlite3_bind_int(ins, 31, s.recompute);
