@@ -134,8 +134,8 @@ MFU_API mfu_status mfu_run_write_jsonl(const mfu_run *run, FILE *out, mfu_error 
  * that follows a growing run (mfu_monitor): the header once, then the new rows after each
  * append; a row changed by a merge after it was written is not written again. from past the
  * end writes no row. Errors: MFU_E_INVALID (NULL), MFU_E_NOMEM, MFU_E_IO. */
-MFU_API mfu_status mfu_run_write_jsonl_rows(const mfu_run *run, size_t from, bool header,
-                                            FILE *out, mfu_error *err);
+MFU_API mfu_status mfu_run_write_jsonl_rows(const mfu_run *run, size_t from, bool header, FILE *out,
+                                            mfu_error *err);
 
 /* The known formats, in detection-priority order: name and a one-line summary of i-th format,
  * NULL when i is past the end. */

@@ -92,11 +92,11 @@ typedef struct report_job {
     const report_args *args;
     const char *const *expect; /* --expect expressions */
     size_t nexpect;
-    json_t *json;  /* --json: the array of run objects */
-    bool series;   /* --json: the per-step series */
-    bool keep;     /* --html: keep the report (*out) */
-    bool violated; /* an --expect failed (on some log) */
-    bool quiet;    /* no text report (the page goes to stdout) */
+    json_t *json;        /* --json: the array of run objects */
+    bool series;         /* --json: the per-step series */
+    bool keep;           /* --html: keep the report (*out) */
+    bool violated;       /* an --expect failed (on some log) */
+    bool quiet;          /* no text report (the page goes to stdout) */
     const cli_args *cli; /* the command line (--db, --wait, whether context flags were given) */
     mfu_store *store;    /* opened at the first --run; closed by cmd_report */
 } report_job;
@@ -118,8 +118,8 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
                     e.message);
             rc = CLI_EXIT_FAIL;
         } else if (!res.passed) {
-            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", o->path,
-                    res.expression, res.message);
+            fprintf(stderr, "mfu report: %s: expectation failed: %s: %s\n", o->path, res.expression,
+                    res.message);
             job->violated = true;
         }
     }
@@ -135,8 +135,8 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
             snprintf(detail, ndetail,
                      "%s (%s), %zu steps; lines: %ld read, %ld used, %ld ignored, %ld skipped",
                      o->stats->format, o->stats->detected ? "detected" : "forced",
-                     mfu_report_step_count(r), o->stats->lines, o->stats->used,
-                     o->stats->ignored, o->stats->skipped);
+                     mfu_report_step_count(r), o->stats->lines, o->stats->used, o->stats->ignored,
+                     o->stats->skipped);
         else
             snprintf(detail, ndetail, "run of %s: %s, %zu steps stored", o->store, o->format,
                      mfu_report_step_count(r));
@@ -199,7 +199,8 @@ static int compute_stored(report_job *job, int64_t id, const char *name, const m
     if (own_ctx)
         run_context_free(&ctx);
     if (st != MFU_OK) {
-        fprintf(stderr, "mfu report: run %s: %s\n", name, e.message[0] ? e.message : mfu_strerror(st));
+        fprintf(stderr, "mfu report: run %s: %s\n", name,
+                e.message[0] ? e.message : mfu_strerror(st));
         return st == MFU_E_INVALID || st == MFU_E_MISSING || st == MFU_E_RANGE ? CLI_EXIT_USAGE
                                                                                : CLI_EXIT_FAIL;
     }
@@ -222,8 +223,8 @@ static int one_stored(const char *name, report_job *job, mfu_report **out, char 
     mfu_status st = mfu_store_find_run(job->store, name, &id, &e);
     if (st == MFU_E_UNKNOWN)
         return cli_failf("report", CLI_EXIT_FAIL,
-                         "--run %s: no run of that name in %s; 'mfu runs --db %s' lists them",
-                         name, db, db);
+                         "--run %s: no run of that name in %s; 'mfu runs --db %s' lists them", name,
+                         db, db);
     if (st != MFU_OK)
         return cli_fail("report", &e, CLI_EXIT_FAIL);
     mfu_run *run = NULL;

@@ -102,8 +102,8 @@ static void print_context(FILE *out, const report_origin *o, const mfu_report *r
         fprintf(out,
                 "log        %s (%s), %zu step%s; lines: %ld read, %ld used, %ld ignored, %ld "
                 "skipped\n",
-                st->format, st->detected ? "detected" : "forced", n, n == 1 ? "" : "s",
-                st->lines, st->used, st->ignored, st->skipped);
+                st->format, st->detected ? "detected" : "forced", n, n == 1 ? "" : "s", st->lines,
+                st->used, st->ignored, st->skipped);
     } else {
         fprintf(out, "== run %s (store %s)\n", o->path, o->store);
         fprintf(out, "log        %s, %zu step%s stored", o->format[0] ? o->format : "unknown", n,
@@ -452,9 +452,8 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
     } else {
         json_object_set_new(o, "run", jstr(origin->path));
         json_object_set_new(o, "store", jstr(origin->store));
-        json_object_set_new(o, "file", origin->source && origin->source[0]
-                                           ? jstr(origin->source)
-                                           : json_null());
+        json_object_set_new(
+            o, "file", origin->source && origin->source[0] ? jstr(origin->source) : json_null());
         json_object_set_new(o, "format", jstr(origin->format));
         json_object_set_new(o, "format_detected", json_null());
         json_object_set_new(o, "lines", json_null());

@@ -29,8 +29,8 @@ struct mfu_monitor {
     mfu_arch arch;
     mfu_workload wl;
     mfu_flops_options fo;
-    double fpt, hfpt;      /* model / hardware FLOPs per token at fpt_seq */
-    int64_t fpt_seq;       /* the sequence length fpt was counted at */
+    double fpt, hfpt;         /* model / hardware FLOPs per token at fpt_seq */
+    int64_t fpt_seq;          /* the sequence length fpt was counted at */
     double alt_fpt, alt_hfpt; /* FLOPs per token at the last other (length, recompute) */
     int64_t alt_seq;          /* that length (0: none) */
     int alt_rec;              /* that recompute mode */
@@ -40,14 +40,14 @@ struct mfu_monitor {
     double peak;    /* dense peak of one device for dtype, NaN without device or peak */
     double devices; /* devices in the job */
     char device_name[128];
-    FILE *file;         /* jsonl_path, appended to; NULL when none */
-    size_t written;     /* rows of run already in the file */
+    FILE *file;          /* jsonl_path, appended to; NULL when none */
+    size_t written;      /* rows of run already in the file */
     mfu_report_input in; /* the report's input (its device points at device_name) */
 };
 
 /* Model and hardware FLOPs per token of m's model at sequence length seq, recompute rec. */
-static mfu_status count_flops(const mfu_monitor *m, int64_t seq, mfu_recompute rec,
-                              double *model, double *hw, mfu_error *err)
+static mfu_status count_flops(const mfu_monitor *m, int64_t seq, mfu_recompute rec, double *model,
+                              double *hw, mfu_error *err)
 {
     mfu_workload wl = m->wl;
     wl.seq = seq;
@@ -87,7 +87,8 @@ static mfu_status resolve_model(mfu_monitor *m, const mfu_monitor_config *c, mfu
                                "a model needs the sequence length: set seq (tokens per "
                                "sequence) in the monitor's configuration");
     m->wl.seq = c->seq;
-    if (c->convention && (st = mfu_convention_parse(c->convention, &m->fo.convention, err)) != MFU_OK)
+    if (c->convention &&
+        (st = mfu_convention_parse(c->convention, &m->fo.convention, err)) != MFU_OK)
         return st;
     if (c->recompute && (st = mfu_recompute_parse(c->recompute, &m->wl.recompute, err)) != MFU_OK)
         return st;
@@ -326,7 +327,8 @@ mfu_status mfu_monitor_report(const mfu_monitor *m, mfu_report **out, mfu_error 
     if (!m || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_report: monitor and out are required");
     if (mfu_run_count(m->run) == 0)
-        return mfu__fail(err, MFU_E_EMPTY, 0, "no step recorded yet: call mfu_monitor_record first");
+        return mfu__fail(err, MFU_E_EMPTY, 0,
+                         "no step recorded yet: call mfu_monitor_record first");
     return mfu_report_compute(m->run, &m->in, out, err);
 }
 

@@ -147,8 +147,17 @@ static bool grow_one(void **p, size_t keep, size_t ncap, size_t sz)
 
 /* The arrays besides the step numbers and the double columns, each with the element every
  * absent row holds: the scopes MFU_SCOPE_UNKNOWN (0), flags 0, rank, recompute and dtype -1. */
-enum { AUX_TPS_SCOPE, AUX_FLOPS_SCOPE, AUX_MFU_SCOPE, AUX_SPS_SCOPE, AUX_FLAGS, AUX_RANK,
-       AUX_RECOMPUTE, AUX_DTYPE, AUX_COUNT };
+enum {
+    AUX_TPS_SCOPE,
+    AUX_FLOPS_SCOPE,
+    AUX_MFU_SCOPE,
+    AUX_SPS_SCOPE,
+    AUX_FLAGS,
+    AUX_RANK,
+    AUX_RECOMPUTE,
+    AUX_DTYPE,
+    AUX_COUNT
+};
 static const long long aux_absent[AUX_COUNT] = {0, 0, 0, 0, 0, -1, -1, -1};
 
 /* The address of aux array k's pointer and its element size. */

@@ -148,10 +148,27 @@ static void some_line(const char *s, size_t n, size_t *a, size_t *len)
     *len = end < n ? end - at + 1 : end - at;
 }
 
-static const char *const numbers[] = {
-    "nan", "NaN", "inf", "-inf", "-1", "0", "-0", "1e308", "1e-320", "9999999999999999999999",
-    "123456789012345678901234567890123456789", "0.000000000000000000001", "1e", "--5", "+",
-    "1,024", "N/A", "-100%", "18446744073709551616", "4.9e-324", "1.7976931348623157e309"};
+static const char *const numbers[] = {"nan",
+                                      "NaN",
+                                      "inf",
+                                      "-inf",
+                                      "-1",
+                                      "0",
+                                      "-0",
+                                      "1e308",
+                                      "1e-320",
+                                      "9999999999999999999999",
+                                      "123456789012345678901234567890123456789",
+                                      "0.000000000000000000001",
+                                      "1e",
+                                      "--5",
+                                      "+",
+                                      "1,024",
+                                      "N/A",
+                                      "-100%",
+                                      "18446744073709551616",
+                                      "4.9e-324",
+                                      "1.7976931348623157e309"};
 
 /* One mutation of src into out. */
 static void mutate_once(const char *src, size_t n, buf *out)
@@ -282,12 +299,14 @@ static void check_round_trip(const mfu_run *run, const char *what)
                     a.tokens_per_s_scope == b.tokens_per_s_scope &&
                     a.flops_per_s_scope == b.flops_per_s_scope && a.mfu_scope == b.mfu_scope &&
                     a.samples_per_s_scope == b.samples_per_s_scope;
-        const double av[] = {a.time_s, a.step_time_s, a.tokens, a.samples, a.loss, a.lr,
-                             a.grad_norm, a.memory_bytes, a.tokens_per_s, a.flops_per_s, a.mfu,
-                             a.samples_per_s, a.seq_len, a.devices, a.useful_tokens};
-        const double bv[] = {b.time_s, b.step_time_s, b.tokens, b.samples, b.loss, b.lr,
-                             b.grad_norm, b.memory_bytes, b.tokens_per_s, b.flops_per_s, b.mfu,
-                             b.samples_per_s, b.seq_len, b.devices, b.useful_tokens};
+        const double av[] = {a.time_s,       a.step_time_s, a.tokens,       a.samples,
+                             a.loss,         a.lr,          a.grad_norm,    a.memory_bytes,
+                             a.tokens_per_s, a.flops_per_s, a.mfu,          a.samples_per_s,
+                             a.seq_len,      a.devices,     a.useful_tokens};
+        const double bv[] = {b.time_s,       b.step_time_s, b.tokens,       b.samples,
+                             b.loss,         b.lr,          b.grad_norm,    b.memory_bytes,
+                             b.tokens_per_s, b.flops_per_s, b.mfu,          b.samples_per_s,
+                             b.seq_len,      b.devices,     b.useful_tokens};
         for (size_t k = 0; k < sizeof av / sizeof av[0]; k++)
             same = same && same_bits(av[k], bv[k]);
         if (!same)
@@ -353,8 +372,8 @@ static void check_one(const char *data, size_t n, const char *format, const char
     if ((size_t)st.steps != mfu_run_count(run))
         fail_msg("%s: stats say %ld steps, the run has %zu", what, st.steps, mfu_run_count(run));
     if (st.used + st.ignored + st.skipped + st.too_long != st.lines)
-        fail_msg("%s: %ld lines read but %ld used + %ld ignored + %ld skipped + %ld too long",
-                 what, st.lines, st.used, st.ignored, st.skipped, st.too_long);
+        fail_msg("%s: %ld lines read but %ld used + %ld ignored + %ld skipped + %ld too long", what,
+                 st.lines, st.used, st.ignored, st.skipped, st.too_long);
     check_round_trip(run, what);
     check_report(run, what);
     mfu_run_free(run);

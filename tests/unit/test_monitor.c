@@ -189,7 +189,7 @@ static void report_agrees_per_step(void **state)
         assert_true(fabs(tps[i] - got[i].tokens_per_s) <= 1e-12 * tps[i]);
     }
     /* and the per-row rules moved the figures as they should */
-    assert_true(got[120].mfu < got[90].mfu * 0.97);              /* 4096: fewer FLOPs/token */
+    assert_true(got[120].mfu < got[90].mfu * 0.97); /* 4096: fewer FLOPs/token */
     double hw_sel, hw_full;
     double fpt = model_fpt("llama3-8b", 8192, MFU_RECOMPUTE_SELECTIVE, &hw_sel);
     model_fpt("llama3-8b", 8192, MFU_RECOMPUTE_FULL, &hw_full);

@@ -30,11 +30,10 @@ static uint64_t rnd(void)
 static double *field(mfu_step *s, int c)
 {
     double *f[MFU_COL_COUNT_] = {
-        &s->time_s,        &s->step_time_s,   &s->tokens,        &s->samples,
-        &s->loss,          &s->lr,            &s->grad_norm,     &s->memory_bytes,
-        &s->tokens_per_s,  &s->flops_per_s,   &s->mfu,           &s->samples_per_s,
-        &s->seq_len,       &s->devices,       &s->useful_tokens, &s->clock_mhz,
-        &s->power_w,       &s->power_limit_w, &s->data_loading_s, &s->comm_s,
+        &s->time_s,     &s->step_time_s,   &s->tokens,        &s->samples,        &s->loss,
+        &s->lr,         &s->grad_norm,     &s->memory_bytes,  &s->tokens_per_s,   &s->flops_per_s,
+        &s->mfu,        &s->samples_per_s, &s->seq_len,       &s->devices,        &s->useful_tokens,
+        &s->clock_mhz,  &s->power_w,       &s->power_limit_w, &s->data_loading_s, &s->comm_s,
         &s->optimizer_s};
     return f[c];
 }
@@ -118,8 +117,8 @@ static void late_columns_hold_absent_before(void **state)
         for (size_t i = 0; i < n; i++) {
             double want = i >= start[k] ? (double)i + 0.5 * k : NAN;
             if (memcmp(&col[i], &want, sizeof want) != 0)
-                fail_msg("column %d (from row %zu) row %zu: %.17g, want %.17g", k * 2, start[k],
-                         i, col[i], want);
+                fail_msg("column %d (from row %zu) row %zu: %.17g, want %.17g", k * 2, start[k], i,
+                         col[i], want);
         }
     }
     for (int c = 1; c < MFU_COL_COUNT_; c += 2)
