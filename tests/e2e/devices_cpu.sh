@@ -58,12 +58,15 @@ jq_true ".probe.threads == ([$cores, 256] | min)"
 jq_true '.probe.seconds_requested == 0.2 and .probe.matrix_n == 128'
 for t in fp32 fp64; do
     jq_true ".probe.$t.flops_per_s > 0 and .probe.$t.products >= 1"
-    jq_true ".probe.$t.ratio > 0 and .probe.$t.ratio < 1.5"
+    # all cores may turbo above the clock of the rule (a VM's 'cpu MHz' is the nominal one):
+    # here 2x would mean a wrong peak; one thread on a multi-core CPU is held to 1.5x below
+    jq_true ".probe.$t.ratio > 0 and .probe.$t.ratio < 2"
     jq_true ".probe.$t.peak_flops_per_s == .peak.dense_flops_per_s.$t"
     jq_true ".probe.$t.max_rel_error < 1e-5"
 done
 ok cpu --probe=0.2 --threads 1 --json
 jq_true '.probe.threads == 1'
+jq_true '.probe.fp32.ratio > 0 and .probe.fp32.ratio < 1.5 and .probe.fp64.ratio < 1.5'
 ok cpu --probe 0.2
 grep -q '^probe: 0.2 s' "$tmp/out" || fail "probe text: header"
 grep -q 'of the peak' "$tmp/out" || fail "probe text: ratio"
