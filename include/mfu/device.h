@@ -141,6 +141,203 @@ MFU_API mfu_status mfu_device_find(const char *name, const mfu_device_info **out
 MFU_API mfu_status mfu_device_peak_flops_per_s(const mfu_device_info *dev, mfu_dtype dtype,
                                                bool sparse, double *out, mfu_error *err);
 
+/* ---- the CPU mfu runs on ---------------------------------------------------------------
+ *
+ * The table above holds accelerators. A CPU's peak is computed instead (src/device/cpu.c):
+ *
+ *     dense peak FLOP/s = cores x clock x FLOPs per cycle per core
+ *     FLOPs per cycle   = FMA units x lanes x 2      (lanes = datapath bits / element bits)
+ *
+ * The number and width of the FMA units per core come from a small table keyed by vendor,
+ * family and model, with sources (docs/devices.md "CPU"); a core the table does not know gets
+ * a conservative default, and the peak's `rule` says so. A probe (mfu_cpu_probe) measures what
+ * a blocked matrix product written in C reaches, so a peak can be checked on the machine.
+ *
+ * Structs here are plain values: no pointers to free. The `*_source` and `core` strings are
+ * static. Thread safety: re-entrant; nothing is cached (detection reads /proc and /sys again on
+ * every call). */
+
+/* Limits (docs/internals/device.md). */
+#define MFU_CPU_TEXT_MAX 128      /* bytes kept of a vendor or model name, NUL included */
+#define MFU_CPU_LINE_MAX 65536    /* a longer /proc/cpuinfo line is skipped, not parsed */
+#define MFU_CPU_LOGICAL_MAX 8192  /* logical CPUs counted; more: MFU_E_LIMIT */
+#define MFU_CPU_RULE_MAX 768      /* bytes of mfu_cpu_peak.rule, NUL included */
+#define MFU_CPU_CLOCK_MIN_HZ 1e8  /* a clock outside [0.1, 10] GHz is not believed: */
+#define MFU_CPU_CLOCK_MAX_HZ 1e10 /* mfu_cpu_peak_compute() returns MFU_E_RANGE */
+
+typedef enum mfu_cpu_arch {
+    MFU_CPU_ARCH_UNKNOWN = 0,
+    MFU_CPU_ARCH_X86_64 = 1,
+    MFU_CPU_ARCH_AARCH64 = 2
+} mfu_cpu_arch;
+
+/* Instruction-set features: bits of mfu_cpu_info.features. Appended to only. On x86 a vector
+ * feature counts only when the OS saves its registers (XCR0), as Linux's flags do. */
+#define MFU_CPU_SSE2 (1u << 0)
+#define MFU_CPU_AVX (1u << 1)
+#define MFU_CPU_AVX2 (1u << 2)
+#define MFU_CPU_FMA (1u << 3) /* FMA3 */
+#define MFU_CPU_AVX512F (1u << 4)
+#define MFU_CPU_AVX512_BF16 (1u << 5) /* VDPBF16PS: bf16 pairs dot-accumulated into fp32 */
+#define MFU_CPU_AMX_TILE (1u << 6)
+#define MFU_CPU_AMX_BF16 (1u << 7)
+#define MFU_CPU_AMX_INT8 (1u << 8)
+#define MFU_CPU_NEON (1u << 9) /* aarch64 Advanced SIMD ("asimd") */
+#define MFU_CPU_SVE (1u << 10)
+#define MFU_CPU_FEATURE_COUNT 11
+
+/* Short lower-case name of one feature bit ("avx512f", "amx_bf16", "neon", ...), as
+ * /proc/cpuinfo spells it where it has one; NULL for anything but a single known bit. */
+MFU_API const char *mfu_cpu_feature_name(uint32_t bit);
+
+/* What mfu knows about a CPU. A field that could not be found is 0 / -1 / "" with its source
+ * "none"; nothing is guessed here (the guessing, stated, is in mfu_cpu_peak_compute). */
+typedef struct mfu_cpu_info {
+    mfu_cpu_arch arch;
+    char vendor[MFU_CPU_TEXT_MAX];     /* "GenuineIntel", "AuthenticAMD", "ARM", "Ampere",
+                                          ...; "" unknown */
+    char model_name[MFU_CPU_TEXT_MAX]; /* brand string or the core's name; "" unknown */
+    int family, model, stepping;       /* x86 CPUID display family/model/stepping; -1 unknown */
+    int implementer, part;             /* aarch64 MIDR implementer and part number; -1 unknown */
+    uint32_t features;                 /* MFU_CPU_* bits */
+    const char *features_source;       /* "cpuid", "/proc/cpuinfo flags", "/proc/cpuinfo
+                                          Features", or "none": features unknown */
+    int logical_cpus;                  /* logical CPUs this process may use; 0 unknown */
+    const char *logical_source;        /* "sched_getaffinity", "sysconf", "/proc/cpuinfo", "none" */
+    int physical_cores;                /* cores (SMT threads of a core counted once) among
+                                          them; 0 unknown */
+    const char *cores_source;          /* "/proc/cpuinfo core ids", "sysfs thread siblings",
+                                          "none" */
+    bool hybrid;                       /* cores of different kinds (Intel P- and E-cores) */
+    double clock_hz;                   /* nominal or maximum clock; 0 unknown */
+    const char *clock_source;          /* "cpuinfo_max_freq", "cpu MHz", "model name", "none" */
+} mfu_cpu_info;
+
+/* Describe the CPU this process runs on: /proc/cpuinfo (vendor, model, core ids, flags, "cpu
+ * MHz"), CPUID where the compiler offers <cpuid.h> (vendor, family/model, brand string, the
+ * features, masked by what the OS enables), sched_getaffinity() for the CPUs this process may
+ * use (else sysconf), /sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq for the clock
+ * (else "cpu MHz", else the model name's "@ X GHz"). Physical cores are counted among the
+ * allowed CPUs only. Missing sources leave fields unknown; that is not an error.
+ * NULL out: MFU_E_INVALID. More than MFU_CPU_LOGICAL_MAX CPUs: MFU_E_LIMIT. *out is always
+ * written (cleared to unknowns first). */
+MFU_API mfu_status mfu_cpu_detect(mfu_cpu_info *out, mfu_error *err);
+
+/* Read /proc/cpuinfo text (x86 or aarch64 style) of any machine: len bytes of text, which
+ * need not be NUL-terminated. Logical CPUs are the "processor" entries; physical cores the
+ * distinct (physical id, core id) pairs when the text has them, else unknown; the clock is
+ * "cpu MHz" of the first entry, else the model name's "@ X GHz". Sources name /proc/cpuinfo.
+ * NULL text or out: MFU_E_INVALID. No "processor" line: MFU_E_EMPTY. More than
+ * MFU_CPU_LOGICAL_MAX entries: MFU_E_LIMIT. *out is always written. */
+MFU_API mfu_status mfu_cpu_info_parse(const char *text, size_t len, mfu_cpu_info *out,
+                                      mfu_error *err);
+
+/* The dense peak of a whole CPU. */
+typedef struct mfu_cpu_peak {
+    double dense_flops_per_s[MFU_DTYPE_COUNT];        /* whole CPU; 0 = no figure (int8 is
+                                                         OP/s, AMX only) */
+    double flops_per_cycle_per_core[MFU_DTYPE_COUNT]; /* 0 = no figure */
+    int cores;          /* cores counted: physical, else logical (the rule says which) */
+    double clock_hz;    /* the clock the peak is computed at */
+    int fma_units;      /* FMA units per core ... */
+    int fma_bits;       /* ... each this wide (datapath bits) */
+    int isa_bits;       /* widest vector registers the ISA offers (128, 256, 512); a 512-bit
+                           instruction on two 256-bit units counts once per two units */
+    const char *core;   /* static: "AMD Zen 4", "Intel Skylake-SP (2 FMA units)", ...,
+                           "unknown x86-64 core" */
+    bool known_core;    /* false: the conservative default of its ISA */
+    const char *source; /* static: where the unit count comes from */
+    char rule[MFU_CPU_RULE_MAX]; /* one line: the arithmetic, the sources of cores and clock,
+                                    and every assumption (the default, SMT, turbo, hybrid) */
+} mfu_cpu_peak;
+
+/* Compute the peak of the CPU info describes (from mfu_cpu_detect, mfu_cpu_info_parse, or
+ * filled by hand). fp64 and fp32 always; bf16 only where the ISA has a bf16 dot product
+ * (AVX512_BF16: counted at the FMA rate, 2 products per fp32 lane; AMX: 1024 FLOP/cycle per
+ * core); int8 only with AMX (2048 OP/cycle per core); others 0.
+ * NULL info or out: MFU_E_INVALID. No core count or no clock: MFU_E_MISSING (field names
+ * it, message names --peak-tflops). A clock outside [MFU_CPU_CLOCK_MIN_HZ,
+ * MFU_CPU_CLOCK_MAX_HZ] or not finite, or more than MFU_CPU_LOGICAL_MAX cores: MFU_E_RANGE.
+ * On failure *out is cleared (every peak 0, rule ""). */
+MFU_API mfu_status mfu_cpu_peak_compute(const mfu_cpu_info *info, mfu_cpu_peak *out,
+                                        mfu_error *err);
+
+/* Storage for a device entry made at run time: this machine's CPU as an mfu_device_info, so
+ * that everything that takes a device takes it. Caller-owned; `info` points into the slot's
+ * own arrays, so the slot must stay where it is (not copied, not moved) while the entry is
+ * used. Nothing in it needs freeing. */
+typedef struct mfu_device_slot {
+    mfu_device_info info;
+    char name[MFU_CPU_TEXT_MAX + 32];
+    char vendor[MFU_CPU_TEXT_MAX];
+    char unit[96];
+    char source[MFU_CPU_RULE_MAX + 256];
+    char notes[256];
+    const char *reported_names[2];
+} mfu_device_slot;
+
+/* This machine's CPU as a device entry: id "cpu", name the model name, unit "CPU (N cores)",
+ * dense peaks of mfu_cpu_peak_compute(mfu_cpu_detect()), the clock in boost/peak_clock_mhz,
+ * no memory size or bandwidth (0), source = the rule and the sources. On success *out points
+ * into slot. Errors: NULL slot or out: MFU_E_INVALID; otherwise those of mfu_cpu_detect and
+ * mfu_cpu_peak_compute, with *out NULL. */
+MFU_API mfu_status mfu_cpu_device(mfu_device_slot *slot, const mfu_device_info **out,
+                                  mfu_error *err);
+
+/* mfu_device_find(), plus the name "cpu" (ASCII case-insensitive, the whole name): this
+ * machine's CPU, made in slot by mfu_cpu_device(). slot NULL: the table only, exactly as
+ * mfu_device_find (use that for names a log gives: "cpu" in another machine's log is not this
+ * CPU). Statuses and *out as mfu_device_find / mfu_cpu_device. */
+MFU_API mfu_status mfu_device_resolve(const char *name, mfu_device_slot *slot,
+                                      const mfu_device_info **out, mfu_error *err);
+
+/* ---- the probe: the matrix rate this CPU achieves ------------------------------------------ */
+
+#define MFU_CPU_PROBE_SECONDS_MIN 0.05 /* whole probe (fp32 + fp64) */
+#define MFU_CPU_PROBE_SECONDS_MAX 60.0
+#define MFU_CPU_PROBE_SECONDS_DEFAULT 1.0
+#define MFU_CPU_PROBE_THREADS_MAX 256
+
+typedef struct mfu_cpu_probe_options {
+    double seconds;           /* wall time of the timed part, split evenly between fp32 and
+                                 fp64; 0 = MFU_CPU_PROBE_SECONDS_DEFAULT */
+    int threads;              /* 0 = one per core of the peak (else per logical CPU, else
+                                 1); else 1..MFU_CPU_PROBE_THREADS_MAX */
+    const mfu_cpu_peak *peak; /* the peak to compare with; NULL = this machine's
+                                 (mfu_cpu_detect + mfu_cpu_peak_compute); ratios are NaN
+                                 when it cannot be computed */
+} mfu_cpu_probe_options;
+
+typedef struct mfu_cpu_probe_rate {
+    double flops_per_s;      /* achieved by all threads together */
+    double flops;            /* FLOPs of the products finished in the timed window */
+    double seconds;          /* the timed window: first thread's start to last one's end */
+    int64_t products;        /* n x n products finished, all threads */
+    double peak_flops_per_s; /* the peak compared with; NaN none */
+    double ratio;            /* flops_per_s / peak_flops_per_s (a fraction; NaN none) */
+    double max_rel_error;    /* of the kernel against a naive product, checked first */
+} mfu_cpu_probe_rate;
+
+typedef struct mfu_cpu_probe_result {
+    int threads;
+    int matrix_n;       /* each thread multiplies its own n x n matrices, again and again */
+    const char *kernel; /* static: "avx512f", "avx2+fma", "portable C" */
+    mfu_cpu_probe_rate fp32, fp64;
+} mfu_cpu_probe_result;
+
+/* Measure the fp32 and fp64 matrix rate of this CPU with the blocked GEMM of
+ * src/device/gemm.c (packed panels, a register-blocked micro-kernel, the widest vector ISA
+ * the CPU and OS offer), each thread on its own matrices, for opt->seconds in all. The kernel
+ * is first checked against a naive product; a wrong result is MFU_E_UNSUPPORTED. The rate is
+ * a lower bound of what the CPU can do (a tuned BLAS may reach more), not a peak.
+ * opt NULL: all defaults. NULL out: MFU_E_INVALID. seconds outside
+ * [MFU_CPU_PROBE_SECONDS_MIN, MFU_CPU_PROBE_SECONDS_MAX] or threads outside
+ * [0, MFU_CPU_PROBE_THREADS_MAX]: MFU_E_LIMIT (field "--probe" / "--threads"). A thread that
+ * cannot start: MFU_E_UNSUPPORTED; memory: MFU_E_NOMEM. *out is always written (rates NaN on
+ * failure). Blocks the caller for about opt->seconds plus setup. */
+MFU_API mfu_status mfu_cpu_probe(const mfu_cpu_probe_options *opt, mfu_cpu_probe_result *out,
+                                 mfu_error *err);
+
 #ifdef __cplusplus
 }
 #endif

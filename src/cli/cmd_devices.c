@@ -6,8 +6,14 @@
  * `mfu devices NVIDIA H100 80GB HBM3` needs no quotes): every dtype dense and sparse, clocks,
  * the reported names it answers to, its source and notes. --json prints the same data with
  * stable keys, peaks in FLOP/s, and null where the table has no figure.
+ *
+ * NAME "cpu": the CPU mfu runs on (not in the table): what was detected, its computed peak
+ * per dtype with the rule that says how, and with --probe [SECONDS] [--threads N] the fp32 and
+ * fp64 matrix rate a blocked GEMM reaches here, against that peak.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -15,10 +21,12 @@
 #include "util/util.h"
 
 static const char *const CMD = "devices";
+static int devices_main(const cli_args *a);
 
 static void help(void)
 {
     printf("usage: mfu devices [NAME] [--dtype D] [--json]\n"
+           "       mfu devices cpu [--probe [SECONDS]] [--threads N] [--dtype D] [--json]\n"
            "\n"
            "The accelerators mfu knows, with the DENSE peak it divides by for MFU. Vendors\n"
            "headline 2:4-sparse figures (2x dense); they are shown apart and never used by\n"
@@ -30,6 +38,13 @@ static void help(void)
            "  --dtype D   show only dtype D: fp64 fp32 tf32 bf16 fp16 fp8 int8 (bfloat16,\n"
            "              half, e4m3, ... are accepted)\n"
            "  --json      print JSON: peaks in FLOP/s, null where the table has no figure\n"
+           "  cpu         the CPU mfu runs on: detected cores, clock and vector ISA, and the\n"
+           "              peak computed from them, with the rule that says how. `--device cpu`\n"
+           "              gives that peak to estimate, report, watch, ingest and serve.\n"
+           "  --probe [SECONDS]  with cpu: measure the fp32 and fp64 matrix rate of a blocked\n"
+           "              GEMM for SECONDS in all (default 1, range 0.05-60) and compare it\n"
+           "              with the peak\n"
+           "  --threads N with --probe: threads (default one per core; 1-256)\n"
            "  -h, --help  this help\n"
            "\n"
            "Units: TFLOP/s = 1e12 FLOP/s (int8: TOP/s), GB = 1e9 bytes, TB/s = 1e12 bytes/s.\n"
@@ -41,7 +56,8 @@ static void help(void)
            "  mfu devices --dtype fp8\n"
            "  mfu devices h100-sxm\n"
            "  mfu devices NVIDIA H100 80GB HBM3\n"
-           "  mfu devices 'AMD Instinct MI300X' --json | jq .device.dense_flops_per_s.bf16\n");
+           "  mfu devices 'AMD Instinct MI300X' --json | jq .device.dense_flops_per_s.bf16\n"
+           "  mfu devices cpu --probe 2\n");
 }
 
 /* TFLOP/s for the table; "-" for no figure. */
@@ -276,14 +292,287 @@ static json_t *device_json(const mfu_device_info *d, const mfu_dtype *only)
     return o;
 }
 
+/* ---- this machine's CPU ------------------------------------------------------------------ */
+
+static const char *arch_name(mfu_cpu_arch a)
+{
+    switch (a) {
+    case MFU_CPU_ARCH_X86_64: return "x86-64";
+    case MFU_CPU_ARCH_AARCH64: return "aarch64";
+    case MFU_CPU_ARCH_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+static void features_text(char *buf, size_t n, const mfu_cpu_info *c)
+{
+    buf[0] = '\0';
+    for (int b = 0; b < MFU_CPU_FEATURE_COUNT; b++)
+        if (c->features & (1u << b))
+            mfu__appendf(buf, n, "%s%s", buf[0] ? " " : "", mfu_cpu_feature_name(1u << b));
+}
+
+static json_t *rate_json(const mfu_cpu_probe_rate *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "flops_per_s", cli_json_num(r->flops_per_s));
+    json_object_set_new(o, "flops", cli_json_num(r->flops));
+    json_object_set_new(o, "seconds", cli_json_num(r->seconds));
+    json_object_set_new(o, "products", json_integer((json_int_t)r->products));
+    json_object_set_new(o, "peak_flops_per_s", cli_json_num(r->peak_flops_per_s));
+    json_object_set_new(o, "ratio", cli_json_num(r->ratio));
+    json_object_set_new(o, "max_rel_error", cli_json_num(r->max_rel_error));
+    return o;
+}
+
+static json_t *cpu_info_json(const mfu_cpu_info *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "arch", json_string(arch_name(c->arch)));
+    json_object_set_new(o, "vendor", str_or_null(c->vendor));
+    json_object_set_new(o, "model_name", str_or_null(c->model_name));
+#define INT_OR_NULL(v) ((v) >= 0 ? json_integer(v) : json_null())
+    json_object_set_new(o, "family", INT_OR_NULL(c->family));
+    json_object_set_new(o, "model", INT_OR_NULL(c->model));
+    json_object_set_new(o, "stepping", INT_OR_NULL(c->stepping));
+    json_object_set_new(o, "implementer", INT_OR_NULL(c->implementer));
+    json_object_set_new(o, "part", INT_OR_NULL(c->part));
+#undef INT_OR_NULL
+    json_t *f = json_array();
+    for (int b = 0; b < MFU_CPU_FEATURE_COUNT; b++)
+        if (c->features & (1u << b))
+            json_array_append_new(f, json_string(mfu_cpu_feature_name(1u << b)));
+    json_object_set_new(o, "features", f);
+    json_object_set_new(o, "features_source", json_string(c->features_source));
+    json_object_set_new(o, "logical_cpus",
+                        c->logical_cpus > 0 ? json_integer(c->logical_cpus) : json_null());
+    json_object_set_new(o, "logical_cpus_source", json_string(c->logical_source));
+    json_object_set_new(o, "physical_cores",
+                        c->physical_cores > 0 ? json_integer(c->physical_cores) : json_null());
+    json_object_set_new(o, "physical_cores_source", json_string(c->cores_source));
+    json_object_set_new(o, "hybrid", json_boolean(c->hybrid));
+    json_object_set_new(o, "clock_hz", num_or_null(c->clock_hz));
+    json_object_set_new(o, "clock_source", json_string(c->clock_source));
+    return o;
+}
+
+static json_t *cpu_peak_json(const mfu_cpu_peak *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "core", json_string(p->core));
+    json_object_set_new(o, "known_core", json_boolean(p->known_core));
+    json_object_set_new(o, "cores", json_integer(p->cores));
+    json_object_set_new(o, "clock_hz", json_real(p->clock_hz));
+    json_object_set_new(o, "fma_units", json_integer(p->fma_units));
+    json_object_set_new(o, "fma_bits", json_integer(p->fma_bits));
+    json_object_set_new(o, "isa_bits", json_integer(p->isa_bits));
+    json_object_set_new(o, "flops_per_cycle_per_core", peaks_json(p->flops_per_cycle_per_core));
+    json_object_set_new(o, "dense_flops_per_s", peaks_json(p->dense_flops_per_s));
+    json_object_set_new(o, "rule", json_string(p->rule));
+    json_object_set_new(o, "source", json_string(p->source));
+    return o;
+}
+
+static void print_cpu(const mfu_cpu_info *c, const mfu_cpu_peak *p, const mfu_error *peak_err,
+                      int ndtypes, const mfu_dtype *dtypes)
+{
+    char buf[1024];
+    printf("cpu  %s (%s)\n", c->model_name[0] ? c->model_name : "unknown model",
+           c->vendor[0] ? c->vendor : "unknown vendor");
+    print_wrapped("arch", arch_name(c->arch));
+    if (c->family >= 0) {
+        snprintf(buf, sizeof buf, "family %d, model %d (0x%x/0x%x), stepping %d", c->family,
+                 c->model, (unsigned)c->family, (unsigned)(c->model < 0 ? 0 : c->model),
+                 c->stepping);
+        print_wrapped("cpuid", buf);
+    }
+    if (c->implementer >= 0) {
+        snprintf(buf, sizeof buf, "implementer 0x%02x, part 0x%03x", (unsigned)c->implementer,
+                 (unsigned)(c->part < 0 ? 0 : c->part));
+        print_wrapped("midr", buf);
+    }
+    snprintf(buf, sizeof buf, "%d physical (%s) of %d logical CPUs (%s)%s", c->physical_cores,
+             c->cores_source, c->logical_cpus, c->logical_source,
+             c->hybrid ? "; hybrid: cores of two kinds" : "");
+    print_wrapped("cores", buf);
+    if (c->clock_hz > 0)
+        snprintf(buf, sizeof buf, "%.4g GHz (%s)", c->clock_hz / 1e9, c->clock_source);
+    else
+        snprintf(buf, sizeof buf, "unknown");
+    print_wrapped("clock", buf);
+    char feats[256];
+    features_text(feats, sizeof feats, c);
+    snprintf(buf, sizeof buf, "%s (%s)", feats[0] ? feats : "none known", c->features_source);
+    print_wrapped("features", buf);
+    if (!p) {
+        print_wrapped("peak", peak_err->message);
+        return;
+    }
+    snprintf(buf, sizeof buf, "%s%s: %d FMA unit%s x %d-bit per core, vector ISA %d-bit", p->core,
+             p->known_core ? "" : " (mfu's default)", p->fma_units, p->fma_units == 1 ? "" : "s",
+             p->fma_bits, p->isa_bits);
+    print_wrapped("core", buf);
+    print_wrapped("source", p->source);
+    printf("\n  %-8s %16s %16s\n", "dtype", "dense peak", "FLOP/cycle/core");
+    for (int k = 0; k < ndtypes; k++) {
+        double v = p->dense_flops_per_s[dtypes[k]];
+        char a[32], b[32];
+        if (v > 0) {
+            cli_fmt_si(a, sizeof a, v, dtypes[k] == MFU_DTYPE_INT8 ? "OP/s" : "FLOP/s");
+            snprintf(b, sizeof b, "%g", p->flops_per_cycle_per_core[dtypes[k]]);
+        } else {
+            snprintf(a, sizeof a, "-");
+            snprintf(b, sizeof b, "-");
+        }
+        printf("  %-8s %16s %16s\n", mfu_dtype_name(dtypes[k]), a, b);
+    }
+    putchar('\n');
+    print_wrapped("rule", p->rule);
+}
+
+static void print_probe(const mfu_cpu_probe_result *r, double seconds)
+{
+    printf("\nprobe: %g s, %d thread%s, %s kernel, each thread multiplying %d x %d matrices\n",
+           seconds, r->threads, r->threads == 1 ? "" : "s", r->kernel, r->matrix_n, r->matrix_n);
+    const mfu_cpu_probe_rate *rates[2] = {&r->fp32, &r->fp64};
+    for (int i = 0; i < 2; i++) {
+        char a[32], b[32], pct[32];
+        cli_fmt_si(a, sizeof a, rates[i]->flops_per_s, "FLOP/s");
+        cli_fmt_si(b, sizeof b, rates[i]->peak_flops_per_s, "FLOP/s");
+        if (isfinite(rates[i]->ratio))
+            snprintf(pct, sizeof pct, "%.1f%%", 100 * rates[i]->ratio);
+        else
+            snprintf(pct, sizeof pct, "-");
+        printf("  %-6s %16s  %7s of the peak %s  (%lld products, kernel error %.2g)\n",
+               i == 0 ? "fp32" : "fp64", a, pct, b, (long long)rates[i]->products,
+               rates[i]->max_rel_error);
+    }
+    printf("  A measured rate: a lower bound of what the CPU can do, not a peak (a tuned BLAS\n"
+           "  may reach more). Over 100%% means the clock ran above the one in the rule.\n");
+}
+
+/* `mfu devices cpu`. probe_s NaN: no probe. */
+static int show_cpu(bool json, const mfu_dtype *only, double probe_s, int threads)
+{
+    mfu_cpu_info info;
+    mfu_error err = {0};
+    if (mfu_cpu_detect(&info, &err) != MFU_OK)
+        return cli_fail(CMD, &err, CLI_EXIT_FAIL);
+    mfu_cpu_peak peak;
+    mfu_error peak_err = {0};
+    bool have_peak = mfu_cpu_peak_compute(&info, &peak, &peak_err) == MFU_OK;
+    mfu_device_slot *slot = NULL;
+    const mfu_device_info *dev = NULL;
+    if (have_peak) {
+        slot = malloc(sizeof *slot);
+        if (!slot || mfu_cpu_device(slot, &dev, &err) != MFU_OK) {
+            free(slot);
+            return slot ? cli_fail(CMD, &err, CLI_EXIT_FAIL)
+                        : cli_failf(CMD, CLI_EXIT_FAIL, "out of memory");
+        }
+    }
+    if (only && have_peak && !(peak.dense_flops_per_s[*only] > 0)) {
+        /* the same answer --device cpu --dtype D gets */
+        double p;
+        mfu_device_peak_flops_per_s(dev, *only, false, &p, &err);
+        free(slot);
+        return cli_fail(CMD, &err, CLI_EXIT_FAIL);
+    }
+    bool probe = !isnan(probe_s);
+    mfu_cpu_probe_result res;
+    if (probe) {
+        mfu_cpu_probe_options o = {
+            .seconds = probe_s, .threads = threads, .peak = have_peak ? &peak : NULL};
+        mfu_status st = mfu_cpu_probe(&o, &res, &err);
+        if (st != MFU_OK) {
+            free(slot);
+            return cli_fail(CMD, &err, st == MFU_E_LIMIT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
+        }
+    }
+    int rc = have_peak ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+    if (json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "query", json_string("cpu"));
+        json_object_set_new(root, "match", json_string("cpu"));
+        json_object_set_new(root, "cpu", cpu_info_json(&info));
+        json_object_set_new(root, "peak", have_peak ? cpu_peak_json(&peak) : json_null());
+        json_object_set_new(root, "device", dev ? device_json(dev, only) : json_null());
+        json_object_set_new(root, "error", have_peak ? json_null() : json_string(peak_err.message));
+        json_t *pj = json_null();
+        if (probe) {
+            pj = json_object();
+            json_object_set_new(pj, "seconds_requested", json_real(probe_s));
+            json_object_set_new(pj, "threads", json_integer(res.threads));
+            json_object_set_new(pj, "matrix_n", json_integer(res.matrix_n));
+            json_object_set_new(pj, "kernel", json_string(res.kernel));
+            json_object_set_new(pj, "fp32", rate_json(&res.fp32));
+            json_object_set_new(pj, "fp64", rate_json(&res.fp64));
+        }
+        json_object_set_new(root, "probe", pj);
+        free(slot);
+        int prc = cli_print_json(root);
+        return rc != CLI_EXIT_OK ? rc : prc;
+    }
+    static const mfu_dtype cpu_dtypes[] = {MFU_DTYPE_FP64, MFU_DTYPE_FP32, MFU_DTYPE_BF16,
+                                           MFU_DTYPE_INT8};
+    print_cpu(&info, have_peak ? &peak : NULL, &peak_err, only ? 1 : 4, only ? only : cpu_dtypes);
+    if (probe)
+        print_probe(&res, probe_s);
+    free(slot);
+    if (!have_peak)
+        fprintf(stderr, "mfu %s: %s\n", CMD, peak_err.message);
+    return rc;
+}
+
+/* `--probe` takes an optional value: "--probe 0.5" keeps it, a bare "--probe" (last, or
+ * before something that is not a number) becomes "--probe=" (the default). The parser
+ * itself only knows options with and without values. argv is copied, not changed. */
+static char **probe_argv(int argc, char **argv)
+{
+    char **v = malloc(((size_t)argc + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    bool done = false;
+    for (int i = 0; i < argc; i++) {
+        v[i] = argv[i];
+        if (i == 0 || done)
+            continue;
+        if (strcmp(argv[i], "--") == 0) {
+            done = true;
+            continue;
+        }
+        double d;
+        if (strcmp(argv[i], "--probe") == 0 &&
+            (i + 1 >= argc || !mfu__parse_double(argv[i + 1], &d)))
+            v[i] = (char *)(uintptr_t) "--probe=";
+    }
+    v[argc] = NULL;
+    return v;
+}
+
 /* ---- the command ------------------------------------------------------------------------ */
 
 int cmd_devices(int argc, char **argv)
 {
-    static const cli_optspec specs[] = {{"json", false}, {"dtype", true}};
+    static const cli_optspec specs[] = {
+        {"json", false}, {"dtype", true}, {"probe", true}, {"threads", true}};
     cli_args a;
-    if (!cli_parse(CMD, argc, argv, specs, sizeof specs / sizeof specs[0], &a))
+    char **args = probe_argv(argc, argv);
+    if (!args)
+        return cli_failf(CMD, CLI_EXIT_FAIL, "out of memory");
+    bool parsed = cli_parse(CMD, argc, args, specs, sizeof specs / sizeof specs[0], &a);
+    if (!parsed) {
+        free(args);
         return CLI_EXIT_USAGE;
+    }
+    int rc = devices_main(&a);
+    free(args); /* a's strings point into argv's, not into args */
+    return rc;
+}
+
+static int devices_main(const cli_args *ap)
+{
+    const cli_args a = *ap;
     if (a.help) {
         help();
         return CLI_EXIT_OK;
@@ -309,6 +598,38 @@ int cmd_devices(int argc, char **argv)
         return cli_failf(CMD, CLI_EXIT_FAIL,
                          "device name longer than %d bytes; pass an id from 'mfu devices'",
                          MFU_DEVICE_NAME_MAX);
+
+    /* cpu: this machine's, never a table entry */
+    bool cpu = a.npos == 1 && mfu__strcasecmp(a.pos[0], "cpu") == 0;
+    double probe_s = NAN;
+    int64_t threads = 0;
+    bool has_threads = false;
+    const char *pv = cli_get(&a, "probe");
+    if ((pv || cli_has(&a, "threads")) && !cpu)
+        return cli_failf(CMD, CLI_EXIT_USAGE,
+                         "--probe and --threads measure this machine's CPU: "
+                         "use 'mfu devices cpu --probe'");
+    if (pv) {
+        probe_s = 0; /* the library's default */
+        if (pv[0] && !mfu__parse_double(pv, &probe_s))
+            return cli_failf(CMD, CLI_EXIT_USAGE, "--probe takes seconds, e.g. --probe 0.5");
+        if (probe_s == 0 && pv[0])
+            return cli_failf(CMD, CLI_EXIT_USAGE,
+                             "--probe runs %g to %g seconds: give a number in that range",
+                             MFU_CPU_PROBE_SECONDS_MIN, MFU_CPU_PROBE_SECONDS_MAX);
+        if (probe_s == 0)
+            probe_s = MFU_CPU_PROBE_SECONDS_DEFAULT;
+    }
+    if (!cli_get_pos_int64(CMD, &a, "threads", &threads, &has_threads))
+        return CLI_EXIT_USAGE;
+    if (has_threads && !pv)
+        return cli_failf(CMD, CLI_EXIT_USAGE, "--threads is for the probe: add --probe");
+    if (threads > MFU_CPU_PROBE_THREADS_MAX)
+        return cli_failf(CMD, CLI_EXIT_USAGE,
+                         "the probe runs 1 to %d threads: give --threads N in that range",
+                         MFU_CPU_PROBE_THREADS_MAX);
+    if (cpu)
+        return show_cpu(json, have_only ? &only : NULL, probe_s, (int)threads);
 
     static const mfu_dtype list_dtypes[] = {MFU_DTYPE_BF16, MFU_DTYPE_FP16, MFU_DTYPE_FP8,
                                             MFU_DTYPE_FP32};

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/device_arg.h"
 #include "cli/flops_out.h"
 #include "cli/model_args.h"
 #include "util/util.h"
@@ -113,7 +114,7 @@ static int choose_device(const cli_args *a, device_choice *d)
         return CLI_EXIT_USAGE;
     const char *name = cli_get(a, "device");
     if (name) {
-        mfu_status st = mfu_device_find(name, &d->dev, &err);
+        mfu_status st = cli_device_find(name, &d->dev, &err);
         if (st != MFU_OK)
             return cli_fail("estimate", &err, CLI_EXIT_FAIL);
     }

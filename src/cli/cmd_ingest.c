@@ -21,6 +21,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/device_arg.h"
 #include "cli/db_path.h"
 #include "cli/run_context.h"
 #include "util/util.h"
@@ -320,7 +321,7 @@ int cmd_ingest(int argc, char **argv)
         if (rc != CLI_EXIT_OK)
             return rc;
         const mfu_device_info *dev = NULL;
-        if (rc_check.in.device && mfu_device_find(rc_check.in.device, &dev, &e) != MFU_OK) {
+        if (rc_check.in.device && cli_device_find(rc_check.in.device, &dev, &e) != MFU_OK) {
             run_context_free(&rc_check);
             return cli_fail(CMD, &e, CLI_EXIT_USAGE);
         }

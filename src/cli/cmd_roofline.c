@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/device_arg.h"
 #include "cli/flops_out.h"
 #include "cli/model_args.h"
 #include "util/util.h"
@@ -95,7 +96,7 @@ static int choose_device(const cli_args *a, mfu_roofline_config *cfg, device_cho
         !cli_get_pos_double(CMD, a, "bandwidth-tbs", &tbs, &d->bandwidth_given))
         return CLI_EXIT_USAGE;
     const char *name = cli_get(a, "device");
-    if (name && mfu_device_find(name, &d->dev, &err) != MFU_OK)
+    if (name && cli_device_find(name, &d->dev, &err) != MFU_OK)
         return cli_fail(CMD, &err, CLI_EXIT_FAIL);
     if (!d->dev && !(d->peak_given && d->bandwidth_given))
         return cli_failf(CMD, CLI_EXIT_USAGE,

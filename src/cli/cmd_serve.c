@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/device_arg.h"
 #include "cli/db_path.h"
 #include "cli/model_args.h"
 #include "cli/run_context.h"
@@ -120,7 +121,7 @@ static mfu_status model_from_context(const run_context *c, mfu__server_model *ou
     out->dtype_given = in->dtype_given;
     out->dtype = in->dtype;
     if (in->device) {
-        mfu_status st = mfu_device_find(in->device, &out->device, err);
+        mfu_status st = cli_device_find(in->device, &out->device, err);
         if (st != MFU_OK)
             return st;
         out->device_as_given = in->device;

@@ -38,6 +38,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/device_arg.h"
 #include "cli/model_args.h"
 #include "mfu/analysis.h"
 #include "util/util.h"
@@ -126,7 +127,7 @@ static int choose_device(const cli_args *a, watch_cfg *c)
     if (!cli_get_pos_double("watch", a, "peak-tflops", &tf, &has_tf))
         return CLI_EXIT_USAGE;
     const char *name = cli_get(a, "device");
-    if (name && mfu_device_find(name, &c->dev, &err) != MFU_OK)
+    if (name && cli_device_find(name, &c->dev, &err) != MFU_OK)
         return cli_fail("watch", &err, CLI_EXIT_USAGE);
     if (has_tf)
         c->peak = tf * 1e12;

@@ -144,6 +144,7 @@ struct mfu_report {
     int8_t *dtype;             /* per-step dtype code (mfu_dtype) */
     mfu_analysis *analysis;    /* NULL: none */
     mfu__unit unit;
+    mfu_device_slot cpu; /* --device cpu: this machine's CPU; ctx.device points into it */
 };
 
 /* Build the analysis of r from its columns and the run (explain.c): sets r->analysis and

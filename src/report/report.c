@@ -143,7 +143,8 @@ static mfu_status resolve_device(mfu_report *r, const mfu_report_input *in, cons
     if (name) {
         mfu_error e;
         memset(&e, 0, sizeof e);
-        mfu_status st = mfu_device_find(name, &c->device, &e);
+        /* "cpu" given by the caller is this machine's CPU; in a log it is another's */
+        mfu_status st = mfu_device_resolve(name, in->device ? &r->cpu : NULL, &c->device, &e);
         if (st != MFU_OK) {
             if (in->device) {
                 if (err)

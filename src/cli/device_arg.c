@@ -1,0 +1,33 @@
+/*
+ * device_arg.c - --device NAME for every command: the table, or "cpu" (see device_arg.h).
+ */
+#include "cli/device_arg.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "util/util.h"
+
+/* The process's CPU entry, made once. The CLI is a program, not the library: a static here
+ * is the storage the library asks its caller for. */
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+static mfu_device_slot cpu_slot;
+static const mfu_device_info *cpu_dev;
+static mfu_status cpu_status;
+static mfu_error cpu_err;
+
+static void make_cpu(void)
+{
+    cpu_status = mfu_cpu_device(&cpu_slot, &cpu_dev, &cpu_err);
+}
+
+mfu_status cli_device_find(const char *name, const mfu_device_info **out, mfu_error *err)
+{
+    if (!name || !out || mfu__strcasecmp(name, "cpu") != 0)
+        return mfu_device_find(name, out, err);
+    pthread_once(&cpu_once, make_cpu);
+    *out = cpu_status == MFU_OK ? cpu_dev : NULL;
+    if (cpu_status != MFU_OK && err)
+        *err = cpu_err;
+    return cpu_status;
+}
