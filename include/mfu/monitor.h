@@ -51,7 +51,8 @@ typedef struct mfu_monitor_config {
     int64_t seq;             /* tokens per sequence; required with a model */
     const char *convention;  /* FLOPs convention (`mfu flops --convention`); NULL = exact */
     const char *recompute;   /* "none" (NULL), "selective", "full": HFU only */
-    const char *device;      /* a device of `mfu devices` (id or reported name); NULL = none */
+    const char *device;      /* a device of `mfu devices` (id or reported name), or "cpu" for
+                                this machine's CPU (`mfu devices cpu`); NULL = none */
     const char *dtype;       /* precision of the matmuls; NULL = bf16 */
     double peak_flops_per_s; /* > 0: dense peak of one device, instead of the device table */
     int64_t devices;         /* devices in the job (all ranks); 0 = 1 */
@@ -115,7 +116,7 @@ MFU_API double mfu_monitor_peak_flops_per_s(const mfu_monitor *m);
 
 /* sizeof of a public struct by name, for bindings that mirror it (python/mfu checks its copies
  * against these): "mfu_error", "mfu_step", "mfu_monitor_config", "mfu_monitor_sample",
- * "mfu_report_stat", "mfu_finding". 0 for any other name or NULL. */
+ * "mfu_report_stat", "mfu_finding", "mfu_device_slot". 0 for any other name or NULL. */
 MFU_API size_t mfu_struct_size(const char *name);
 
 #ifdef __cplusplus

@@ -148,8 +148,9 @@ _report_analysis = _sig("mfu_report_analysis", ctypes.c_void_p, ctypes.c_void_p)
 _finding_count = _sig("mfu_analysis_finding_count", ctypes.c_size_t, ctypes.c_void_p)
 _finding_at = _sig("mfu_analysis_finding", _P(_Finding), ctypes.c_void_p, ctypes.c_size_t)
 _severity_name = _sig("mfu_severity_name", ctypes.c_char_p, ctypes.c_int)
-_device_find = _sig("mfu_device_find", ctypes.c_int, ctypes.c_char_p, _P(ctypes.c_void_p),
-                    _P(_Error))
+_device_resolve = _sig("mfu_device_resolve", ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                       _P(ctypes.c_void_p), _P(_Error))
+_DEVICE_SLOT_BYTES = _struct_size(b"mfu_device_slot")
 _dtype_parse = _sig("mfu_dtype_parse", ctypes.c_int, ctypes.c_char_p, _P(ctypes.c_int),
                     _P(_Error))
 _device_peak = _sig("mfu_device_peak_flops_per_s", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
@@ -175,10 +176,12 @@ def version():
 
 
 def device_peak(device, dtype="bf16"):
-    """Dense peak FLOP/s of one device of the table (`mfu devices`) for dtype."""
+    """Dense peak FLOP/s of one device of the table (`mfu devices`) for dtype; "cpu" is this
+    machine's CPU (`mfu devices cpu`: computed from its instruction set, cores and clock)."""
     err = _Error()
     dev = ctypes.c_void_p()
-    st = _device_find(_b(device), ctypes.byref(dev), ctypes.byref(err))
+    slot = ctypes.create_string_buffer(_DEVICE_SLOT_BYTES)  # holds the "cpu" entry
+    st = _device_resolve(_b(device), slot, ctypes.byref(dev), ctypes.byref(err))
     if st:
         _raise(st, err)
     dt = ctypes.c_int()

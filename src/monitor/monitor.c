@@ -34,7 +34,8 @@ struct mfu_monitor {
     double alt_fpt, alt_hfpt; /* FLOPs per token at the last other (length, recompute) */
     int64_t alt_seq;          /* that length (0: none) */
     int alt_rec;              /* that recompute mode */
-    const mfu_device_info *dev;
+    const mfu_device_info *dev; /* a table entry, or this machine's CPU in cpu_slot */
+    mfu_device_slot cpu_slot;
     mfu_dtype dtype;
     bool dtype_given;
     double peak;    /* dense peak of one device for dtype, NaN without device or peak */
@@ -113,7 +114,7 @@ static mfu_status resolve_device(mfu_monitor *m, const mfu_monitor_config *c, mf
                                "peak_flops_per_s must be a finite FLOP/s figure > 0, or 0 for "
                                "the device table's");
     if (c->device) {
-        if ((st = mfu_device_find(c->device, &m->dev, err)) != MFU_OK)
+        if ((st = mfu_device_resolve(c->device, &m->cpu_slot, &m->dev, err)) != MFU_OK)
             return st;
         mfu__strlcpy(m->device_name, m->dev->id, sizeof m->device_name);
     }
@@ -359,6 +360,7 @@ size_t mfu_struct_size(const char *name)
         {"mfu_monitor_sample", sizeof(mfu_monitor_sample)},
         {"mfu_report_stat", sizeof(mfu_report_stat)},
         {"mfu_finding", sizeof(mfu_finding)},
+        {"mfu_device_slot", sizeof(mfu_device_slot)},
     };
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
         if (strcmp(sizes[i].name, name) == 0)

@@ -42,6 +42,15 @@ class Library(unittest.TestCase):
         self.assertEqual(mfu.device_peak("NVIDIA H100 80GB HBM3", "fp8"),
                          want["device"]["dense_flops_per_s"]["fp8"])
 
+    def test_cpu_peak_is_mfu_devices_cpu(self):
+        want = json.loads(cli("devices", "cpu", "--json"))["device"]["dense_flops_per_s"]["fp32"]
+        self.assertGreater(want, 0)
+        self.assertEqual(mfu.device_peak("cpu", "fp32"), want)
+        with mfu.Monitor(model="gpt2", seq=1024, device="cpu", dtype="fp32") as mon:
+            self.assertEqual(mon.peak_flops_per_s, want)
+            s = mon.record(tokens=4096, step_time_s=2.0)
+            self.assertAlmostEqual(s.mfu, s.model_flops_per_s_per_device / want, delta=1e-15)
+
     def test_errors_name_the_fix(self):
         with self.assertRaises(mfu.Error) as cm:
             mfu.Monitor(model="llama3-8b", seq=8192, device="h999")

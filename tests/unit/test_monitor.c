@@ -237,6 +237,22 @@ static void without_model_or_device(void **state)
     assert_int_equal(mfu_monitor_record(m, 1, 8192, 0.5, NAN, &s, NULL), MFU_OK);
     assert_true(fabs(s.mfu - s.model_flops_per_s_per_device / 100e12) < 1e-15);
     mfu_monitor_free(m);
+    /* "cpu": this machine's CPU, as mfu_cpu_device computes it */
+    mfu_device_slot slot;
+    const mfu_device_info *cpu = NULL;
+    double fp32 = 0;
+    assert_int_equal(mfu_cpu_device(&slot, &cpu, NULL), MFU_OK);
+    assert_int_equal(mfu_device_peak_flops_per_s(cpu, MFU_DTYPE_FP32, false, &fp32, NULL), MFU_OK);
+    c = base();
+    c.device = "cpu";
+    c.dtype = "fp32";
+    c.devices = 1;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    assert_true(mfu_monitor_peak_flops_per_s(m) == fp32);
+    mfu_monitor_free(m);
+    c.peak_flops_per_s = 100e12;
+    c.device = NULL;
+    c.dtype = NULL;
     /* a report needs a step */
     assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
     mfu_report *r = NULL;
