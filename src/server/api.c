@@ -695,7 +695,7 @@ static void get_insight(mfu__server *s, const char *name, bool findings, mfu__re
     mfu__sb b;
     mfu__sb_init(&b, 0);
     char why[MFU_ERROR_MESSAGE_MAX + 64] = "";
-    bool ok = mfu__insight_json(r, findings, &b, why, sizeof why);
+    bool ok = mfu__insight_json(&s->reg, r, findings, &b, why, sizeof why);
     close_run(s, r);
     if (!ok) {
         mfu__sb_free(&b);
@@ -777,7 +777,7 @@ static void get_compare(mfu__server *s, mfu__arg_fn arg, void *ctx, mfu__reply *
     mfu__sb b;
     mfu__sb_init(&b, 0);
     char why[MFU_ERROR_MESSAGE_MAX + 64] = "";
-    bool ok = mfu__compare_json(ra, wa, rb, wb, &b, why, sizeof why);
+    bool ok = mfu__compare_json(&s->reg, ra, wa, rb, wb, &b, why, sizeof why);
     if (rb != ra)
         close_run(s, rb);
     close_run(s, ra);

@@ -266,12 +266,15 @@ typedef struct mfu__srun {
     pthread_mutex_t post_mu; /* one POST at a time per run: memory and store in one order */
     uint64_t sum_version;
     double sum_time; /* monotonic seconds when computed */
+    double sum_cost; /* seconds computing it took */
     bool sum_valid;
     mfu__summary sum;
     pthread_mutex_t ana_mu;
-    struct mfu_analysis *ana; /* NULL until asked for, or when it failed (ana_error) */
+    struct mfu_analysis *ana; /* NULL until asked for, or when it failed (ana_error): the
+                                 analysis of the run's report (insight.c) */
+    char ana_unit[24];        /* mfu_report_analysis_unit of that report, "" none */
     uint64_t ana_version;
-    double ana_time;
+    double ana_time, ana_cost; /* when computed, seconds it took */
     char ana_error[MFU_ERROR_MESSAGE_MAX + 64];
     /* posted per-rank windows */
     mfu__rankwin *ranks;
@@ -348,16 +351,20 @@ int mfu__srun_base_id(mfu__field f);
 /* ---- insight.c: summaries, segments, findings and compare (report and analysis modules) --- */
 
 /* Steady-state medians of a read-locked run from mfu_report_compute() (cached per version;
- * a live run's for up to 5 s). false when neither tokens/s nor step time is known. */
+ * a live run's for up to 5 s, or 4x what computing them took). false when neither tokens/s nor
+ * step time is known. */
 bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out);
-/* The analysis of a read-locked run as the API's JSON into b: {"method", "steps", "warmup",
- * "steady", "segments", "decomposition"}, or with findings {"findings": [...]}. false with
- * why filled when the run cannot be analysed. */
-bool mfu__insight_json(mfu__srun *r, bool findings, mfu__sb *b, char *why, size_t n);
-/* Compare window wa of ra with wb of rb (both read-locked) into b: {"a", "b",
- * "decomposition", "verdict"}. false with why filled when it cannot be done. */
-bool mfu__compare_json(mfu__srun *ra, mfu_window wa, mfu__srun *rb, mfu_window wb, mfu__sb *b,
-                       char *why, size_t n);
+/* The analysis of a read-locked run (mfu_report_analysis of the report mfu_report_compute()
+ * makes with the run's context, as `mfu report` does; cached per version, a live run's for up
+ * to 5 s or 4x what computing it took) as the API's JSON into b: {"method", "steps",
+ * "warmup", "steady", "segments", "decomposition", "unit"}, or with findings {"findings":
+ * [...]}. false with why filled when the run cannot be analysed. */
+bool mfu__insight_json(const mfu__registry *g, mfu__srun *r, bool findings, mfu__sb *b, char *why,
+                       size_t n);
+/* Compare window wa of ra with wb of rb (both read-locked; their analyses as above) into b:
+ * {"a", "b", "decomposition", "verdict"}. false with why filled when it cannot be done. */
+bool mfu__compare_json(const mfu__registry *g, mfu__srun *ra, mfu_window wa, mfu__srun *rb,
+                       mfu_window wb, mfu__sb *b, char *why, size_t n);
 
 /* Metrics window of a read-locked, not posted run: ratio tokens/s, mean step time, rows used. */
 bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used);
