@@ -253,7 +253,7 @@ typedef struct mfu__srun {
     bool own_ok;              /* own holds the stored context's model */
     mfu__server_model own;    /* the stored context's model (own_ok) */
     char own_error[160];      /* why the stored context could not be used */
-    uint64_t version;  /* bumps on every change of rows */
+    uint64_t version;  /* bumps on every change of rows, metadata or observations */
     double changed_at; /* monotonic seconds of the last change */
     /* from the store listing while not loaded */
     char format[32];
@@ -314,9 +314,10 @@ void mfu__srun_unlock(mfu__srun *r);
 
 /* Make run r's rows, under r's write lock: taken (freed with r) unless borrowed (it stays its
  * owner's, who calls mfu__srun_unset before freeing it). *first: the first row that differs
- * from what r held (n when none did); *old_n: the rows r held. Bumps the version when anything
- * changed. */
-void mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
+ * from what r held (n when none did); *old_n: the rows r held. Anything a row keeps counts
+ * (every field of mfu_step: recompute and dtype too), and so do the metadata and the per-rank
+ * observations. Returns true, with the version bumped, when anything changed. */
+bool mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
                    size_t *old_n);
 /* Forget the borrowed run (r unloads; the next read takes the store's rows). */
 void mfu__srun_unset(mfu__srun *r, const mfu_run *run);
@@ -327,10 +328,12 @@ void mfu__srun_unset(mfu__srun *r, const mfu_run *run);
 /* Copy the last MFU__TAIL rows of r into tail (capacity MFU__TAIL); returns how many. */
 size_t mfu__srun_tail(const mfu__srun *r, mfu_step *tail);
 /* The borrowed run of r grew in place (its owner fed it, holding r's write lock): old_n rows
- * before, whose last ntail were tail, and old_meta. Derives what changed; returns the first
- * changed row (the row count when nothing did). */
+ * before, whose last ntail were tail, old_meta, and old_obs per-rank observations. Derives what
+ * changed; returns the first changed row (the row count when no row did). The version is
+ * bumped when anything changed, new observations alone included (a lagging rank's lines that
+ * merge into rows already read). */
 size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_step *tail,
-                      size_t ntail, const mfu_run_meta *old_meta);
+                      size_t ntail, const mfu_run_meta *old_meta, size_t old_obs);
 /* Append the rows of rows (posted) to r, under r's write lock (loaded first); lite[0..nlite)
  * are the posted objects before merging (step, rank, times, tokens), for the per-rank windows
  * of /metrics. *first: the first row that changed. Errors: MFU_E_LIMIT (the run is full; r is

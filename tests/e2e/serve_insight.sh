@@ -2,7 +2,9 @@
 # e2e: `mfu serve` finds what `mfu report` finds. Runs with a straggler rank and with per-step
 # recomputation (tests/e2e/lib/genlog.py, known truth) are served from the store and as
 # followed logs; /api/runs/RUN/findings lists the finding kinds of `mfu report LOG --json`, in
-# its order, and /segments has the report's boundaries.
+# its order, and /segments has the report's boundaries. A followed log whose lagging rank's
+# lines arrive after the rows they belong to (observations only, no row changes) is analysed
+# again: the straggler appears, and the store gets the observations.
 E2E_CMD=serve
 source "$(dirname "$0")/lib/e2e.bash"
 command -v curl >/dev/null || { echo "serve_insight.sh: curl is missing (bash scripts/deps.sh)"; exit 1; }
@@ -45,6 +47,10 @@ ctx=(--model gpt2 --device h100-sxm)
 gen rankrecompute "$tmp/rr.jsonl" --seed 21 --steps 200 --flops "$F4" --hw "$H4" --mfu 0.5
 gen straggler "$tmp/titan.log" --seed 18 --steps 200 --flops "$F4"
 gen recompute "$tmp/rc.jsonl" --seed 16 --steps 200 --flops "$F4" --hw "$H4" --mfu 0.5
+# the same run with rank 3's lines late: absent at first, then its last 50 steps at the end
+grep -v '"rank":3,' "$tmp/rr.jsonl" >"$tmp/early.jsonl"
+grep '"rank":3,' "$tmp/rr.jsonl" | jq -c 'select(.step > 150)' >"$tmp/lagging.jsonl"
+cat "$tmp/early.jsonl" "$tmp/lagging.jsonl" >"$tmp/late-whole.jsonl"
 
 report() { # report NAME LOG [context...]: mfu report's JSON in $tmp/NAME.report
     local name=$1 log=$2
@@ -55,6 +61,8 @@ report() { # report NAME LOG [context...]: mfu report's JSON in $tmp/NAME.report
 report rr "$tmp/rr.jsonl" "${ctx[@]}"
 report titan "$tmp/titan.log" "${ctx[@]}" --seq 4096 --devices 8
 report rc "$tmp/rc.jsonl" "${ctx[@]}"
+report early "$tmp/early.jsonl" "${ctx[@]}"
+report late "$tmp/late-whole.jsonl" "${ctx[@]}"
 # what the report finds on these logs (so that the comparisons below compare something)
 [ "$(kinds "$tmp/rr.report")" = '["recompute","straggler"]' ] ||
     fail "report rr: kinds $(kinds "$tmp/rr.report")"
@@ -62,6 +70,10 @@ report rc "$tmp/rc.jsonl" "${ctx[@]}"
 [ "$(kinds "$tmp/titan.report")" = '["straggler","reported_mismatch"]' ] ||
     fail "report titan: kinds $(kinds "$tmp/titan.report")"
 [ "$(kinds "$tmp/rc.report")" = '["recompute"]' ] || fail "report rc: kinds $(kinds "$tmp/rc.report")"
+[ "$(kinds "$tmp/early.report")" = '["recompute"]' ] ||
+    fail "report early: kinds $(kinds "$tmp/early.report")"
+[ "$(kinds "$tmp/late.report")" = '["recompute","straggler"]' ] ||
+    fail "report late: kinds $(kinds "$tmp/late.report")"
 
 # the store: each run with the context it was ingested with
 db=$tmp/runs.db
@@ -69,11 +81,12 @@ db=$tmp/runs.db
 "$bin" ingest "$tmp/titan.log" --run stored-titan --db "$db" "${ctx[@]}" --seq 4096 --devices 8 \
     2>/dev/null || fail "ingest titan"
 "$bin" ingest "$tmp/rc.jsonl" --run stored-rc --db "$db" "${ctx[@]}" 2>/dev/null || fail "ingest rc"
-# the followed log: a copy of rr.jsonl
+# the followed logs: a copy of rr.jsonl whole, and the late one without rank 3's lines yet
 mkdir -p "$tmp/f"
 cp "$tmp/rr.jsonl" "$tmp/f/followed.jsonl"
+cp "$tmp/early.jsonl" "$tmp/f/late.jsonl"
 
-"$bin" serve "$tmp/f/followed.jsonl" --db "$db" --listen 127.0.0.1:0 \
+"$bin" serve "$tmp/f/followed.jsonl" "$tmp/f/late.jsonl" --db "$db" --listen 127.0.0.1:0 \
     "${ctx[@]}" >"$tmp/srv.out" 2>"$tmp/srv.err" &
 SRV=$!
 pids+=("$SRV")
@@ -118,5 +131,26 @@ wait_until 20000 same_kinds followed "$tmp/rr.report" ||
 served followed segments
 [ "$(starts "$tmp/followed.segments")" = "$(starts "$tmp/rr.report")" ] ||
     fail "followed: segments $(starts "$tmp/followed.segments")"
+
+# the late log: no straggler while rank 3 is silent ...
+wait_until 20000 steps_are late 200 || fail "late: not 200 steps"
+wait_until 20000 same_kinds late "$tmp/early.report" ||
+    fail "late (early part): served kinds $(kinds "$tmp/late.findings")"
+# ... then its lines for steps 151-200 arrive: they only add observations to rows already read
+cat "$tmp/lagging.jsonl" >>"$tmp/f/late.jsonl"
+wait_until 20000 same_kinds late "$tmp/late.report" ||
+    fail "late: served kinds $(kinds "$tmp/late.findings") after rank 3's lines, mfu report $(kinds "$tmp/late.report")"
+steps_are late 200 || fail "late: the lagging lines made rows"
+ev2() { jq -c '.findings[] | select(.kind == "straggler") | [.evidence.rank, .evidence.steps]' "$1"; }
+[ "$(ev2 "$tmp/late.findings")" = "[3,50]" ] || fail "late: straggler evidence $(ev2 "$tmp/late.findings")"
+
+# SIGTERM: the followed runs reach the store with their observations
+kill -TERM "$SRV"
+wait_until 15000 eval '! kill -0 "$SRV" 2>/dev/null' || fail "server did not stop"
+wait "$SRV" 2>/dev/null
+"$bin" report --run late --db "$db" "${ctx[@]}" --json --no-series >"$tmp/late.stored" 2>"$tmp/err" ||
+    fail "report --run late: $(cat "$tmp/err")"
+[ "$(kinds "$tmp/late.stored")" = "$(kinds "$tmp/late.report")" ] ||
+    fail "stored late run: kinds $(kinds "$tmp/late.stored"), log $(kinds "$tmp/late.report")"
 
 e2e_finish

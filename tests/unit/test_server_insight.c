@@ -2,7 +2,8 @@
  * test_server_insight.c - the server's analysis (src/server/insight.c) is the one `mfu report`
  * runs: the findings and segments the API sends for a run are those of mfu_report_compute() on
  * the same run and context, per-rank observations (a straggler) and per-step recomputation
- * included.
+ * included; and a run whose re-read changes only recompute, dtype or its observations is
+ * analysed again (src/server/registry.c's change detection).
  *
  * The run: 240 steps of 8 ranks (canonical rows, merged as ingest merges them), rank 3 12 %
  * slower, full recomputation for the first 120 steps and none after, gpt2 at sequence 4096 on
@@ -230,10 +231,171 @@ static void the_analysis_is_the_reports(void **state)
     mfu_run_free(run);
 }
 
+/* Re-reading the run with the lagging ranks' lines added changes its observations only: the
+ * server must see a change and analyse it again (the straggler appears). */
+static void observations_alone_are_a_change(void **state)
+{
+    (void)state;
+    mfu_run *bare = make_run(1, SIZE_MAX, SIZE_MAX);
+    mfu_store *st;
+    mfu__server_model model;
+    mfu__registry g;
+    mfu__srun *r;
+    serve_stored(&st, &model, &g, &r, bare);
+    char got[256], want[256];
+    int64_t starts[8];
+    size_t nseg;
+    pthread_rwlock_rdlock(&r->rw);
+    served_kinds(&g, r, got, sizeof got);
+    pthread_rwlock_unlock(&r->rw);
+    report_kinds(bare, want, sizeof want, starts, &nseg);
+    assert_string_equal(got, want);
+    assert_null(strstr(got, "straggler")); /* one rank: nothing to compare */
+    assert_non_null(strstr(got, "recompute"));
+
+    /* the same rows again: no change, the cached analysis stands */
+    size_t first, old_n;
+    uint64_t v = r->version;
+    assert_false(mfu__srun_set(&g, r, make_run(1, SIZE_MAX, SIZE_MAX), false, &first, &old_n));
+    assert_int_equal(first, STEPS);
+    assert_int_equal(r->version, v);
+
+    /* every rank's lines: the rows are the same, 7 observations a step are new */
+    mfu_run *full = make_run(RANKS, SIZE_MAX, SIZE_MAX);
+    report_kinds(full, want, sizeof want, starts, &nseg);
+    assert_true(mfu__srun_set(&g, r, full, false, &first, &old_n));
+    assert_int_equal(first, STEPS); /* no row to send to pages */
+    assert_int_equal(old_n, STEPS);
+    assert_true(r->version > v);
+    pthread_rwlock_rdlock(&r->rw);
+    served_kinds(&g, r, got, sizeof got);
+    pthread_rwlock_unlock(&r->rw);
+    assert_non_null(strstr(got, "straggler"));
+    assert_string_equal(got, want);
+
+    /* one observation fewer (same count of rows) is a change too */
+    mfu_run *less = make_run(RANKS, SIZE_MAX, SIZE_MAX);
+    mfu_run *cut = mfu_run_new();
+    for (size_t i = 0; i < mfu_run_count(less); i++) {
+        mfu_step s;
+        mfu_run_get(less, i, &s);
+        mfu_run_append(cut, &s, NULL, NULL);
+    }
+    *mfu_run_meta_mut(cut) = *mfu_run_meta_get(less);
+    for (size_t i = 0; i + 1 < mfu_run_rank_obs_count(less); i++) {
+        mfu_rank_obs o;
+        mfu_run_rank_obs_get(less, i, &o);
+        assert_int_equal(mfu_run_rank_obs_append(cut, &o, NULL), MFU_OK);
+    }
+    mfu_run_free(less);
+    v = r->version;
+    assert_true(mfu__srun_set(&g, r, cut, false, &first, &old_n));
+    assert_true(r->version > v);
+
+    mfu__reg_put(&g, r);
+    mfu__reg_destroy(&g);
+    mfu_store_close(st);
+    mfu_run_free(bare);
+}
+
+/* A re-read that changes only one row's recompute or dtype code, far from the end (where no
+ * merge can reach), is a change from that row on. */
+static void recompute_and_dtype_alone_are_changes(void **state)
+{
+    (void)state;
+    mfu_run *run = make_run(1, SIZE_MAX, SIZE_MAX);
+    mfu_store *st;
+    mfu__server_model model;
+    mfu__registry g;
+    mfu__srun *r;
+    serve_stored(&st, &model, &g, &r, run);
+    size_t first, old_n;
+    uint64_t v = r->version;
+    assert_true(mfu__srun_set(&g, r, make_run(1, 10, SIZE_MAX), false, &first, &old_n));
+    assert_int_equal(first, 10);
+    assert_true(r->version > v);
+    v = r->version;
+    assert_true(mfu__srun_set(&g, r, make_run(1, 10, 20), false, &first, &old_n));
+    assert_int_equal(first, 20);
+    assert_true(r->version > v);
+    v = r->version;
+    assert_false(mfu__srun_set(&g, r, make_run(1, 10, 20), false, &first, &old_n));
+    assert_int_equal(r->version, v);
+    mfu__reg_put(&g, r);
+    mfu__reg_destroy(&g);
+    mfu_store_close(st);
+    mfu_run_free(run);
+}
+
+/* A followed log: a lagging rank's lines for steps already read merge as observations; the
+ * follower's update must count as a change (mfu__srun_grew). */
+static void lagging_rank_lines_are_a_change(void **state)
+{
+    (void)state;
+    mfu_store *st = NULL;
+    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, &st, NULL), MFU_OK);
+    mfu__server_model model;
+    blank_model(&model);
+    mfu__registry g;
+    assert_int_equal(mfu__reg_init(&g, st, &model, NULL), MFU_OK);
+    mfu__srun *r = mfu__reg_get(&g, "log", true);
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = "mfu";
+    mfu_ingest *ing = NULL;
+    assert_int_equal(mfu_ingest_new(&o, &ing, NULL), MFU_OK);
+    char line[160];
+    const char *header = "{\"mfu_run\":1,\"world_size\":3}\n";
+    assert_int_equal(mfu_ingest_feed_buffer(ing, header, strlen(header), "t", NULL), MFU_OK);
+    for (int i = 1; i <= 100; i++)
+        for (int k = 0; k < 2; k++) {
+            int n = snprintf(line, sizeof line,
+                             "{\"step\":%d,\"rank\":%d,\"step_time_s\":2,\"tokens\":100}\n", i, k);
+            assert_int_equal(mfu_ingest_feed_buffer(ing, line, (size_t)n, "t", NULL), MFU_OK);
+        }
+    size_t first, old_n;
+    assert_true(mfu__srun_set(&g, r, mfu_ingest_peek(ing), true, &first, &old_n));
+    assert_int_equal(mfu_run_rank_obs_count(r->run), 100);
+
+    /* rank 2 catches up on steps 98..100: no row changes, three observations arrive */
+    mfu_step tail[MFU__TAIL];
+    pthread_rwlock_wrlock(&r->rw);
+    size_t n0 = mfu_run_count(r->run), nt = mfu__srun_tail(r, tail);
+    mfu_run_meta meta = *mfu_run_meta_get(r->run);
+    size_t obs0 = mfu_run_rank_obs_count(r->run);
+    uint64_t v = r->version;
+    for (int i = 98; i <= 100; i++) {
+        int n = snprintf(line, sizeof line,
+                         "{\"step\":%d,\"rank\":2,\"step_time_s\":2.5,\"tokens\":100}\n", i);
+        assert_int_equal(mfu_ingest_feed_buffer(ing, line, (size_t)n, "t", NULL), MFU_OK);
+    }
+    assert_int_equal(mfu__srun_grew(&g, r, n0, tail, nt, &meta, obs0), 100);
+    assert_int_equal(mfu_run_count(r->run), 100);
+    assert_int_equal(mfu_run_rank_obs_count(r->run), 103);
+    assert_true(r->version > v);
+
+    /* nothing new: no change */
+    v = r->version;
+    nt = mfu__srun_tail(r, tail);
+    obs0 = mfu_run_rank_obs_count(r->run);
+    assert_int_equal(mfu__srun_grew(&g, r, 100, tail, nt, &meta, obs0), 100);
+    assert_int_equal(r->version, v);
+    pthread_rwlock_unlock(&r->rw);
+
+    mfu__srun_unset(r, mfu_ingest_peek(ing));
+    mfu_ingest_free(ing);
+    mfu__reg_put(&g, r);
+    mfu__reg_destroy(&g);
+    mfu_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_analysis_is_the_reports),
+        cmocka_unit_test(observations_alone_are_a_change),
+        cmocka_unit_test(recompute_and_dtype_alone_are_changes),
+        cmocka_unit_test(lagging_rank_lines_are_a_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
