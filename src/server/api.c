@@ -1069,12 +1069,11 @@ static mfu_status store_rows(mfu_store *st, const char *name, const mfu_run *row
         *e = ign;
     if (rc != MFU_OK)
         return rc;
-    size_t n = mfu_run_count(rows);
-    mfu_step *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return mfu__fail(e, MFU_E_NOMEM, 0, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        mfu_run_get(rows, i, &v[i]);
+    mfu_step *v = NULL;
+    size_t n = 0;
+    rc = mfu__posted_steps(rows, &v, NULL, &n, e); /* the rows with their per-rank observations */
+    if (rc != MFU_OK)
+        return rc;
     rc = mfu_store_append_steps(st, id, v, n, e);
     free(v);
     return rc;

@@ -260,7 +260,8 @@ typedef struct mfu__srun {
     int64_t steps, first_step, last_step, lines;
     mfu__tag *tags;
     size_t ntags;
-    int64_t updated_s; /* the store's last write, as listed */
+    int64_t updated_s;    /* the store's last write, as listed */
+    int64_t listed_steps; /* the store's rows of the run, as listed (steps counts the run's) */
     /* summary and analysis caches (their own mutexes: readers share rw) */
     pthread_mutex_t sum_mu;
     pthread_mutex_t post_mu; /* one POST at a time per run: memory and store in one order */
@@ -334,7 +335,16 @@ size_t mfu__srun_tail(const mfu__srun *r, mfu_step *tail);
  * merge into rows already read). */
 size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_step *tail,
                       size_t ntail, const mfu_run_meta *old_meta, size_t old_obs);
-/* Append the rows of rows (posted) to r, under r's write lock (loaded first); lite[0..nlite)
+/* The steps a posted body stands for, in order: each row of rows followed by its per-rank
+ * observations as the steps their ranks posted (step, rank, own step time and tokens/s in the
+ * row's scope). Appended to a run with mfu_run_append, or stored with mfu_store_append_steps and
+ * read back, each of those merges into its row and is kept as an observation again, so a
+ * straggler in one body is not lost. *out (free it) has *n steps; *is_obs (NULL: not wanted;
+ * free it) says which of them are observations. Errors: MFU_E_NOMEM. */
+mfu_status mfu__posted_steps(const mfu_run *rows, mfu_step **out, bool **is_obs, size_t *n,
+                             mfu_error *err);
+/* Append the rows of rows (posted) to r, under r's write lock (loaded first), with their
+ * per-rank observations (mfu__posted_steps); lite[0..nlite)
  * are the posted objects before merging (step, rank, times, tokens), for the per-rank windows
  * of /metrics. *first: the first row that changed. Errors: MFU_E_LIMIT (the run is full; r is
  * unchanged), MFU_E_NOMEM. */

@@ -841,6 +841,63 @@ static void rank_push(mfu__srun *r, const mfu_step *s)
     w->has_prev = true;
 }
 
+mfu_status mfu__posted_steps(const mfu_run *rows, mfu_step **out, bool **is_obs, size_t *n,
+                             mfu_error *err)
+{
+    size_t nr = mfu_run_count(rows), no = mfu_run_rank_obs_count(rows);
+    *out = NULL;
+    if (is_obs)
+        *is_obs = NULL;
+    *n = 0;
+    mfu_step *v = malloc((nr + no ? nr + no : 1) * sizeof *v);
+    bool *obs = calloc(nr + no ? nr + no : 1, sizeof *obs);
+    size_t *at = calloc(nr + 1, sizeof *at); /* row i's observations: order[at[i]..at[i+1]) */
+    size_t *fill = calloc(nr ? nr : 1, sizeof *fill);
+    size_t *order = malloc((no ? no : 1) * sizeof *order);
+    if (!v || !obs || !at || !fill || !order) {
+        free(v);
+        free(obs);
+        free(at);
+        free(fill);
+        free(order);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading posted steps");
+    }
+    mfu_rank_obs o;
+    for (size_t i = 0; i < no; i++) /* a run's observations name rows it holds */
+        if (mfu_run_rank_obs_get(rows, i, &o) && o.row < nr)
+            at[o.row + 1]++;
+    for (size_t i = 0; i < nr; i++)
+        at[i + 1] += at[i];
+    for (size_t i = 0; i < no; i++) /* each row's in the order they were kept */
+        if (mfu_run_rank_obs_get(rows, i, &o) && o.row < nr)
+            order[at[o.row] + fill[o.row]++] = i;
+    size_t k = 0;
+    for (size_t i = 0; i < nr; i++) {
+        mfu_run_get(rows, i, &v[k]);
+        mfu_scope scope = v[k++].tokens_per_s_scope;
+        for (size_t j = at[i]; j < at[i + 1]; j++) {
+            mfu_run_rank_obs_get(rows, order[j], &o);
+            mfu_step_init(&v[k]);
+            v[k].step = o.step;
+            v[k].rank = o.rank;
+            v[k].step_time_s = o.step_time_s;
+            v[k].tokens_per_s = o.tokens_per_s;
+            v[k].tokens_per_s_scope = isnan(o.tokens_per_s) ? MFU_SCOPE_UNKNOWN : scope;
+            obs[k++] = true;
+        }
+    }
+    free(at);
+    free(fill);
+    free(order);
+    *out = v;
+    if (is_obs)
+        *is_obs = obs;
+    else
+        free(obs);
+    *n = k;
+    return MFU_OK;
+}
+
 mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
                             const mfu_step *lite, size_t nlite, size_t *first, mfu_error *err)
 {
@@ -864,16 +921,25 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
                          "new run name",
                          r->name, old, (long)MFU_RUN_MAX_STEPS);
     }
+    mfu_step *steps = NULL;
+    bool *is_obs = NULL;
+    size_t nsteps = 0;
+    st = mfu__posted_steps(rows, &steps, &is_obs, &nsteps, err);
+    if (st != MFU_OK) {
+        pthread_rwlock_unlock(&r->rw);
+        return st;
+    }
     bool any_merged = false;
     size_t before_ranks = r->nranks;
     r->posted = true;
-    for (size_t i = 0; i < add && st == MFU_OK; i++) {
-        mfu_step s;
-        mfu_run_get(rows, i, &s);
+    for (size_t i = 0; i < nsteps && st == MFU_OK; i++) {
         bool merged = false;
-        st = mfu_run_append(r->run_own, &s, &merged, err);
-        any_merged = any_merged || merged;
+        st = mfu_run_append(r->run_own, &steps[i], &merged, err);
+        /* an observation's step merges into the row just appended and changes none */
+        any_merged = any_merged || (merged && !is_obs[i]);
     }
+    free(steps);
+    free(is_obs);
     mfu__ctx old_ctx = r->ctx;
     if (st == MFU_OK) {
         for (size_t i = 0; i < nlite; i++) /* windows first: the device count may follow */
@@ -1008,8 +1074,11 @@ static void remove_at(mfu__registry *g, size_t i)
 /* Copy the listing's figures into r (r write-locked). */
 static void take_listing(mfu__srun *r, const mfu_store_run_info *info)
 {
-    if (r->loaded && !r->live && (info->steps != r->steps || info->updated_s != r->updated_s))
+    /* the store's row count, not the run's: stored rows may merge on reading (posted ranks) */
+    if (r->loaded && !r->live &&
+        (info->steps != r->listed_steps || info->updated_s != r->updated_s))
         r->stale = true;
+    r->listed_steps = info->steps;
     r->updated_s = info->updated_s;
     r->lines = info->source_lines;
     if (set_context(r, info->context) && r->loaded && !r->live)

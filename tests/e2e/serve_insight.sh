@@ -4,7 +4,8 @@
 # followed logs; /api/runs/RUN/findings lists the finding kinds of `mfu report LOG --json`, in
 # its order, and /segments has the report's boundaries. A followed log whose lagging rank's
 # lines arrive after the rows they belong to (observations only, no row changes) is analysed
-# again: the straggler appears, and the store gets the observations.
+# again: the straggler appears, and the store gets the observations. Every rank POSTing every
+# step in one body keeps the straggler too, served and after a restart.
 E2E_CMD=serve
 source "$(dirname "$0")/lib/e2e.bash"
 command -v curl >/dev/null || { echo "serve_insight.sh: curl is missing (bash scripts/deps.sh)"; exit 1; }
@@ -86,13 +87,25 @@ mkdir -p "$tmp/f"
 cp "$tmp/rr.jsonl" "$tmp/f/followed.jsonl"
 cp "$tmp/early.jsonl" "$tmp/f/late.jsonl"
 
-"$bin" serve "$tmp/f/followed.jsonl" "$tmp/f/late.jsonl" --db "$db" --listen 127.0.0.1:0 \
-    "${ctx[@]}" >"$tmp/srv.out" 2>"$tmp/srv.err" &
-SRV=$!
-pids+=("$SRV")
-wait_until 20000 has "$tmp/srv.out" 'http://' || fail "server did not start: $(cat "$tmp/srv.err")"
-URL=$(grep -o 'http://[^ ]*' "$tmp/srv.out" | head -1)
-URL=${URL%/}
+# the server's flags: the logs' own context (posted steps have no header to give it)
+flags=("${ctx[@]}" --seq 4096 --devices 8)
+TOKEN=e2e-token-0123456789abcdef
+start() { # start ARGS...: mfu serve ARGS on a free port; $SRV, $URL
+    "$bin" serve "$@" --db "$db" --listen 127.0.0.1:0 --token "$TOKEN" "${flags[@]}" \
+        >"$tmp/srv.out" 2>"$tmp/srv.err" &
+    SRV=$!
+    pids+=("$SRV")
+    wait_until 20000 has "$tmp/srv.out" 'http://' || fail "server did not start: $(cat "$tmp/srv.err")"
+    URL=$(grep -o 'http://[^ ]*' "$tmp/srv.out" | head -1)
+    URL=${URL%/}
+}
+stop() {
+    kill -TERM "$SRV"
+    wait_until 15000 eval '! kill -0 "$SRV" 2>/dev/null' || fail "server did not stop"
+    wait "$SRV" 2>/dev/null
+    : >"$tmp/srv.out"
+}
+start "$tmp/f/followed.jsonl" "$tmp/f/late.jsonl"
 
 # stored runs: the report's findings and boundaries
 for pair in stored-rr:rr stored-titan:titan stored-rc:rc; do
@@ -144,13 +157,34 @@ steps_are late 200 || fail "late: the lagging lines made rows"
 ev2() { jq -c '.findings[] | select(.kind == "straggler") | [.evidence.rank, .evidence.steps]' "$1"; }
 [ "$(ev2 "$tmp/late.findings")" = "[3,50]" ] || fail "late: straggler evidence $(ev2 "$tmp/late.findings")"
 
+# every rank posts every step in one body: its rows merge, the straggler stays
+tail -n +2 "$tmp/rr.jsonl" >"$tmp/body.jsonl"
+code=$(curl -s --max-time 30 -o "$tmp/post" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+    --data-binary @"$tmp/body.jsonl" "$URL/api/runs/posted/steps")
+[ "$code" = 201 ] && jq -e '.accepted == 1600' "$tmp/post" >/dev/null || fail "POST: $code $(cat "$tmp/post")"
+steps_are posted 200 || fail "posted: not 200 steps"
+served posted findings
+[ "$(kinds "$tmp/posted.findings")" = '["recompute","straggler"]' ] ||
+    fail "posted: served kinds $(kinds "$tmp/posted.findings")"
+cp "$tmp/posted.findings" "$tmp/posted.live"
+
 # SIGTERM: the followed runs reach the store with their observations
-kill -TERM "$SRV"
-wait_until 15000 eval '! kill -0 "$SRV" 2>/dev/null' || fail "server did not stop"
-wait "$SRV" 2>/dev/null
+stop
 "$bin" report --run late --db "$db" "${ctx[@]}" --json --no-series >"$tmp/late.stored" 2>"$tmp/err" ||
     fail "report --run late: $(cat "$tmp/err")"
 [ "$(kinds "$tmp/late.stored")" = "$(kinds "$tmp/late.report")" ] ||
     fail "stored late run: kinds $(kinds "$tmp/late.stored"), log $(kinds "$tmp/late.report")"
+
+# the posted run, stored: mfu report and a restarted server find the straggler too
+"$bin" report --run posted --db "$db" "${flags[@]}" --json --no-series >"$tmp/posted.stored" \
+    2>"$tmp/err" || fail "report --run posted: $(cat "$tmp/err")"
+[ "$(kinds "$tmp/posted.stored")" = "$(kinds "$tmp/posted.live")" ] ||
+    fail "stored posted run: kinds $(kinds "$tmp/posted.stored"), live $(kinds "$tmp/posted.live")"
+start
+served posted findings
+[ "$(kinds "$tmp/posted.findings")" = "$(kinds "$tmp/posted.live")" ] ||
+    fail "posted, after a restart: kinds $(kinds "$tmp/posted.findings")"
+steps_are posted 200 || fail "posted, after a restart: not 200 steps"
+stop
 
 e2e_finish

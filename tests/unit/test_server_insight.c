@@ -2,8 +2,9 @@
  * test_server_insight.c - the server's analysis (src/server/insight.c) is the one `mfu report`
  * runs: the findings and segments the API sends for a run are those of mfu_report_compute() on
  * the same run and context, per-rank observations (a straggler) and per-step recomputation
- * included; and a run whose re-read changes only recompute, dtype or its observations is
- * analysed again (src/server/registry.c's change detection).
+ * included; a run whose re-read changes only recompute, dtype or its observations is analysed
+ * again (src/server/registry.c's change detection); and a POST body of several ranks keeps its
+ * per-rank observations, served and stored.
  *
  * The run: 240 steps of 8 ranks (canonical rows, merged as ingest merges them), rank 3 12 %
  * slower, full recomputation for the first 120 steps and none after, gpt2 at sequence 4096 on
@@ -389,6 +390,83 @@ static void lagging_rank_lines_are_a_change(void **state)
     mfu_store_close(st);
 }
 
+/* A POST body where every rank posts each step: the body's rows merge, and its per-rank
+ * observations must reach the served run and the store (mfu__posted_steps) so that the
+ * straggler is found live and after a restart; a stored run whose rows merge on reading is not
+ * reloaded at every listing. */
+static void posted_ranks_keep_their_observations(void **state)
+{
+    (void)state;
+    mfu_store *st = NULL;
+    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, &st, NULL), MFU_OK);
+    mfu__server_model model;
+    gpt2_h100(&model);
+    model.workload.seq = 4096; /* a posted run has no header: --seq and --devices say it */
+    model.devices = RANKS;
+    mfu__registry g;
+    assert_int_equal(mfu__reg_init(&g, st, &model, NULL), MFU_OK);
+    g.flags_given = true;
+    mfu_run *body = make_run(RANKS, SIZE_MAX, SIZE_MAX); /* as parse_steps reads the body */
+    const size_t nobs = (size_t)STEPS * (RANKS - 1);
+
+    mfu__srun *r = mfu__reg_get(&g, "posted", true);
+    size_t first = 99;
+    assert_int_equal(mfu__srun_append(&g, r, body, NULL, 0, &first, NULL), MFU_OK);
+    assert_int_equal(first, 0);
+    assert_int_equal(mfu_run_count(r->run), STEPS);
+    assert_int_equal(mfu_run_rank_obs_count(r->run), nobs);
+    for (size_t i = 0; i < nobs; i += 97) { /* each where the body had it */
+        mfu_rank_obs a, b;
+        assert_true(mfu_run_rank_obs_get(body, i, &a));
+        assert_true(mfu_run_rank_obs_get(r->run, i, &b));
+        assert_true(a.row == b.row && a.rank == b.rank && a.step_time_s == b.step_time_s);
+    }
+    char got[256];
+    pthread_rwlock_rdlock(&r->rw);
+    served_kinds(&g, r, got, sizeof got);
+    pthread_rwlock_unlock(&r->rw);
+    assert_non_null(strstr(got, "straggler"));
+    mfu__reg_put(&g, r);
+
+    /* the store, as POST writes it: read back, the same rows and observations */
+    mfu_step *v = NULL;
+    bool *is_obs = NULL;
+    size_t n = 0;
+    assert_int_equal(mfu__posted_steps(body, &v, &is_obs, &n, NULL), MFU_OK);
+    assert_int_equal(n, STEPS + nobs);
+    assert_true(!is_obs[0] && is_obs[1] && is_obs[RANKS - 1] && !is_obs[RANKS]);
+    int64_t id = 0;
+    assert_int_equal(mfu_store_create_run(st, "posted", mfu_run_meta_get(body), &id, NULL), MFU_OK);
+    assert_int_equal(mfu_store_append_steps(st, id, v, n, NULL), MFU_OK);
+    free(v);
+    free(is_obs);
+    mfu__reg_destroy(&g);
+
+    /* a restarted server: the stored run, not live */
+    assert_int_equal(mfu__reg_init(&g, st, &model, NULL), MFU_OK);
+    g.flags_given = true;
+    mfu__reg_refresh(&g, true);
+    r = mfu__reg_get(&g, "posted", false);
+    assert_non_null(r);
+    assert_true(mfu__srun_read(&g, r, NULL));
+    assert_int_equal(mfu_run_count(r->run), STEPS);
+    assert_int_equal(mfu_run_rank_obs_count(r->run), nobs);
+    served_kinds(&g, r, got, sizeof got);
+    mfu__srun_unlock(r);
+    assert_non_null(strstr(got, "straggler"));
+    uint64_t version = r->version;
+    mfu__reg_refresh(&g, true); /* the listing counts STEPS + nobs stored rows */
+    assert_false(r->stale);
+    assert_true(mfu__srun_read(&g, r, NULL));
+    mfu__srun_unlock(r);
+    assert_int_equal(r->version, version); /* not loaded again */
+
+    mfu__reg_put(&g, r);
+    mfu__reg_destroy(&g);
+    mfu_store_close(st);
+    mfu_run_free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +474,7 @@ int main(void)
         cmocka_unit_test(observations_alone_are_a_change),
         cmocka_unit_test(recompute_and_dtype_alone_are_changes),
         cmocka_unit_test(lagging_rank_lines_are_a_change),
+        cmocka_unit_test(posted_ranks_keep_their_observations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
