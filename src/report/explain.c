@@ -324,6 +324,15 @@ const mfu_analysis *mfu_report_analysis(const mfu_report *r)
     return r ? r->analysis : NULL;
 }
 
+mfu_analysis *mfu__report_take_analysis(mfu_report *r)
+{
+    if (!r)
+        return NULL;
+    mfu_analysis *a = r->analysis;
+    r->analysis = NULL;
+    return a;
+}
+
 const char *mfu_report_analysis_unit(const mfu_report *r)
 {
     if (!r || !r->analysis)

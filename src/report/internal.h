@@ -154,6 +154,12 @@ struct mfu_report {
 mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
                                const mfu_workload *wl, mfu_error *err);
 
+/* Take r's analysis out of r (explain.c): the caller owns it (mfu_analysis_free); r keeps
+ * everything else and has no analysis from then on. For a holder that keeps the analysis of a
+ * long run without the report's per-step columns (the server's cache). NULL when r is NULL or
+ * has none. */
+mfu_analysis *mfu__report_take_analysis(mfu_report *r);
+
 /* What the comparisons need beside the report (compare.c). */
 typedef struct mfu__cmp_ctx {
     const mfu_report_input *in; /* the caller's input (arch, options) */

@@ -695,7 +695,7 @@ static void get_insight(mfu__server *s, const char *name, bool findings, mfu__re
     mfu__sb b;
     mfu__sb_init(&b, 0);
     char why[MFU_ERROR_MESSAGE_MAX + 64] = "";
-    bool ok = mfu__insight_json(r, findings, &b, why, sizeof why);
+    bool ok = mfu__insight_json(&s->reg, r, findings, &b, why, sizeof why);
     close_run(s, r);
     if (!ok) {
         mfu__sb_free(&b);
@@ -777,7 +777,7 @@ static void get_compare(mfu__server *s, mfu__arg_fn arg, void *ctx, mfu__reply *
     mfu__sb b;
     mfu__sb_init(&b, 0);
     char why[MFU_ERROR_MESSAGE_MAX + 64] = "";
-    bool ok = mfu__compare_json(ra, wa, rb, wb, &b, why, sizeof why);
+    bool ok = mfu__compare_json(&s->reg, ra, wa, rb, wb, &b, why, sizeof why);
     if (rb != ra)
         close_run(s, rb);
     close_run(s, ra);
@@ -1069,12 +1069,11 @@ static mfu_status store_rows(mfu_store *st, const char *name, const mfu_run *row
         *e = ign;
     if (rc != MFU_OK)
         return rc;
-    size_t n = mfu_run_count(rows);
-    mfu_step *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return mfu__fail(e, MFU_E_NOMEM, 0, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        mfu_run_get(rows, i, &v[i]);
+    mfu_step *v = NULL;
+    size_t n = 0;
+    rc = mfu__posted_steps(rows, &v, NULL, &n, e); /* the rows with their per-rank observations */
+    if (rc != MFU_OK)
+        return rc;
     rc = mfu_store_append_steps(st, id, v, n, e);
     free(v);
     return rc;

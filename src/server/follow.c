@@ -95,18 +95,24 @@ static mfu_status feed_served(mfu__follower *f, mfu_ingest *ing, const char *p, 
     size_t ntail = served ? mfu__srun_tail(r, tail) : 0;
     mfu_run_meta meta;
     memset(&meta, 0, sizeof meta);
-    if (served)
+    size_t old_obs = 0;
+    uint64_t version = r->version;
+    if (served) {
         meta = *mfu_run_meta_get(r->run);
+        old_obs = mfu_run_rank_obs_count(r->run);
+    }
     mfu_status st = mfu_ingest_feed_buffer(ing, p, n, f->path, err);
     size_t first = 0, rows = 0;
     if (served) {
         r->run = mfu_ingest_peek(ing); /* the same run; the API promises it only till a feed */
         rows = mfu_run_count(r->run);
-        first = mfu__srun_grew(&f->s->reg, r, old_n, tail, ntail, &meta);
+        first = mfu__srun_grew(&f->s->reg, r, old_n, tail, ntail, &meta, old_obs);
     }
+    bool changed = served && r->version != version;
     pthread_rwlock_unlock(&r->rw);
+    if (changed)
+        f->dirty = true; /* observations alone too: the store keeps them */
     if (served && first < rows) {
-        f->dirty = true;
         if (old_n == 0)
             mfu__api_broadcast_run(f->s, r, false);
         mfu__api_broadcast_rows(f->s, r, first);
@@ -239,7 +245,7 @@ static void restart(mfu__follower *f, FILE *fp, const struct stat *sb, bool whol
     f->last_error[0] = '\0';
     size_t first = 0, old_n = 0;
     const mfu_run *run = mfu_ingest_peek(ing);
-    mfu__srun_set(&s->reg, f->run, run, true, &first, &old_n);
+    bool changed = mfu__srun_set(&s->reg, f->run, run, true, &first, &old_n);
     mfu_ingest *old = f->ing; /* the served run is the new session's now */
     f->ing = ing;
     mfu_ingest_free(old);
@@ -253,9 +259,11 @@ static void restart(mfu__follower *f, FILE *fp, const struct stat *sb, bool whol
     f->run->lines = mfu_ingest_get_stats(ing)->lines;
     pthread_rwlock_unlock(&f->run->rw);
     size_t n = mfu_run_count(run);
-    if (first >= n && n == old_n)
-        return; /* nothing changed */
+    if (!changed)
+        return;
     f->dirty = true;
+    if (first >= n && n == old_n)
+        return; /* no row changed (the metadata or the observations did): nothing to send */
     bool reset = old_n > 0 && first + MFU__TAIL < old_n;
     if (old_n == 0 || reset)
         mfu__api_broadcast_run(s, f->run, reset);

@@ -1,12 +1,25 @@
 /*
- * insight.c - what the analysis and report modules say about a run, for the API: steady-state
- * summaries (mfu/report.h), segments, findings and compare (mfu/analysis.h).
+ * insight.c - what the report module says about a run, for the API: steady-state summaries,
+ * segments, findings and compare (mfu/report.h, mfu/analysis.h).
+ *
+ * The analysis is the one `mfu report` runs: mfu_report_analysis() of the report computed with
+ * the run's context (its stored context or the server's flags, and the device count the server
+ * counts), so it sees what the report sees: each step's sequence length, recomputation, dtype
+ * and device count, the clock, power and timers, and the per-rank observations (stragglers),
+ * and it carries the report's own findings (figures the framework printed that disagree, the
+ * roofline). The server keeps only the analysis (mfu__report_take_analysis), not the report's
+ * per-step columns.
  *
  * Both are computed on demand from a read-locked run and cached per run: a summary while the
- * run's version is unchanged, an analysis likewise; a live run's cache is reused for up to
- * INSIGHT_LIVE_S seconds after it changed, so a run that gets a step a second is not analysed a
- * second. The analysis's JSON (src/analysis/json.c, the keys `mfu report --json` uses) goes out
- * through the server's HTML-safe writer.
+ * run's version is unchanged, an analysis likewise. A live run's cache is reused for up to
+ * INSIGHT_LIVE_S seconds after it changed, so a run that gets a step a second is not analysed
+ * a second, or for INSIGHT_COST_FACTOR times what computing it took when that is longer, so
+ * that a large live run (10 s for a million steps of 8 ranks) is not analysed without pause.
+ * Computing the analysis refreshes the summary from the same report, and a run whose analysis
+ * is kept (it was asked for) gets its summary that way; other runs' summaries (the run list)
+ * come from a report without the analysis, which costs less. The analysis's JSON
+ * (src/analysis/json.c, the keys `mfu report --json` uses) goes out through the server's
+ * HTML-safe writer.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,23 +31,29 @@
 #include "analysis/json.h"
 #include "mfu/analysis.h"
 #include "mfu/report.h"
+#include "report/internal.h"
 #include "server/internal.h"
 
-#define INSIGHT_LIVE_S 5.0
+#define INSIGHT_LIVE_S 5.0    /* a live run's summary and analysis are reused this long ... */
+#define INSIGHT_COST_FACTOR 4 /* ... or this many times what computing them took, if longer */
 
-static bool fresh(const mfu__srun *r, uint64_t version, double at, bool valid)
+/* Is a cache computed at `at` for `version`, in cost_s seconds, still good for r? */
+static bool fresh(const mfu__srun *r, uint64_t version, double at, double cost_s, bool valid)
 {
     if (!valid)
         return false;
     if (version == r->version)
         return true;
-    return r->live && mfu__now() - at < INSIGHT_LIVE_S;
+    double keep = INSIGHT_COST_FACTOR * cost_s > INSIGHT_LIVE_S ? INSIGHT_COST_FACTOR * cost_s
+                                                                : INSIGHT_LIVE_S;
+    return r->live && mfu__now() - at < keep;
 }
 
 /* The report's input for run r: its model and device (its stored context, else the server's
- * flags: mfu__srun_model), and the context the server worked out (so that summaries and series
- * count the same devices). */
-static void report_input(const mfu__server_model *m, const mfu__srun *r, mfu_report_input *in)
+ * flags: mfu__srun_model), and the context the server worked out (so that summaries, series and
+ * the analysis count the same devices). analysis false: the summaries only. */
+static void report_input(const mfu__server_model *m, const mfu__srun *r, bool analysis,
+                         mfu_report_input *in)
 {
     memset(in, 0, sizeof *in);
     in->has_arch = m->has_model;
@@ -56,7 +75,33 @@ static void report_input(const mfu__server_model *m, const mfu__srun *r, mfu_rep
         in->tokens_per_step = m->tokens_per_step;
     if (isfinite(m->real_tokens_per_step) && m->real_tokens_per_step > 0)
         in->real_tokens_per_step = m->real_tokens_per_step;
+    in->no_analysis = !analysis;
 }
+
+/* The steady-state medians of report rep (NaN where unknown; all NaN for NULL). */
+static mfu__summary summary_of(const mfu_report *rep)
+{
+    mfu__summary s;
+    s.mfu = mfu_report_summary(rep, MFU_RS_MFU).median;
+    s.hfu = mfu_report_summary(rep, MFU_RS_HFU).median;
+    s.tokens_per_s = mfu_report_summary(rep, MFU_RS_TOKENS_PER_S).median;
+    s.model_flops_per_s_per_device =
+        mfu_report_summary(rep, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE).median;
+    s.step_time_s = mfu_report_summary(rep, MFU_RS_STEP_TIME_S).median;
+    return s;
+}
+
+/* Keep s as r's summary of its current version, computed from t0 on (sum_mu held). */
+static void keep_summary(mfu__srun *r, const mfu__summary *s, double t0)
+{
+    r->sum = *s;
+    r->sum_version = r->version;
+    r->sum_time = mfu__now();
+    r->sum_cost = r->sum_time - t0;
+    r->sum_valid = true;
+}
+
+static const mfu_analysis *analysis_of(const mfu__registry *g, mfu__srun *r, char *why, size_t n);
 
 bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out)
 {
@@ -64,55 +109,76 @@ bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out)
     if (n == 0)
         return false;
     pthread_mutex_lock(&r->sum_mu);
-    if (!fresh(r, r->sum_version, r->sum_time, r->sum_valid)) {
-        mfu_report_input in;
-        report_input(mfu__srun_model(g, r), r, &in);
-        mfu_report *rep = NULL;
-        mfu__summary s;
-        memset(&s, 0, sizeof s);
-        s.mfu = s.hfu = s.tokens_per_s = s.model_flops_per_s_per_device = s.step_time_s = NAN;
-        if (mfu_report_compute(r->run, &in, &rep, NULL) == MFU_OK) {
-            s.mfu = mfu_report_summary(rep, MFU_RS_MFU).median;
-            s.hfu = mfu_report_summary(rep, MFU_RS_HFU).median;
-            s.tokens_per_s = mfu_report_summary(rep, MFU_RS_TOKENS_PER_S).median;
-            s.model_flops_per_s_per_device =
-                mfu_report_summary(rep, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE).median;
-            s.step_time_s = mfu_report_summary(rep, MFU_RS_STEP_TIME_S).median;
+    bool stale = !fresh(r, r->sum_version, r->sum_time, r->sum_cost, r->sum_valid);
+    pthread_mutex_unlock(&r->sum_mu);
+    if (stale) {
+        /* a run whose analysis is kept gets both from one report (the analysis refreshes the
+         * summary); locks in the order ana_mu -> sum_mu */
+        pthread_mutex_lock(&r->ana_mu);
+        if (r->ana || r->ana_error[0]) {
+            char why[8];
+            analysis_of(g, r, why, sizeof why);
         }
+        pthread_mutex_unlock(&r->ana_mu);
+    }
+    pthread_mutex_lock(&r->sum_mu);
+    if (!fresh(r, r->sum_version, r->sum_time, r->sum_cost, r->sum_valid)) {
+        double t0 = mfu__now();
+        mfu_report_input in;
+        report_input(mfu__srun_model(g, r), r, false, &in);
+        mfu_report *rep = NULL;
+        if (mfu_report_compute(r->run, &in, &rep, NULL) != MFU_OK)
+            rep = NULL;
+        mfu__summary s = summary_of(rep);
         mfu_report_free(rep);
-        r->sum = s;
-        r->sum_version = r->version;
-        r->sum_time = mfu__now();
-        r->sum_valid = true;
+        keep_summary(r, &s, t0);
     }
     *out = r->sum;
     pthread_mutex_unlock(&r->sum_mu);
     return isfinite(out->tokens_per_s) || isfinite(out->step_time_s);
 }
 
-/* r's analysis (cached), r read-locked; NULL with *why filled when there is none. The analysis
- * belongs to r: use it while holding ana_mu (the caller locks it). */
-static const mfu_analysis *analysis_of(mfu__srun *r, char *why, size_t n)
+/* r's analysis (cached), r read-locked: the analysis of r's report (see the file comment); NULL
+ * with *why filled when there is none. The analysis belongs to r: use it while holding ana_mu
+ * (the caller locks it). */
+static const mfu_analysis *analysis_of(const mfu__registry *g, mfu__srun *r, char *why, size_t n)
 {
-    if (fresh(r, r->ana_version, r->ana_time, r->ana != NULL || r->ana_error[0]))
+    if (fresh(r, r->ana_version, r->ana_time, r->ana_cost, r->ana != NULL || r->ana_error[0]))
         goto out;
+    double t0 = mfu__now();
     mfu_analysis_free(r->ana);
     r->ana = NULL;
     r->ana_error[0] = '\0';
-    mfu_series *ser = NULL;
-    mfu_error e;
-    memset(&e, 0, sizeof e);
-    const mfu__ctx *c = &r->ctx;
-    mfu_status st =
-        mfu_series_from_run(r->run, c->model_flops_per_token, c->hardware_flops_per_token,
-                            c->devices, c->peak_flops_per_s, &ser, &e);
-    if (st == MFU_OK)
-        st = mfu_analyze(ser, NULL, &r->ana, &e);
-    mfu_series_free(ser);
-    if (st != MFU_OK)
-        snprintf(r->ana_error, sizeof r->ana_error, "the run cannot be analysed: %s", e.message);
+    r->ana_unit[0] = '\0';
+    if (r->run && mfu_run_count(r->run) > 0) {
+        mfu_report_input in;
+        report_input(mfu__srun_model(g, r), r, true, &in);
+        mfu_report *rep = NULL;
+        mfu_error e;
+        memset(&e, 0, sizeof e);
+        if (mfu_report_compute(r->run, &in, &rep, &e) != MFU_OK) {
+            snprintf(r->ana_error, sizeof r->ana_error, "the run cannot be analysed: %s",
+                     e.message[0] ? e.message : mfu_strerror(e.code));
+        } else {
+            const char *unit = mfu_report_analysis_unit(rep);
+            mfu__strlcpy(r->ana_unit, unit ? unit : "", sizeof r->ana_unit);
+            r->ana = mfu__report_take_analysis(rep);
+            if (!r->ana)
+                mfu__strlcpy(r->ana_error,
+                             "the run cannot be analysed: no step has a throughput; serve it "
+                             "with --tokens-per-step N, or --global-batch N with --seq N",
+                             sizeof r->ana_error);
+            /* the same report gives the summary of this version */
+            mfu__summary s = summary_of(rep);
+            pthread_mutex_lock(&r->sum_mu);
+            keep_summary(r, &s, t0);
+            pthread_mutex_unlock(&r->sum_mu);
+        }
+        mfu_report_free(rep);
+    }
     r->ana_version = r->version;
     r->ana_time = mfu__now();
+    r->ana_cost = r->ana_time - t0;
 out:
     if (!r->ana)
         mfu__strlcpy(why, r->ana_error[0] ? r->ana_error : "the run has no steps", n);
@@ -166,11 +232,14 @@ static void put_member(mfu__jw *w, const json_t *o, const char *k)
         mfu__jw_null(w);
 }
 
-bool mfu__insight_json(mfu__srun *r, bool findings, mfu__sb *b, char *why, size_t n)
+bool mfu__insight_json(const mfu__registry *g, mfu__srun *r, bool findings, mfu__sb *b, char *why,
+                       size_t n)
 {
     pthread_mutex_lock(&r->ana_mu);
-    const mfu_analysis *a = analysis_of(r, why, n);
+    const mfu_analysis *a = analysis_of(g, r, why, n);
     json_t *j = a ? mfu__analysis_json(a) : NULL;
+    char unit[sizeof r->ana_unit];
+    mfu__strlcpy(unit, r->ana_unit, sizeof unit);
     pthread_mutex_unlock(&r->ana_mu);
     if (!j) {
         if (a)
@@ -201,6 +270,12 @@ bool mfu__insight_json(mfu__srun *r, bool findings, mfu__sb *b, char *why, size_
                                            "steady", "segments", "decomposition"};
         for (size_t k = 0; k < MFU__ARRAY_LEN(keys); k++)
             put_member(&w, j, keys[k]);
+        /* what the levels' tokens are, as `mfu report --json` says under analysis.unit */
+        mfu__jw_key(&w, "unit");
+        if (unit[0])
+            mfu__jw_str(&w, unit);
+        else
+            mfu__jw_null(&w);
     }
     mfu__jw_end_obj(&w);
     json_decref(j);
@@ -228,8 +303,8 @@ static void put_level(mfu__jw *w, const mfu_level *l)
     json_decref(j);
 }
 
-bool mfu__compare_json(mfu__srun *ra, mfu_window wa, mfu__srun *rb, mfu_window wb, mfu__sb *b,
-                       char *why, size_t n)
+bool mfu__compare_json(const mfu__registry *g, mfu__srun *ra, mfu_window wa, mfu__srun *rb,
+                       mfu_window wb, mfu__sb *b, char *why, size_t n)
 {
     /* one analysis lock at a time, in name order, so two compares cannot deadlock */
     mfu__srun *first = strcmp(ra->name, rb->name) <= 0 ? ra : rb;
@@ -237,8 +312,8 @@ bool mfu__compare_json(mfu__srun *ra, mfu_window wa, mfu__srun *rb, mfu_window w
     pthread_mutex_lock(&first->ana_mu);
     if (second != first)
         pthread_mutex_lock(&second->ana_mu);
-    const mfu_analysis *a = analysis_of(ra, why, n);
-    const mfu_analysis *c = a ? analysis_of(rb, why, n) : NULL;
+    const mfu_analysis *a = analysis_of(g, ra, why, n);
+    const mfu_analysis *c = a ? analysis_of(g, rb, why, n) : NULL;
     mfu_decomposition d;
     mfu_error e;
     memset(&e, 0, sizeof e);

@@ -253,25 +253,29 @@ typedef struct mfu__srun {
     bool own_ok;              /* own holds the stored context's model */
     mfu__server_model own;    /* the stored context's model (own_ok) */
     char own_error[160];      /* why the stored context could not be used */
-    uint64_t version;  /* bumps on every change of rows */
+    uint64_t version;  /* bumps on every change of rows, metadata or observations */
     double changed_at; /* monotonic seconds of the last change */
     /* from the store listing while not loaded */
     char format[32];
     int64_t steps, first_step, last_step, lines;
     mfu__tag *tags;
     size_t ntags;
-    int64_t updated_s; /* the store's last write, as listed */
+    int64_t updated_s;    /* the store's last write, as listed */
+    int64_t listed_steps; /* the store's rows of the run, as listed (steps counts the run's) */
     /* summary and analysis caches (their own mutexes: readers share rw) */
     pthread_mutex_t sum_mu;
     pthread_mutex_t post_mu; /* one POST at a time per run: memory and store in one order */
     uint64_t sum_version;
     double sum_time; /* monotonic seconds when computed */
+    double sum_cost; /* seconds computing it took */
     bool sum_valid;
     mfu__summary sum;
     pthread_mutex_t ana_mu;
-    struct mfu_analysis *ana; /* NULL until asked for, or when it failed (ana_error) */
+    struct mfu_analysis *ana; /* NULL until asked for, or when it failed (ana_error): the
+                                 analysis of the run's report (insight.c) */
+    char ana_unit[24];        /* mfu_report_analysis_unit of that report, "" none */
     uint64_t ana_version;
-    double ana_time;
+    double ana_time, ana_cost; /* when computed, seconds it took */
     char ana_error[MFU_ERROR_MESSAGE_MAX + 64];
     /* posted per-rank windows */
     mfu__rankwin *ranks;
@@ -311,9 +315,10 @@ void mfu__srun_unlock(mfu__srun *r);
 
 /* Make run r's rows, under r's write lock: taken (freed with r) unless borrowed (it stays its
  * owner's, who calls mfu__srun_unset before freeing it). *first: the first row that differs
- * from what r held (n when none did); *old_n: the rows r held. Bumps the version when anything
- * changed. */
-void mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
+ * from what r held (n when none did); *old_n: the rows r held. Anything a row keeps counts
+ * (every field of mfu_step: recompute and dtype too), and so do the metadata and the per-rank
+ * observations. Returns true, with the version bumped, when anything changed. */
+bool mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
                    size_t *old_n);
 /* Forget the borrowed run (r unloads; the next read takes the store's rows). */
 void mfu__srun_unset(mfu__srun *r, const mfu_run *run);
@@ -324,11 +329,22 @@ void mfu__srun_unset(mfu__srun *r, const mfu_run *run);
 /* Copy the last MFU__TAIL rows of r into tail (capacity MFU__TAIL); returns how many. */
 size_t mfu__srun_tail(const mfu__srun *r, mfu_step *tail);
 /* The borrowed run of r grew in place (its owner fed it, holding r's write lock): old_n rows
- * before, whose last ntail were tail, and old_meta. Derives what changed; returns the first
- * changed row (the row count when nothing did). */
+ * before, whose last ntail were tail, old_meta, and old_obs per-rank observations. Derives what
+ * changed; returns the first changed row (the row count when no row did). The version is
+ * bumped when anything changed, new observations alone included (a lagging rank's lines that
+ * merge into rows already read). */
 size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_step *tail,
-                      size_t ntail, const mfu_run_meta *old_meta);
-/* Append the rows of rows (posted) to r, under r's write lock (loaded first); lite[0..nlite)
+                      size_t ntail, const mfu_run_meta *old_meta, size_t old_obs);
+/* The steps a posted body stands for, in order: each row of rows followed by its per-rank
+ * observations as the steps their ranks posted (step, rank, own step time and tokens/s in the
+ * row's scope). Appended to a run with mfu_run_append, or stored with mfu_store_append_steps and
+ * read back, each of those merges into its row and is kept as an observation again, so a
+ * straggler in one body is not lost. *out (free it) has *n steps; *is_obs (NULL: not wanted;
+ * free it) says which of them are observations. Errors: MFU_E_NOMEM. */
+mfu_status mfu__posted_steps(const mfu_run *rows, mfu_step **out, bool **is_obs, size_t *n,
+                             mfu_error *err);
+/* Append the rows of rows (posted) to r, under r's write lock (loaded first), with their
+ * per-rank observations (mfu__posted_steps); lite[0..nlite)
  * are the posted objects before merging (step, rank, times, tokens), for the per-rank windows
  * of /metrics. *first: the first row that changed. Errors: MFU_E_LIMIT (the run is full; r is
  * unchanged), MFU_E_NOMEM. */
@@ -348,16 +364,20 @@ int mfu__srun_base_id(mfu__field f);
 /* ---- insight.c: summaries, segments, findings and compare (report and analysis modules) --- */
 
 /* Steady-state medians of a read-locked run from mfu_report_compute() (cached per version;
- * a live run's for up to 5 s). false when neither tokens/s nor step time is known. */
+ * a live run's for up to 5 s, or 4x what computing them took). false when neither tokens/s nor
+ * step time is known. */
 bool mfu__srun_summary(const mfu__registry *g, mfu__srun *r, mfu__summary *out);
-/* The analysis of a read-locked run as the API's JSON into b: {"method", "steps", "warmup",
- * "steady", "segments", "decomposition"}, or with findings {"findings": [...]}. false with
- * why filled when the run cannot be analysed. */
-bool mfu__insight_json(mfu__srun *r, bool findings, mfu__sb *b, char *why, size_t n);
-/* Compare window wa of ra with wb of rb (both read-locked) into b: {"a", "b",
- * "decomposition", "verdict"}. false with why filled when it cannot be done. */
-bool mfu__compare_json(mfu__srun *ra, mfu_window wa, mfu__srun *rb, mfu_window wb, mfu__sb *b,
-                       char *why, size_t n);
+/* The analysis of a read-locked run (mfu_report_analysis of the report mfu_report_compute()
+ * makes with the run's context, as `mfu report` does; cached per version, a live run's for up
+ * to 5 s or 4x what computing it took) as the API's JSON into b: {"method", "steps",
+ * "warmup", "steady", "segments", "decomposition", "unit"}, or with findings {"findings":
+ * [...]}. false with why filled when the run cannot be analysed. */
+bool mfu__insight_json(const mfu__registry *g, mfu__srun *r, bool findings, mfu__sb *b, char *why,
+                       size_t n);
+/* Compare window wa of ra with wb of rb (both read-locked; their analyses as above) into b:
+ * {"a", "b", "decomposition", "verdict"}. false with why filled when it cannot be done. */
+bool mfu__compare_json(const mfu__registry *g, mfu__srun *ra, mfu_window wa, mfu__srun *rb,
+                       mfu_window wb, mfu__sb *b, char *why, size_t n);
 
 /* Metrics window of a read-locked, not posted run: ratio tokens/s, mean step time, rows used. */
 bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used);

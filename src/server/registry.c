@@ -601,31 +601,38 @@ void mfu__srun_unlock(mfu__srun *r)
     pthread_rwlock_unlock(&r->rw);
 }
 
-/* True when rows i of a and b differ in anything the run keeps. */
-static bool row_differs(const mfu_run *a, const mfu_run *b, size_t i)
+/* True when the two steps differ in anything a row keeps: every double bit for bit (so NaN
+ * equals NaN), flags, rank, scopes, recompute and dtype. */
+static bool step_differs(const mfu_step *x, const mfu_step *y)
 {
-    mfu_step x, y;
-    mfu_run_get(a, i, &x);
-    mfu_run_get(b, i, &y);
-    if (x.step != y.step || x.flags != y.flags || x.rank != y.rank ||
-        x.tokens_per_s_scope != y.tokens_per_s_scope ||
-        x.flops_per_s_scope != y.flops_per_s_scope || x.mfu_scope != y.mfu_scope ||
-        x.samples_per_s_scope != y.samples_per_s_scope)
+    if (x->step != y->step || x->flags != y->flags || x->rank != y->rank ||
+        x->tokens_per_s_scope != y->tokens_per_s_scope ||
+        x->flops_per_s_scope != y->flops_per_s_scope || x->mfu_scope != y->mfu_scope ||
+        x->samples_per_s_scope != y->samples_per_s_scope || x->recompute != y->recompute ||
+        x->dtype != y->dtype)
         return true;
-    const double *dx[] = {&x.time_s,       &x.step_time_s, &x.tokens,    &x.samples,
-                          &x.loss,         &x.lr,          &x.grad_norm, &x.memory_bytes,
-                          &x.tokens_per_s, &x.flops_per_s, &x.mfu,       &x.samples_per_s};
-    const double *dy[] = {&y.time_s,       &y.step_time_s, &y.tokens,    &y.samples,
-                          &y.loss,         &y.lr,          &y.grad_norm, &y.memory_bytes,
-                          &y.tokens_per_s, &y.flops_per_s, &y.mfu,       &y.samples_per_s};
+    const double *dx[] = {
+        &x->time_s,     &x->step_time_s,   &x->tokens,        &x->samples,        &x->loss,
+        &x->lr,         &x->grad_norm,     &x->memory_bytes,  &x->tokens_per_s,   &x->flops_per_s,
+        &x->mfu,        &x->samples_per_s, &x->seq_len,       &x->devices,        &x->useful_tokens,
+        &x->clock_mhz,  &x->power_w,       &x->power_limit_w, &x->data_loading_s, &x->comm_s,
+        &x->optimizer_s};
+    const double *dy[] = {
+        &y->time_s,     &y->step_time_s,   &y->tokens,        &y->samples,        &y->loss,
+        &y->lr,         &y->grad_norm,     &y->memory_bytes,  &y->tokens_per_s,   &y->flops_per_s,
+        &y->mfu,        &y->samples_per_s, &y->seq_len,       &y->devices,        &y->useful_tokens,
+        &y->clock_mhz,  &y->power_w,       &y->power_limit_w, &y->data_loading_s, &y->comm_s,
+        &y->optimizer_s};
     for (size_t k = 0; k < MFU__ARRAY_LEN(dx); k++)
         if (memcmp(dx[k], dy[k], sizeof(double)) != 0)
             return true;
     return false;
 }
 
-/* The first row where a and b differ (the shorter count when one extends the other). The
- * columns are compared first (fast), then whole rows from there on. */
+/* The first row where a and b differ (the shorter count when one extends the other). Step
+ * numbers and the double columns are compared first (fast), then every row before that one in
+ * whole (flags, ranks, scopes, recompute and dtype are not columns; a re-read file may change
+ * them anywhere). */
 static size_t first_difference(const mfu_run *a, const mfu_run *b)
 {
     size_t na = mfu_run_count(a), nb = mfu_run_count(b);
@@ -646,12 +653,41 @@ static size_t first_difference(const mfu_run *a, const mfu_run *b)
                 break;
             }
     }
-    /* flags, ranks and scopes are not columns: check rows near the end, where merges happen */
-    size_t from = k > MFU_RUN_DEDUP_WINDOW + 1 ? k - MFU_RUN_DEDUP_WINDOW - 1 : 0;
-    for (size_t i = from; i < k; i++)
-        if (row_differs(a, b, i))
+    for (size_t i = 0; i < k; i++) {
+        mfu_step x, y;
+        mfu_run_get(a, i, &x);
+        mfu_run_get(b, i, &y);
+        if (step_differs(&x, &y))
             return i;
+    }
     return k;
+}
+
+/* True when a and b hold different per-rank observations (count, or any one of them: row,
+ * step, rank, step time, tokens/s bit for bit). */
+static bool obs_differ(const mfu_run *a, const mfu_run *b)
+{
+    size_t n = mfu_run_rank_obs_count(a);
+    if (n != mfu_run_rank_obs_count(b))
+        return true;
+    for (size_t i = 0; i < n; i++) {
+        mfu_rank_obs x, y;
+        mfu_run_rank_obs_get(a, i, &x);
+        mfu_run_rank_obs_get(b, i, &y);
+        if (x.row != y.row || x.step != y.step || x.rank != y.rank ||
+            memcmp(&x.step_time_s, &y.step_time_s, sizeof(double)) != 0 ||
+            memcmp(&x.tokens_per_s, &y.tokens_per_s, sizeof(double)) != 0)
+            return true;
+    }
+    return false;
+}
+
+/* Only what the analysis reads beside the rows changed (per-rank observations): a new version,
+ * so that summaries and the analysis are worked out again; the derived columns stand. */
+static void touch(mfu__srun *r)
+{
+    r->version++;
+    r->changed_at = mfu__now();
 }
 
 /* Work out the context again and derive rows from first on (r write-locked, r->run set). */
@@ -670,29 +706,53 @@ static void rederive(mfu__registry *g, mfu__srun *r, size_t first, bool meta_cha
     r->changed_at = mfu__now();
 }
 
-void mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
+/* What differs between the rows r holds and run (r locked, read or write): the first row, the
+ * metadata, the observations. Nothing is held yet: everything differs. */
+static void compare_rows(const mfu__srun *r, const mfu_run *run, size_t *k, bool *meta_changed,
+                         bool *obs_changed)
+{
+    *k = 0;
+    *meta_changed = *obs_changed = true;
+    if (!r->loaded || !r->run)
+        return;
+    *k = first_difference(r->run, run);
+    *meta_changed =
+        memcmp(mfu_run_meta_get(r->run), mfu_run_meta_get(run), sizeof(mfu_run_meta)) != 0;
+    *obs_changed = obs_differ(r->run, run);
+}
+
+bool mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borrowed, size_t *first,
                    size_t *old_n)
 {
+    /* Compare under the read lock (every row is read: requests go on meanwhile), then apply
+     * under the write lock, comparing again only if the rows changed in between. */
+    size_t k;
+    bool meta_changed, obs_changed;
+    pthread_rwlock_rdlock(&r->rw);
+    const mfu_run *held = r->loaded ? r->run : NULL;
+    uint64_t version = r->version;
+    compare_rows(r, run, &k, &meta_changed, &obs_changed);
+    pthread_rwlock_unlock(&r->rw);
     pthread_rwlock_wrlock(&r->rw);
+    if (r->version != version || (r->loaded ? r->run : NULL) != held)
+        compare_rows(r, run, &k, &meta_changed, &obs_changed);
     size_t n = mfu_run_count(run);
     *old_n = r->loaded && r->run ? mfu_run_count(r->run) : 0;
-    size_t k = 0;
-    bool meta_changed = true;
-    if (r->loaded && r->run) {
-        k = first_difference(r->run, run);
-        meta_changed =
-            memcmp(mfu_run_meta_get(r->run), mfu_run_meta_get(run), sizeof(mfu_run_meta)) != 0;
-    }
     mfu_run_free(r->run_own);
     r->run_own = borrowed ? NULL : (mfu_run *)(uintptr_t)run;
     r->run = run;
+    bool changed = true;
     if (k == n && k == *old_n && !meta_changed) {
-        *first = n; /* same rows: only the owner changed */
+        *first = n; /* same rows: only the owner changed, or the observations */
+        if (obs_changed)
+            touch(r);
+        changed = obs_changed;
     } else {
         rederive(g, r, k, meta_changed);
         *first = r->loaded ? k : 0;
     }
     pthread_rwlock_unlock(&r->rw);
+    return changed;
 }
 
 void mfu__srun_unset(mfu__srun *r, const mfu_run *run)
@@ -712,28 +772,8 @@ size_t mfu__srun_tail(const mfu__srun *r, mfu_step *tail)
     return n - from;
 }
 
-/* True when the two steps differ in anything a row keeps (NaN equal to NaN). */
-static bool step_differs(const mfu_step *x, const mfu_step *y)
-{
-    if (x->step != y->step || x->flags != y->flags || x->rank != y->rank ||
-        x->tokens_per_s_scope != y->tokens_per_s_scope ||
-        x->flops_per_s_scope != y->flops_per_s_scope || x->mfu_scope != y->mfu_scope ||
-        x->samples_per_s_scope != y->samples_per_s_scope)
-        return true;
-    const double *dx[] = {&x->time_s,       &x->step_time_s, &x->tokens,    &x->samples,
-                          &x->loss,         &x->lr,          &x->grad_norm, &x->memory_bytes,
-                          &x->tokens_per_s, &x->flops_per_s, &x->mfu,       &x->samples_per_s};
-    const double *dy[] = {&y->time_s,       &y->step_time_s, &y->tokens,    &y->samples,
-                          &y->loss,         &y->lr,          &y->grad_norm, &y->memory_bytes,
-                          &y->tokens_per_s, &y->flops_per_s, &y->mfu,       &y->samples_per_s};
-    for (size_t k = 0; k < MFU__ARRAY_LEN(dx); k++)
-        if (memcmp(dx[k], dy[k], sizeof(double)) != 0)
-            return true;
-    return false;
-}
-
 size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_step *tail,
-                      size_t ntail, const mfu_run_meta *old_meta)
+                      size_t ntail, const mfu_run_meta *old_meta, size_t old_obs)
 {
     size_t n = r->run ? mfu_run_count(r->run) : 0;
     size_t k = old_n < n ? old_n : n;
@@ -746,8 +786,12 @@ size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_st
         }
     }
     bool meta_changed = memcmp(old_meta, mfu_run_meta_get(r->run), sizeof *old_meta) != 0;
-    if (k == n && n == old_n && !meta_changed)
+    if (k == n && n == old_n && !meta_changed) {
+        /* a lagging rank's line merges into a row as an observation only */
+        if (mfu_run_rank_obs_count(r->run) != old_obs)
+            touch(r);
         return n;
+    }
     rederive(g, r, k, meta_changed);
     return r->loaded ? k : 0;
 }
@@ -797,6 +841,63 @@ static void rank_push(mfu__srun *r, const mfu_step *s)
     w->has_prev = true;
 }
 
+mfu_status mfu__posted_steps(const mfu_run *rows, mfu_step **out, bool **is_obs, size_t *n,
+                             mfu_error *err)
+{
+    size_t nr = mfu_run_count(rows), no = mfu_run_rank_obs_count(rows);
+    *out = NULL;
+    if (is_obs)
+        *is_obs = NULL;
+    *n = 0;
+    mfu_step *v = malloc((nr + no ? nr + no : 1) * sizeof *v);
+    bool *obs = calloc(nr + no ? nr + no : 1, sizeof *obs);
+    size_t *at = calloc(nr + 1, sizeof *at); /* row i's observations: order[at[i]..at[i+1]) */
+    size_t *fill = calloc(nr ? nr : 1, sizeof *fill);
+    size_t *order = malloc((no ? no : 1) * sizeof *order);
+    if (!v || !obs || !at || !fill || !order) {
+        free(v);
+        free(obs);
+        free(at);
+        free(fill);
+        free(order);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading posted steps");
+    }
+    mfu_rank_obs o;
+    for (size_t i = 0; i < no; i++) /* a run's observations name rows it holds */
+        if (mfu_run_rank_obs_get(rows, i, &o) && o.row < nr)
+            at[o.row + 1]++;
+    for (size_t i = 0; i < nr; i++)
+        at[i + 1] += at[i];
+    for (size_t i = 0; i < no; i++) /* each row's in the order they were kept */
+        if (mfu_run_rank_obs_get(rows, i, &o) && o.row < nr)
+            order[at[o.row] + fill[o.row]++] = i;
+    size_t k = 0;
+    for (size_t i = 0; i < nr; i++) {
+        mfu_run_get(rows, i, &v[k]);
+        mfu_scope scope = v[k++].tokens_per_s_scope;
+        for (size_t j = at[i]; j < at[i + 1]; j++) {
+            mfu_run_rank_obs_get(rows, order[j], &o);
+            mfu_step_init(&v[k]);
+            v[k].step = o.step;
+            v[k].rank = o.rank;
+            v[k].step_time_s = o.step_time_s;
+            v[k].tokens_per_s = o.tokens_per_s;
+            v[k].tokens_per_s_scope = isnan(o.tokens_per_s) ? MFU_SCOPE_UNKNOWN : scope;
+            obs[k++] = true;
+        }
+    }
+    free(at);
+    free(fill);
+    free(order);
+    *out = v;
+    if (is_obs)
+        *is_obs = obs;
+    else
+        free(obs);
+    *n = k;
+    return MFU_OK;
+}
+
 mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
                             const mfu_step *lite, size_t nlite, size_t *first, mfu_error *err)
 {
@@ -820,16 +921,25 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
                          "new run name",
                          r->name, old, (long)MFU_RUN_MAX_STEPS);
     }
+    mfu_step *steps = NULL;
+    bool *is_obs = NULL;
+    size_t nsteps = 0;
+    st = mfu__posted_steps(rows, &steps, &is_obs, &nsteps, err);
+    if (st != MFU_OK) {
+        pthread_rwlock_unlock(&r->rw);
+        return st;
+    }
     bool any_merged = false;
     size_t before_ranks = r->nranks;
     r->posted = true;
-    for (size_t i = 0; i < add && st == MFU_OK; i++) {
-        mfu_step s;
-        mfu_run_get(rows, i, &s);
+    for (size_t i = 0; i < nsteps && st == MFU_OK; i++) {
         bool merged = false;
-        st = mfu_run_append(r->run_own, &s, &merged, err);
-        any_merged = any_merged || merged;
+        st = mfu_run_append(r->run_own, &steps[i], &merged, err);
+        /* an observation's step merges into the row just appended and changes none */
+        any_merged = any_merged || (merged && !is_obs[i]);
     }
+    free(steps);
+    free(is_obs);
     mfu__ctx old_ctx = r->ctx;
     if (st == MFU_OK) {
         for (size_t i = 0; i < nlite; i++) /* windows first: the device count may follow */
@@ -964,8 +1074,11 @@ static void remove_at(mfu__registry *g, size_t i)
 /* Copy the listing's figures into r (r write-locked). */
 static void take_listing(mfu__srun *r, const mfu_store_run_info *info)
 {
-    if (r->loaded && !r->live && (info->steps != r->steps || info->updated_s != r->updated_s))
+    /* the store's row count, not the run's: stored rows may merge on reading (posted ranks) */
+    if (r->loaded && !r->live &&
+        (info->steps != r->listed_steps || info->updated_s != r->updated_s))
         r->stale = true;
+    r->listed_steps = info->steps;
     r->updated_s = info->updated_s;
     r->lines = info->source_lines;
     if (set_context(r, info->context) && r->loaded && !r->live)

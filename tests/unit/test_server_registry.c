@@ -269,7 +269,7 @@ static void followed_run_grows_in_place(void **state)
     const char *more = "{\"step\":101,\"step_time_s\":4,\"tokens\":100}\n"
                        "{\"step\":102,\"step_time_s\":2,\"tokens\":100}\n";
     assert_int_equal(mfu_ingest_feed_buffer(ing, more, strlen(more), "t", NULL), MFU_OK);
-    assert_int_equal(mfu__srun_grew(&g, r, n0, tail, nt, &meta), 100);
+    assert_int_equal(mfu__srun_grew(&g, r, n0, tail, nt, &meta, 0), 100);
     pthread_rwlock_unlock(&r->rw);
     assert_int_equal(nt, MFU__TAIL);
     assert_true(mfu__srun_value(r, MFU__F_TOKENS_PER_S, 100) == 25);
@@ -282,7 +282,7 @@ static void followed_run_grows_in_place(void **state)
     meta = *mfu_run_meta_get(r->run);
     const char *again = "{\"step\":102,\"loss\":1.5}\n";
     assert_int_equal(mfu_ingest_feed_buffer(ing, again, strlen(again), "t", NULL), MFU_OK);
-    assert_int_equal(mfu__srun_grew(&g, r, n0, tail, nt, &meta), 101);
+    assert_int_equal(mfu__srun_grew(&g, r, n0, tail, nt, &meta, 0), 101);
     assert_int_equal(mfu_run_count(r->run), 102);
     pthread_rwlock_unlock(&r->rw);
     assert_true(mfu__srun_value(r, MFU__F_LOSS, 101) == 1.5);

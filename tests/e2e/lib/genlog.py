@@ -21,6 +21,10 @@ steps, the change at the middle):
              (--flops model, --hw hardware FLOPs per token of the full recomputation)
   nanloss    canonical: the loss is NaN (loss_nan) from step 400 on, throughput steady
   straggler  torchtitan lines of 8 ranks ([rankN]: prefixes): rank 3's tps is 12 % lower
+  rankrecompute
+             canonical lines of 8 ranks ("rank"), each with its own step time: rank 3 is 12 %
+             slower; recompute full for the first half, none after (HFU M1 throughout, as
+             recompute)
   timers     Megatron-LM lines with the (min, max) timer block: batch-generator 10 % of the
              step, optimizer 3 %
   clean      canonical: steady, nothing to find (a falling loss, clock and power noise)
@@ -122,6 +126,24 @@ def main():
                     f.write("[rank%d]:[titan] %s - root - INFO - step: %d  loss: %.4f  memory: "
                             "30.00GiB(37.50%%)  tps: %d  mfu: %.2f%%\n"
                             % (r, stamp, i + 1, loss[i], round(tps), 100 * m[0] * t / own))
+        return
+
+    if s == "rankrecompute":
+        header = {"format": "generic", "seq_len": 4096, "world_size": DEV, "global_batch": 256,
+                  "dtype": "bf16"}
+        with open(a.out, "w") as f:
+            f.write(json.dumps(dict({"mfu_run": 1}, **header), separators=(",", ":")) + "\n")
+            for i in range(n):
+                full = i < half
+                t = step_time(m[0], DEV, a.peak, a.hw if full else fl[0], TOKENS) * z[i] * warm(i)
+                for r in range(DEV):
+                    own = t if r == 0 else t * (1.12 if r == 3 else 1.0) * math.exp(
+                        rng.gauss(0, 0.01))
+                    f.write(json.dumps({"step": i + 1, "rank": r, "tokens": TOKENS,
+                                        "loss": round(loss[i], 6),
+                                        "recompute": "full" if full else "none",
+                                        "step_time_s": round(own, 9)},
+                                       separators=(",", ":")) + "\n")
         return
 
     if s == "timers":
