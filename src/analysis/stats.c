@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/util.h"
 
 static int cmp_double(const void *pa, const void *pb)
 {
@@ -20,47 +21,12 @@ void mfu__sort_doubles(double *v, size_t n)
         qsort(v, n, sizeof *v, cmp_double);
 }
 
-/* Hoare quickselect: after it, v[k] is the k-th smallest. Median-of-three pivot keeps sorted
- * and constant inputs linear on average. */
-static double select_kth(double *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        double a = v[lo], b = v[mid], c = v[hi];
-        double pivot = (a < b) ? ((b < c) ? b : (a < c ? c : a)) : ((a < c) ? a : (b < c ? c : b));
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                double tmp = v[i];
-                v[i] = v[j];
-                v[j] = tmp;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            break;
-    }
-    return v[k];
-}
-
 double mfu__median_inplace(double *v, size_t n)
 {
     if (n == 0)
         return NAN;
     size_t h = n / 2;
-    double upper = select_kth(v, n, h);
+    double upper = mfu__select_kth(v, n, h);
     if (n % 2)
         return upper;
     /* The lower middle is the largest of v[0..h) after selection. */

@@ -8,21 +8,23 @@
 
 #include "report/internal.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* q-quantile of sorted v[0..n-1], n > 0. */
-static double quantile(const double *v, size_t n, double q)
+/* q-quantile of v[0..n-1], n > 0, the value the sorted array would give (type 7), by
+ * selection: the lower order statistic, then the smallest above it. v is reordered. Three
+ * selections cost a few passes where a sort cost n log n comparisons through a callback (40 %
+ * of `mfu report` on a 400k-step log). */
+static double quantile(double *v, size_t n, double q)
 {
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)pos;
+    double a = mfu__select_kth(v, n, lo);
     if (lo + 1 >= n)
-        return v[n - 1];
+        return a;
+    double b = v[lo + 1];
+    for (size_t i = lo + 2; i < n; i++)
+        if (v[i] < b)
+            b = v[i];
     double f = pos - (double)lo;
-    return v[lo] + f * (v[lo + 1] - v[lo]);
+    return a + f * (b - a);
 }
 
 mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch)
@@ -38,7 +40,6 @@ mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *s
     }
     if (k == 0)
         return s;
-    qsort(scratch, k, sizeof *scratch, cmp_double);
     s.n = k;
     s.mean = sum / (double)k;
     s.median = quantile(scratch, k, 0.5);

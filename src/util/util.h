@@ -50,6 +50,10 @@ const char *mfu__strcasestr(const char *hay, const char *needle);
  * a number. parse_double rejects NaN and infinities. Return false without touching *out on
  * failure. */
 bool mfu__parse_double(const char *s, double *out);
+
+/* The k-th smallest of v[0..n) (0-based, k < n, no NaN in v), found by selection: v is
+ * reordered so that v[0..k) <= v[k] <= v[k+1..n). Average O(n). */
+double mfu__select_kth(double *v, size_t n, size_t k);
 bool mfu__parse_int64(const char *s, int64_t *out);
 
 /* strdup in strict C11 (NULL on allocation failure or NULL input). */

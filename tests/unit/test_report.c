@@ -177,6 +177,62 @@ static void stats_percentiles(void **state)
     NEAR(s.p90, 3, 0);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Type-7 quantile of sorted v (the reference the selection must reproduce bit for bit). */
+static double sorted_quantile(const double *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)pos;
+    if (lo + 1 >= n)
+        return v[n - 1];
+    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+/* mfu__stat selects its order statistics instead of sorting: on random series (with ties,
+ * constant runs, sorted and reversed input, sizes 1 to 5000) it gives what a sort gives, to
+ * the bit. */
+static void stats_selection_equals_sort(void **state)
+{
+    (void)state;
+    uint64_t r = 12345;
+    double *x = malloc(5000 * sizeof *x), *sc = malloc(5000 * sizeof *sc),
+           *ref = malloc(5000 * sizeof *ref);
+    assert_true(x && sc && ref);
+    for (int t = 0; t < 400; t++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t n = 1 + (size_t)((r >> 33) % (t < 200 ? 12 : 5000));
+        int kind = t % 5;
+        for (size_t i = 0; i < n; i++) {
+            r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+            double u = (double)(r >> 11) / 9007199254740992.0;
+            x[i] = kind == 0   ? u
+                   : kind == 1 ? floor(u * 4) /* many ties */
+                   : kind == 2 ? (double)i    /* sorted */
+                   : kind == 3 ? -(double)i   /* reversed */
+                               : 7.25;        /* constant */
+        }
+        memcpy(ref, x, n * sizeof *x);
+        qsort(ref, n, sizeof *ref, cmp_dbl);
+        mfu_report_stat s = mfu__stat(x, NULL, n, sc);
+        assert_int_equal(s.n, n);
+        double want[3] = {sorted_quantile(ref, n, 0.5), sorted_quantile(ref, n, 0.1),
+                          sorted_quantile(ref, n, 0.9)};
+        double got[3] = {s.median, s.p10, s.p90};
+        for (int k = 0; k < 3; k++)
+            if (memcmp(&want[k], &got[k], sizeof(double)) != 0)
+                fail_msg("case %d (n %zu, kind %d) quantile %d: %.17g, sort gives %.17g", t, n,
+                         kind, k, got[k], want[k]);
+    }
+    free(x);
+    free(sc);
+    free(ref);
+}
+
 static size_t warm(const double *x, size_t n, const int64_t *steps, mfu_report_step_state *st,
                    mfu_report_warmup *w)
 {
@@ -705,6 +761,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stats_percentiles),
+        cmocka_unit_test(stats_selection_equals_sort),
         cmocka_unit_test(warmup_short),
         cmocka_unit_test(warmup_analysis),
         cmocka_unit_test(stack_peaks),
