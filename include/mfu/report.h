@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mfu/analysis.h"
 #include "mfu/common.h"
@@ -343,6 +344,32 @@ typedef struct mfu_report_html_run {
  * MFU_E_INVALID (NULL out, n == 0, a run without a report), MFU_E_NOMEM (also past 256 MiB). */
 MFU_API mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char *title,
                                    char **out, mfu_error *err);
+
+/* ---- export ------------------------------------------------------------------------------- */
+
+/* The per-step series as CSV on out: one row per step, columns run (the given name, "" for
+ * NULL), step, state (mfu_report_step_state_name), then step_time_s, tokens,
+ * tokens_per_second, tokens_per_second_per_device, model_flops_per_second_per_device,
+ * hardware_flops_per_second_per_device, mfu, hfu, reported_mfu,
+ * reported_flops_per_second_per_device, reported_tokens_per_second, loss (the series names;
+ * numbers in the fewest of 15-17 significant digits that read back exactly, an absent value as
+ * an empty field). header: write the
+ * header line first (once per file when several runs share it). Errors: MFU_E_INVALID (NULL),
+ * MFU_E_IO. */
+MFU_API mfu_status mfu_report_write_csv(const mfu_report *r, const char *run, bool header,
+                                        FILE *out, mfu_error *err);
+
+/* Write the per-step series as a TensorBoard event file in dir (created when absent, with its
+ * parent):
+ * "events.out.tfevents.<wall time>.<host>.mfu", scalars tagged mfu/mfu, mfu/hfu,
+ * mfu/tokens_per_second, mfu/model_flops_per_second_per_device, mfu/step_time_s,
+ * mfu/reported_mfu, mfu/loss at each step (absent values left out; float32 as TensorBoard
+ * keeps them). Every event carries wall_time_s (<= 0: now). path (may be NULL) gets the file's
+ * path. Errors: MFU_E_INVALID (NULL report, no dir), MFU_E_IO (the directory or the file; a
+ * half-written file is removed). */
+MFU_API mfu_status mfu_report_write_tfevents(const mfu_report *r, const char *dir,
+                                             double wall_time_s, char *path, size_t npath,
+                                             mfu_error *err);
 
 /* Stable names: "step_time_s", "tokens", "tokens_per_second", ... (docs/cli.md); "?" when out
  * of range. */

@@ -27,7 +27,7 @@
 static const cli_optspec specs[] = {
     REPORT_ARGS_OPTSPECS, {"json", false}, {"no-series", false},   {"list-stacks", false},
     {"expect", true},     {"html", true},  {"no-analysis", false}, {"run", true},
-    {"db", true},         {"wait", true},
+    {"db", true},         {"wait", true},  {"csv", true},          {"tensorboard", true},
 };
 
 static void help(void)
@@ -61,7 +61,12 @@ static void help(void)
            "  --no-series              leave the per-step series out of --json\n"
            "  --html FILE              also write one self-contained HTML page (SVG charts of\n"
            "                           MFU and tokens/s, the decomposition, step times,\n"
-           "                           findings) for every LOG to FILE\n\n"
+           "                           findings) for every LOG to FILE\n"
+           "  --csv FILE               also write every step's figures as CSV (one header, a\n"
+           "                           'run' column; '-' is stdout)\n"
+           "  --tensorboard DIR        also write TensorBoard event files, one subdirectory per\n"
+           "                           run (scalars mfu/mfu, mfu/tokens_per_second, ...):\n"
+           "                           tensorboard --logdir DIR\n\n"
            "Examples:\n"
            "  mfu report train.log --model llama3-8b --seq 8192 --device h100-sxm\n"
            "  mfu report run.log --config config.json --device 'NVIDIA H100 80GB HBM3' \\\n"
@@ -96,10 +101,32 @@ typedef struct report_job {
     bool series;         /* --json: the per-step series */
     bool keep;           /* --html: keep the report (*out) */
     bool violated;       /* an --expect failed (on some log) */
+    FILE *csv;           /* --csv: the open file (or stdout); NULL without */
+    bool csv_header;     /* the CSV header is still to be written */
+    const char *tb;      /* --tensorboard: the directory; NULL without */
+    size_t index;        /* the run's position in the call (names its TensorBoard directory) */
     bool quiet;          /* no text report (the page goes to stdout) */
     const cli_args *cli; /* the command line (--db, --wait, whether context flags were given) */
     mfu_store *store;    /* opened at the first --run; closed by cmd_report */
 } report_job;
+
+/* DIR/NN-NAME: the TensorBoard run directory of the index-th run of the call, NAME the log's
+ * file name or the run's name with anything but [A-Za-z0-9._-] replaced by '_'. */
+static void tb_dir(char *out, size_t n, const char *root, size_t index, const char *name)
+{
+    const char *base = strrchr(name, '/');
+    base = base && base[1] ? base + 1 : name;
+    char clean[128];
+    size_t k = 0;
+    for (; base[k] && k + 1 < sizeof clean; k++) {
+        char c = base[k];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        clean[k] = ok ? c : '_';
+    }
+    clean[k] = '\0';
+    snprintf(out, n, "%s/%02zu-%s", root, index + 1, k && strcmp(base, "-") ? clean : "stdin");
+}
 
 /* Check report r's expectations and render it (text to stdout, or its JSON appended to
  * job->json). With job->keep, *out gets the report and *detail its source line for the page;
@@ -122,6 +149,17 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
                     res.message);
             job->violated = true;
         }
+    }
+    if (job->csv) {
+        if (mfu_report_write_csv(r, o->path, job->csv_header, job->csv, &e) != MFU_OK)
+            rc = cli_fail("report", &e, CLI_EXIT_FAIL);
+        job->csv_header = false;
+    }
+    if (job->tb) {
+        char dir[4096], path[4300];
+        tb_dir(dir, sizeof dir, job->tb, job->index, o->path);
+        if (mfu_report_write_tfevents(r, dir, 0, path, sizeof path, &e) != MFU_OK)
+            rc = cli_fail("report", &e, CLI_EXIT_FAIL);
     }
     if (job->json) {
         json_t *v = report_out_json(o, r, job->series);
@@ -361,8 +399,38 @@ int cmd_report(int argc, char **argv)
                              html, strerror(err));
         }
     }
+    const char *csv = cli_get(&a, "csv");
+    bool csv_stdout = csv && strcmp(csv, "-") == 0;
+    if (csv_stdout && (want_json || (html && strcmp(html, "-") == 0))) {
+        if (hf && hf != stdout) {
+            fclose(hf);
+            remove(html);
+        }
+        report_args_free(&ra);
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "--csv - and %s both write to stdout: give --csv FILE",
+                         want_json ? "--json" : "--html -");
+    }
+    FILE *cf = NULL;
+    if (csv) {
+        cf = csv_stdout ? stdout : fopen(csv, "w");
+        if (!cf) {
+            int err = errno;
+            if (hf && hf != stdout) {
+                fclose(hf);
+                remove(html);
+            }
+            report_args_free(&ra);
+            return cli_failf("report", CLI_EXIT_FAIL,
+                             "--csv %s: cannot write it (%s); give a writable path", csv,
+                             strerror(err));
+        }
+    }
     report_job job;
     memset(&job, 0, sizeof job);
+    job.csv = cf;
+    job.csv_header = true;
+    job.tb = cli_get(&a, "tensorboard");
     job.args = &ra;
     job.expect = exprs;
     job.nexpect = nexpr;
@@ -377,20 +445,23 @@ int cmd_report(int argc, char **argv)
             fclose(hf);
             remove(html);
         }
+        if (cf && cf != stdout)
+            fclose(cf);
         json_decref(job.json);
         free(reps);
         free(detail);
         report_args_free(&ra);
         return cli_failf("report", CLI_EXIT_FAIL, "out of memory");
     }
-    /* "--html -": the page is what stdout gets, instead of the text */
-    job.quiet = html && strcmp(html, "-") == 0;
+    /* "--html -" / "--csv -": the page or the CSV is what stdout gets, instead of the text */
+    job.quiet = (html && strcmp(html, "-") == 0) || csv_stdout;
     int worst = CLI_EXIT_OK;
     for (size_t i = 0; i < nitems; i++) {
         if (!want_json && !job.quiet && i > 0)
             fputc('\n', stdout);
         mfu_report *keep = NULL;
         char line[200] = "";
+        job.index = i;
         int r = stored[i] ? one_stored(names[i], &job, &keep, line, sizeof line)
                           : one(names[i], &job, &keep, line, sizeof line);
         if (html) {
@@ -404,6 +475,8 @@ int cmd_report(int argc, char **argv)
     }
     report_args_free(&ra);
     mfu_store_close(job.store);
+    if (cf && (csv_stdout ? fflush(cf) != 0 : fclose(cf) != 0) && worst == CLI_EXIT_OK)
+        worst = cli_failf("report", CLI_EXIT_FAIL, "--csv %s: writing failed (disk full?)", csv);
     if (html && worst != CLI_EXIT_USAGE) {
         int hr = write_html(hf, html, reps, detail, names, nitems);
         if (hr > worst)

@@ -186,4 +186,7 @@ bool mfu__convention_n_based(mfu_convention c);
 /* Append a note (dropped when the report holds MFU_REPORT_MAX_NOTES). */
 void mfu__report_note(mfu_report *r, const char *fmt, ...) MFU__PRINTF(2, 3);
 
+/* CRC-32C (Castagnoli) of data[0..n), as TensorBoard's record format checks it (export.c). */
+uint32_t mfu__crc32c(const void *data, size_t n);
+
 #endif

@@ -233,6 +233,15 @@ static void stats_selection_equals_sort(void **state)
     free(ref);
 }
 
+/* The TensorBoard record checksum: CRC-32C's catalogue check value (CRC-32/ISCSI), and the
+ * empty input. */
+static void export_crc32c(void **state)
+{
+    (void)state;
+    assert_int_equal(mfu__crc32c("123456789", 9), 0xe3069283u);
+    assert_int_equal(mfu__crc32c("", 0), 0);
+}
+
 static size_t warm(const double *x, size_t n, const int64_t *steps, mfu_report_step_state *st,
                    mfu_report_warmup *w)
 {
@@ -762,6 +771,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stats_percentiles),
         cmocka_unit_test(stats_selection_equals_sort),
+        cmocka_unit_test(export_crc32c),
         cmocka_unit_test(warmup_short),
         cmocka_unit_test(warmup_analysis),
         cmocka_unit_test(stack_peaks),

@@ -1,0 +1,279 @@
+/*
+ * export.c - a report's per-step series for other tools: CSV (spreadsheets, pandas) and
+ * TensorBoard event files (mfu/report.h: mfu_report_write_csv, mfu_report_write_tfevents).
+ *
+ * TensorBoard's event file is a sequence of records
+ *     uint64 length | uint32 masked CRC-32C of the length | data | uint32 masked CRC-32C of data
+ * (little-endian; masked = ((crc >> 15) | (crc << 17)) + 0xa282ead8), each data an `Event`
+ * protocol buffer: wall_time (field 1, double), step (2, varint) and either file_version (3,
+ * string: "brain.Event:2" in the first record) or summary (5) holding `Value`s of a tag (1,
+ * string) and a simple_value (2, float). Facts from TensorFlow's record format
+ * (tensorflow/core/lib/io/record_writer, documented in its TFRecord guide) and its event.proto
+ * / summary.proto; the encoder below is written here, the protobuf wire format is Google's
+ * published encoding (varints, wire types 1 = 64-bit, 2 = length-delimited, 5 = 32-bit).
+ */
+#define _POSIX_C_SOURCE 200809L /* gethostname, mkdir */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/internal.h"
+
+/* The series exported, in column order. */
+static const mfu_report_series exported[] = {
+    MFU_RS_STEP_TIME_S,
+    MFU_RS_TOKENS,
+    MFU_RS_TOKENS_PER_S,
+    MFU_RS_TOKENS_PER_S_PER_DEVICE,
+    MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE,
+    MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE,
+    MFU_RS_MFU,
+    MFU_RS_HFU,
+    MFU_RS_REPORTED_MFU,
+    MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE,
+    MFU_RS_REPORTED_TOKENS_PER_S,
+    MFU_RS_LOSS,
+};
+#define NEXPORTED (sizeof exported / sizeof exported[0])
+
+/* ---- CSV ---------------------------------------------------------------------------------- */
+
+/* A CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
+static void csv_text(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+mfu_status mfu_report_write_csv(const mfu_report *r, const char *run, bool header, FILE *out,
+                                mfu_error *err)
+{
+    if (!r || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_report_write_csv: report and out are required");
+    if (header) {
+        fputs("run,step,state", out);
+        for (size_t k = 0; k < NEXPORTED; k++)
+            fprintf(out, ",%s", mfu_report_series_name(exported[k]));
+        fputs("\n", out);
+    }
+    const int64_t *steps = mfu_report_steps(r);
+    const double *col[NEXPORTED];
+    for (size_t k = 0; k < NEXPORTED; k++)
+        col[k] = mfu_report_column(r, exported[k]);
+    for (size_t i = 0; i < mfu_report_step_count(r); i++) {
+        csv_text(out, run ? run : "");
+        fprintf(out, ",%lld,%s", (long long)steps[i],
+                mfu_report_step_state_name(mfu_report_step_state_at(r, i)));
+        for (size_t k = 0; k < NEXPORTED; k++) {
+            double v = col[k] ? col[k][i] : NAN;
+            if (isfinite(v)) {
+                /* the shortest of 15..17 significant digits that reads back as v */
+                char num[40];
+                for (int prec = 15; prec <= 17; prec++) {
+                    snprintf(num, sizeof num, "%.*g", prec, v);
+                    if (strtod(num, NULL) == v)
+                        break;
+                }
+                fprintf(out, ",%s", num);
+            } else
+                fputs(",", out); /* absent: an empty field */
+        }
+        fputs("\n", out);
+    }
+    if (fflush(out) != 0 || ferror(out))
+        return mfu__fail(err, MFU_E_IO, 0, "writing the CSV failed; check the disk or the path");
+    return MFU_OK;
+}
+
+/* ---- TensorBoard -------------------------------------------------------------------------- */
+
+/* CRC-32C (Castagnoli, reflected polynomial 0x82f63b78), bit by bit: event files are small. */
+uint32_t mfu__crc32c(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint32_t crc = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int b = 0; b < 8; b++)
+            crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
+    }
+    return crc ^ 0xffffffffu;
+}
+
+static uint32_t masked_crc(const void *data, size_t n)
+{
+    uint32_t c = mfu__crc32c(data, n);
+    return ((c >> 15) | (c << 17)) + 0xa282ead8u;
+}
+
+/* A protobuf message being built, bounded (an event here is well under a kilobyte). */
+typedef struct pb {
+    unsigned char b[1024];
+    size_t n;
+    bool full;
+} pb;
+
+static void pb_bytes(pb *m, const void *s, size_t n)
+{
+    if (m->n + n > sizeof m->b) {
+        m->full = true;
+        return;
+    }
+    memcpy(m->b + m->n, s, n);
+    m->n += n;
+}
+
+static void pb_varint(pb *m, uint64_t v)
+{
+    unsigned char t[10];
+    size_t k = 0;
+    do {
+        t[k++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    pb_bytes(m, t, k);
+}
+
+static void pb_le(pb *m, uint64_t v, int bytes)
+{
+    unsigned char t[8];
+    for (int i = 0; i < bytes; i++)
+        t[i] = (unsigned char)(v >> (8 * i));
+    pb_bytes(m, t, (size_t)bytes);
+}
+
+static void pb_double(pb *m, int field, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    pb_varint(m, (uint64_t)field << 3 | 1);
+    pb_le(m, u, 8);
+}
+
+static void pb_float(pb *m, int field, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    pb_varint(m, (uint64_t)field << 3 | 5);
+    pb_le(m, u, 4);
+}
+
+static void pb_len(pb *m, int field, const void *s, size_t n)
+{
+    pb_varint(m, (uint64_t)field << 3 | 2);
+    pb_varint(m, n);
+    pb_bytes(m, s, n);
+}
+
+/* One record around data. false when the write failed. */
+static bool write_record(FILE *f, const pb *data)
+{
+    unsigned char len[8];
+    for (int i = 0; i < 8; i++)
+        len[i] = (unsigned char)((uint64_t)data->n >> (8 * i));
+    unsigned char c1[4], c2[4];
+    uint32_t a = masked_crc(len, 8), b = masked_crc(data->b, data->n);
+    for (int i = 0; i < 4; i++) {
+        c1[i] = (unsigned char)(a >> (8 * i));
+        c2[i] = (unsigned char)(b >> (8 * i));
+    }
+    return fwrite(len, 1, 8, f) == 8 && fwrite(c1, 1, 4, f) == 4 &&
+           fwrite(data->b, 1, data->n, f) == data->n && fwrite(c2, 1, 4, f) == 4;
+}
+
+/* The scalars TensorBoard shows, with their tags (mfu/NAME, NAME the series name). */
+static const mfu_report_series scalars[] = {
+    MFU_RS_MFU,          MFU_RS_HFU,
+    MFU_RS_TOKENS_PER_S, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE,
+    MFU_RS_STEP_TIME_S,  MFU_RS_REPORTED_MFU,
+    MFU_RS_LOSS,
+};
+
+mfu_status mfu_report_write_tfevents(const mfu_report *r, const char *dir, double wall_time_s,
+                                     char *path, size_t npath, mfu_error *err)
+{
+    if (!r || !dir || !dir[0])
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_report_write_tfevents: a report and a directory are required");
+    /* the directory and its parent (DIR/RUN for one run of a call) */
+    char parent[4096];
+    mfu__strlcpy(parent, dir, sizeof parent);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        (void)mkdir(parent, 0777); /* an error shows when the directory itself cannot be made */
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return mfu__fail_field(err, MFU_E_IO, "--tensorboard",
+                               "%s: cannot create the directory (%s); give a writable one", dir,
+                               strerror(errno));
+    char host[64] = "localhost";
+    if (gethostname(host, sizeof host) != 0)
+        mfu__strlcpy(host, "localhost", sizeof host);
+    host[sizeof host - 1] = '\0';
+    for (char *h = host; *h; h++) /* a file name, whatever the host is called */
+        if (*h == '/')
+            *h = '_';
+    if (!(wall_time_s > 0))
+        wall_time_s = (double)time(NULL);
+    char name[4096 + 128];
+    snprintf(name, sizeof name, "%s/events.out.tfevents.%lld.%s.mfu", dir, (long long)wall_time_s,
+             host);
+    FILE *f = fopen(name, "wb");
+    if (!f)
+        return mfu__fail_field(err, MFU_E_IO, "--tensorboard",
+                               "%s: cannot write it (%s); give a writable directory", name,
+                               strerror(errno));
+    pb m = {{0}, 0, false};
+    pb_double(&m, 1, wall_time_s);
+    pb_len(&m, 3, "brain.Event:2", 13);
+    bool ok = write_record(f, &m);
+    const int64_t *steps = mfu_report_steps(r);
+    for (size_t i = 0; ok && i < mfu_report_step_count(r); i++) {
+        pb sum = {{0}, 0, false};
+        for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
+            const double *c = mfu_report_column(r, scalars[k]);
+            if (!c || !isfinite(c[i]))
+                continue;
+            char tag[64];
+            snprintf(tag, sizeof tag, "mfu/%s", mfu_report_series_name(scalars[k]));
+            pb val = {{0}, 0, false};
+            pb_len(&val, 1, tag, strlen(tag));
+            pb_float(&val, 2, (float)c[i]);
+            pb_len(&sum, 1, val.b, val.n);
+        }
+        if (sum.n == 0)
+            continue;
+        pb ev = {{0}, 0, false};
+        pb_double(&ev, 1, wall_time_s);
+        pb_varint(&ev, 2 << 3 | 0);
+        pb_varint(&ev, (uint64_t)steps[i]);
+        pb_len(&ev, 5, sum.b, sum.n);
+        ok = !ev.full && !sum.full && write_record(f, &ev);
+    }
+    ok = fclose(f) == 0 && ok;
+    if (!ok) {
+        remove(name);
+        return mfu__fail_field(err, MFU_E_IO, "--tensorboard", "%s: writing it failed (disk full?)",
+                               name);
+    }
+    if (path && npath)
+        mfu__strlcpy(path, name, npath);
+    return MFU_OK;
+}
