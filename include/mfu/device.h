@@ -338,7 +338,6 @@ typedef struct mfu_cpu_probe_result {
 MFU_API mfu_status mfu_cpu_probe(const mfu_cpu_probe_options *opt, mfu_cpu_probe_result *out,
                                  mfu_error *err);
 
-
 /* ---- live GPU data: NVML, loaded at run time ------------------------------------------------
  *
  * NVIDIA's management library (NVML, libnvidia-ml.so.1, installed with the driver) reports each
@@ -360,18 +359,18 @@ MFU_API mfu_status mfu_cpu_probe(const mfu_cpu_probe_options *opt, mfu_cpu_probe
 /* Why the clock is below its maximum: bits of mfu_nvml_sample.reasons. The values are NVML's
  * own clock event (throttle) reason masks (docs/devices.md "Live data" cites them), so an
  * NVML mask is kept as it came; a bit NVML adds later stays in the mask, unnamed. */
-#define MFU_NVML_REASON_GPU_IDLE 0x1ull          /* nothing runs: clocks drop to idle */
-#define MFU_NVML_REASON_APP_CLOCKS 0x2ull        /* limited by the applications clock setting */
-#define MFU_NVML_REASON_SW_POWER_CAP 0x4ull      /* software power scaling: at the power limit */
-#define MFU_NVML_REASON_HW_SLOWDOWN 0x8ull       /* hardware slowdown (thermal, power brake) */
-#define MFU_NVML_REASON_SYNC_BOOST 0x10ull       /* held to a sync-boost group's clock */
-#define MFU_NVML_REASON_SW_THERMAL 0x20ull       /* software thermal slowdown */
-#define MFU_NVML_REASON_HW_THERMAL 0x40ull       /* hardware thermal slowdown */
-#define MFU_NVML_REASON_HW_POWER_BRAKE 0x80ull   /* external power brake assertion */
-#define MFU_NVML_REASON_DISPLAY_CLOCKS 0x100ull  /* limited by the display clock setting */
+#define MFU_NVML_REASON_GPU_IDLE 0x1ull         /* nothing runs: clocks drop to idle */
+#define MFU_NVML_REASON_APP_CLOCKS 0x2ull       /* limited by the applications clock setting */
+#define MFU_NVML_REASON_SW_POWER_CAP 0x4ull     /* software power scaling: at the power limit */
+#define MFU_NVML_REASON_HW_SLOWDOWN 0x8ull      /* hardware slowdown (thermal, power brake) */
+#define MFU_NVML_REASON_SYNC_BOOST 0x10ull      /* held to a sync-boost group's clock */
+#define MFU_NVML_REASON_SW_THERMAL 0x20ull      /* software thermal slowdown */
+#define MFU_NVML_REASON_HW_THERMAL 0x40ull      /* hardware thermal slowdown */
+#define MFU_NVML_REASON_HW_POWER_BRAKE 0x80ull  /* external power brake assertion */
+#define MFU_NVML_REASON_DISPLAY_CLOCKS 0x100ull /* limited by the display clock setting */
 /* The reasons that mean lost speed under load (not idle, not a clock someone set). */
 #define MFU_NVML_REASONS_SLOWDOWN                                                                  \
-    (MFU_NVML_REASON_SW_POWER_CAP | MFU_NVML_REASON_HW_SLOWDOWN | MFU_NVML_REASON_SW_THERMAL |    \
+    (MFU_NVML_REASON_SW_POWER_CAP | MFU_NVML_REASON_HW_SLOWDOWN | MFU_NVML_REASON_SW_THERMAL |     \
      MFU_NVML_REASON_HW_THERMAL | MFU_NVML_REASON_HW_POWER_BRAKE)
 
 /* Short lower-case name of one reason bit: "gpu_idle", "app_clocks", "sw_power_cap",
@@ -442,8 +441,8 @@ MFU_API mfu_status mfu_nvml_sample_device(mfu_nvml *n, size_t index, mfu_nvml_sa
 /* Sample every GPU of the session into out[0..cap): *count gets the number written
  * (min(count, cap)). Errors: NULL n, out (with cap > 0) or count: MFU_E_INVALID; the first
  * failing GPU's error (as mfu_nvml_sample_device), *count then the GPUs sampled before it. */
-MFU_API mfu_status mfu_nvml_sample_all(mfu_nvml *n, mfu_nvml_sample *out, size_t cap,
-                                       size_t *count, mfu_error *err);
+MFU_API mfu_status mfu_nvml_sample_all(mfu_nvml *n, mfu_nvml_sample *out, size_t cap, size_t *count,
+                                       mfu_error *err);
 
 #ifdef __cplusplus
 }

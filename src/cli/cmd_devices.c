@@ -562,8 +562,7 @@ static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
     json_object_set_new(o, "match", json_string(match_name(g->match)));
     json_object_set_new(o, "dtype", json_string(mfu_dtype_name(dtype)));
     json_object_set_new(o, "peak_flops_per_s",
-                        g->device ? num_or_null(g->device->dense_flops_per_s[dtype])
-                                  : json_null());
+                        g->device ? num_or_null(g->device->dense_flops_per_s[dtype]) : json_null());
     json_object_set_new(o, "sm_clock_mhz", cli_json_num(g->sm_clock_mhz));
     json_object_set_new(o, "max_sm_clock_mhz", cli_json_num(g->max_sm_clock_mhz));
     json_object_set_new(o, "power_w", cli_json_num(g->power_w));
@@ -584,9 +583,9 @@ static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
     json_object_set_new(o, "reasons", r);
     json_object_set_new(o, "reasons_mask",
                         g->reasons_known ? json_integer((json_int_t)g->reasons) : json_null());
-    json_object_set_new(o, "slowdown", g->reasons_known
-                                           ? json_boolean(g->reasons & MFU_NVML_REASONS_SLOWDOWN)
-                                           : json_null());
+    json_object_set_new(o, "slowdown",
+                        g->reasons_known ? json_boolean(g->reasons & MFU_NVML_REASONS_SLOWDOWN)
+                                         : json_null());
     json_object_set_new(o, "temperature_c", cli_json_num(g->temperature_c));
     json_object_set_new(o, "gpu_utilization", cli_json_num(g->gpu_utilization));
     json_object_set_new(o, "memory_utilization", cli_json_num(g->memory_utilization));
@@ -623,9 +622,9 @@ static void print_live(const mfu_nvml *n, const mfu_nvml_sample *g, size_t count
         fmt_whole(temp, sizeof temp, g[i].temperature_c);
         fmt_whole(a, sizeof a, 100 * g[i].gpu_utilization);
         snprintf(util, sizeof util, "%s", a);
-        const char *row[] = {idx, g[i].name, g[i].device ? g[i].device->id : "(not in table)",
+        const char *row[] = {idx,  g[i].name, g[i].device ? g[i].device->id : "(not in table)",
                              peak, clk,       pw,
-                             rs,  temp,      util};
+                             rs,   temp,      util};
         cli_table_row(t, 9, row);
     }
     cli_table_print(t, stdout, "");
@@ -716,9 +715,9 @@ static char **probe_argv(int argc, char **argv)
 
 int cmd_devices(int argc, char **argv)
 {
-    static const cli_optspec specs[] = {
-        {"json", false}, {"dtype", true},  {"probe", true},
-        {"threads", true}, {"live", false}, {"watch", true}, {"count", true}};
+    static const cli_optspec specs[] = {{"json", false},   {"dtype", true}, {"probe", true},
+                                        {"threads", true}, {"live", false}, {"watch", true},
+                                        {"count", true}};
     cli_args a;
     char **args = probe_argv(argc, argv);
     if (!args)

@@ -94,7 +94,7 @@ struct mfu_nvml {
     fn_clock clock, max_clock;
     fn_uint power, power_limit;
     fn_ull reasons;
-    const char *reasons_fn; /* the name of the one found */
+    const char *reasons_fn;     /* the name of the one found */
     fn_temperature temperature; /* optional */
     fn_utilization utilization; /* optional */
     size_t ndev, nreported;
@@ -132,9 +132,15 @@ static const char *nvml_text(const mfu_nvml *n, nvml_return code, char *buf, siz
 }
 
 static const char *const REQUIRED[] = {
-    "nvmlInit_v2",      "nvmlShutdown",        "nvmlErrorString",
-    "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName",
-    "nvmlDeviceGetClockInfo", "nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetPowerUsage",
+    "nvmlInit_v2",
+    "nvmlShutdown",
+    "nvmlErrorString",
+    "nvmlDeviceGetCount_v2",
+    "nvmlDeviceGetHandleByIndex_v2",
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetClockInfo",
+    "nvmlDeviceGetMaxClockInfo",
+    "nvmlDeviceGetPowerUsage",
     "nvmlDeviceGetEnforcedPowerLimit",
 };
 
@@ -323,8 +329,8 @@ static void clear_sample(mfu_nvml_sample *o)
 
 /* r is NOT_SUPPORTED (leave the figure unknown: true), SUCCESS (true) or an error (false,
  * with the message). */
-static bool check(const mfu_nvml *n, nvml_return r, const char *fn, size_t index,
-                  mfu_status *st, mfu_error *err)
+static bool check(const mfu_nvml *n, nvml_return r, const char *fn, size_t index, mfu_status *st,
+                  mfu_error *err)
 {
     if (r == NVML_SUCCESS || r == NVML_ERROR_NOT_SUPPORTED)
         return true;
@@ -336,8 +342,7 @@ static bool check(const mfu_nvml *n, nvml_return r, const char *fn, size_t index
     return false;
 }
 
-mfu_status mfu_nvml_sample_device(mfu_nvml *n, size_t index, mfu_nvml_sample *out,
-                                  mfu_error *err)
+mfu_status mfu_nvml_sample_device(mfu_nvml *n, size_t index, mfu_nvml_sample *out, mfu_error *err)
 {
     if (out)
         clear_sample(out);
@@ -425,10 +430,14 @@ static const struct {
     uint64_t bit;
     const char *name;
 } REASONS[] = {
-    {MFU_NVML_REASON_GPU_IDLE, "gpu_idle"},         {MFU_NVML_REASON_APP_CLOCKS, "app_clocks"},
-    {MFU_NVML_REASON_SW_POWER_CAP, "sw_power_cap"}, {MFU_NVML_REASON_HW_SLOWDOWN, "hw_slowdown"},
-    {MFU_NVML_REASON_SYNC_BOOST, "sync_boost"},     {MFU_NVML_REASON_SW_THERMAL, "sw_thermal"},
-    {MFU_NVML_REASON_HW_THERMAL, "hw_thermal"},     {MFU_NVML_REASON_HW_POWER_BRAKE, "hw_power_brake"},
+    {MFU_NVML_REASON_GPU_IDLE, "gpu_idle"},
+    {MFU_NVML_REASON_APP_CLOCKS, "app_clocks"},
+    {MFU_NVML_REASON_SW_POWER_CAP, "sw_power_cap"},
+    {MFU_NVML_REASON_HW_SLOWDOWN, "hw_slowdown"},
+    {MFU_NVML_REASON_SYNC_BOOST, "sync_boost"},
+    {MFU_NVML_REASON_SW_THERMAL, "sw_thermal"},
+    {MFU_NVML_REASON_HW_THERMAL, "hw_thermal"},
+    {MFU_NVML_REASON_HW_POWER_BRAKE, "hw_power_brake"},
     {MFU_NVML_REASON_DISPLAY_CLOCKS, "display_clocks"},
 };
 

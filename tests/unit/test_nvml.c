@@ -250,14 +250,14 @@ static void nvml_errors(void **state)
                                             "NVML error 9", "--peak-tflops", NULL});
     done_script(path);
     path = script("count 4\ndevice NVIDIA H100 80GB HBM3\n");
-    expect_open_error(fake(), MFU_E_UNSUPPORTED,
-                      (const char *const[]){"nvmlDeviceGetCount_v2 failed",
-                                            "Insufficient Permissions", NULL});
+    expect_open_error(
+        fake(), MFU_E_UNSUPPORTED,
+        (const char *const[]){"nvmlDeviceGetCount_v2 failed", "Insufficient Permissions", NULL});
     done_script(path);
     path = script("device NVIDIA H100 80GB HBM3\nfail nvmlDeviceGetName 15\n");
-    expect_open_error(fake(), MFU_E_IO,
-                      (const char *const[]){"nvmlDeviceGetName failed for GPU 0", "GPU is lost",
-                                            NULL});
+    expect_open_error(
+        fake(), MFU_E_IO,
+        (const char *const[]){"nvmlDeviceGetName failed for GPU 0", "GPU is lost", NULL});
     done_script(path);
 
     /* a sampled function fails: named, with NVML's string; the sample is all unknown */
@@ -305,9 +305,9 @@ static void missing_library(void **state)
     expect_open_error("/nonexistent/libnvidia-ml.so.1", MFU_E_UNSUPPORTED,
                       (const char *const[]){"NVML not found (/nonexistent/libnvidia-ml.so.1)",
                                             "MFU_NVML_LIBRARY", "--device/--peak-tflops", NULL});
-    expect_open_error("libm.so.6", MFU_E_UNSUPPORTED,
-                      (const char *const[]){"libm.so.6 is not a usable NVML",
-                                            "it lacks nvmlInit_v2", NULL});
+    expect_open_error(
+        "libm.so.6", MFU_E_UNSUPPORTED,
+        (const char *const[]){"libm.so.6 is not a usable NVML", "it lacks nvmlInit_v2", NULL});
     assert_int_equal(mfu_nvml_new(fake(), NULL, NULL), MFU_E_INVALID);
     char longpath[700];
     memset(longpath, 'x', sizeof longpath - 1);
