@@ -338,6 +338,112 @@ typedef struct mfu_cpu_probe_result {
 MFU_API mfu_status mfu_cpu_probe(const mfu_cpu_probe_options *opt, mfu_cpu_probe_result *out,
                                  mfu_error *err);
 
+/* ---- live GPU data: NVML, loaded at run time ------------------------------------------------
+ *
+ * NVIDIA's management library (NVML, libnvidia-ml.so.1, installed with the driver) reports each
+ * GPU's name, SM clock, board power, enforced power limit, clock event ("throttle") reasons,
+ * temperature and utilization. mfu has no build-time dependency on it: a session dlopen()s the
+ * library and looks up the few entry points it uses (src/device/nvml.c,
+ * docs/internals/device.md). No library, no driver, or a library without those entry points is
+ * MFU_E_UNSUPPORTED with a message that names the fix, never a crash.
+ *
+ * A session owns its library handle and NVML's initialisation (NVML counts initialisations, so
+ * several sessions may be open at once). Samples are plain values. Thread safety: a session is
+ * used by one thread at a time; NVML itself is thread-safe. */
+
+#define MFU_NVML_LIBRARY_DEFAULT "libnvidia-ml.so.1"
+#define MFU_NVML_DEVICES_MAX 64 /* GPUs a session enumerates; more are not sampled */
+#define MFU_NVML_NAME_MAX 96    /* bytes of a GPU name, NUL included (NVML's name buffer) */
+#define MFU_NVML_UUID_MAX 96    /* bytes of a GPU UUID, NUL included */
+
+/* Why the clock is below its maximum: bits of mfu_nvml_sample.reasons. The values are NVML's
+ * own clock event (throttle) reason masks (docs/devices.md "Live data" cites them), so an
+ * NVML mask is kept as it came; a bit NVML adds later stays in the mask, unnamed. */
+#define MFU_NVML_REASON_GPU_IDLE 0x1ull         /* nothing runs: clocks drop to idle */
+#define MFU_NVML_REASON_APP_CLOCKS 0x2ull       /* limited by the applications clock setting */
+#define MFU_NVML_REASON_SW_POWER_CAP 0x4ull     /* software power scaling: at the power limit */
+#define MFU_NVML_REASON_HW_SLOWDOWN 0x8ull      /* hardware slowdown (thermal, power brake) */
+#define MFU_NVML_REASON_SYNC_BOOST 0x10ull      /* held to a sync-boost group's clock */
+#define MFU_NVML_REASON_SW_THERMAL 0x20ull      /* software thermal slowdown */
+#define MFU_NVML_REASON_HW_THERMAL 0x40ull      /* hardware thermal slowdown */
+#define MFU_NVML_REASON_HW_POWER_BRAKE 0x80ull  /* external power brake assertion */
+#define MFU_NVML_REASON_DISPLAY_CLOCKS 0x100ull /* limited by the display clock setting */
+/* The reasons that mean lost speed under load (not idle, not a clock someone set). */
+#define MFU_NVML_REASONS_SLOWDOWN                                                                  \
+    (MFU_NVML_REASON_SW_POWER_CAP | MFU_NVML_REASON_HW_SLOWDOWN | MFU_NVML_REASON_SW_THERMAL |     \
+     MFU_NVML_REASON_HW_THERMAL | MFU_NVML_REASON_HW_POWER_BRAKE)
+
+/* Short lower-case name of one reason bit: "gpu_idle", "app_clocks", "sw_power_cap",
+ * "hw_slowdown", "sync_boost", "sw_thermal", "hw_thermal", "hw_power_brake",
+ * "display_clocks"; NULL for anything but a single known bit. Static. */
+MFU_API const char *mfu_nvml_reason_name(uint64_t bit);
+
+/* The names of every known bit set in mask, joined by sep (NULL = ","), into buf (size n > 0,
+ * always NUL-terminated; "" for no known bit). Unknown bits are written as one hex mask at the
+ * end ("0x200"). Returns false when buf was too small (the text is truncated). NULL buf or n 0:
+ * false, nothing written. */
+MFU_API bool mfu_nvml_reasons_text(uint64_t mask, const char *sep, char *buf, size_t n);
+
+/* One GPU at one moment. A figure NVML does not support on this GPU (NVML_ERROR_NOT_SUPPORTED)
+ * is NaN, or reasons_known false; every other NVML error fails the sample instead. */
+typedef struct mfu_nvml_sample {
+    unsigned index;                /* NVML's index of the GPU (0-based) */
+    char name[MFU_NVML_NAME_MAX];  /* as NVML reports it, e.g. "NVIDIA H100 80GB HBM3" */
+    char uuid[MFU_NVML_UUID_MAX];  /* "GPU-..."; "" when the library has no nvmlDeviceGetUUID */
+    const mfu_device_info *device; /* the table entry name matches (mfu_device_match_name),
+                                      NULL when it matches none or several */
+    mfu_device_match_kind match;   /* how; MFU_DEVICE_MATCH_NONE with device NULL */
+    double sm_clock_mhz;           /* current SM clock, MHz */
+    double max_sm_clock_mhz;       /* the SM clock's maximum, MHz */
+    double power_w;                /* board power draw, W (NVML reports mW) */
+    double power_limit_w;          /* the enforced power limit, W */
+    uint64_t reasons;              /* MFU_NVML_REASON_* bits set now; 0 = none */
+    bool reasons_known;            /* false: the GPU does not report reasons */
+    double temperature_c;          /* GPU die temperature, degrees C */
+    double gpu_utilization;        /* fraction 0..1 of the last sample period a kernel ran */
+    double memory_utilization;     /* fraction 0..1 of it device memory was read or written */
+} mfu_nvml_sample;
+
+typedef struct mfu_nvml mfu_nvml;
+
+/* Open a session: dlopen the library, look up its entry points, nvmlInit_v2(), count the GPUs
+ * and get their handles and names. library: a file name or path for dlopen; NULL = the
+ * environment's MFU_NVML_LIBRARY when set and not empty, else MFU_NVML_LIBRARY_DEFAULT.
+ * Errors (*out NULL, nothing left open): NULL out: MFU_E_INVALID. The library cannot be loaded:
+ * MFU_E_UNSUPPORTED, "NVML not found (...)" naming the library and --device/--peak-tflops. It
+ * lacks a required entry point: MFU_E_UNSUPPORTED naming the entry point. nvmlInit_v2 or
+ * nvmlDeviceGetCount_v2 fails: MFU_E_UNSUPPORTED naming the function and NVML's error string.
+ * Getting a GPU's handle or name fails: MFU_E_IO naming the function, the GPU and the error
+ * string. MFU_E_NOMEM. Zero GPUs is a session with mfu_nvml_count() == 0, not an error. */
+MFU_API mfu_status mfu_nvml_new(const char *library, mfu_nvml **out, mfu_error *err);
+
+/* nvmlShutdown(), dlclose() and free. NULL is allowed. */
+MFU_API void mfu_nvml_free(mfu_nvml *n);
+
+/* GPUs in the session (at most MFU_NVML_DEVICES_MAX); 0 for NULL. */
+MFU_API size_t mfu_nvml_count(const mfu_nvml *n);
+
+/* GPUs NVML reported, which may exceed mfu_nvml_count(); 0 for NULL. */
+MFU_API size_t mfu_nvml_count_reported(const mfu_nvml *n);
+
+/* The library file the session loaded, as given or defaulted (owned by the session). "" for
+ * NULL. */
+MFU_API const char *mfu_nvml_library(const mfu_nvml *n);
+
+/* Sample GPU index now: its clocks, power, limit, reasons, temperature and utilization (the
+ * name, UUID and table match were read when the session opened). Errors: NULL n or out:
+ * MFU_E_INVALID; index >= mfu_nvml_count(): MFU_E_INVALID (field "nvml_index"); an NVML call
+ * that fails with anything but NVML_ERROR_NOT_SUPPORTED: MFU_E_IO, the message naming the NVML
+ * function, the GPU and NVML's error string. *out is always written (figures NaN on failure). */
+MFU_API mfu_status mfu_nvml_sample_device(mfu_nvml *n, size_t index, mfu_nvml_sample *out,
+                                          mfu_error *err);
+
+/* Sample every GPU of the session into out[0..cap): *count gets the number written
+ * (min(count, cap)). Errors: NULL n, out (with cap > 0) or count: MFU_E_INVALID; the first
+ * failing GPU's error (as mfu_nvml_sample_device), *count then the GPUs sampled before it. */
+MFU_API mfu_status mfu_nvml_sample_all(mfu_nvml *n, mfu_nvml_sample *out, size_t cap, size_t *count,
+                                       mfu_error *err);
+
 #ifdef __cplusplus
 }
 #endif

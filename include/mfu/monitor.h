@@ -59,6 +59,14 @@ typedef struct mfu_monitor_config {
     const char *jsonl_path;  /* append every step to this canonical JSON-lines file (created
                                 when absent, a header object first when empty); NULL = none */
     const char *name;        /* the run's model description in its metadata; NULL = model */
+    /* Appended fields (the struct only grows at its end). */
+    bool nvml;      /* true: take each step's clock_mhz, power_w and power_limit_w,
+                       when the step does not carry them, from an NVML sample of GPU
+                       nvml_index at record time (mfu_nvml_*, mfu/device.h), so the
+                       report's throttling and power_cap findings work in the loop.
+                       NVML is loaded at run time: no library or driver makes
+                       mfu_monitor_new fail with NVML's error. false = no NVML. */
+    int nvml_index; /* NVML's index of this rank's GPU (0-based); with nvml only */
 } mfu_monitor_config;
 
 /* The figures of one step. NaN when they cannot be known (no model: no FLOPs or MFU; no
@@ -78,7 +86,9 @@ typedef struct mfu_monitor mfu_monitor;
  * Errors name the field to fix: MFU_E_INVALID (NULL cfg or out, devices < 0, a negative peak),
  * MFU_E_MISSING (seq with a model), MFU_E_UNKNOWN / MFU_E_AMBIGUOUS (model, device,
  * convention, dtype, recompute), MFU_E_UNSUPPORTED (no peak for the dtype), MFU_E_IO
- * (jsonl_path), MFU_E_NOMEM. *out is NULL on failure. */
+ * (jsonl_path), MFU_E_NOMEM; with nvml: mfu_nvml_new()'s errors (MFU_E_UNSUPPORTED: no NVML,
+ * field "MFU_NVML_LIBRARY" where it applies) and MFU_E_INVALID (field "nvml_index": no such GPU).
+ * *out is NULL on failure. */
 MFU_API mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out,
                                    mfu_error *err);
 
@@ -90,13 +100,16 @@ MFU_API void mfu_monitor_free(mfu_monitor *m);
  * use mfu_monitor_step with MFU_STEP_LOSS_NAN for that). out (may be NULL) gets the step's
  * figures. A repeated step number merges into that step, as in a run. Errors: MFU_E_INVALID
  * (NULL m, tokens or step time not finite and > 0), MFU_E_LIMIT (the run's step limit),
- * MFU_E_IO (the file), MFU_E_NOMEM; the step is not recorded then. */
+ * MFU_E_IO (the file; with nvml, an NVML sample that failed: the message names the NVML
+ * function), MFU_E_NOMEM; the step is not recorded then. */
 MFU_API mfu_status mfu_monitor_record(mfu_monitor *m, int64_t step, double tokens,
                                       double step_time_s, double loss, mfu_monitor_sample *out,
                                       mfu_error *err);
 
 /* As mfu_monitor_record for a full step record (useful tokens, per-step sequence length,
- * clocks, timers, flags: mfu/run.h); tokens and step_time_s must be set as above. */
+ * clocks, timers, flags: mfu/run.h); tokens and step_time_s must be set as above. With nvml,
+ * a clock_mhz, power_w or power_limit_w the step carries (not NaN) is kept; only the missing
+ * ones come from NVML (one sample per step, taken only when one is missing). */
 MFU_API mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
                                     mfu_error *err);
 

@@ -87,7 +87,8 @@ class _Config(ctypes.Structure):
                 ("convention", ctypes.c_char_p), ("recompute", ctypes.c_char_p),
                 ("device", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
                 ("peak_flops_per_s", ctypes.c_double), ("devices", ctypes.c_int64),
-                ("jsonl_path", ctypes.c_char_p), ("name", ctypes.c_char_p)]
+                ("jsonl_path", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                ("nvml", ctypes.c_bool), ("nvml_index", ctypes.c_int)]
 
 
 class _Sample(ctypes.Structure):
@@ -245,22 +246,26 @@ class Monitor:
     """MFU of a training loop, step by step (include/mfu/monitor.h).
 
     Monitor(model=None, seq=0, device=None, devices=1, dtype=None, peak_flops_per_s=0,
-            convention=None, recompute=None, jsonl=None, name=None)
+            convention=None, recompute=None, jsonl=None, name=None, nvml=False, nvml_index=0)
 
     model: a preset name (`mfu flops --list-models`) or a config.json path; seq: tokens per
     sequence (required with a model); device: a device of `mfu devices` (or peak_flops_per_s);
     devices: devices in the job; jsonl: append each step to this canonical JSON-lines file
-    (read by `mfu watch`, `mfu serve`, `mfu report`). Bad values raise mfu.Error naming the
-    option to fix.
+    (read by `mfu watch`, `mfu serve`, `mfu report`); nvml: sample GPU nvml_index's SM clock,
+    power and power limit through NVML (loaded at run time; env MFU_NVML_LIBRARY overrides the
+    library) at every step, so the report finds throttling and power capping. Bad values raise
+    mfu.Error naming the option to fix; nvml=True without NVML raises it too.
     """
 
     def __init__(self, model=None, seq=0, device=None, devices=1, dtype=None,
-                 peak_flops_per_s=0.0, convention=None, recompute=None, jsonl=None, name=None):
+                 peak_flops_per_s=0.0, convention=None, recompute=None, jsonl=None, name=None,
+                 nvml=False, nvml_index=0):
         self._keep = [_b(model), _b(convention), _b(recompute), _b(device), _b(dtype),
                       _b(jsonl), _b(name)]
         cfg = _Config(self._keep[0], None, int(seq or 0), self._keep[1], self._keep[2],
                       self._keep[3], self._keep[4], float(peak_flops_per_s or 0),
-                      int(devices or 0), self._keep[5], self._keep[6])
+                      int(devices or 0), self._keep[5], self._keep[6], bool(nvml),
+                      int(nvml_index or 0))
         err = _Error()
         h = ctypes.c_void_p()
         st = _mon_new(ctypes.byref(cfg), ctypes.byref(h), ctypes.byref(err))

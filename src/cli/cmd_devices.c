@@ -10,11 +10,16 @@
  * NAME "cpu": the CPU mfu runs on (not in the table): what was detected, its computed peak
  * per dtype with the rule that says how, and with --probe [SECONDS] [--threads N] the fp32 and
  * fp64 matrix rate a blocked GEMM reaches here, against that peak.
+ *
+ * --live: the GPUs of this machine as NVML (loaded at run time) reports them now, one row each:
+ * name, matched table id and its dense peak, SM clock, power, clock event reasons, temperature,
+ * utilization; --watch SECONDS repeats it (--count N times, else until interrupted).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -27,6 +32,7 @@ static void help(void)
 {
     printf("usage: mfu devices [NAME] [--dtype D] [--json]\n"
            "       mfu devices cpu [--probe [SECONDS]] [--threads N] [--dtype D] [--json]\n"
+           "       mfu devices --live [--watch SECONDS [--count N]] [--dtype D] [--json]\n"
            "\n"
            "The accelerators mfu knows, with the DENSE peak it divides by for MFU. Vendors\n"
            "headline 2:4-sparse figures (2x dense); they are shown apart and never used by\n"
@@ -45,6 +51,12 @@ static void help(void)
            "              GEMM for SECONDS in all (default 1, range 0.05-60) and compare it\n"
            "              with the peak\n"
            "  --threads N with --probe: threads (default one per core; 1-256)\n"
+           "  --live      this machine's GPUs now, from NVIDIA's NVML (libnvidia-ml.so.1 of the\n"
+           "              driver, loaded at run time; env MFU_NVML_LIBRARY overrides it): name,\n"
+           "              table id and dense peak, SM clock / max, power / limit, clock event\n"
+           "              (throttle) reasons, temperature, utilization. No driver: exit 1.\n"
+           "  --watch SECONDS  with --live: sample again every SECONDS (0.1-3600)\n"
+           "  --count N   with --watch: stop after N samples (default: until interrupted)\n"
            "  -h, --help  this help\n"
            "\n"
            "Units: TFLOP/s = 1e12 FLOP/s (int8: TOP/s), GB = 1e9 bytes, TB/s = 1e12 bytes/s.\n"
@@ -57,7 +69,9 @@ static void help(void)
            "  mfu devices h100-sxm\n"
            "  mfu devices NVIDIA H100 80GB HBM3\n"
            "  mfu devices 'AMD Instinct MI300X' --json | jq .device.dense_flops_per_s.bf16\n"
-           "  mfu devices cpu --probe 2\n");
+           "  mfu devices cpu --probe 2\n"
+           "  mfu devices --live --json | jq '.gpus[] | {name, sm_clock_mhz, reasons}'\n"
+           "  mfu devices --live --watch 1\n");
 }
 
 /* TFLOP/s for the table; "-" for no figure. */
@@ -524,6 +538,153 @@ static int show_cpu(bool json, const mfu_dtype *only, double probe_s, int thread
     return rc;
 }
 
+/* ---- this machine's GPUs, live (NVML) ---------------------------------------------------- */
+
+#define WATCH_MIN_S 0.1
+#define WATCH_MAX_S 3600.0
+
+/* v rounded to a whole number, "-" when unknown */
+static void fmt_whole(char *buf, size_t n, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, n, "%.0f", v);
+    else
+        snprintf(buf, n, "-");
+}
+
+static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(g->index));
+    json_object_set_new(o, "name", str_or_null(g->name));
+    json_object_set_new(o, "uuid", g->uuid[0] ? str_or_null(g->uuid) : json_null());
+    json_object_set_new(o, "device", g->device ? json_string(g->device->id) : json_null());
+    json_object_set_new(o, "match", json_string(match_name(g->match)));
+    json_object_set_new(o, "dtype", json_string(mfu_dtype_name(dtype)));
+    json_object_set_new(o, "peak_flops_per_s",
+                        g->device ? num_or_null(g->device->dense_flops_per_s[dtype]) : json_null());
+    json_object_set_new(o, "sm_clock_mhz", cli_json_num(g->sm_clock_mhz));
+    json_object_set_new(o, "max_sm_clock_mhz", cli_json_num(g->max_sm_clock_mhz));
+    json_object_set_new(o, "power_w", cli_json_num(g->power_w));
+    json_object_set_new(o, "power_limit_w", cli_json_num(g->power_limit_w));
+    json_t *r = json_null();
+    if (g->reasons_known) {
+        r = json_array();
+        for (int b = 0; b < 64; b++) {
+            uint64_t bit = (uint64_t)1 << b;
+            if (!(g->reasons & bit))
+                continue;
+            const char *nm = mfu_nvml_reason_name(bit);
+            char hex[32];
+            snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)bit);
+            json_array_append_new(r, json_string(nm ? nm : hex));
+        }
+    }
+    json_object_set_new(o, "reasons", r);
+    json_object_set_new(o, "reasons_mask",
+                        g->reasons_known ? json_integer((json_int_t)g->reasons) : json_null());
+    json_object_set_new(o, "slowdown",
+                        g->reasons_known ? json_boolean(g->reasons & MFU_NVML_REASONS_SLOWDOWN)
+                                         : json_null());
+    json_object_set_new(o, "temperature_c", cli_json_num(g->temperature_c));
+    json_object_set_new(o, "gpu_utilization", cli_json_num(g->gpu_utilization));
+    json_object_set_new(o, "memory_utilization", cli_json_num(g->memory_utilization));
+    return o;
+}
+
+static void print_live(const mfu_nvml *n, const mfu_nvml_sample *g, size_t count, mfu_dtype dt)
+{
+    cli_table *t = cli_table_new();
+    if (!t)
+        return;
+    char peak_head[32];
+    snprintf(peak_head, sizeof peak_head, "%s TFLOP/s", mfu_dtype_name(dt));
+    const char *head[] = {"gpu",     "name",    "device", peak_head, "SM MHz",
+                          "power W", "reasons", "temp C", "util %"};
+    cli_table_row(t, 9, head);
+    cli_table_rule(t);
+    for (size_t i = 0; i < count; i++) {
+        char idx[16], peak[32], clk[64], pw[64], rs[160], temp[32], util[32], a[24], b[24];
+        snprintf(idx, sizeof idx, "%u", g[i].index);
+        fmt_tflops(peak, sizeof peak, g[i].device ? g[i].device->dense_flops_per_s[dt] : 0);
+        fmt_whole(a, sizeof a, g[i].sm_clock_mhz);
+        fmt_whole(b, sizeof b, g[i].max_sm_clock_mhz);
+        snprintf(clk, sizeof clk, "%s / %s", a, b);
+        fmt_whole(a, sizeof a, g[i].power_w);
+        fmt_whole(b, sizeof b, g[i].power_limit_w);
+        snprintf(pw, sizeof pw, "%s / %s", a, b);
+        if (!g[i].reasons_known)
+            snprintf(rs, sizeof rs, "-");
+        else if (!g[i].reasons)
+            snprintf(rs, sizeof rs, "none");
+        else
+            mfu_nvml_reasons_text(g[i].reasons, ",", rs, sizeof rs);
+        fmt_whole(temp, sizeof temp, g[i].temperature_c);
+        fmt_whole(a, sizeof a, 100 * g[i].gpu_utilization);
+        snprintf(util, sizeof util, "%s", a);
+        const char *row[] = {idx,  g[i].name, g[i].device ? g[i].device->id : "(not in table)",
+                             peak, clk,       pw,
+                             rs,   temp,      util};
+        cli_table_row(t, 9, row);
+    }
+    cli_table_print(t, stdout, "");
+    free(t);
+    if (mfu_nvml_count_reported(n) > count)
+        printf("(%zu GPUs reported; the first %zu shown)\n", mfu_nvml_count_reported(n), count);
+    if (count == 0)
+        printf("no NVIDIA GPU: NVML (%s) reports none\n", mfu_nvml_library(n));
+}
+
+static int show_live(bool json, mfu_dtype dt, double watch_s, int64_t count)
+{
+    mfu_nvml *n = NULL;
+    mfu_error err = {0};
+    if (mfu_nvml_new(NULL, &n, &err) != MFU_OK)
+        return cli_fail(CMD, &err, CLI_EXIT_FAIL);
+    mfu_nvml_sample *g = calloc(MFU_NVML_DEVICES_MAX, sizeof *g);
+    if (!g) {
+        mfu_nvml_free(n);
+        return cli_failf(CMD, CLI_EXIT_FAIL, "out of memory");
+    }
+    int rc = CLI_EXIT_OK;
+    for (int64_t k = 0; count <= 0 || k < count; k++) {
+        if (k > 0) {
+            struct timespec ts = {(time_t)watch_s, (long)((watch_s - floor(watch_s)) * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+        size_t got = 0;
+        if (mfu_nvml_sample_all(n, g, MFU_NVML_DEVICES_MAX, &got, &err) != MFU_OK) {
+            rc = cli_fail(CMD, &err, CLI_EXIT_FAIL);
+            break;
+        }
+        if (json) {
+            json_t *root = json_object();
+            json_object_set_new(root, "library", str_or_null(mfu_nvml_library(n)));
+            json_object_set_new(root, "gpus_reported",
+                                json_integer((json_int_t)mfu_nvml_count_reported(n)));
+            json_t *arr = json_array();
+            for (size_t i = 0; i < got; i++)
+                json_array_append_new(arr, live_gpu_json(&g[i], dt));
+            json_object_set_new(root, "gpus", arr);
+            if ((rc = cli_print_json(root)) != CLI_EXIT_OK)
+                break;
+        } else {
+            if (k > 0)
+                putchar('\n');
+            print_live(n, g, got, dt);
+            if (fflush(stdout) != 0) {
+                rc = CLI_EXIT_FAIL;
+                break;
+            }
+        }
+        if (!(watch_s > 0))
+            break;
+    }
+    free(g);
+    mfu_nvml_free(n);
+    return rc;
+}
+
 /* `--probe` takes an optional value: "--probe 0.5" keeps it, a bare "--probe" (last, or
  * before something that is not a number) becomes "--probe=" (the default). The parser
  * itself only knows options with and without values. argv is copied, not changed. */
@@ -554,8 +715,9 @@ static char **probe_argv(int argc, char **argv)
 
 int cmd_devices(int argc, char **argv)
 {
-    static const cli_optspec specs[] = {
-        {"json", false}, {"dtype", true}, {"probe", true}, {"threads", true}};
+    static const cli_optspec specs[] = {{"json", false},   {"dtype", true}, {"probe", true},
+                                        {"threads", true}, {"live", false}, {"watch", true},
+                                        {"count", true}};
     cli_args a;
     char **args = probe_argv(argc, argv);
     if (!args)
@@ -586,6 +748,30 @@ static int devices_main(const cli_args *ap)
         if (mfu_dtype_parse(dt, &only, &err) != MFU_OK)
             return cli_failf(CMD, CLI_EXIT_USAGE, "%s", err.message);
         have_only = true;
+    }
+
+    /* --live: this machine's GPUs through NVML */
+    bool live = cli_has(&a, "live");
+    double watch_s = 0;
+    bool has_watch = false;
+    int64_t count = 0;
+    bool has_count = false;
+    if (!cli_get_pos_double(CMD, &a, "watch", &watch_s, &has_watch) ||
+        !cli_get_pos_int64(CMD, &a, "count", &count, &has_count))
+        return CLI_EXIT_USAGE;
+    if ((has_watch || has_count) && !live)
+        return cli_failf(CMD, CLI_EXIT_USAGE, "--watch and --count are for --live");
+    if (has_count && !has_watch)
+        return cli_failf(CMD, CLI_EXIT_USAGE, "--count is for --watch: add --watch SECONDS");
+    if (has_watch && !(watch_s >= WATCH_MIN_S && watch_s <= WATCH_MAX_S))
+        return cli_failf(CMD, CLI_EXIT_USAGE, "--watch takes %g to %g seconds", WATCH_MIN_S,
+                         WATCH_MAX_S);
+    if (live) {
+        if (a.npos > 0 || cli_get(&a, "probe") || cli_has(&a, "threads"))
+            return cli_failf(CMD, CLI_EXIT_USAGE,
+                             "--live shows this machine's GPUs: give no NAME, --probe or "
+                             "--threads with it");
+        return show_live(json, only, has_watch ? watch_s : 0, has_count ? count : 0);
     }
 
     /* NAME: the positionals joined by spaces (the library bounds its length) */

@@ -44,6 +44,8 @@ struct mfu_monitor {
     FILE *file;          /* jsonl_path, appended to; NULL when none */
     size_t written;      /* rows of run already in the file */
     mfu_report_input in; /* the report's input (its device points at device_name) */
+    mfu_nvml *nvml;      /* with cfg->nvml: the session sampled at each record; else NULL */
+    size_t nvml_index;
 };
 
 /* Model and hardware FLOPs per token of m's model at sequence length seq, recompute rec. */
@@ -161,6 +163,25 @@ static mfu_status open_file(mfu_monitor *m, const char *path, mfu_error *err)
     return MFU_OK;
 }
 
+/* NVML for the clock and power of each step: opened once, checked against nvml_index. */
+static mfu_status open_nvml(mfu_monitor *m, const mfu_monitor_config *c, mfu_error *err)
+{
+    if (c->nvml_index < 0)
+        return mfu__fail_field(err, MFU_E_INVALID, "nvml_index",
+                               "nvml_index must be NVML's index of this rank's GPU (>= 0)");
+    mfu_status st = mfu_nvml_new(NULL, &m->nvml, err);
+    if (st != MFU_OK)
+        return st;
+    m->nvml_index = (size_t)c->nvml_index;
+    if (m->nvml_index >= mfu_nvml_count(m->nvml))
+        return mfu__fail_field(err, MFU_E_INVALID, "nvml_index",
+                               "nvml_index %d: NVML sees %zu GPU(s); give this rank's GPU (0 to "
+                               "%zu), or leave nvml off",
+                               c->nvml_index, mfu_nvml_count(m->nvml),
+                               mfu_nvml_count(m->nvml) ? mfu_nvml_count(m->nvml) - 1 : 0);
+    return MFU_OK;
+}
+
 mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out, mfu_error *err)
 {
     if (out)
@@ -183,6 +204,8 @@ mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out, mfu
         st = resolve_model(m, cfg, err);
     if (st == MFU_OK)
         st = resolve_device(m, cfg, err);
+    if (st == MFU_OK && cfg->nvml)
+        st = open_nvml(m, cfg, err);
     if (st == MFU_OK) {
         fill_meta(m, cfg);
         if (cfg->jsonl_path)
@@ -212,6 +235,7 @@ void mfu_monitor_free(mfu_monitor *m)
         return;
     if (m->file)
         fclose(m->file);
+    mfu_nvml_free(m->nvml);
     mfu_run_free(m->run);
     free(m);
 }
@@ -285,6 +309,7 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
                                "(> 0)",
                                (long long)s->step);
     /* infinities are not values a run keeps (as ingest does): absent, an infinite loss flagged */
+    mfu_status st;
     mfu_step c = *s;
     if (isinf(c.loss))
         c.flags |= MFU_STEP_LOSS_NAN;
@@ -293,9 +318,22 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
         if (isinf(*v))
             *v = NAN;
     }
+    if (m->nvml && (isnan(c.clock_mhz) || isnan(c.power_w) || isnan(c.power_limit_w))) {
+        /* sampled before anything is appended: a failed sample records nothing */
+        mfu_nvml_sample ns;
+        st = mfu_nvml_sample_device(m->nvml, m->nvml_index, &ns, err);
+        if (st != MFU_OK)
+            return st;
+        if (isnan(c.clock_mhz))
+            c.clock_mhz = ns.sm_clock_mhz;
+        if (isnan(c.power_w))
+            c.power_w = ns.power_w;
+        if (isnan(c.power_limit_w))
+            c.power_limit_w = ns.power_limit_w;
+    }
     s = &c;
     bool merged = false;
-    mfu_status st = mfu_run_append(m->run, s, &merged, err);
+    st = mfu_run_append(m->run, s, &merged, err);
     if (st != MFU_OK)
         return st;
     if (m->file && !merged) {

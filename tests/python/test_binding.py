@@ -151,5 +151,46 @@ class Monitor(unittest.TestCase):
             self.assertIn("400 steps", frame)
 
 
+class Nvml(unittest.TestCase):
+    """Monitor(nvml=True) against the fake NVML the tests build (MFU_FAKE_NVML)."""
+
+    def setUp(self):
+        self.saved = {k: os.environ.get(k) for k in ("MFU_NVML_LIBRARY", "MFU_FAKE_NVML_SCRIPT")}
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    def test_missing_library_is_an_error_only_when_asked(self):
+        os.environ["MFU_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="gpt2", seq=1024, device="h100-sxm", nvml=True)
+        self.assertEqual(cm.exception.status, "unsupported")
+        self.assertIn("NVML not found", str(cm.exception))
+        mfu.Monitor(model="gpt2", seq=1024, device="h100-sxm").close()  # nvml off: no NVML
+
+    @unittest.skipUnless(os.environ.get("MFU_FAKE_NVML"), "MFU_FAKE_NVML: the fake NVML")
+    def test_clock_drop_is_found(self):
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "nvml.txt")
+            with open(script, "w") as f:
+                f.write("device NVIDIA H100 80GB HBM3\nclock 1980*80 1400*30 1980*90\n"
+                        "power 450000\nlimit 700000\n")
+            os.environ["MFU_NVML_LIBRARY"] = os.environ["MFU_FAKE_NVML"]
+            os.environ["MFU_FAKE_NVML_SCRIPT"] = script
+            with mfu.Monitor(model="gpt2", seq=1024, device="h100-sxm", nvml=True) as mon:
+                for i in range(1, 201):
+                    slow = 81 <= i <= 110
+                    mon.record(tokens=16384, step_time_s=0.5 * (1980 / 1400 if slow else 1))
+                kinds = {f["kind"]: f for f in mon.findings()}
+            self.assertIn("throttling", kinds)
+            ev = kinds["throttling"]["evidence"]
+            self.assertEqual(ev["clock_mhz"], 1400)
+            self.assertEqual(ev["affected_steps"], 30)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -327,6 +327,142 @@ static void jsonl_file(void **state)
     unlink(path);
 }
 
+/* ---- NVML (the fake the tests build: tests/fake/nvml_fake.c) ---------------------------- */
+
+static const char *write_script(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/mfu-monitor-nvml-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    setenv("MFU_FAKE_NVML_SCRIPT", path, 1);
+    return path;
+}
+
+static const mfu_finding *find_kind(const mfu_report *r, const char *kind)
+{
+    const mfu_analysis *a = mfu_report_analysis(r);
+    assert_non_null(a);
+    for (size_t i = 0; i < mfu_analysis_finding_count(a); i++)
+        if (strcmp(mfu_analysis_finding(a, i)->kind, kind) == 0)
+            return mfu_analysis_finding(a, i);
+    return NULL;
+}
+
+static double evidence(const mfu_finding *f, const char *name)
+{
+    for (size_t i = 0; i < f->nevidence; i++)
+        if (strcmp(f->evidence[i].name, name) == 0)
+            return f->evidence[i].value;
+    fail_msg("finding %s has no evidence %s", f->kind, name);
+    return NAN;
+}
+
+/* nvml off never loads NVML; nvml on needs it and names what is missing. */
+static void nvml_config(void **state)
+{
+    (void)state;
+    setenv("MFU_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    mfu_monitor_config c = base();
+    mfu_monitor *m = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    mfu_monitor_free(m);
+    c.nvml = true;
+    expect_error(&c, MFU_E_UNSUPPORTED, "MFU_NVML_LIBRARY", "NVML not found");
+    setenv("MFU_NVML_LIBRARY", getenv("MFU_FAKE_NVML"), 1);
+    unsetenv("MFU_FAKE_NVML_SCRIPT"); /* the fake's one GPU */
+    c.nvml_index = 1;
+    expect_error(&c, MFU_E_INVALID, "nvml_index", "NVML sees 1 GPU(s)");
+    c.nvml_index = -1;
+    expect_error(&c, MFU_E_INVALID, "nvml_index", NULL);
+    unsetenv("MFU_NVML_LIBRARY");
+}
+
+/* NVML reports the clock falling from 1980 to 1400 MHz for 30 of 200 steps, and those steps
+ * take 1980/1400 as long (compute-bound): the report of the monitor's steps finds throttling
+ * there, with NVML's clock as evidence. Power comes from NVML too; a step that carries its own
+ * clock keeps it. A failing NVML call fails the record and records nothing. */
+static void nvml_clock_drop_is_throttling(void **state)
+{
+    (void)state;
+    const char *path = write_script("device NVIDIA GeForce RTX 4090\n" /* GPU 0: not used */
+                                    "device NVIDIA H100 80GB HBM3\n"
+                                    "clock 1980*80 1400*30 1980*90 1234 1980\n"
+                                    "power 450000*200 451000\n"
+                                    "limit 700000\n");
+    setenv("MFU_NVML_LIBRARY", getenv("MFU_FAKE_NVML"), 1);
+    mfu_monitor_config c = base();
+    c.nvml = true;
+    c.nvml_index = 1;
+    mfu_monitor *m = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_monitor_new(&c, &m, &e), MFU_OK);
+    for (int64_t i = 1; i <= 200; i++) {
+        bool slow = i >= 81 && i <= 110;
+        double t = 2.0 * (slow ? 1980.0 / 1400.0 : 1.0);
+        assert_int_equal(mfu_monitor_record(m, i, 8 * 8192, t, NAN, NULL, &e), MFU_OK);
+    }
+    const mfu_run *run = mfu_monitor_run(m);
+    mfu_step s;
+    assert_true(mfu_run_get(run, 0, &s));
+    assert_true(s.clock_mhz == 1980 && s.power_w == 450 && s.power_limit_w == 700);
+    assert_true(mfu_run_get(run, 85, &s)); /* step 86 */
+    assert_true(s.clock_mhz == 1400);
+    mfu_report *r = NULL;
+    assert_int_equal(mfu_monitor_report(m, &r, &e), MFU_OK);
+    const mfu_finding *f = find_kind(r, "throttling");
+    assert_non_null(f);
+    assert_true(evidence(f, "clock_mhz") == 1400);
+    assert_true(evidence(f, "reference_clock_mhz") == 1980);
+    assert_true(evidence(f, "affected_steps") == 30);
+    assert_int_equal(f->first_step, 81);
+    assert_int_equal(f->last_step, 110);
+    /* 1 - 1400/1980: the tokens/s lost in those steps */
+    assert_true(fabs(evidence(f, "tokens_per_s_drop") - (1 - 1400.0 / 1980.0)) < 1e-9);
+    assert_null(find_kind(r, "power_cap")); /* 450 of 700 W is not the limit */
+    mfu_report_free(r);
+
+    /* a step with its own clock keeps it; its missing power still comes from NVML (call 201) */
+    mfu_step own;
+    mfu_step_init(&own);
+    own.step = 201;
+    own.tokens = 8 * 8192;
+    own.step_time_s = 2.0;
+    own.clock_mhz = 1700;
+    assert_int_equal(mfu_monitor_step(m, &own, NULL, &e), MFU_OK);
+    assert_true(mfu_run_get(run, 200, &s));
+    assert_true(s.clock_mhz == 1700 && s.power_w == 451);
+    mfu_monitor_free(m);
+    unlink(path);
+
+    /* NVML failing at record time: the error names the function; nothing recorded */
+    path = write_script("device NVIDIA H100 80GB HBM3\nfail nvmlDeviceGetClockInfo 15\n");
+    c.nvml_index = 0;
+    assert_int_equal(mfu_monitor_new(&c, &m, &e), MFU_OK);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_monitor_record(m, 1, 8 * 8192, 2.0, NAN, NULL, &e), MFU_E_IO);
+    assert_non_null(strstr(e.message, "nvmlDeviceGetClockInfo"));
+    assert_non_null(strstr(e.message, "GPU is lost"));
+    assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 0);
+    /* a step carrying all three never asks NVML */
+    mfu_step_init(&own);
+    own.step = 1;
+    own.tokens = 8 * 8192;
+    own.step_time_s = 2.0;
+    own.clock_mhz = 1980;
+    own.power_w = 600;
+    own.power_limit_w = 700;
+    assert_int_equal(mfu_monitor_step(m, &own, NULL, &e), MFU_OK);
+    assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 1);
+    mfu_monitor_free(m);
+    unlink(path);
+    unsetenv("MFU_FAKE_NVML_SCRIPT");
+    unsetenv("MFU_NVML_LIBRARY");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +471,8 @@ int main(void)
         cmocka_unit_test(report_agrees_per_step),
         cmocka_unit_test(without_model_or_device),
         cmocka_unit_test(jsonl_file),
+        cmocka_unit_test(nvml_config),
+        cmocka_unit_test(nvml_clock_drop_is_throttling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
