@@ -720,8 +720,9 @@ static const struct {
 
 /* Skylake-SP / Cascade Lake / Cooper Lake (family 6 model 0x55) have one or two 512-bit FMA
  * units by SKU, which only the brand string tells: Platinum and Gold 6xxx (and Gold 5122,
- * 5222) two, other Gold 5xxx, Silver and Bronze one. 0 when the string does not say - and for
- * Cooper Lake's Gold 53xxH (the model with AVX512_BF16), which mfu has no source for. */
+ * 5222) two, other Gold 5xxx, Silver and Bronze one. Returns 0 (unknown) when the string names
+ * none of these, and for Cooper Lake's Gold 53xxH (the model with AVX512_BF16), for which mfu
+ * has no source: the caller then takes the unknown-core default, and the rule says so. */
 static int skx_units(const char *brand, bool cooper_lake)
 {
     if (cooper_lake && mfu__strcasestr(brand, "Gold 5"))
