@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model_internal.h"
 #include "util/util.h"
 
 int model_args_exit_status(mfu_status st)
@@ -189,9 +190,9 @@ static int build(const char *cmd, const cli_args *a, bool allow_all, model_args 
     if (preset && config)
         return cli_failf(cmd, CLI_EXIT_USAGE, "pass --model or --config, not both");
     if (preset) {
-        if ((st = mfu_preset_find(preset, &out->arch, &err)) != MFU_OK)
+        /* the flags go in before the preset is resolved, as for --config */
+        if ((st = mfu__preset_find_with(preset, &o, &out->arch, &err)) != MFU_OK)
             return lib_fail(cmd, st, &err);
-        mfu_arch_apply(&out->arch, &o);
         out->from_file = true;
     } else if (config) {
         if ((st = mfu_arch_from_config_json(config, &o, &out->arch, &err)) != MFU_OK)

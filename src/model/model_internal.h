@@ -52,4 +52,10 @@ extern const struct mfu__embedded mfu__model_presets[];
 /* Their names (file names without ".json"), same order, NULL-terminated. */
 extern const char *const mfu__model_preset_names[];
 
+/* mfu_preset_find with overrides applied before the architecture is resolved, as
+ * mfu_arch_from_config_json applies them: a flag that changes a dimension (--hidden) changes
+ * what is derived from it (head_dim, ffn) and is checked with the rest. */
+mfu_status mfu__preset_find_with(const char *name, const mfu_arch *overrides, mfu_arch *out,
+                                 mfu_error *err);
+
 #endif /* MFU_MODEL_INTERNAL_H */

@@ -41,6 +41,12 @@ const char *mfu_preset_name(size_t i)
 
 mfu_status mfu_preset_find(const char *name, mfu_arch *out, mfu_error *err)
 {
+    return mfu__preset_find_with(name, NULL, out, err);
+}
+
+mfu_status mfu__preset_find_with(const char *name, const mfu_arch *overrides, mfu_arch *out,
+                                 mfu_error *err)
+{
     if (!name || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_preset_find: NULL argument");
     char buf[PRESET_NAME_MAX];
@@ -49,7 +55,8 @@ mfu_status mfu_preset_find(const char *name, mfu_arch *out, mfu_error *err)
             continue;
         const struct mfu__embedded *e = &mfu__model_presets[i];
         mfu_arch a;
-        mfu_status st = mfu_arch_from_config_text((const char *)e->bytes, e->size, NULL, &a, err);
+        mfu_status st =
+            mfu_arch_from_config_text((const char *)e->bytes, e->size, overrides, &a, err);
         if (st != MFU_OK)
             return st;
         mfu__strlcpy(a.name, buf, sizeof a.name);

@@ -157,4 +157,14 @@ run --model gpt2 --seq 1024 --doc-lengths "${docs%,1}" --json
 [ "$rc" = 0 ] || fail "16384 documents: exit $rc"
 jq_is '.workload.doc_count' 16384
 
+# a dimension flag on a preset is applied before the preset is resolved, as on a config.json:
+# what is derived from it (head_dim = hidden / heads, ffn = 4 hidden) follows it
+ok --model gpt2 --hidden 1536 --seq 1024 --json
+preset=$(jq -c .flops_per_token "$tmp/out")
+ok --config "${MFU_SOURCE_DIR:?}/src/model/presets/gpt2.json" --hidden 1536 --seq 1024 --json
+[ "$preset" = "$(jq -c .flops_per_token "$tmp/out")" ] || fail "--model gpt2 --hidden 1536 differs from the config path"
+jq_is '.flops_per_token.forward_breakdown.mlp' 452984832 # 2 x 2 x 1536 x 6144 x 12 layers
+bad 2 --model gpt2 --hidden 1024 --seq 1024
+grep -q "does not divide" "$tmp/err" || fail "$(cat "$tmp/err")"
+
 e2e_finish
