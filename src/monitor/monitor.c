@@ -342,6 +342,18 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
             return st; /* the step is in the run; the file lacks it (a full disk) */
         m->written = mfu_run_count(m->run);
     }
+    if (out && merged) {
+        /* a repeat merged into its row, which kept its own values: the figures are the row's,
+         * as the report computes them (the row is among the last MFU_RUN_DEDUP_WINDOW) */
+        const int64_t *steps = mfu_run_steps(m->run);
+        size_t n = mfu_run_count(m->run);
+        mfu_step row;
+        for (size_t i = n; i-- > 0 && i + MFU_RUN_DEDUP_WINDOW >= n;)
+            if (steps[i] == s->step && mfu_run_get(m->run, i, &row)) {
+                sample_of(m, &row, out);
+                return MFU_OK;
+            }
+    }
     if (out)
         sample_of(m, s, out);
     return MFU_OK;

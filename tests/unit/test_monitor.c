@@ -19,6 +19,15 @@
 
 #include "mfu/mfu.h"
 
+/* The fake NVML library the build makes (ctest sets MFU_FAKE_NVML to its path). */
+static const char *fake_nvml(void)
+{
+    const char *p = getenv("MFU_FAKE_NVML");
+    if (!p || !p[0])
+        fail_msg("MFU_FAKE_NVML is not set: run through ctest");
+    return p;
+}
+
 static mfu_monitor_config base(void)
 {
     mfu_monitor_config c;
@@ -285,8 +294,18 @@ static void jsonl_file(void **state)
     rep.tokens = 262144;
     rep.step_time_s = 9;
     rep.clock_mhz = 1980;
-    assert_int_equal(mfu_monitor_step(m, &rep, NULL, NULL), MFU_OK);
+    mfu_monitor_sample first, again;
+    assert_int_equal(mfu_monitor_record(m, 49, 262144, 1.5 + 0.001 * 49, 3.0 / 49, &first, NULL),
+                     MFU_OK); /* a repeat of step 49: merged too */
+    assert_int_equal(mfu_monitor_step(m, &rep, &again, NULL), MFU_OK);
     assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 50);
+    /* the figures of a merged repeat are its row's (step time 1.55, not the repeat's 9 s) */
+    assert_true(fabs(again.tokens_per_s - 262144 / (1.5 + 0.001 * 50)) < 1e-6);
+    mfu_report *rep50 = NULL;
+    assert_int_equal(mfu_monitor_report(m, &rep50, NULL), MFU_OK);
+    const double *mfu_col = mfu_report_column(rep50, MFU_RS_MFU);
+    assert_true(again.mfu == mfu_col[49] && first.mfu == mfu_col[48]);
+    mfu_report_free(rep50);
     mfu_monitor_free(m);
     /* a second monitor appends */
     assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
@@ -371,7 +390,7 @@ static void nvml_config(void **state)
     mfu_monitor_free(m);
     c.nvml = true;
     expect_error(&c, MFU_E_UNSUPPORTED, "MFU_NVML_LIBRARY", "NVML not found");
-    setenv("MFU_NVML_LIBRARY", getenv("MFU_FAKE_NVML"), 1);
+    setenv("MFU_NVML_LIBRARY", fake_nvml(), 1);
     unsetenv("MFU_FAKE_NVML_SCRIPT"); /* the fake's one GPU */
     c.nvml_index = 1;
     expect_error(&c, MFU_E_INVALID, "nvml_index", "NVML sees 1 GPU(s)");
@@ -392,7 +411,7 @@ static void nvml_clock_drop_is_throttling(void **state)
                                     "clock 1980*80 1400*30 1980*90 1234 1980\n"
                                     "power 450000*200 451000\n"
                                     "limit 700000\n");
-    setenv("MFU_NVML_LIBRARY", getenv("MFU_FAKE_NVML"), 1);
+    setenv("MFU_NVML_LIBRARY", fake_nvml(), 1);
     mfu_monitor_config c = base();
     c.nvml = true;
     c.nvml_index = 1;
