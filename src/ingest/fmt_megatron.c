@@ -479,17 +479,18 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
     return mfu__emit(c, &s);
 }
 
-/* "[Rank 0] (after 20 iterations) memory (MB) | allocated: ... | max reserved: 71202.0" */
-static void memory_line(mfu__ictx *c, mfu__span text)
+/* "[Rank 0] (after 20 iterations) memory (MB) | allocated: ... | max reserved: 71202.0": the
+ * peak merged into the last row. The merge can fail (out of memory making the memory column). */
+static mfu_status memory_line(mfu__ictx *c, mfu__span text)
 {
     long after = mfu__span_find(text, "(after ");
     if (after < 0)
-        return;
+        return MFU_OK;
     mfu__span r = {text.p + after + 7, text.n - (size_t)after - 7};
     long sp = mfu__span_find(r, " ");
     int64_t iter;
     if (sp <= 0 || !mfu__int_parse((mfu__span){r.p, (size_t)sp}, &iter))
-        return;
+        return MFU_OK;
     double peak = NAN;
     mfu__span piece, key, val;
     while (mfu__split_next(&r, "|", &piece))
@@ -500,13 +501,13 @@ static void memory_line(mfu__ictx *c, mfu__span text)
     mfu_step last;
     if (isnan(peak) || n == 0 || !mfu_run_get(run, n - 1, &last) || last.step != iter) {
         mfu__used(c); /* understood, but no row to attach it to */
-        return;
+        return MFU_OK;
     }
     mfu_step s;
     mfu_step_init(&s);
     s.step = iter;
     s.memory_bytes = peak * 1024.0 * 1024.0; /* Megatron divides bytes by 1024*1024 */
-    (void)mfu__emit(c, &s);                  /* merges into the last row: cannot fail */
+    return mfu__emit(c, &s);                 /* merges into the last row */
 }
 
 /* Put a timer (per iteration, ms) into the field that carries that part of the step; false
@@ -626,10 +627,8 @@ static mfu_status megatron_line(void *state, mfu__ictx *c, const mfu__line *ln)
         mfu__used(c);
         return MFU_OK;
     }
-    if (mfu__span_find(s, ") memory (MB) | allocated:") > 0) {
-        memory_line(c, s);
-        return MFU_OK;
-    }
+    if (mfu__span_find(s, ") memory (MB) | allocated:") > 0)
+        return memory_line(c, s);
     if (mfu__span_starts(s, "time (ms) |"))
         return timer_line(c, s);
     if (mfu__span_starts(s, "[before the start of training step]")) {
