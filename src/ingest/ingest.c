@@ -23,6 +23,7 @@
 
 #include "ingest/fieldmap.h"
 #include "ingest/internal.h"
+#include "run/internal.h"
 
 /* A held line: bytes follow the header in the hold buffer. */
 typedef struct held {
@@ -123,41 +124,12 @@ const char *mfu__source_name(const mfu__ictx *c)
     return c->ing->source ? c->ing->source : "-";
 }
 
-static void no_inf(double *v)
-{
-    if (isinf(*v))
-        *v = NAN;
-}
-
 mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
 {
     mfu_step s = *in;
     const mfu__line *ln = c->ln;
     const mfu_run_meta *m = mfu_run_meta_get(c->ing->run);
-    /* infinities are not values a run keeps: absent, and an infinite loss is flagged */
-    if (isinf(s.loss))
-        s.flags |= MFU_STEP_LOSS_NAN;
-    no_inf(&s.time_s);
-    no_inf(&s.step_time_s);
-    no_inf(&s.tokens);
-    no_inf(&s.samples);
-    no_inf(&s.loss);
-    no_inf(&s.lr);
-    no_inf(&s.grad_norm);
-    no_inf(&s.memory_bytes);
-    no_inf(&s.tokens_per_s);
-    no_inf(&s.flops_per_s);
-    no_inf(&s.mfu);
-    no_inf(&s.samples_per_s);
-    no_inf(&s.seq_len);
-    no_inf(&s.devices);
-    no_inf(&s.useful_tokens);
-    no_inf(&s.clock_mhz);
-    no_inf(&s.power_w);
-    no_inf(&s.power_limit_w);
-    no_inf(&s.data_loading_s);
-    no_inf(&s.comm_s);
-    no_inf(&s.optimizer_s);
+    mfu__step_drop_inf(&s); /* infinities are not values a run keeps */
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {

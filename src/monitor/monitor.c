@@ -308,16 +308,9 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
                                "step %lld: step_time_s must be the step's wall time in seconds "
                                "(> 0)",
                                (long long)s->step);
-    /* infinities are not values a run keeps (as ingest does): absent, an infinite loss flagged */
     mfu_status st;
     mfu_step c = *s;
-    if (isinf(c.loss))
-        c.flags |= MFU_STEP_LOSS_NAN;
-    for (int k = 0; k < MFU_COL_COUNT_; k++) {
-        double *v = mfu__step_field(&c, (mfu_column)k);
-        if (isinf(*v))
-            *v = NAN;
-    }
+    mfu__step_drop_inf(&c); /* infinities are not values a run keeps, as in ingest */
     if (m->nvml && (isnan(c.clock_mhz) || isnan(c.power_w) || isnan(c.power_limit_w))) {
         /* sampled before anything is appended: a failed sample records nothing */
         mfu_nvml_sample ns;

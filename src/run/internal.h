@@ -10,4 +10,8 @@
  * column (below MFU_COL_COUNT_); s must not be NULL. */
 double *mfu__step_field(mfu_step *s, mfu_column c);
 
+/* Infinities are not values a run keeps: every infinite double column of s becomes absent
+ * (NaN), and an infinite loss is flagged MFU_STEP_LOSS_NAN (ingest and the monitor both). */
+void mfu__step_drop_inf(mfu_step *s);
+
 #endif
