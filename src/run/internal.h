@@ -4,14 +4,50 @@
 #ifndef MFU_RUN_INTERNAL_H
 #define MFU_RUN_INTERNAL_H
 
+#include <math.h>
+#include <stddef.h>
+
 #include "mfu/run.h"
 
 /* The field of s that double column c holds (time_s for MFU_COL_TIME_S, ...). c must be a
  * column (below MFU_COL_COUNT_); s must not be NULL. */
 double *mfu__step_field(mfu_step *s, mfu_column c);
 
+static inline void mfu__inf_to_nan(double *v)
+{
+    if (isinf(*v))
+        *v = NAN;
+}
+
 /* Infinities are not values a run keeps: every infinite double column of s becomes absent
- * (NaN), and an infinite loss is flagged MFU_STEP_LOSS_NAN (ingest and the monitor both). */
-void mfu__step_drop_inf(mfu_step *s);
+ * (NaN), and an infinite loss is flagged MFU_STEP_LOSS_NAN (ingest and the monitor both).
+ * Inline with the fields by name (one per column of mfu_column): it runs for every step line,
+ * and a loop through the offset table in run.c cost a tenth of a JSON-lines ingest. */
+static inline void mfu__step_drop_inf(mfu_step *s)
+{
+    if (isinf(s->loss))
+        s->flags |= MFU_STEP_LOSS_NAN;
+    mfu__inf_to_nan(&s->time_s);
+    mfu__inf_to_nan(&s->step_time_s);
+    mfu__inf_to_nan(&s->tokens);
+    mfu__inf_to_nan(&s->samples);
+    mfu__inf_to_nan(&s->loss);
+    mfu__inf_to_nan(&s->lr);
+    mfu__inf_to_nan(&s->grad_norm);
+    mfu__inf_to_nan(&s->memory_bytes);
+    mfu__inf_to_nan(&s->tokens_per_s);
+    mfu__inf_to_nan(&s->flops_per_s);
+    mfu__inf_to_nan(&s->mfu);
+    mfu__inf_to_nan(&s->samples_per_s);
+    mfu__inf_to_nan(&s->seq_len);
+    mfu__inf_to_nan(&s->devices);
+    mfu__inf_to_nan(&s->useful_tokens);
+    mfu__inf_to_nan(&s->clock_mhz);
+    mfu__inf_to_nan(&s->power_w);
+    mfu__inf_to_nan(&s->power_limit_w);
+    mfu__inf_to_nan(&s->data_loading_s);
+    mfu__inf_to_nan(&s->comm_s);
+    mfu__inf_to_nan(&s->optimizer_s);
+}
 
 #endif

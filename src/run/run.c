@@ -340,16 +340,6 @@ double *mfu__step_field(mfu_step *s, mfu_column c)
     return (double *)(void *)((char *)s + col_off[c]);
 }
 
-void mfu__step_drop_inf(mfu_step *s)
-{
-    if (isinf(s->loss))
-        s->flags |= MFU_STEP_LOSS_NAN;
-    for (int c = 0; c < MFU_COL_COUNT_; c++) {
-        double *v = mfu__step_field(s, (mfu_column)c);
-        if (isinf(*v))
-            *v = NAN;
-    }
-}
 
 static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])
 {
