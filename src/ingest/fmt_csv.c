@@ -27,8 +27,10 @@ typedef struct csv_state {
     char delim;
     int col[MFU__F_COUNT]; /* column index of each field, -1 when absent */
     size_t ncols;
-    long rows;
     char header[256]; /* the header as read (for messages) */
+    mfu__span cells[CSV_MAX_COLUMNS]; /* the cells of the current line */
+    char *buf;                        /* their unquoted text (grown to the longest line) */
+    size_t cap;
 } csv_state;
 
 /* A cell that may appear in a CSV line: empty, a number, or an identifier-like name. */
@@ -159,13 +161,15 @@ static mfu_status csv_line(void *state, mfu__ictx *c, const mfu__line *ln)
         if (!memchr(ln->text, st->delim, ln->len))
             return MFU_OK; /* not a header: a banner before the table */
     }
-    char *buf = malloc(ln->len + 1);
-    mfu__span *cells = malloc(CSV_MAX_COLUMNS * sizeof *cells);
-    if (!buf || !cells) {
-        free(buf);
-        free(cells);
-        return mfu__fail_line(c, MFU_E_NOMEM, "out of memory reading a CSV row");
+    if (ln->len + 1 > st->cap) {
+        char *nb = realloc(st->buf, ln->len + 1);
+        if (!nb)
+            return mfu__fail_line(c, MFU_E_NOMEM, "out of memory reading a CSV row");
+        st->buf = nb;
+        st->cap = ln->len + 1;
     }
+    char *buf = st->buf;
+    mfu__span *cells = st->cells;
     mfu_status rc = MFU_OK;
     long n = split_cells(ln->text, ln->len, st->delim, buf, cells, CSV_MAX_COLUMNS);
     if (n < 0) {
@@ -197,15 +201,17 @@ static mfu_status csv_line(void *state, mfu__ictx *c, const mfu__line *ln)
             if (mfu__fieldmap_store(&st->fm, (mfu__field)f, &num, &s) && f == MFU__F_STEP)
                 have_step = true;
         }
-        st->rows++;
         if (!have_step)
             mfu__skip(c, "CSV row without a step value in column %d", st->col[MFU__F_STEP] + 1);
         else
             rc = mfu__emit(c, &s);
     }
-    free(buf);
-    free(cells);
     return rc;
+}
+
+static void csv_cleanup(void *state)
+{
+    free(((csv_state *)state)->buf);
 }
 
 const mfu__format mfu__fmt_csv = {
@@ -215,5 +221,6 @@ const mfu__format mfu__fmt_csv = {
     .state_size = sizeof(csv_state),
     .init = csv_init,
     .line = csv_line,
+    .cleanup = csv_cleanup,
     .generic = true,
 };
