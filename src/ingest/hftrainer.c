@@ -72,18 +72,11 @@ static bool num_of(mfu__span val, double *x, mfu__numkind *kind)
     return true;
 }
 
-static double finite_or_nan(mfu__span val)
-{
-    double x;
-    mfu__numkind k;
-    return num_of(val, &x, &k) && k == MFU__NUM_FINITE ? x : NAN;
-}
-
 /* "0:01:23.76", "1 day, 2:03:04.50" (datetime.timedelta) or a plain number of seconds. */
 static double runtime_seconds(mfu__span v)
 {
     v = mfu__span_trim(v);
-    double plain = finite_or_nan(v);
+    double plain = mfu__num_value(v);
     if (!isnan(plain))
         return plain;
     double days = 0;
@@ -104,7 +97,7 @@ static double runtime_seconds(mfu__span v)
     if (rest.n)
         return NAN;
     int64_t h, m;
-    double s = finite_or_nan(part[2]);
+    double s = mfu__num_value(part[2]);
     if (!mfu__int_parse(part[0], &h) || !mfu__int_parse(part[1], &m) || isnan(s))
         return NAN;
     return days * 86400.0 + (double)h * 3600.0 + (double)m * 60.0 + s;
@@ -115,10 +108,10 @@ static double flos_value(mfu__span v)
 {
     v = mfu__span_trim(v);
     if (v.n > 2 && memcmp(v.p + v.n - 2, "GF", 2) == 0) {
-        double g = finite_or_nan((mfu__span){v.p, v.n - 2});
+        double g = mfu__num_value((mfu__span){v.p, v.n - 2});
         return isnan(g) ? NAN : g * 1073741824.0;
     }
-    return finite_or_nan(v);
+    return mfu__num_value(v);
 }
 
 /* One summary key (dict or metrics block) into v; false when the key is not a summary key. */
@@ -127,15 +120,15 @@ static bool summary_key(dict_vals *v, mfu__span k, mfu__span val)
     if (mfu__span_eq(k, "train_runtime"))
         v->runtime_s = runtime_seconds(val);
     else if (mfu__span_eq(k, "train_samples_per_second"))
-        v->samples_per_s = finite_or_nan(val);
+        v->samples_per_s = mfu__num_value(val);
     else if (mfu__span_eq(k, "train_steps_per_second"))
-        v->steps_per_s = finite_or_nan(val);
+        v->steps_per_s = mfu__num_value(val);
     else if (mfu__span_eq(k, "train_tokens_per_second"))
-        v->tokens_per_s = finite_or_nan(val);
+        v->tokens_per_s = mfu__num_value(val);
     else if (mfu__span_eq(k, "total_flos"))
         v->total_flos = flos_value(val);
     else if (mfu__span_eq(k, "train_loss"))
-        v->train_loss = finite_or_nan(val);
+        v->train_loss = mfu__num_value(val);
     else
         return false;
     return true;
@@ -153,7 +146,7 @@ static void read_item(dict_vals *v, mfu__span k, mfu__span val)
         }
     } else if (mfu__span_eq(k, "learning_rate")) {
         v->has_lr = v->any_step_key = true;
-        v->lr = finite_or_nan(val);
+        v->lr = mfu__num_value(val);
     } else if (mfu__span_eq(k, "grad_norm")) {
         v->has_gn = v->any_step_key = true;
         if (num_of(val, &x, NULL))
@@ -168,7 +161,7 @@ static void read_item(dict_vals *v, mfu__span k, mfu__span val)
     } else if (mfu__span_starts(k, "memory/") || mfu__span_starts(k, "tokens/") ||
                mfu__span_eq(k, "ppl")) {
         v->has_axolotl = true;
-        double gib = finite_or_nan(val) * 1073741824.0;
+        double gib = mfu__num_value(val) * 1073741824.0;
         if (mfu__span_eq(k, "memory/device_reserved (GiB)"))
             v->mem_reserved = gib;
         else if (mfu__span_eq(k, "memory/max_allocated (GiB)"))
@@ -176,7 +169,7 @@ static void read_item(dict_vals *v, mfu__span k, mfu__span val)
         else if (mfu__span_eq(k, "memory/max_active (GiB)"))
             v->mem_active = gib;
         else if (mfu__span_eq(k, "tokens/train_per_sec_per_gpu")) {
-            x = finite_or_nan(val);
+            x = mfu__num_value(val);
             v->tok_gpu = x > 0 ? x : NAN; /* 0: not measured in this window */
         }
     }

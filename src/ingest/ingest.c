@@ -408,21 +408,18 @@ static mfu_status choose(mfu_ingest *ing, size_t best, mfu_error *err)
     if (st != MFU_OK)
         return st;
     size_t off = 0;
-    char *tmp = malloc(ing->max_line + 1);
-    if (!tmp)
-        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
     while (off < ing->hold_n) {
         held hd;
         memcpy(&hd, ing->hold + off, sizeof hd);
-        memcpy(tmp, ing->hold + off + sizeof hd, hd.len);
+        /* the cleaner reads len bytes of the held text and writes only into clean_buf */
+        const char *text = (const char *)ing->hold + off + sizeof hd;
         off += sizeof hd + hd.len;
         mfu__line ln;
-        mfu__clean_line(tmp, hd.len, hd.lineno, ing->clean_buf, &ln);
+        mfu__clean_line(text, hd.len, hd.lineno, ing->clean_buf, &ln);
         st = dispatch(ing, &ln, err);
         if (st != MFU_OK)
             break;
     }
-    free(tmp);
     free(ing->hold);
     ing->hold = NULL;
     ing->hold_n = ing->hold_cap = 0;
