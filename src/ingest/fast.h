@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Decimal mantissas up to this many significant digits are gathered exactly (< 2^64). */
 #define MFU__DEC_DIGITS 19
@@ -138,6 +139,29 @@ static inline bool mfu__dec_exact(uint64_t m, int e10)
         m *= 10;
     }
     return true;
+}
+
+/* a[0..n) == b[0..n): 8 bytes at a time, the last 8 overlapping the loop's; short pieces
+ * byte by byte (a call to memcmp costs more than the comparison). The shapes of jflat.c and
+ * fmt_megatron.c compare their remembered text with each line this way. */
+static inline bool mfu__same_bytes(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i])
+                return false;
+        return true;
+    }
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            return false;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
 }
 
 #endif /* MFU_INGEST_FAST_H */

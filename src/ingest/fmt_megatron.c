@@ -348,19 +348,7 @@ static bool piece_matches(const megatron_shape *sh, size_t i, const char *p, con
     size_t n = (size_t)(sh->off[i + 1] - sh->off[i]);
     if ((size_t)(end - p) < n)
         return false;
-    const char *t = sh->text + sh->off[i];
-    uint64_t x, y;
-    if (n < 8)
-        return memcmp(p, t, n) == 0;
-    for (size_t k = 0; k + 8 < n; k += 8) {
-        memcpy(&x, p + k, 8);
-        memcpy(&y, t + k, 8);
-        if (x != y)
-            return false;
-    }
-    memcpy(&x, p + n - 8, 8); /* the last 8 bytes, overlapping the loop's */
-    memcpy(&y, t + n - 8, 8);
-    return x == y;
+    return mfu__same_bytes(p, sh->text + sh->off[i], n);
 }
 
 static void shape_add(megatron_shape *sh, const char *p, const char *colon, step_key kid, bool kbar)

@@ -285,28 +285,6 @@ bool mfu__jshape_learn(mfu__jshape *sh, const char *text, size_t len, const mfu_
     return true;
 }
 
-/* a[0..n) == b[0..n), 8 bytes at a time (the pieces are short: a call to memcmp costs more
- * than the comparison) */
-static bool same_bytes(const char *a, const char *b, size_t n)
-{
-    uint64_t x, y;
-    if (n >= 8) {
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&x, a + i, 8);
-            memcpy(&y, b + i, 8);
-            if (x != y)
-                return false;
-        }
-        memcpy(&x, a + n - 8, 8); /* the last 8 bytes, overlapping the loop's */
-        memcpy(&y, b + n - 8, 8);
-        return x == y;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
 bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh, mfu__jflat *out)
 {
     if (sh->n == 0 || text[len] != '\0')
@@ -314,7 +292,7 @@ bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh
     jcur c = {text, text + len};
     for (size_t i = 0; i < sh->n; i++) {
         size_t pn = (size_t)(sh->lit[i + 1] - sh->lit[i]);
-        if ((size_t)(c.end - c.p) < pn || !same_bytes(c.p, sh->text + sh->lit[i], pn))
+        if ((size_t)(c.end - c.p) < pn || !mfu__same_bytes(c.p, sh->text + sh->lit[i], pn))
             return false;
         mfu__jmember *m = &out->m[i];
         m->key = c.p + sh->key_at[i];
@@ -328,7 +306,7 @@ bool mfu__jflat_parse_shaped(const char *text, size_t len, const mfu__jshape *sh
         m->val_end = c.p;
     }
     size_t tn = (size_t)(sh->lit_end - sh->lit[sh->n]);
-    if ((size_t)(c.end - c.p) != tn || !same_bytes(c.p, sh->text + sh->lit[sh->n], tn))
+    if ((size_t)(c.end - c.p) != tn || !mfu__same_bytes(c.p, sh->text + sh->lit[sh->n], tn))
         return false;
     out->n = sh->n;
     return true;
