@@ -134,4 +134,13 @@ void mfu__fmt_pct(char *buf, size_t n, double frac);
  * count. */
 size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx);
 
+/* Rows a settling check compares each row with (segment.c). */
+#define MFU__SETTLE_REF_ROWS 30
+/* Number of leading entries of x[0..m) (log throughput of the usable rows of a config run) that
+ * are settling: the warm-up of a run, the settle rows after a config change (segment.c's file
+ * comment has the rule). tmp holds at least max(m, MFU__SETTLE_REF_ROWS) doubles; slow holds m
+ * bytes. The report's warm-up (report/warmup.c) uses it directly on a series of throughputs
+ * alone, where it is all the analysis would decide. */
+size_t mfu__settle_rows(const double *x, size_t m, double *tmp, uint8_t *slow);
+
 #endif /* MFU_ANALYSIS_INTERNAL_H */

@@ -36,7 +36,7 @@
 #include "analysis/internal.h"
 
 #define MAX_SETTLE 1000
-#define SETTLE_REF_ROWS 30
+#define SETTLE_REF_ROWS MFU__SETTLE_REF_ROWS
 #define SETTLE_WINDOW 10 /* a settled row starts 10 rows ... */
 #define SETTLE_SPIKES 1  /* ... of which at most 1 more is slow */
 #define MAX_SEGMENTS 256
@@ -109,9 +109,7 @@ static size_t config_runs(const mfu_analysis *a, size_t *starts)
 
 /* ---- settle / warm-up --------------------------------------------------------------------- */
 
-/* Number of leading entries of x[0..m) that are settling (see the file comment). tmp holds
- * at least max(m, SETTLE_REF_ROWS) doubles; slow holds m bytes. */
-static size_t settle_rows(const double *x, size_t m, double *tmp, uint8_t *slow)
+size_t mfu__settle_rows(const double *x, size_t m, double *tmp, uint8_t *slow)
 {
     if (m < 2 * SETTLE_WINDOW)
         return 0;
@@ -406,7 +404,7 @@ bool mfu__segment(mfu_analysis *a)
                         padvar = true;
                     m++;
                 }
-            size_t settle = a->opt.detect_warmup ? settle_rows(x0, m, tmp, slowflag) : 0;
+            size_t settle = a->opt.detect_warmup ? mfu__settle_rows(x0, m, tmp, slowflag) : 0;
             size_t first_row = settle < m ? idx[settle] : e; /* first steady row */
             if (run == 0) {
                 a->warmup.steps = settle ? first_row - s : 0;
