@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/internal.h"
 #include "model/model_internal.h"
 #include "util/util.h"
 
@@ -524,15 +525,6 @@ bool mfu_roofline_sentence(const mfu_roofline *r, char *buf, size_t n)
     return ok;
 }
 
-static void evidence(mfu_finding *f, const char *name, double v)
-{
-    if (f->nevidence >= MFU_FINDING_EVIDENCE_MAX)
-        return;
-    mfu_evidence *e = &f->evidence[f->nevidence++];
-    mfu__strlcpy(e->name, name, sizeof e->name);
-    e->value = v;
-}
-
 mfu_status mfu_roofline_finding(const mfu_roofline *r, double warn_below, int64_t first_step,
                                 int64_t last_step, mfu_finding *out, mfu_error *err)
 {
@@ -558,13 +550,13 @@ mfu_status mfu_roofline_finding(const mfu_roofline *r, double warn_below, int64_
         snprintf(out->next_step, sizeof out->next_step,
                  "the matrix shapes allow this MFU: look for the loss outside the products "
                  "(communication, stalls, non-matmul kernels)");
-    evidence(out, "ceiling_fraction", r->ceiling);
-    evidence(out, "ridge_flops_per_byte", r->ridge_flops_per_byte);
-    evidence(out, "memory_bound_share", r->memory_bound_share);
-    evidence(out, "micro_batch", (double)r->micro_batch);
-    evidence(out, "seq_tokens", (double)r->seq);
-    evidence(out, "tp", (double)r->tp);
-    evidence(out, "ep", (double)r->ep);
-    evidence(out, "tokens_per_expert", r->tokens_per_expert);
+    mfu__evidence(out, "ceiling_fraction", r->ceiling);
+    mfu__evidence(out, "ridge_flops_per_byte", r->ridge_flops_per_byte);
+    mfu__evidence(out, "memory_bound_share", r->memory_bound_share);
+    mfu__evidence(out, "micro_batch", (double)r->micro_batch);
+    mfu__evidence(out, "seq_tokens", (double)r->seq);
+    mfu__evidence(out, "tp", (double)r->tp);
+    mfu__evidence(out, "ep", (double)r->ep);
+    mfu__evidence(out, "tokens_per_expert", r->tokens_per_expert);
     return MFU_OK;
 }

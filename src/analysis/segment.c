@@ -388,9 +388,9 @@ bool mfu__segment(mfu_analysis *a)
     double *res = malloc(n * sizeof *res), *r = malloc(n * sizeof *r);
     uint8_t *slowflag = malloc(n);
     bool ok = starts && idx && cuts && segstart && x0 && x1 && tmp && res && r && slowflag;
-    size_t nstart = 0;
+    size_t nstart = 0, nruns = 0;
     if (ok) {
-        size_t nruns = config_runs(a, starts);
+        nruns = config_runs(a, starts);
         for (size_t run = 0; run < nruns && ok; run++) {
             size_t s = starts[run], e = run + 1 < nruns ? starts[run + 1] : n;
             size_t m = 0;
@@ -475,8 +475,8 @@ bool mfu__segment(mfu_analysis *a)
         }
     }
     if (ok) {
-        /* Causes and settle counts: a segment that starts a config run is a config change. */
-        size_t nruns = config_runs(a, starts);
+        /* Causes and settle counts: a segment that starts a config run is a config change
+         * (starts[] still holds the config runs found above). */
         for (size_t q = 0; q < a->nseg; q++) {
             mfu_segment *g = &a->seg[q];
             g->start_step = a->step[g->first];

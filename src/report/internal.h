@@ -54,8 +54,6 @@ typedef struct mfu__stack {
 
 /* The profile for a format name (ASCII case-insensitive); NULL when none (generic formats). */
 const mfu__stack *mfu__stack_find(const char *format);
-/* Profile i of the table, NULL past the end. */
-const mfu__stack *mfu__stack_at(size_t i);
 
 /* Resolve the date- and version-dependent parts of a profile for one run into *out (name,
  * framework, convention, attention, flags, figures, rule). start_time_s is the log's first
@@ -170,8 +168,8 @@ typedef struct mfu__cmp_ctx {
     double tol;
     double rho;            /* real / counted tokens (1 without padding information) */
     double p_true;         /* the device's dense peak (NaN unknown) */
-    double p_stack;        /* the framework's peak (NaN unknown) */
-    bool p_stack_fallback; /* p_stack is the framework's fallback for a device it lacks */
+    bool p_stack_fallback; /* the framework's peak (ctx.stack_peak_flops_per_s) is its
+                              fallback for a device it lacks */
     const mfu_device_info *dev;
     double *scratch;           /* 2n doubles */
     const double *derived_tps; /* tokens/s from tokens and step time, NaN elsewhere (n) */

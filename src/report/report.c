@@ -627,7 +627,6 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     }
     double *derived_x = derived + n;
     cc.p_true = c->peak_flops_per_s;
-    cc.p_stack = c->stack_peak_flops_per_s;
     cc.dev = c->device;
     c->real_fraction = 1;
     step_context(r, run, in, &cc);

@@ -201,11 +201,6 @@ const mfu__stack *mfu__stack_find(const char *format)
     return NULL;
 }
 
-const mfu__stack *mfu__stack_at(size_t i)
-{
-    return i < MFU__ARRAY_LEN(stacks) ? &stacks[i] : NULL;
-}
-
 const char *mfu_report_stack_name(size_t i)
 {
     return i < MFU__ARRAY_LEN(stacks) ? stacks[i].format : NULL;

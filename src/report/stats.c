@@ -50,5 +50,9 @@ mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *s
 
 double mfu__median(const double *x, size_t n, double *scratch)
 {
-    return mfu__stat(x, NULL, n, scratch).median;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            scratch[k++] = x[i];
+    return k ? quantile(scratch, k, 0.5) : NAN; /* mfu__stat's median, without the rest */
 }
