@@ -157,9 +157,30 @@ _dtype_parse = _sig("mfu_dtype_parse", ctypes.c_int, ctypes.c_char_p, _P(ctypes.
 _device_peak = _sig("mfu_device_peak_flops_per_s", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
                     ctypes.c_bool, _P(ctypes.c_double), _P(_Error))
 
-# mfu_report_series numbers (include/mfu/report.h): the ones summary() returns
-_SERIES = {"tokens_per_s": 2, "tokens_per_s_per_device": 3, "model_flops_per_s_per_device": 4,
-           "hardware_flops_per_s_per_device": 5, "mfu": 6, "hfu": 7, "step_time_s": 0}
+# summary()'s keys and the report series they read, by the library's series names
+# (mfu_report_series_name), so a renumbered enum cannot shift them
+_SERIES_NAMES = {"tokens_per_s": "tokens_per_second",
+                 "tokens_per_s_per_device": "tokens_per_second_per_device",
+                 "model_flops_per_s_per_device": "model_flops_per_second_per_device",
+                 "hardware_flops_per_s_per_device": "hardware_flops_per_second_per_device",
+                 "mfu": "mfu", "hfu": "hfu", "step_time_s": "step_time_s"}
+
+
+def _series_numbers():
+    by_name = {}
+    for i in range(64):
+        name = _report_series_name(i).decode()
+        if name == "?":
+            break
+        by_name[name] = i
+    missing = [n for n in _SERIES_NAMES.values() if n not in by_name]
+    if missing:
+        raise ImportError("%s has no report series %s: rebuild the library and the binding from "
+                          "one checkout" % (library_path, ", ".join(missing)))
+    return {key: by_name[name] for key, name in _SERIES_NAMES.items()}
+
+
+_SERIES = _series_numbers()
 _FLAG_LOSS_NAN = 1 << 1  # MFU_STEP_LOSS_NAN
 
 
