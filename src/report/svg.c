@@ -516,7 +516,7 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         vmax = fmax(vmax, hi[i]);
     }
     /* Ticks in % (what people read), placed at ln(1 + p). */
-    double pt[16], pstep = 1;
+    double pt[16] = {0}, pstep = 1; /* zeroed: gcc -O3 cannot see that npt bounds the reads */
     size_t npt = mfu__svg_nice_ticks(expm1(vmin) * 100, expm1(vmax) * 100, 6, pt, &pstep);
     double ymin = vmin, ymax = vmax;
     for (size_t i = 0; i < npt; i++)
