@@ -275,12 +275,6 @@ static bool figures_update(figures *f, const mfu_run *run, watch_cfg *c)
     return true;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median of the finite values among the newest WATCH_MEDIAN_ROWS rows; NaN when none. */
 static double median_of(figures *f, int k)
 {
@@ -290,8 +284,15 @@ static double median_of(figures *f, int k)
             f->scratch[m++] = f->col[k][i];
     if (m == 0)
         return NAN;
-    qsort(f->scratch, m, sizeof *f->scratch, cmp_double);
-    return m % 2 ? f->scratch[m / 2] : (f->scratch[m / 2 - 1] + f->scratch[m / 2]) / 2;
+    /* selection, not a sort: this runs at every redraw over up to WATCH_MEDIAN_ROWS rows */
+    double upper = mfu__select_kth(f->scratch, m, m / 2);
+    if (m % 2)
+        return upper;
+    double lower = f->scratch[0]; /* the largest of the half below */
+    for (size_t i = 1; i < m / 2; i++)
+        if (f->scratch[i] > lower)
+            lower = f->scratch[i];
+    return (lower + upper) / 2;
 }
 
 /* The newest finite value of column k; NaN when none. */

@@ -8,19 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* 4 significant digits with an SI prefix: "48.25 GFLOP". */
+/* 4 significant digits with an SI prefix: "48.25 GFLOP" (cli_fmt_si). */
 void flops_out_fmt(char *buf, size_t n, double v)
 {
-    static const struct {
-        double f;
-        const char *p;
-    } pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
-    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-        if (fabs(v) >= pre[i].f) {
-            snprintf(buf, n, "%.4g %sFLOP", v / pre[i].f, pre[i].p);
-            return;
-        }
-    snprintf(buf, n, "%.4g FLOP", v);
+    cli_fmt_si(buf, n, v, "FLOP");
 }
 
 void flops_out_fmt_pct(char *buf, size_t n, double part, double whole)
