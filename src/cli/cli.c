@@ -320,3 +320,19 @@ json_t *cli_json_num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
 }
+
+bool cli_get_maps(const char *cmd, const cli_args *a, cli_maps *out)
+{
+    out->n = 0;
+    for (size_t i = 0; i < a->nocc; i++) {
+        if (strcmp(a->specs[a->occ_spec[i]].name, "map") != 0)
+            continue;
+        if (out->n == MFU_INGEST_MAX_MAP) {
+            cli_failf(cmd, CLI_EXIT_USAGE, "at most %d --map options; join pairs with commas",
+                      MFU_INGEST_MAX_MAP);
+            return false;
+        }
+        out->v[out->n++] = a->occ_value[i];
+    }
+    return true;
+}

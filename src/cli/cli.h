@@ -64,6 +64,16 @@ bool cli_has(const cli_args *a, const char *name);
 bool cli_each(const cli_args *a, const char *name, bool (*fn)(const char *value, void *ctx),
               void *ctx);
 
+/* The --map values of a, in order (mfu_ingest_opts.map / nmap point at v / n). */
+typedef struct cli_maps {
+    const char *v[MFU_INGEST_MAX_MAP];
+    size_t n;
+} cli_maps;
+
+/* Collect a's --map values into *out; past MFU_INGEST_MAX_MAP prints "mfu CMD: at most N --map
+ * options; join pairs with commas" and returns false. */
+bool cli_get_maps(const char *cmd, const cli_args *a, cli_maps *out);
+
 /* Typed getters: if the option is absent, leave *out and return true. If present but not a
  * valid number (or, for *_pos, not > 0), print a usage error naming the option and return
  * false. */

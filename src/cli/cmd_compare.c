@@ -262,7 +262,7 @@ int cmd_compare(int argc, char **argv)
         return rc;
     }
     report_args ra;
-    rc = report_args_build("compare", &a, specs, &ra);
+    rc = report_args_build("compare", &a, &ra);
     if (rc != CLI_EXIT_OK) {
         free(sides);
         return rc;

@@ -167,23 +167,6 @@ static bool set_tag(const char *kv, void *ctx)
     return mfu_store_set_tag(t->store, t->id, key, value, t->err) == MFU_OK;
 }
 
-typedef struct maps {
-    const char *v[MFU_INGEST_MAX_MAP];
-    size_t n;
-} maps;
-
-static bool add_map(const char *v, void *ctx)
-{
-    maps *m = ctx;
-    if (m->n >= MFU_INGEST_MAX_MAP) {
-        cli_failf(CMD, CLI_EXIT_USAGE, "at most %d --map options; join pairs with commas",
-                  MFU_INGEST_MAX_MAP);
-        return false;
-    }
-    m->v[m->n++] = v;
-    return true;
-}
-
 /* A --format that no format has is a usage error, found before anything is read. */
 static bool known_format(const char *name)
 {
@@ -306,9 +289,8 @@ int cmd_ingest(int argc, char **argv)
     o.ingest.format = cli_get(&a, "format");
     if (!known_format(o.ingest.format))
         return CLI_EXIT_USAGE;
-    maps m;
-    memset(&m, 0, sizeof m);
-    if (!cli_each(&a, "map", add_map, &m))
+    cli_maps m;
+    if (!cli_get_maps(CMD, &a, &m))
         return CLI_EXIT_USAGE;
     o.ingest.map = m.v;
     o.ingest.nmap = m.n;

@@ -353,7 +353,7 @@ int cmd_report(int argc, char **argv)
                          "no LOG given; pass a training log, '-' for stdin, or --run NAME for a "
                          "run of the store (see 'mfu report --help')");
     report_args ra;
-    int rc = report_args_build("report", &a, specs, &ra);
+    int rc = report_args_build("report", &a, &ra);
     if (rc != CLI_EXIT_OK)
         return rc;
     ra.in.no_analysis = cli_has(&a, "no-analysis");

@@ -78,23 +78,6 @@ static void log_line(void *ctx, const char *line)
     fprintf(stderr, "mfu serve: %s\n", line);
 }
 
-typedef struct maps {
-    const char *v[MFU_INGEST_MAX_MAP];
-    size_t n;
-} maps;
-
-static bool add_map(const char *v, void *ctx)
-{
-    maps *m = ctx;
-    if (m->n == MFU_INGEST_MAX_MAP) {
-        cli_failf(CMD, CLI_EXIT_USAGE, "at most %d --map options; join pairs with commas",
-                  MFU_INGEST_MAX_MAP);
-        return false;
-    }
-    m->v[m->n++] = v;
-    return true;
-}
-
 /* The server's model from a run context (flags or a stored context): the model checked with
  * the sequence length of --seq, or a stand-in when each run is to give its own. out->
  * device_as_given and doc_lengths point into c. */
@@ -208,8 +191,8 @@ int cmd_serve(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         return rc;
     o.context_fn = stored_model;
-    maps mp = {.n = 0};
-    if (rc == CLI_EXIT_OK && !cli_each(&a, "map", add_map, &mp))
+    cli_maps mp = {.n = 0};
+    if (rc == CLI_EXIT_OK && !cli_get_maps(CMD, &a, &mp))
         rc = CLI_EXIT_USAGE;
     int64_t gpn = 0, maxp = 0;
     bool has = false;

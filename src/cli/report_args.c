@@ -54,22 +54,14 @@ static int build_analysis(const char *cmd, const cli_args *a, mfu_analysis_optio
     return CLI_EXIT_OK;
 }
 
-int report_args_build(const char *cmd, const cli_args *a, const cli_optspec *specs, report_args *ra)
+int report_args_build(const char *cmd, const cli_args *a, report_args *ra)
 {
     memset(ra, 0, sizeof *ra);
-    size_t nmap = 0;
-    for (size_t i = 0; i < a->nocc; i++) {
-        if (strcmp(specs[a->occ_spec[i]].name, "map") != 0)
-            continue;
-        if (nmap == MFU_INGEST_MAX_MAP)
-            return cli_failf(cmd, CLI_EXIT_USAGE,
-                             "--map: at most %d entries; separate pairs with commas",
-                             MFU_INGEST_MAX_MAP);
-        ra->maps[nmap++] = a->occ_value[i];
-    }
+    if (!cli_get_maps(cmd, a, &ra->maps))
+        return CLI_EXIT_USAGE;
     ra->ingest.format = cli_get(a, "format");
-    ra->ingest.map = ra->maps;
-    ra->ingest.nmap = nmap;
+    ra->ingest.map = ra->maps.v;
+    ra->ingest.nmap = ra->maps.n;
     int rc = run_context_build(cmd, a, &ra->ctx);
     if (rc != CLI_EXIT_OK)
         return rc;

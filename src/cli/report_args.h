@@ -6,7 +6,7 @@
  *     static const cli_optspec specs[] = {REPORT_ARGS_OPTSPECS, {"json", false}};
  *     ...
  *     report_args ra;
- *     int rc = report_args_build("compare", &args, specs, &ra);   // prints its own errors
+ *     int rc = report_args_build("compare", &args, &ra);   // prints its own errors
  *     ... report_args_compute("compare", &ra, path, &report, &stats) ...
  *     report_args_free(&ra);
  */
@@ -45,14 +45,13 @@ typedef struct report_args {
     mfu_report_input in;  /* ctx.in plus the report's own options */
     mfu_analysis_options analysis; /* in.analysis points here */
     mfu_ingest_opts ingest;
-    const char *maps[MFU_INGEST_MAX_MAP];
+    cli_maps maps; /* the --map values ingest.map points at */
 } report_args;
 
 /* Build everything from parsed arguments; prints the error and returns its exit status
  * (CLI_EXIT_USAGE, ...) or CLI_EXIT_OK. On success free with report_args_free(). The struct
  * must not move after this call (in.analysis and ingest.map point into it). */
-int report_args_build(const char *cmd, const cli_args *a, const cli_optspec *specs,
-                      report_args *ra);
+int report_args_build(const char *cmd, const cli_args *a, report_args *ra);
 void report_args_free(report_args *ra);
 
 /* Read the log at path (plain, .gz, .zst, "-") and compute its report. On failure the error
