@@ -13,6 +13,13 @@
  * column (below MFU_COL_COUNT_); s must not be NULL. */
 double *mfu__step_field(mfu_step *s, mfu_column c);
 
+/* Whether a and b hold the same step: every field equal, a double equal to the bit except that
+ * NaN (absent) equals NaN (so -0 and +0 differ). The store's resume check and the server's
+ * change detection both ask this. */
+bool mfu__step_equal(const mfu_step *a, const mfu_step *b);
+/* The same for two per-rank observations. */
+bool mfu__rank_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b);
+
 static inline void mfu__inf_to_nan(double *v)
 {
     if (isinf(*v))

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/internal.h"
 #include "server/internal.h"
 
 static bool pos(double v)
@@ -603,32 +604,6 @@ void mfu__srun_unlock(mfu__srun *r)
 
 /* True when the two steps differ in anything a row keeps: every double bit for bit (so NaN
  * equals NaN), flags, rank, scopes, recompute and dtype. */
-static bool step_differs(const mfu_step *x, const mfu_step *y)
-{
-    if (x->step != y->step || x->flags != y->flags || x->rank != y->rank ||
-        x->tokens_per_s_scope != y->tokens_per_s_scope ||
-        x->flops_per_s_scope != y->flops_per_s_scope || x->mfu_scope != y->mfu_scope ||
-        x->samples_per_s_scope != y->samples_per_s_scope || x->recompute != y->recompute ||
-        x->dtype != y->dtype)
-        return true;
-    const double *dx[] = {
-        &x->time_s,     &x->step_time_s,   &x->tokens,        &x->samples,        &x->loss,
-        &x->lr,         &x->grad_norm,     &x->memory_bytes,  &x->tokens_per_s,   &x->flops_per_s,
-        &x->mfu,        &x->samples_per_s, &x->seq_len,       &x->devices,        &x->useful_tokens,
-        &x->clock_mhz,  &x->power_w,       &x->power_limit_w, &x->data_loading_s, &x->comm_s,
-        &x->optimizer_s};
-    const double *dy[] = {
-        &y->time_s,     &y->step_time_s,   &y->tokens,        &y->samples,        &y->loss,
-        &y->lr,         &y->grad_norm,     &y->memory_bytes,  &y->tokens_per_s,   &y->flops_per_s,
-        &y->mfu,        &y->samples_per_s, &y->seq_len,       &y->devices,        &y->useful_tokens,
-        &y->clock_mhz,  &y->power_w,       &y->power_limit_w, &y->data_loading_s, &y->comm_s,
-        &y->optimizer_s};
-    for (size_t k = 0; k < MFU__ARRAY_LEN(dx); k++)
-        if (memcmp(dx[k], dy[k], sizeof(double)) != 0)
-            return true;
-    return false;
-}
-
 /* The first row where a and b differ (the shorter count when one extends the other). Step
  * numbers and the double columns are compared first (fast), then every row before that one in
  * whole (flags, ranks, scopes, recompute and dtype are not columns; a re-read file may change
@@ -657,7 +632,7 @@ static size_t first_difference(const mfu_run *a, const mfu_run *b)
         mfu_step x, y;
         mfu_run_get(a, i, &x);
         mfu_run_get(b, i, &y);
-        if (step_differs(&x, &y))
+        if (!mfu__step_equal(&x, &y))
             return i;
     }
     return k;
@@ -674,9 +649,7 @@ static bool obs_differ(const mfu_run *a, const mfu_run *b)
         mfu_rank_obs x, y;
         mfu_run_rank_obs_get(a, i, &x);
         mfu_run_rank_obs_get(b, i, &y);
-        if (x.row != y.row || x.step != y.step || x.rank != y.rank ||
-            memcmp(&x.step_time_s, &y.step_time_s, sizeof(double)) != 0 ||
-            memcmp(&x.tokens_per_s, &y.tokens_per_s, sizeof(double)) != 0)
+        if (!mfu__rank_obs_equal(&x, &y))
             return true;
     }
     return false;
@@ -780,7 +753,7 @@ size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_st
     for (size_t i = 0; i < ntail; i++) {
         size_t row = old_n - ntail + i;
         mfu_step now;
-        if (!mfu_run_get(r->run, row, &now) || step_differs(&now, &tail[i])) {
+        if (!mfu_run_get(r->run, row, &now) || !mfu__step_equal(&now, &tail[i])) {
             k = row;
             break;
         }

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run/internal.h"
 #include "util/util.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
@@ -217,7 +218,7 @@ static mfu_status confirm_resume(mfu_store *s, plan *p, const mfu_run *run, mfu_
         if (rs != MFU_OK)
             return rs;
         mfu_run_get(run, p->from - 1, &fresh);
-        if (!found || !mfu__store_step_equal(&stored, &fresh)) {
+        if (!found || !mfu__step_equal(&stored, &fresh)) {
             snprintf(p->reason, sizeof p->reason, "row %zu differs from the stored one",
                      p->from - 1);
             goto restart;
@@ -234,7 +235,7 @@ static mfu_status confirm_resume(mfu_store *s, plan *p, const mfu_run *run, mfu_
         return rs;
     if (kept != first_seq ||
         (first_seq > 0 && (!found_obs || !mfu_run_rank_obs_get(run, first_seq - 1, &fresh_obs) ||
-                           !mfu__store_obs_equal(&stored_obs, &fresh_obs)))) {
+                           !mfu__rank_obs_equal(&stored_obs, &fresh_obs)))) {
         snprintf(p->reason, sizeof p->reason,
                  "the per-rank observations before row %zu differ from the stored ones", p->from);
         goto restart;

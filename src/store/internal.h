@@ -116,9 +116,6 @@ mfu_status mfu__store_insert_run(mfu_store *s, const char *name, const mfu_run_m
 mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_source *src,
                                  mfu_error *err);
 
-/* Whether two steps (observations) are identical, field for field (NaN equals NaN). */
-bool mfu__store_step_equal(const mfu_step *a, const mfu_step *b);
-bool mfu__store_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b);
 
 /* Metadata <-> JSON text (absent values left out). to_json returns a malloc'd string or NULL
  * when out of memory; from_json fills *m (unknown keys are ignored) and fails on bad JSON. */

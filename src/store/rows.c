@@ -142,41 +142,6 @@ static void read_step(sqlite3_stmt *st, int first, mfu_step *s)
     s->dtype = col_code(st, i++);
 }
 
-static bool same_double(double a, double b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
-
-bool mfu__store_step_equal(const mfu_step *a, const mfu_step *b)
-{
-    return a->step == b->step && a->rank == b->rank && a->flags == b->flags &&
-           same_double(a->time_s, b->time_s) && same_double(a->step_time_s, b->step_time_s) &&
-           same_double(a->tokens, b->tokens) && same_double(a->samples, b->samples) &&
-           same_double(a->loss, b->loss) && same_double(a->lr, b->lr) &&
-           same_double(a->grad_norm, b->grad_norm) &&
-           same_double(a->memory_bytes, b->memory_bytes) &&
-           same_double(a->tokens_per_s, b->tokens_per_s) &&
-           a->tokens_per_s_scope == b->tokens_per_s_scope &&
-           same_double(a->flops_per_s, b->flops_per_s) &&
-           a->flops_per_s_scope == b->flops_per_s_scope && same_double(a->mfu, b->mfu) &&
-           a->mfu_scope == b->mfu_scope && same_double(a->samples_per_s, b->samples_per_s) &&
-           a->samples_per_s_scope == b->samples_per_s_scope &&
-           same_double(a->seq_len, b->seq_len) && same_double(a->devices, b->devices) &&
-           same_double(a->useful_tokens, b->useful_tokens) &&
-           same_double(a->clock_mhz, b->clock_mhz) && same_double(a->power_w, b->power_w) &&
-           same_double(a->power_limit_w, b->power_limit_w) &&
-           same_double(a->data_loading_s, b->data_loading_s) && same_double(a->comm_s, b->comm_s) &&
-           same_double(a->optimizer_s, b->optimizer_s) && a->recompute == b->recompute &&
-           a->dtype == b->dtype;
-}
-
-bool mfu__store_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b)
-{
-    return a->row == b->row && a->step == b->step && a->rank == b->rank &&
-           same_double(a->step_time_s, b->step_time_s) &&
-           same_double(a->tokens_per_s, b->tokens_per_s);
-}
-
 /* ---- metadata as JSON ------------------------------------------------------------------- */
 
 static int put_str(json_t *o, const char *k, const char *v)

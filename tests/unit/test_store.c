@@ -27,6 +27,7 @@
 #include <sqlite3.h>
 
 #include "mfu/mfu.h"
+#include "run/internal.h"
 #include "store/internal.h"
 #include "util/util.h"
 #include "store_test.h"
@@ -131,7 +132,7 @@ static void assert_runs_equal(const mfu_run *a, const mfu_run *b)
         mfu_step x, y;
         assert_true(mfu_run_get(a, i, &x));
         assert_true(mfu_run_get(b, i, &y));
-        if (!mfu__store_step_equal(&x, &y))
+        if (!mfu__step_equal(&x, &y))
             fail_msg("row %zu differs: step %lld/%lld loss %.17g/%.17g", i, (long long)x.step,
                      (long long)y.step, x.loss, y.loss);
     }
@@ -524,7 +525,7 @@ static void append_and_list(void **state)
     for (size_t i = 0; i < 15; i++) {
         mfu_step r;
         assert_true(mfu_run_get(back, i, &r));
-        assert_true(mfu__store_step_equal(&r, &steps[i]));
+        assert_true(mfu__step_equal(&r, &steps[i]));
     }
     assert_string_equal(mfu_run_meta_get(back)->format, "live");
     mfu_run_free(back);
@@ -1059,7 +1060,7 @@ static void check_prefix(void *ctx, size_t done, size_t total)
         mfu_step a, b;
         mfu_run_get(seen, i, &a);
         mfu_run_get(w->expected, i, &b);
-        assert_true(mfu__store_step_equal(&a, &b));
+        assert_true(mfu__step_equal(&a, &b));
     }
     mfu_store_list *l = NULL;
     assert_int_equal(mfu_store_list_runs(w->reader, &l, &e), MFU_OK);
@@ -1227,7 +1228,7 @@ static void killed_mid_ingest(void **state)
         mfu_step a, c;
         mfu_run_get(back, i, &a);
         mfu_run_get(fresh, i, &c);
-        assert_true(mfu__store_step_equal(&a, &c));
+        assert_true(mfu__step_equal(&a, &c));
     }
     mfu_run_free(back);
 

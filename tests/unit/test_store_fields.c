@@ -25,6 +25,7 @@
 #include <sqlite3.h>
 
 #include "mfu/mfu.h"
+#include "run/internal.h"
 #include "store/internal.h"
 #include "util/util.h"
 #include "store_test.h"
@@ -89,7 +90,7 @@ static bool same_bits(double a, double b)
     return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
 }
 
-/* Every field of two steps, compared here (not with the store's own mfu__store_step_equal, so
+/* Every field of two steps, compared here (not with the library's own mfu__step_equal, so
  * that a field it forgot still fails): doubles bit for bit, NaN equal to NaN. */
 static void assert_step_same(const mfu_step *x, const mfu_step *y, size_t row)
 {
@@ -319,29 +320,29 @@ static void step_equality_covers_new_fields(void **state)
                         &a.data_loading_s, &a.comm_s,  &a.optimizer_s};
     for (size_t k = 0; k < MFU__ARRAY_LEN(fields); k++) {
         mfu_step b = a;
-        assert_true(mfu__store_step_equal(&a, &b));
+        assert_true(mfu__step_equal(&a, &b));
         double *fb = (double *)((char *)&b + ((char *)fields[k] - (char *)&a));
         *fb = 1.0; /* absent -> present */
-        assert_false(mfu__store_step_equal(&a, &b));
+        assert_false(mfu__step_equal(&a, &b));
         *fields[k] = 0.0;
         *fb = -0.0; /* the sign of zero counts */
-        assert_false(mfu__store_step_equal(&a, &b));
+        assert_false(mfu__step_equal(&a, &b));
         *fb = 0.0;
-        assert_true(mfu__store_step_equal(&a, &b));
+        assert_true(mfu__step_equal(&a, &b));
     }
     mfu_step b = a;
     b.recompute = 2;
-    assert_false(mfu__store_step_equal(&a, &b));
+    assert_false(mfu__step_equal(&a, &b));
     b = a;
     b.dtype = 0;
-    assert_false(mfu__store_step_equal(&a, &b));
+    assert_false(mfu__step_equal(&a, &b));
     mfu_rank_obs p = {4, 5, 1, 1.5, NAN}, q = p;
-    assert_true(mfu__store_obs_equal(&p, &q));
+    assert_true(mfu__rank_obs_equal(&p, &q));
     q.tokens_per_s = 3;
-    assert_false(mfu__store_obs_equal(&p, &q));
+    assert_false(mfu__rank_obs_equal(&p, &q));
     q = p;
     q.row = 5;
-    assert_false(mfu__store_obs_equal(&p, &q));
+    assert_false(mfu__rank_obs_equal(&p, &q));
 }
 
 /* ---- a version-2 store ------------------------------------------------------------------- */
