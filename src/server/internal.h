@@ -222,7 +222,6 @@ typedef struct mfu__rankwin {
     double st[MFU_SERVER_METRICS_WINDOW];  /* derived step time */
     int64_t last_step;
     double last_time_s; /* previous row's time, for Δtime */
-    int64_t prev_step;
     bool has_prev;
 } mfu__rankwin;
 
@@ -280,7 +279,6 @@ typedef struct mfu__srun {
     /* posted per-rank windows */
     mfu__rankwin *ranks;
     size_t nranks;
-    size_t rank_overflow; /* posted rows of ranks beyond MFU_SERVER_MAX_RANKS */
 } mfu__srun;
 
 typedef struct mfu__registry {
@@ -406,7 +404,7 @@ typedef struct mfu__hub {
     size_t nclients, max_clients, queue_limit;
     int ping_s;
     bool stopping;
-    uint64_t dropped_total, events_total;
+    uint64_t dropped_total;
 } mfu__hub;
 
 bool mfu__hub_init(mfu__hub *h, size_t max_clients, size_t queue_limit, int ping_s);

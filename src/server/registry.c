@@ -790,13 +790,11 @@ static mfu__rankwin *rank_window(mfu__srun *r, int32_t rank)
 static void rank_push(mfu__srun *r, const mfu_step *s)
 {
     mfu__rankwin *w = rank_window(r, s->rank < 0 ? -1 : s->rank);
-    if (!w) {
-        r->rank_overflow++;
-        return;
-    }
+    if (!w)
+        return; /* a rank beyond MFU_SERVER_MAX_RANKS: no window */
     mfu_step prev;
     mfu_step_init(&prev);
-    prev.step = w->prev_step;
+    prev.step = w->last_step;
     prev.time_s = w->last_time_s;
     double tps, t, st;
     mfu_run_meta mbuf;
@@ -809,7 +807,6 @@ static void rank_push(mfu__srun *r, const mfu_step *s)
     if (w->n < MFU_SERVER_METRICS_WINDOW)
         w->n++;
     w->last_step = s->step;
-    w->prev_step = s->step;
     w->last_time_s = s->time_s;
     w->has_prev = true;
 }

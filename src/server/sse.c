@@ -147,7 +147,6 @@ void mfu__hub_broadcast(mfu__hub *h, const char *event, const char *data, size_t
     const char *parts[] = {"event: ", event, "\ndata: ", data, "\n\n"};
     size_t lens[] = {7, strlen(event), 7, n, 2};
     pthread_mutex_lock(&h->mu);
-    h->events_total++;
     for (mfu__sse_client *c = h->clients; c; c = c->next) {
         if (c->dropped)
             continue;

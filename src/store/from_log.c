@@ -129,12 +129,6 @@ static mfu_status stored_format(mfu_store *s, int64_t id, char *buf, size_t n, m
     return rs;
 }
 
-static void run_row(const void *ctx, size_t i, mfu_step *out)
-{
-    if (!mfu_run_get((const mfu_run *)ctx, i, out))
-        mfu_step_init(out);
-}
-
 /* What is known before reading: the file now, the run as stored. */
 typedef struct plan {
     bool has_identity; /* a regular file (not stdin) */
@@ -383,7 +377,7 @@ mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path,
     w.create_name = p->exists ? NULL : name;
     w.from = p->from;
     w.total = mfu_run_count(run);
-    w.get = run_row;
+    w.get = mfu__store_run_row;
     w.ctx = run;
     w.meta = mfu_run_meta_get(run);
     w.obs_src = run;

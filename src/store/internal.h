@@ -122,4 +122,8 @@ mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_sourc
 char *mfu__store_meta_to_json(const mfu_run_meta *m);
 mfu_status mfu__store_meta_from_json(const char *text, mfu_run_meta *m, mfu_error *err);
 
+/* Row i of the mfu_run ctx (the row source of a write from a run); an absent row reads as
+ * mfu_step_init's step. */
+void mfu__store_run_row(const void *ctx, size_t i, mfu_step *out);
+
 #endif /* MFU_STORE_INTERNAL_H */

@@ -637,7 +637,7 @@ mfu_status mfu__store_write_rows(mfu_store *s, mfu__store_write *w, mfu_error *e
 }
 
 /* Row getters. */
-static void get_from_run(const void *ctx, size_t i, mfu_step *out)
+void mfu__store_run_row(const void *ctx, size_t i, mfu_step *out)
 {
     if (!mfu_run_get((const mfu_run *)ctx, i, out))
         mfu_step_init(out);
@@ -714,7 +714,7 @@ mfu_status mfu_store_put_run(mfu_store *s, const char *name, const mfu_run *run,
     w.create_name = rs == MFU_E_UNKNOWN ? name : NULL;
     w.from = 0;
     w.total = mfu_run_count(run);
-    w.get = get_from_run;
+    w.get = mfu__store_run_row;
     w.ctx = run;
     w.meta = mfu_run_meta_get(run);
     w.obs_src = run;
