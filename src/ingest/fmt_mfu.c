@@ -36,14 +36,7 @@ static size_t fmt_double(char *buf, size_t n, double v)
     if (v == 0 && signbit(v)) /* "-0" would read back as the integer 0: keep the sign */
         return (size_t)snprintf(buf, n, "-0.0");
     size_t k = mfu__fmt_shortest(buf, v);
-    if (k)
-        return k;
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    return strlen(buf);
+    return k ? k : mfu__fmt_roundtrip(buf, n, v);
 }
 
 /* Rows are assembled in one buffer and written with one fwrite per few dozen rows. */

@@ -110,11 +110,7 @@ double mfu__scale10(double v, int k)
     if (!isfinite(v) || k == 0)
         return v;
     char buf[64];
-    for (int prec = 15; prec <= 17; prec++) { /* the shortest decimal that is v */
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
+    mfu__fmt_roundtrip(buf, sizeof buf, v); /* the shortest decimal that is v */
     /* fold k into the exponent of that decimal */
     char *e = strchr(buf, 'e');
     int exp10 = k;

@@ -83,13 +83,8 @@ mfu_status mfu_report_write_csv(const mfu_report *r, const char *run, bool heade
         for (size_t k = 0; k < NEXPORTED; k++) {
             double v = col[k] ? col[k][i] : NAN;
             if (isfinite(v)) {
-                /* the shortest of 15..17 significant digits that reads back as v */
                 char num[40];
-                for (int prec = 15; prec <= 17; prec++) {
-                    snprintf(num, sizeof num, "%.*g", prec, v);
-                    if (strtod(num, NULL) == v)
-                        break;
-                }
+                mfu__fmt_roundtrip(num, sizeof num, v);
                 fprintf(out, ",%s", num);
             } else
                 fputs(",", out); /* absent: an empty field */

@@ -327,11 +327,7 @@ void mfu__jw_num(mfu__jw *w, double v)
     if (fabs(v) < 1e15 && put_integral(w->b, v))
         return;
     char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
+    mfu__fmt_roundtrip(buf, sizeof buf, v);
     mfu__sb_puts(w->b, buf);
 }
 

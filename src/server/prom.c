@@ -61,11 +61,7 @@ static void put_value(mfu__sb *b, double v)
         return;
     }
     char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
+    mfu__fmt_roundtrip(buf, sizeof buf, v);
     mfu__sb_puts(b, buf);
 }
 

@@ -189,3 +189,14 @@ double mfu__select_kth(double *v, size_t n, size_t k)
     }
     return v[k];
 }
+
+size_t mfu__fmt_roundtrip(char *buf, size_t n, double v)
+{
+    int len = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        len = snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return len > 0 ? (size_t)len : 0;
+}

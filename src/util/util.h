@@ -51,6 +51,10 @@ const char *mfu__strcasestr(const char *hay, const char *needle);
  * failure. */
 bool mfu__parse_double(const char *s, double *out);
 
+/* The fewest of 15, 16 or 17 significant digits ("%.Ng") that read back as v exactly, into
+ * buf (n >= 32 holds any double): printf's shortest round-trip form. Returns the length. */
+size_t mfu__fmt_roundtrip(char *buf, size_t n, double v);
+
 /* The k-th smallest of v[0..n) (0-based, k < n, no NaN in v), found by selection: v is
  * reordered so that v[0..k) <= v[k] <= v[k+1..n). Average O(n). */
 double mfu__select_kth(double *v, size_t n, size_t k);
