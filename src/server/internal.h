@@ -438,11 +438,10 @@ bool mfu__asset_find(const char *name, mfu__asset *out);
 
 struct mfu__server {
     mfu__server_opts opts; /* strings copied below */
-    char *db_path, *token, *hostname, *run_name, *fmt_copy, *device_as_given;
+    char *db_path, *token, *hostname, *run_name, *fmt_copy;
     char **logs;
-    mfu__server_model model;
-    int64_t *docs; /* copy of model.workload.doc_lengths */
-    char **map;    /* copy of opts.ingest.map */
+    mfu__server_model model; /* a copy (mfu__server_model_copy) */
+    char **map;              /* copy of opts.ingest.map */
     size_t points_limit;
     int poll_ms;
     bool loopback;

@@ -403,12 +403,12 @@ static char *dup_or_null(const char *s)
 static mfu_status copy_opts(mfu__server *s, const mfu__server_opts *o, mfu_error *err)
 {
     s->opts = *o;
-    s->model = o->model;
+    bool model_ok = mfu__server_model_copy(&o->model, &s->model, NULL) == MFU_OK;
     s->db_path = mfu__strdup(o->db_path);
     s->token = (o->token && o->token[0]) ? mfu__strdup(o->token) : NULL;
     s->run_name = dup_or_null(o->run_name);
-    bool ok =
-        s->db_path && (!o->token || !o->token[0] || s->token) && (!o->run_name || s->run_name);
+    bool ok = model_ok && s->db_path && (!o->token || !o->token[0] || s->token) &&
+              (!o->run_name || s->run_name);
     if (ok && o->nlogs) {
         s->logs = calloc(o->nlogs, sizeof *s->logs);
         ok = s->logs != NULL;
@@ -425,20 +425,6 @@ static mfu_status copy_opts(mfu__server *s, const mfu__server_opts *o, mfu_error
     if (ok && o->ingest.format) {
         s->opts.ingest.format = s->fmt_copy = mfu__strdup(o->ingest.format);
         ok = s->fmt_copy != NULL;
-    }
-    if (ok && o->model.workload.doc_count) {
-        s->docs = malloc(o->model.workload.doc_count * sizeof *s->docs);
-        ok = s->docs != NULL;
-        if (ok) {
-            memcpy(s->docs, o->model.workload.doc_lengths,
-                   o->model.workload.doc_count * sizeof *s->docs);
-            s->model.workload.doc_lengths = s->docs;
-        }
-    }
-    if (ok && o->model.device_as_given) {
-        s->device_as_given = mfu__strdup(o->model.device_as_given);
-        ok = s->device_as_given != NULL;
-        s->model.device_as_given = s->device_as_given;
     }
     char host[256] = "";
     if (o->hostname && o->hostname[0])
@@ -469,8 +455,7 @@ static void free_copies(mfu__server *s)
         free(s->map[i]);
     free(s->map);
     free(s->fmt_copy);
-    free(s->docs);
-    free(s->device_as_given);
+    mfu__server_model_free(&s->model);
     free(s->hostname);
 }
 
