@@ -45,7 +45,7 @@ extern "C" {
  * known: without a model there are no FLOPs (tokens/s only), without a device or peak no MFU.
  * Strings are copied by mfu_monitor_new(). */
 typedef struct mfu_monitor_config {
-    const char *model;       /* a preset name ("llama3-8b", see `mfu flops --list-models`) or the
+    const char *model;       /* a preset name ("llama3-8b", see `mfu flops --list-presets`) or the
                                 path of a Hugging Face config.json; NULL = no model */
     const mfu_arch *arch;    /* instead of model: an architecture (copied); NULL = use model */
     int64_t seq;             /* tokens per sequence; required with a model */

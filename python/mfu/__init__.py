@@ -269,7 +269,7 @@ class Monitor:
     Monitor(model=None, seq=0, device=None, devices=1, dtype=None, peak_flops_per_s=0,
             convention=None, recompute=None, jsonl=None, name=None, nvml=False, nvml_index=0)
 
-    model: a preset name (`mfu flops --list-models`) or a config.json path; seq: tokens per
+    model: a preset name (`mfu flops --list-presets`) or a config.json path; seq: tokens per
     sequence (required with a model); device: a device of `mfu devices` (or peak_flops_per_s);
     devices: devices in the job; jsonl: append each step to this canonical JSON-lines file
     (read by `mfu watch`, `mfu serve`, `mfu report`); nvml: sample GPU nvml_index's SM clock,

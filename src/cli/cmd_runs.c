@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/db_path.h"
 #include "cli/run_context.h"
+#include "util/util.h"
 
 static const char *const CMD = "runs";
 
@@ -38,14 +39,14 @@ enum { COLS = 8 };
 static void cells_of(const mfu_store_run_info *r, char *cell[COLS])
 {
     char buf[64];
-    cell[0] = strdup(r->name);
-    cell[1] = strdup(r->format[0] ? r->format : "-");
+    cell[0] = mfu__strdup(r->name);
+    cell[1] = mfu__strdup(r->format[0] ? r->format : "-");
     snprintf(buf, sizeof buf, "%lld%s", (long long)r->steps, r->complete ? "" : "*");
-    cell[2] = strdup(buf);
+    cell[2] = mfu__strdup(buf);
     snprintf(buf, sizeof buf, "%lld", (long long)r->first_step);
-    cell[3] = strdup(r->steps ? buf : "-");
+    cell[3] = mfu__strdup(r->steps ? buf : "-");
     snprintf(buf, sizeof buf, "%lld", (long long)r->last_step);
-    cell[4] = strdup(r->steps ? buf : "-");
+    cell[4] = mfu__strdup(r->steps ? buf : "-");
     size_t len = 2; /* "-" when there is no tag */
     for (size_t i = 0; i < r->ntags; i++)
         len += strlen(r->tags[i].key) + strlen(r->tags[i].value) + 2;
@@ -61,8 +62,8 @@ static void cells_of(const mfu_store_run_info *r, char *cell[COLS])
     }
     char ctx[80];
     run_context_short(r->context, ctx, sizeof ctx);
-    cell[6] = strdup(ctx);
-    cell[7] = strdup(r->source[0] ? r->source : "-");
+    cell[6] = mfu__strdup(ctx);
+    cell[7] = mfu__strdup(r->source[0] ? r->source : "-");
 }
 
 static size_t width(const char *s)

@@ -10,26 +10,10 @@
 #include "util/embed.h"
 #include "util/util.h"
 
-#define PRESET_NAME_MAX 64
-
-/* The preset's name: the file name without its ".json" (names are ASCII and short). */
-static const char *entry_name(size_t i, char *buf, size_t n)
-{
-    const char *file = mfu__model_presets[i].name;
-    size_t len = strlen(file);
-    if (len > 5 && strcmp(file + len - 5, ".json") == 0)
-        len -= 5;
-    if (len >= n)
-        len = n - 1;
-    memcpy(buf, file, len);
-    buf[len] = '\0';
-    return buf;
-}
-
 size_t mfu_preset_count(void)
 {
     size_t n = 0;
-    while (mfu__model_presets[n].name)
+    while (mfu__model_preset_names[n])
         n++;
     return n;
 }
@@ -49,9 +33,9 @@ mfu_status mfu__preset_find_with(const char *name, const mfu_arch *overrides, mf
 {
     if (!name || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_preset_find: NULL argument");
-    char buf[PRESET_NAME_MAX];
-    for (size_t i = 0; mfu__model_presets[i].name; i++) {
-        if (mfu__strcasecmp(entry_name(i, buf, sizeof buf), name) != 0)
+    for (size_t i = 0; mfu__model_preset_names[i]; i++) { /* sorted as the embedded files */
+        const char *preset = mfu__model_preset_names[i]; /* the file name without ".json" */
+        if (mfu__strcasecmp(preset, name) != 0)
             continue;
         const struct mfu__embedded *e = &mfu__model_presets[i];
         mfu_arch a;
@@ -59,7 +43,7 @@ mfu_status mfu__preset_find_with(const char *name, const mfu_arch *overrides, mf
             mfu_arch_from_config_text((const char *)e->bytes, e->size, overrides, &a, err);
         if (st != MFU_OK)
             return st;
-        mfu__strlcpy(a.name, buf, sizeof a.name);
+        mfu__strlcpy(a.name, preset, sizeof a.name);
         *out = a;
         return MFU_OK;
     }
