@@ -98,35 +98,22 @@ typedef struct device_choice {
 static int choose_device(const cli_args *a, device_choice *d)
 {
     memset(d, 0, sizeof *d);
-    d->dtype = MFU_DTYPE_BF16;
-    d->devices = 1;
-    mfu_error err = {0};
-    const char *dt = cli_get(a, "dtype");
-    if (dt && mfu_dtype_parse(dt, &d->dtype, &err) != MFU_OK)
-        return cli_failf("estimate", CLI_EXIT_USAGE, "--dtype: %s", err.message);
     int64_t n = 1;
     bool has_n = false;
     if (!cli_get_pos_int64("estimate", a, "devices", &n, &has_n))
         return CLI_EXIT_USAGE;
     d->devices = (double)n;
-    double tf = 0;
-    if (!cli_get_pos_double("estimate", a, "peak-tflops", &tf, &d->peak_given))
-        return CLI_EXIT_USAGE;
-    const char *name = cli_get(a, "device");
-    if (name) {
-        mfu_status st = cli_device_find(name, &d->dev, &err);
-        if (st != MFU_OK)
-            return cli_fail("estimate", &err, CLI_EXIT_FAIL);
-    }
-    if (d->peak_given) {
-        d->peak = tf * 1e12;
-        return CLI_EXIT_OK;
-    }
-    if (!d->dev)
+    cli_device_choice c;
+    int rc = cli_device_choose("estimate", a, &c);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!c.dev && !c.peak_given)
         return cli_failf("estimate", CLI_EXIT_USAGE,
                          "no device: give --device NAME (see 'mfu devices') or --peak-tflops X");
-    if (mfu_device_peak_flops_per_s(d->dev, d->dtype, false, &d->peak, &err) != MFU_OK)
-        return cli_fail("estimate", &err, CLI_EXIT_FAIL);
+    d->dev = c.dev;
+    d->dtype = c.dtype;
+    d->peak = c.peak;
+    d->peak_given = c.peak_given;
     return CLI_EXIT_OK;
 }
 

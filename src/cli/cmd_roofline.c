@@ -87,26 +87,22 @@ typedef struct device_choice {
 static int choose_device(const cli_args *a, mfu_roofline_config *cfg, device_choice *d)
 {
     memset(d, 0, sizeof *d);
-    mfu_error err = {0};
-    const char *dt = cli_get(a, "dtype");
-    if (dt && mfu_dtype_parse(dt, &cfg->dtype, &err) != MFU_OK)
-        return cli_failf(CMD, CLI_EXIT_USAGE, "--dtype: %s", err.message);
-    double tf = 0, tbs = 0;
-    if (!cli_get_pos_double(CMD, a, "peak-tflops", &tf, &d->peak_given) ||
-        !cli_get_pos_double(CMD, a, "bandwidth-tbs", &tbs, &d->bandwidth_given))
+    double tbs = 0;
+    if (!cli_get_pos_double(CMD, a, "bandwidth-tbs", &tbs, &d->bandwidth_given))
         return CLI_EXIT_USAGE;
-    const char *name = cli_get(a, "device");
-    if (name && cli_device_find(name, &d->dev, &err) != MFU_OK)
-        return cli_fail(CMD, &err, CLI_EXIT_FAIL);
+    cli_device_choice c;
+    int rc = cli_device_choose(CMD, a, &c);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    d->dev = c.dev;
+    d->peak_given = c.peak_given;
+    cfg->dtype = c.dtype;
     if (!d->dev && !(d->peak_given && d->bandwidth_given))
         return cli_failf(CMD, CLI_EXIT_USAGE,
                          "no device: give --device NAME (see 'mfu devices'), or both "
                          "--peak-tflops X and --bandwidth-tbs X");
+    cfg->peak_flops_per_s = c.peak; /* --peak-tflops, else the table's */
     if (d->dev) {
-        /* the table's figures, unless both are overridden */
-        if (!d->peak_given && mfu_device_peak_flops_per_s(d->dev, cfg->dtype, false,
-                                                          &cfg->peak_flops_per_s, &err) != MFU_OK)
-            return cli_fail(CMD, &err, CLI_EXIT_FAIL);
         cfg->memory_bandwidth_bytes_per_s = d->dev->memory_bandwidth_bytes_per_s;
         if (!d->bandwidth_given && !(cfg->memory_bandwidth_bytes_per_s > 0))
             return cli_failf(CMD, CLI_EXIT_FAIL,
@@ -114,8 +110,6 @@ static int choose_device(const cli_args *a, mfu_roofline_config *cfg, device_cho
                              "--bandwidth-tbs X",
                              d->dev->id);
     }
-    if (d->peak_given)
-        cfg->peak_flops_per_s = tf * 1e12;
     if (d->bandwidth_given)
         cfg->memory_bandwidth_bytes_per_s = tbs * 1e12;
     return CLI_EXIT_OK;

@@ -86,7 +86,8 @@ static void help(void)
            "  mfu watch train.log --model llama3-8b --seq 8192 --device h100-sxm --devices 8\n"
            "  mfu watch logs/gpt2.log --once\n"
            "  mfu watch run.log --plain --interval 5 >> mfu-live.txt\n\n"
-           "exit status: 0 ok (also after Ctrl-C), 1 the log could not be read, 2 bad usage.\n",
+           "exit status: 0 ok (also after Ctrl-C), 1 the log could not be read or a device is\n"
+           "unknown, 2 bad usage.\n",
            MODEL_ARGS_HELP);
 }
 
@@ -111,29 +112,18 @@ typedef struct watch_cfg {
 
 static int choose_device(const cli_args *a, watch_cfg *c)
 {
-    mfu_error err = {0};
-    c->dtype = MFU_DTYPE_BF16;
-    c->peak = NAN;
-    const char *dt = cli_get(a, "dtype");
-    if (dt && mfu_dtype_parse(dt, &c->dtype, &err) != MFU_OK)
-        return cli_failf("watch", CLI_EXIT_USAGE, "--dtype: %s", err.message);
     int64_t n = 0;
     bool has_n = false;
     if (!cli_get_pos_int64("watch", a, "devices", &n, &has_n))
         return CLI_EXIT_USAGE;
     c->devices_flag = has_n ? (double)n : 0;
-    double tf = 0;
-    bool has_tf = false;
-    if (!cli_get_pos_double("watch", a, "peak-tflops", &tf, &has_tf))
-        return CLI_EXIT_USAGE;
-    const char *name = cli_get(a, "device");
-    if (name && cli_device_find(name, &c->dev, &err) != MFU_OK)
-        return cli_fail("watch", &err, CLI_EXIT_USAGE);
-    if (has_tf)
-        c->peak = tf * 1e12;
-    else if (c->dev &&
-             mfu_device_peak_flops_per_s(c->dev, c->dtype, false, &c->peak, &err) != MFU_OK)
-        return cli_fail("watch", &err, CLI_EXIT_USAGE);
+    cli_device_choice d;
+    int rc = cli_device_choose("watch", a, &d);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    c->dev = d.dev;
+    c->dtype = d.dtype;
+    c->peak = d.peak; /* NaN without --device or --peak-tflops */
     return CLI_EXIT_OK;
 }
 

@@ -60,7 +60,8 @@ has err "follows a file"
 expect 2 "$mfu" watch x.log --interval 0.001
 has err "--interval"
 expect 2 "$mfu" watch x.log --format nosuch
-expect 2 "$mfu" watch x.log --device nosuch-gpu
+expect 1 "$mfu" watch x.log --device nosuch-gpu # as in report, estimate, roofline
+has err "nosuch-gpu"
 expect 1 "$mfu" watch "$tmp/missing.log" --once
 has err "no steps"
 
