@@ -30,93 +30,17 @@
 #define CHART_W 960
 #define CHART_H 230
 
-/* ---- a bounded growable buffer ---------------------------------------------------------- */
+/* ---- output: svg.h's bounded buffer, at most HTML_MAX_BYTES -------------------------------- */
 
-typedef struct hb {
-    char *p;
-    size_t len, cap;
-    bool failed;
-} hb;
-
-static void hb_put(hb *b, const char *s, size_t k)
-{
-    if (b->failed)
-        return;
-    if (b->len + k + 1 > b->cap) {
-        if (b->len + k + 1 > HTML_MAX_BYTES) {
-            b->failed = true;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->len + k + 1)
-            cap *= 2;
-        if (cap > HTML_MAX_BYTES)
-            cap = HTML_MAX_BYTES;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, k);
-    b->len += k;
-    b->p[b->len] = '\0';
-}
-
-static void hb_raw(hb *b, const char *s)
-{
-    if (s)
-        hb_put(b, s, strlen(s));
-}
-
-static void hb_printf(hb *b, const char *fmt, ...) MFU__PRINTF(2, 3);
-static void hb_printf(hb *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-        b->failed = true;
-        return;
-    }
-    hb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
-}
-
-/* Text escaped for HTML element content and attribute values. */
-static void hb_text(hb *b, const char *s)
-{
-    if (!s)
-        return;
-    const char *run = s;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        const char *rep = c == '&'                                            ? "&amp;"
-                          : c == '<'                                          ? "&lt;"
-                          : c == '>'                                          ? "&gt;"
-                          : c == '"'                                          ? "&quot;"
-                          : c == '\''                                         ? "&#39;"
-                          : (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? "?"
-                                                                              : NULL;
-        if (!rep)
-            continue;
-        hb_put(b, run, (size_t)(s - run));
-        hb_raw(b, rep);
-        run = s + 1;
-    }
-    hb_put(b, run, (size_t)(s - run));
-}
+typedef mfu__rbuf hb;
 
 /* An SVG string from svg.c (already escaped): appended and freed; a note when NULL. */
 static void hb_svg(hb *b, char *svg)
 {
     if (svg)
-        hb_raw(b, svg);
+        mfu__rbuf_puts(b, svg);
     else
-        hb_raw(b, "<p class=\"muted\">(chart unavailable)</p>");
+        mfu__rbuf_puts(b, "<p class=\"muted\">(chart unavailable)</p>");
     free(svg);
 }
 
@@ -223,22 +147,22 @@ static const char *src_word(mfu_report_source s)
 
 static void tile(hb *b, const char *label, const char *value, const char *sub)
 {
-    hb_raw(b, "<div class=\"tile\"><span>");
-    hb_text(b, label);
-    hb_raw(b, "</span><b>");
-    hb_text(b, value);
-    hb_raw(b, "</b><span>");
-    hb_text(b, sub);
-    hb_raw(b, "</span></div>");
+    mfu__rbuf_puts(b, "<div class=\"tile\"><span>");
+    mfu__rbuf_esc(b, label);
+    mfu__rbuf_puts(b, "</span><b>");
+    mfu__rbuf_esc(b, value);
+    mfu__rbuf_puts(b, "</b><span>");
+    mfu__rbuf_esc(b, sub);
+    mfu__rbuf_puts(b, "</span></div>");
 }
 
 static void dd_row(hb *b, const char *k, const char *v)
 {
-    hb_raw(b, "<dt>");
-    hb_text(b, k);
-    hb_raw(b, "</dt><dd>");
-    hb_text(b, v);
-    hb_raw(b, "</dd>");
+    mfu__rbuf_puts(b, "<dt>");
+    mfu__rbuf_esc(b, k);
+    mfu__rbuf_puts(b, "</dt><dd>");
+    mfu__rbuf_esc(b, v);
+    mfu__rbuf_puts(b, "</dd>");
 }
 
 static void context_card(hb *b, const mfu_report_html_run *run)
@@ -248,15 +172,15 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     const mfu_report_warmup *w = mfu_report_get_warmup(r);
     const mfu_analysis *a = mfu_report_analysis(r);
     char v[600], x[64], y[64];
-    hb_raw(b, "<header class=\"card\"><h2>");
-    hb_text(b, run->name ? run->name : "run");
-    hb_raw(b, "</h2>");
+    mfu__rbuf_puts(b, "<header class=\"card\"><h2>");
+    mfu__rbuf_esc(b, run->name ? run->name : "run");
+    mfu__rbuf_puts(b, "</h2>");
     if (run->detail && *run->detail) {
-        hb_raw(b, "<div class=\"muted\">");
-        hb_text(b, run->detail);
-        hb_raw(b, "</div>");
+        mfu__rbuf_puts(b, "<div class=\"muted\">");
+        mfu__rbuf_esc(b, run->detail);
+        mfu__rbuf_puts(b, "</div>");
     }
-    hb_raw(b, "<dl class=\"ctx\">");
+    mfu__rbuf_puts(b, "<dl class=\"ctx\">");
     if (c->stack.name[0]) {
         snprintf(v, sizeof v, "%s", c->stack.framework);
         if (c->stack.has_convention)
@@ -303,7 +227,7 @@ static void context_card(hb *b, const mfu_report_html_run *run)
         mfu__appendf(v, sizeof v, "; %zu timing artifact%s excluded", w->artifacts,
                      w->artifacts == 1 ? "" : "s");
     dd_row(b, "steady", v);
-    hb_raw(b, "</dl><div class=\"tiles\">");
+    mfu__rbuf_puts(b, "</dl><div class=\"tiles\">");
     const mfu_level *L = a ? mfu_analysis_steady(a) : NULL;
     bool lev = L && L->steps > 0;
     mfu_report_stat sm = mfu_report_summary(r, MFU_RS_MFU);
@@ -357,7 +281,7 @@ static void context_card(hb *b, const mfu_report_html_run *run)
         snprintf(y, sizeof y, "p10 %.4g s, p90 %.4g s", stt.p10, stt.p90);
         tile(b, "typical step", x, y);
     }
-    hb_raw(b, "</div></header>");
+    mfu__rbuf_puts(b, "</div></header>");
 }
 
 /* The step numbers and one series to plot: the analysis's when there is one. */
@@ -470,7 +394,7 @@ static void charts(hb *b, const mfu_report *r)
     c.nmarkers = nf;
     c.width = CHART_W;
     c.height = CHART_H;
-    hb_raw(b, "<h3>Utilization and throughput over steps</h3><div class=\"charts\">");
+    mfu__rbuf_puts(b, "<h3>Utilization and throughput over steps</h3><div class=\"charts\">");
     if (p.any_mfu) {
         c.title = "MFU";
         c.y_label = "MFU (%)";
@@ -495,20 +419,20 @@ static void charts(hb *b, const mfu_report *r)
         c.nmarkers = 0;
         hb_svg(b, mfu__svg_line_chart(&c));
     }
-    hb_printf(b, "<div class=\"legend\">Steps %.0f–%.0f on one axis in every chart. ", p.xmin,
+    mfu__rbuf_printf(b, "<div class=\"legend\">Steps %.0f–%.0f on one axis in every chart. ", p.xmin,
               p.xmax);
     if (nb)
-        hb_raw(b, "Dashed lines: segment boundaries. ");
+        mfu__rbuf_puts(b, "Dashed lines: segment boundaries. ");
     if (nf)
-        hb_raw(b, "Triangles: where a finding starts (hover for its text). ");
+        mfu__rbuf_puts(b, "Triangles: where a finding starts (hover for its text). ");
     if (!p.any_mfu)
-        hb_raw(b, "No MFU: the model or the device is unknown. ");
-    hb_raw(b, "</div></div>");
+        mfu__rbuf_puts(b, "No MFU: the model or the device is unknown. ");
+    mfu__rbuf_puts(b, "</div></div>");
     if (p.nsteady) {
-        hb_raw(b, "<h3>Step times (steady steps)</h3><div class=\"charts\">");
+        mfu__rbuf_puts(b, "<h3>Step times (steady steps)</h3><div class=\"charts\">");
         hb_svg(b, mfu__svg_histogram(p.steady_t, p.nsteady, 0, "Step time distribution", CHART_W,
                                      200));
-        hb_raw(b, "<div class=\"legend\">Freedman–Diaconis bins; the last bar collects steps "
+        mfu__rbuf_puts(b, "<div class=\"legend\">Freedman–Diaconis bins; the last bar collects steps "
                   "beyond 1.5 × the 99th percentile (stalls).</div></div>");
     }
     free(bounds);
@@ -529,16 +453,16 @@ static void interval_cell(hb *b, mfu_interval v, bool percent)
         si(lo, sizeof lo, v.lo);
         si(hi, sizeof hi, v.hi);
     }
-    hb_raw(b, "<td class=\"num\">");
-    hb_text(b, x);
+    mfu__rbuf_puts(b, "<td class=\"num\">");
+    mfu__rbuf_esc(b, x);
     if (isfinite(v.lo)) {
-        hb_raw(b, " <span class=\"muted\">[");
-        hb_text(b, lo);
-        hb_raw(b, ", ");
-        hb_text(b, hi);
-        hb_raw(b, "]</span>");
+        mfu__rbuf_puts(b, " <span class=\"muted\">[");
+        mfu__rbuf_esc(b, lo);
+        mfu__rbuf_puts(b, ", ");
+        mfu__rbuf_esc(b, hi);
+        mfu__rbuf_puts(b, "]</span>");
     }
-    hb_raw(b, "</td>");
+    mfu__rbuf_puts(b, "</td>");
 }
 
 static void segments(hb *b, const mfu_analysis *a)
@@ -546,7 +470,7 @@ static void segments(hb *b, const mfu_analysis *a)
     size_t ns = mfu_analysis_segment_count(a);
     if (!ns)
         return;
-    hb_printf(b,
+    mfu__rbuf_printf(b,
               "<h3>Segments (%zu)</h3><table><tr><th>#</th><th>steps</th><th>cause</th>"
               "<th>settle</th><th>tokens/s [95 %%]</th><th>MFU [95 %%]</th><th>median "
               "step</th><th>configuration</th></tr>",
@@ -554,14 +478,14 @@ static void segments(hb *b, const mfu_analysis *a)
     for (size_t i = 0; i < ns; i++) {
         const mfu_segment *g = mfu_analysis_segment(a, i);
         const mfu_level *l = &g->level;
-        hb_printf(b,
+        mfu__rbuf_printf(b,
                   "<tr><td>%zu</td><td class=\"num\">%lld–%lld</td><td>%s</td>"
                   "<td class=\"num\">%zu</td>",
                   i, (long long)g->start_step, (long long)g->end_step, mfu_cause_name(g->cause),
                   g->settle_steps);
         interval_cell(b, l->tokens_per_s, false);
         interval_cell(b, l->mfu, true);
-        hb_printf(b, "<td class=\"num\">%.4g s</td><td>", l->median_step_time_s);
+        mfu__rbuf_printf(b, "<td class=\"num\">%.4g s</td><td>", l->median_step_time_s);
         char cfg[200] = "";
         if (isfinite(l->seq_len))
             mfu__appendf(cfg, sizeof cfg, "seq %.0f", l->seq_len);
@@ -572,10 +496,10 @@ static void segments(hb *b, const mfu_analysis *a)
                          l->devices == 1 ? "" : "s");
         if (l->recompute[0] && strcmp(l->recompute, "none") != 0)
             mfu__appendf(cfg, sizeof cfg, "%srecompute %s", cfg[0] ? ", " : "", l->recompute);
-        hb_text(b, cfg);
-        hb_raw(b, "</td></tr>");
+        mfu__rbuf_esc(b, cfg);
+        mfu__rbuf_puts(b, "</td></tr>");
     }
-    hb_raw(b, "</table>");
+    mfu__rbuf_puts(b, "</table>");
 }
 
 static const char *term_label(mfu_term t)
@@ -588,7 +512,7 @@ static const char *term_label(mfu_term t)
 
 static void terms_table(hb *b, const mfu_decomposition *d)
 {
-    hb_raw(b, "<table><tr><th>term</th><th>change</th><th>95 % interval</th><th>share</th>"
+    mfu__rbuf_puts(b, "<table><tr><th>term</th><th>change</th><th>95 % interval</th><th>share</th>"
               "<th>direction</th><th>size</th></tr>");
     for (int k = 0; k < MFU_TERM_COUNT_; k++) {
         const mfu_term_change *c = &d->term[k];
@@ -596,30 +520,30 @@ static void terms_table(hb *b, const mfu_decomposition *d)
             continue;
         char ch[48], lo[48], hi[48];
         spct(ch, sizeof ch, c->pct);
-        hb_raw(b, k == MFU_TERM_TOKENS_PER_S ? "<tr><th>" : "<tr><td>");
-        hb_text(b, term_label((mfu_term)k));
-        hb_raw(b, k == MFU_TERM_TOKENS_PER_S ? "</th>" : "</td>");
-        hb_raw(b, "<td class=\"num\">");
-        hb_text(b, ch);
-        hb_raw(b, "</td><td class=\"num\">");
+        mfu__rbuf_puts(b, k == MFU_TERM_TOKENS_PER_S ? "<tr><th>" : "<tr><td>");
+        mfu__rbuf_esc(b, term_label((mfu_term)k));
+        mfu__rbuf_puts(b, k == MFU_TERM_TOKENS_PER_S ? "</th>" : "</td>");
+        mfu__rbuf_puts(b, "<td class=\"num\">");
+        mfu__rbuf_esc(b, ch);
+        mfu__rbuf_puts(b, "</td><td class=\"num\">");
         if (isfinite(c->lo_pct)) {
             spct(lo, sizeof lo, c->lo_pct);
             spct(hi, sizeof hi, c->hi_pct);
-            hb_raw(b, "[");
-            hb_text(b, lo);
-            hb_raw(b, ", ");
-            hb_text(b, hi);
-            hb_raw(b, "]");
+            mfu__rbuf_puts(b, "[");
+            mfu__rbuf_esc(b, lo);
+            mfu__rbuf_puts(b, ", ");
+            mfu__rbuf_esc(b, hi);
+            mfu__rbuf_puts(b, "]");
         } else {
-            hb_raw(b, "–");
+            mfu__rbuf_puts(b, "–");
         }
-        hb_raw(b, "</td><td class=\"num\">");
+        mfu__rbuf_puts(b, "</td><td class=\"num\">");
         if (isfinite(c->share))
-            hb_printf(b, "%.2f", c->share);
+            mfu__rbuf_printf(b, "%.2f", c->share);
         else
-            hb_raw(b, "–");
+            mfu__rbuf_puts(b, "–");
         bool iv = isfinite(c->lo_pct);
-        hb_printf(b, "</td><td>%s</td><td>%s</td></tr>",
+        mfu__rbuf_printf(b, "</td><td>%s</td><td>%s</td></tr>",
                   !iv                    ? "–"
                   : c->direction_certain ? "<span class=\"yes\">certain</span>"
                                          : "<span class=\"no\">not certain</span>",
@@ -627,7 +551,7 @@ static void terms_table(hb *b, const mfu_decomposition *d)
                   : c->size_known ? "<span class=\"yes\">known</span>"
                                   : "<span class=\"no\">not known</span>");
     }
-    hb_raw(b, "</table>");
+    mfu__rbuf_puts(b, "</table>");
 }
 
 static void boundaries(hb *b, const mfu_analysis *a)
@@ -635,61 +559,61 @@ static void boundaries(hb *b, const mfu_analysis *a)
     size_t ns = mfu_analysis_segment_count(a);
     if (ns < 2)
         return;
-    hb_raw(b, "<h3>What changed at each boundary</h3>");
+    mfu__rbuf_puts(b, "<h3>What changed at each boundary</h3>");
     for (size_t i = 0; i + 1 < ns; i++) {
         const mfu_decomposition *d = mfu_analysis_boundary(a, i);
         const mfu_segment *g = mfu_analysis_segment(a, i + 1);
         char title[200];
         snprintf(title, sizeof title, "Step %lld: Δ ln tokens/s by term", (long long)g->start_step);
-        hb_printf(b, "<div class=\"boundary\"><div class=\"muted\">step %lld · ",
+        mfu__rbuf_printf(b, "<div class=\"boundary\"><div class=\"muted\">step %lld · ",
                   (long long)g->start_step);
-        hb_text(b,
+        mfu__rbuf_esc(b,
                 d->config_change[0] ? d->config_change : "level shift (no configuration change)");
-        hb_raw(b, "</div><p class=\"sentence\">");
-        hb_text(b, d->sentence);
-        hb_raw(b, "</p><div class=\"split\"><div>");
+        mfu__rbuf_puts(b, "</div><p class=\"sentence\">");
+        mfu__rbuf_esc(b, d->sentence);
+        mfu__rbuf_puts(b, "</p><div class=\"split\"><div>");
         hb_svg(b, mfu__svg_waterfall(d, title, 430, 250));
-        hb_raw(b, "</div><div>");
+        mfu__rbuf_puts(b, "</div><div>");
         terms_table(b, d);
-        hb_raw(b, "</div></div></div>");
+        mfu__rbuf_puts(b, "</div></div></div>");
     }
 }
 
 static void findings(hb *b, const mfu_analysis *a)
 {
     size_t nf = mfu_analysis_finding_count(a);
-    hb_printf(b, "<h3>Findings (%zu)</h3>", nf);
+    mfu__rbuf_printf(b, "<h3>Findings (%zu)</h3>", nf);
     if (!nf) {
-        hb_raw(b, "<p class=\"muted\">None: no stall, throttling, padding, recomputation, "
+        mfu__rbuf_puts(b, "<p class=\"muted\">None: no stall, throttling, padding, recomputation, "
                   "impossible value, loss problem or straggler was found in the steady "
                   "steps.</p>");
         return;
     }
-    hb_raw(b, "<ul class=\"findings\">");
+    mfu__rbuf_puts(b, "<ul class=\"findings\">");
     for (size_t i = 0; i < nf; i++) {
         const mfu_finding *f = mfu_analysis_finding(a, i);
         const char *sev = mfu_severity_name(f->severity);
-        hb_printf(b, "<li class=\"sev-%s\"><span class=\"badge sev-%s\">%s</span>", sev, sev, sev);
-        hb_raw(b, "<span class=\"kind\">");
-        hb_text(b, f->kind);
-        hb_printf(b, "</span><span class=\"steps\">steps %lld–%lld</span><p class=\"summary\">",
+        mfu__rbuf_printf(b, "<li class=\"sev-%s\"><span class=\"badge sev-%s\">%s</span>", sev, sev, sev);
+        mfu__rbuf_puts(b, "<span class=\"kind\">");
+        mfu__rbuf_esc(b, f->kind);
+        mfu__rbuf_printf(b, "</span><span class=\"steps\">steps %lld–%lld</span><p class=\"summary\">",
                   (long long)f->first_step, (long long)f->last_step);
-        hb_text(b, f->summary);
-        hb_raw(b, "</p>");
+        mfu__rbuf_esc(b, f->summary);
+        mfu__rbuf_puts(b, "</p>");
         if (f->nevidence) {
-            hb_raw(b, "<div class=\"chips\">");
+            mfu__rbuf_puts(b, "<div class=\"chips\">");
             for (size_t k = 0; k < f->nevidence && k < MFU_FINDING_EVIDENCE_MAX; k++) {
-                hb_raw(b, "<span class=\"chip\">");
-                hb_text(b, f->evidence[k].name);
-                hb_printf(b, " = %.4g</span>", f->evidence[k].value);
+                mfu__rbuf_puts(b, "<span class=\"chip\">");
+                mfu__rbuf_esc(b, f->evidence[k].name);
+                mfu__rbuf_printf(b, " = %.4g</span>", f->evidence[k].value);
             }
-            hb_raw(b, "</div>");
+            mfu__rbuf_puts(b, "</div>");
         }
-        hb_raw(b, "<p class=\"next\">Next: ");
-        hb_text(b, f->next_step);
-        hb_raw(b, "</p></li>");
+        mfu__rbuf_puts(b, "<p class=\"next\">Next: ");
+        mfu__rbuf_esc(b, f->next_step);
+        mfu__rbuf_puts(b, "</p></li>");
     }
-    hb_raw(b, "</ul>");
+    mfu__rbuf_puts(b, "</ul>");
 }
 
 static void fig(char *buf, size_t n, mfu_figure f, double v)
@@ -709,32 +633,32 @@ static void comparisons(hb *b, const mfu_report *r)
     size_t n = mfu_report_comparison_count(r);
     if (!n)
         return;
-    hb_raw(b, "<h3>Reported vs recomputed (steady medians)</h3><table><tr><th>figure</th>"
+    mfu__rbuf_puts(b, "<h3>Reported vs recomputed (steady medians)</h3><table><tr><th>figure</th>"
               "<th>reported</th><th>recomputed</th><th>ratio</th><th></th><th>cause</th></tr>");
     for (size_t i = 0; i < n; i++) {
         const mfu_report_comparison *x = mfu_report_comparison_at(r, i);
         char rep[48], rec[48];
         fig(rep, sizeof rep, x->figure, x->reported);
         fig(rec, sizeof rec, x->figure, x->recomputed);
-        hb_raw(b, "<tr><td>");
-        hb_text(b, x->label);
-        hb_raw(b, "</td><td class=\"num\">");
-        hb_text(b, rep);
-        hb_raw(b, "</td><td class=\"num\">");
-        hb_text(b, rec);
-        hb_printf(b, "</td><td class=\"num\">%.3f</td><td>%s</td><td>", x->ratio,
+        mfu__rbuf_puts(b, "<tr><td>");
+        mfu__rbuf_esc(b, x->label);
+        mfu__rbuf_puts(b, "</td><td class=\"num\">");
+        mfu__rbuf_esc(b, rep);
+        mfu__rbuf_puts(b, "</td><td class=\"num\">");
+        mfu__rbuf_esc(b, rec);
+        mfu__rbuf_printf(b, "</td><td class=\"num\">%.3f</td><td>%s</td><td>", x->ratio,
                   x->agrees ? "<span class=\"badge ok\">agrees</span>"
                             : "<span class=\"badge bad\">differs</span>");
         if (!x->agrees) {
-            hb_text(b, mfu_mismatch_name(x->cause));
+            mfu__rbuf_esc(b, mfu_mismatch_name(x->cause));
             if (x->explanation[0]) {
-                hb_raw(b, ": ");
-                hb_text(b, x->explanation);
+                mfu__rbuf_puts(b, ": ");
+                mfu__rbuf_esc(b, x->explanation);
             }
         }
-        hb_raw(b, "</td></tr>");
+        mfu__rbuf_puts(b, "</td></tr>");
     }
-    hb_raw(b, "</table>");
+    mfu__rbuf_puts(b, "</table>");
 }
 
 static void invariants(hb *b, const mfu_analysis *a)
@@ -742,19 +666,19 @@ static void invariants(hb *b, const mfu_analysis *a)
     size_t n = mfu_analysis_invariant_count(a);
     if (!n)
         return;
-    hb_raw(b, "<h3>Expectations</h3><table><tr><th></th><th>expression</th><th>measured</th>"
+    mfu__rbuf_puts(b, "<h3>Expectations</h3><table><tr><th></th><th>expression</th><th>measured</th>"
               "</tr>");
     for (size_t i = 0; i < n; i++) {
         const mfu_invariant_result *v = mfu_analysis_invariant(a, i);
-        hb_printf(b, "<tr><td>%s</td><td><code>",
+        mfu__rbuf_printf(b, "<tr><td>%s</td><td><code>",
                   v->passed ? "<span class=\"badge ok\">ok</span>"
                             : "<span class=\"badge bad\">violated</span>");
-        hb_text(b, v->expression);
-        hb_raw(b, "</code></td><td>");
-        hb_text(b, v->message);
-        hb_raw(b, "</td></tr>");
+        mfu__rbuf_esc(b, v->expression);
+        mfu__rbuf_puts(b, "</code></td><td>");
+        mfu__rbuf_esc(b, v->message);
+        mfu__rbuf_puts(b, "</td></tr>");
     }
-    hb_raw(b, "</table>");
+    mfu__rbuf_puts(b, "</table>");
 }
 
 static void notes(hb *b, const mfu_report *r)
@@ -762,23 +686,23 @@ static void notes(hb *b, const mfu_report *r)
     size_t nn = mfu_report_note_count(r), nm = mfu_report_missing_count(r);
     if (!nn && !nm)
         return;
-    hb_raw(b, "<h3>Notes</h3><ul>");
+    mfu__rbuf_puts(b, "<h3>Notes</h3><ul>");
     for (size_t i = 0; i < nn; i++) {
-        hb_raw(b, "<li>");
-        hb_text(b, mfu_report_note_at(r, i));
-        hb_raw(b, "</li>");
+        mfu__rbuf_puts(b, "<li>");
+        mfu__rbuf_esc(b, mfu_report_note_at(r, i));
+        mfu__rbuf_puts(b, "</li>");
     }
     for (size_t i = 0; i < nm; i++) {
         const mfu_report_missing *m = mfu_report_missing_at(r, i);
-        hb_raw(b, "<li>missing ");
-        hb_text(b, m->what);
-        hb_raw(b, ": <code>");
-        hb_text(b, m->option);
-        hb_raw(b, "</code> adds ");
-        hb_text(b, m->needed_for);
-        hb_raw(b, "</li>");
+        mfu__rbuf_puts(b, "<li>missing ");
+        mfu__rbuf_esc(b, m->what);
+        mfu__rbuf_puts(b, ": <code>");
+        mfu__rbuf_esc(b, m->option);
+        mfu__rbuf_puts(b, "</code> adds ");
+        mfu__rbuf_esc(b, m->needed_for);
+        mfu__rbuf_puts(b, "</li>");
     }
-    hb_raw(b, "</ul>");
+    mfu__rbuf_puts(b, "</ul>");
 }
 
 mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char *title, char **out,
@@ -794,23 +718,24 @@ mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char
             return mfu__fail(err, MFU_E_INVALID, 0, "mfu_report_html: run %zu has no report", i);
     hb b;
     memset(&b, 0, sizeof b);
+    b.max = HTML_MAX_BYTES;
     const char *t = title && *title ? title : "mfu report";
-    hb_raw(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    mfu__rbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                "<title>");
-    hb_text(&b, t);
-    hb_raw(&b, "</title><style>");
-    hb_raw(&b, CSS);
-    hb_raw(&b, "</style></head><body><main><h1>");
-    hb_text(&b, t);
-    hb_printf(&b,
+    mfu__rbuf_esc(&b, t);
+    mfu__rbuf_puts(&b, "</title><style>");
+    mfu__rbuf_puts(&b, CSS);
+    mfu__rbuf_puts(&b, "</style></head><body><main><h1>");
+    mfu__rbuf_esc(&b, t);
+    mfu__rbuf_printf(&b,
               " <small>%zu run%s · MFU = useful model FLOP/s ÷ (devices × dense peak)"
               "</small></h1>",
               n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n && !b.failed; i++) {
         const mfu_report *r = runs[i].report;
         const mfu_analysis *a = mfu_report_analysis(r);
-        hb_raw(&b, "<section class=\"run\">");
+        mfu__rbuf_puts(&b, "<section class=\"run\">");
         context_card(&b, &runs[i]);
         charts(&b, r);
         if (a) {
@@ -822,9 +747,9 @@ mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char
         if (a)
             invariants(&b, a);
         notes(&b, r);
-        hb_raw(&b, "</section>");
+        mfu__rbuf_puts(&b, "</section>");
     }
-    hb_raw(&b, "<footer>Written by mfu. Levels are total tokens ÷ total time over the steady "
+    mfu__rbuf_puts(&b, "<footer>Written by mfu. Levels are total tokens ÷ total time over the steady "
                "steps; intervals are 95 % moving-block bootstrap intervals; “direction "
                "certain” means the interval excludes zero, “size known” that it is narrower "
                "than the size threshold. See docs/analysis.md.</footer></main></body></html>\n");

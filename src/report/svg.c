@@ -1,7 +1,7 @@
 /*
  * svg.c - line chart, waterfall and histogram as self-contained SVG (see svg.h).
  *
- * Output goes through a small bounded buffer; every piece of caller text goes through esc().
+ * Output goes through a small bounded buffer; every piece of caller text goes through mfu__rbuf_esc().
  * Numbers are written with "%.1f" for coordinates (sub-pixel precision is noise).
  */
 #include "report/svg.h"
@@ -16,39 +16,50 @@
 #include "analysis/internal.h" /* sort, quantile, percent format */
 #include "util/util.h"
 
-/* ---- a bounded growable buffer ----------------------------------------------------------- */
+/* ---- a bounded growable buffer (svg.h) ---------------------------------------------------- */
 
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-    bool failed;
-} sb;
-
-static void sb_grow(sb *b, size_t need)
+static bool rbuf_grow(mfu__rbuf *b, size_t need)
 {
-    if (b->failed || b->len + need + 1 <= b->cap)
-        return;
-    if (b->len + need + 1 > MFU__SVG_MAX_BYTES) {
+    size_t max = b->max ? b->max : MFU__SVG_MAX_BYTES;
+    if (b->failed)
+        return false;
+    if (b->len + need + 1 <= b->cap)
+        return true;
+    if (b->len + need + 1 > max) {
         b->failed = true;
-        return;
+        return false;
     }
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + need + 1)
         cap *= 2;
-    if (cap > MFU__SVG_MAX_BYTES)
-        cap = MFU__SVG_MAX_BYTES;
+    if (cap > max)
+        cap = max;
     char *p = realloc(b->p, cap);
     if (!p) {
         b->failed = true;
-        return;
+        return false;
     }
     b->p = p;
     b->cap = cap;
+    return true;
 }
 
-static void sb_printf(sb *b, const char *fmt, ...) MFU__PRINTF(2, 3);
+void mfu__rbuf_put(mfu__rbuf *b, const char *s, size_t k)
+{
+    if (!rbuf_grow(b, k))
+        return;
+    memcpy(b->p + b->len, s, k);
+    b->len += k;
+    b->p[b->len] = '\0';
+}
 
-static void sb_printf(sb *b, const char *fmt, ...)
+void mfu__rbuf_puts(mfu__rbuf *b, const char *s)
+{
+    if (s)
+        mfu__rbuf_put(b, s, strlen(s));
+}
+
+void mfu__rbuf_printf(mfu__rbuf *b, const char *fmt, ...)
 {
     if (b->failed)
         return;
@@ -62,15 +73,10 @@ static void sb_printf(sb *b, const char *fmt, ...)
         return;
     }
     if ((size_t)k < sizeof tmp) {
-        sb_grow(b, (size_t)k);
-        if (!b->failed) {
-            memcpy(b->p + b->len, tmp, (size_t)k + 1);
-            b->len += (size_t)k;
-        }
+        mfu__rbuf_put(b, tmp, (size_t)k);
         return;
     }
-    sb_grow(b, (size_t)k);
-    if (b->failed)
+    if (!rbuf_grow(b, (size_t)k)) /* longer than tmp: formatted again in place */
         return;
     va_start(ap, fmt);
     vsnprintf(b->p + b->len, (size_t)k + 1, fmt, ap);
@@ -78,32 +84,30 @@ static void sb_printf(sb *b, const char *fmt, ...)
     b->len += (size_t)k;
 }
 
-/* Append text escaped for XML text and attribute values. */
-static void esc(sb *b, const char *s)
+void mfu__rbuf_esc(mfu__rbuf *b, const char *s)
 {
     if (!s)
         return;
-    for (; *s && !b->failed; s++) {
+    const char *run = s;
+    for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '&': sb_printf(b, "&amp;"); break;
-        case '<': sb_printf(b, "&lt;"); break;
-        case '>': sb_printf(b, "&gt;"); break;
-        case '"': sb_printf(b, "&quot;"); break;
-        case '\'': sb_printf(b, "&#39;"); break;
-        default:
-            if (c < 0x20 && c != '\t' && c != '\n')
-                c = '?'; /* not allowed in XML 1.0 */
-            sb_grow(b, 1);
-            if (!b->failed) {
-                b->p[b->len++] = (char)c;
-                b->p[b->len] = 0;
-            }
-        }
+        const char *rep = c == '&'                                            ? "&amp;"
+                          : c == '<'                                          ? "&lt;"
+                          : c == '>'                                          ? "&gt;"
+                          : c == '"'                                          ? "&quot;"
+                          : c == '\''                                         ? "&#39;"
+                          : (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? "?"
+                                                                              : NULL;
+        if (!rep)
+            continue;
+        mfu__rbuf_put(b, run, (size_t)(s - run));
+        mfu__rbuf_puts(b, rep);
+        run = s + 1;
     }
+    mfu__rbuf_put(b, run, (size_t)(s - run));
 }
 
-static char *sb_finish(sb *b)
+char *mfu__rbuf_finish(mfu__rbuf *b)
 {
     if (b->failed || !b->p) {
         free(b->p);
@@ -276,25 +280,25 @@ static const char *sev_colour(mfu_severity s)
     return s == MFU_SEV_ERROR ? "#c0392b" : s == MFU_SEV_WARNING ? "#d68910" : "#2e86c1";
 }
 
-static void open_svg(sb *b, int w, int h, const char *title, const char *cls)
+static void open_svg(mfu__rbuf *b, int w, int h, const char *title, const char *cls)
 {
-    sb_printf(b,
+    mfu__rbuf_printf(b,
               "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" width=\"%d\" "
               "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
               cls, w, h, w, h);
-    esc(b, title ? title : "chart");
-    sb_printf(b, "\" font-family=\"system-ui, -apple-system, 'Segoe UI', sans-serif\" "
+    mfu__rbuf_esc(b, title ? title : "chart");
+    mfu__rbuf_printf(b, "\" font-family=\"system-ui, -apple-system, 'Segoe UI', sans-serif\" "
                  "font-size=\"11\">");
-    sb_printf(b, "<title>");
-    esc(b, title ? title : "chart");
-    sb_printf(b, "</title>");
+    mfu__rbuf_printf(b, "<title>");
+    mfu__rbuf_esc(b, title ? title : "chart");
+    mfu__rbuf_printf(b, "</title>");
     if (title && *title) {
-        sb_printf(b,
+        mfu__rbuf_printf(b,
                   "<text class=\"mfu-title\" x=\"%d\" y=\"16\" font-size=\"13\" "
                   "font-weight=\"600\">",
                   MFU__SVG_MARGIN_LEFT);
-        esc(b, title);
-        sb_printf(b, "</text>");
+        mfu__rbuf_esc(b, title);
+        mfu__rbuf_printf(b, "</text>");
     }
 }
 
@@ -380,9 +384,9 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
 #define PX(v) (L + ((v)-xmin) / (xmax - xmin) * pw)
 #define PY(v) (T + ph - ((v)-ymin) / (ymax - ymin) * ph)
 
-    sb b = {0};
+    mfu__rbuf b = {0};
     open_svg(&b, W, H, c->title, "mfu-chart mfu-line-chart");
-    sb_printf(&b,
+    mfu__rbuf_printf(&b,
               "<rect class=\"mfu-plot\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" "
               "fill=\"none\" stroke=\"#ccc\"/>",
               L, T, pw, ph);
@@ -392,7 +396,7 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         char lab[32];
         fmt_tick(lab, sizeof lab, yt[i], ystep, tick_ref(yt, nyt));
         double py = PY(yt[i]);
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
                   "stroke=\"#eee\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
                   "text-anchor=\"end\">%s</text>",
@@ -404,27 +408,27 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         char lab[32];
         fmt_tick(lab, sizeof lab, xt[i], xstep, tick_ref(xt, nxt));
         double px = PX(xt[i]);
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<line class=\"mfu-xtick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
                   "stroke=\"#999\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
                   "text-anchor=\"middle\">%s</text>",
                   px, px, T + ph, T + ph + 4, px, T + ph + 16, lab);
     }
-    sb_printf(&b, "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step</text>",
+    mfu__rbuf_printf(&b, "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step</text>",
               L + pw / 2.0, H - 4);
     if (c->y_label) {
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<text class=\"mfu-axis\" transform=\"translate(12 %.1f) rotate(-90)\" "
                   "text-anchor=\"middle\">",
                   T + ph / 2.0);
-        esc(&b, c->y_label);
-        sb_printf(&b, "</text>");
+        mfu__rbuf_esc(&b, c->y_label);
+        mfu__rbuf_printf(&b, "</text>");
     }
     for (size_t i = 0; i < c->nboundaries; i++) {
         double x = c->boundaries[i];
         if (!(x >= xmin && x <= xmax))
             continue;
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<line class=\"mfu-boundary\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
                   "y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>",
                   PX(x), PX(x), T, T + ph);
@@ -435,7 +439,7 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         b.failed = true;
     size_t nk = keep ? mfu__svg_downsample(X, Y, c->n, xmin, xmax, pw, keep) : 0;
     if (nk) {
-        sb_printf(&b, "<path class=\"mfu-line\" fill=\"none\" stroke=\"#1f618d\" "
+        mfu__rbuf_printf(&b, "<path class=\"mfu-line\" fill=\"none\" stroke=\"#1f618d\" "
                       "stroke-width=\"1.2\" d=\"");
         bool pen = false;
         for (size_t j = 0; j < nk; j++) {
@@ -445,10 +449,10 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
             }
             double yv = Y[keep[j]] * ys;
             yv = fmin(fmax(yv, ymin), ymax); /* clip to the plot */
-            sb_printf(&b, "%s%.1f %.1f", pen ? "L" : "M", PX(X[keep[j]]), PY(yv));
+            mfu__rbuf_printf(&b, "%s%.1f %.1f", pen ? "L" : "M", PX(X[keep[j]]), PY(yv));
             pen = true;
         }
-        sb_printf(&b, "\"/>");
+        mfu__rbuf_printf(&b, "\"/>");
     }
     free(keep);
     for (size_t i = 0; i < c->nmarkers; i++) {
@@ -456,21 +460,21 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         if (!(m->x >= xmin && m->x <= xmax))
             continue;
         double px = PX(m->x);
-        sb_printf(&b, "<g class=\"mfu-marker %s\"><path d=\"M%.1f %.1fl-5 -8h10z\" fill=\"%s\"/>",
+        mfu__rbuf_printf(&b, "<g class=\"mfu-marker %s\"><path d=\"M%.1f %.1fl-5 -8h10z\" fill=\"%s\"/>",
                   sev_class(m->severity), px, T, sev_colour(m->severity));
         if (m->label) {
-            sb_printf(&b, "<title>");
-            esc(&b, m->label);
-            sb_printf(&b, "</title>");
+            mfu__rbuf_printf(&b, "<title>");
+            mfu__rbuf_esc(&b, m->label);
+            mfu__rbuf_printf(&b, "</title>");
         }
-        sb_printf(&b, "</g>");
+        mfu__rbuf_printf(&b, "</g>");
     }
-    sb_printf(&b, "</svg>");
+    mfu__rbuf_printf(&b, "</svg>");
 #undef PX
 #undef PY
     free(sx);
     free(sy);
-    return sb_finish(&b);
+    return mfu__rbuf_finish(&b);
 }
 
 /* ---- waterfall --------------------------------------------------------------------------- */
@@ -529,7 +533,7 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         ymax = ymin + 0.01;
     double L = MFU__SVG_MARGIN_LEFT, T = MFU__SVG_MARGIN_TOP;
 #define PY(v) (T + ph - ((v)-ymin) / (ymax - ymin) * ph)
-    sb b = {0};
+    mfu__rbuf b = {0};
     open_svg(&b, W, H, title, "mfu-chart mfu-waterfall");
     for (size_t i = 0; i < npt; i++) {
         if (pt[i] <= -100)
@@ -537,7 +541,7 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         double py = PY(log1p(pt[i] / 100));
         char lab[32];
         fmt_tick(lab, sizeof lab, pt[i], pstep, tick_ref(pt, npt));
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
                   "stroke=\"%s\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
                   "text-anchor=\"end\">%s%%</text>",
@@ -555,24 +559,24 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         double y0 = PY(hi[i]), y1 = PY(lo[i]);
         if (y1 - y0 < 1)
             y1 = y0 + 1;
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<rect class=\"mfu-bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                   "height=\"%.1f\" fill=\"%s\"/>",
                   cls, x, y0, bw, y1 - y0, fill);
         char pct[40];
         mfu__fmt_pct(pct, sizeof pct, ok[i] ? expm1(val[i]) : NAN);
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<text class=\"mfu-bar-label\" x=\"%.1f\" y=\"%.1f\" "
                   "text-anchor=\"middle\">%s</text>",
                   x + bw / 2, y0 - 3, pct);
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
                   "text-anchor=\"middle\">%s</text>",
                   x + bw / 2, T + ph + 16, bars[i].label);
     }
 #undef PY
-    sb_printf(&b, "</svg>");
-    return sb_finish(&b);
+    mfu__rbuf_printf(&b, "</svg>");
+    return mfu__rbuf_finish(&b);
 }
 
 /* ---- histogram --------------------------------------------------------------------------- */
@@ -636,7 +640,7 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
     double L = MFU__SVG_MARGIN_LEFT, T = MFU__SVG_MARGIN_TOP;
     int slots = nb + (overflow ? 2 : 0); /* a one-slot gap before the overflow bar */
     double bw = (double)pw / slots;
-    sb b = {0};
+    mfu__rbuf b = {0};
     open_svg(&b, W, H, title, "mfu-chart mfu-histogram");
     double ct[16], cstep = 1;
     size_t nct = mfu__svg_nice_ticks(0, (double)cmax, 5, ct, &cstep);
@@ -645,7 +649,7 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
         double py = T + ph - ct[i] / cmaxp * ph;
         char lab[32];
         fmt_tick(lab, sizeof lab, ct[i], cstep, tick_ref(ct, nct));
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
                   "stroke=\"#eee\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
                   "text-anchor=\"end\">%s</text>",
@@ -656,7 +660,7 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
             break;
         double x = L + bw * (k == nb ? nb + 1 : k);
         double h = (double)cnt[k] / cmaxp * ph;
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<rect class=\"mfu-bar%s\" data-count=\"%zu\" x=\"%.1f\" y=\"%.1f\" "
                   "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
                   k == nb ? " overflow" : "", cnt[k], x + 0.5, T + ph - h, bw - 1, h,
@@ -670,20 +674,20 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
         double px = L + (xt[i] - lo) / (hi - lo) * bw * nb;
         char lab[32];
         fmt_tick(lab, sizeof lab, xt[i], xstep, tick_ref(xt, nxt));
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
                   px, T + ph + 16, lab);
     }
     if (overflow)
-        sb_printf(&b,
+        mfu__rbuf_printf(&b,
                   "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&gt; "
                   "%.3g</text>",
                   L + bw * (nb + 1.5), T + ph + 16, hi);
-    sb_printf(&b,
+    mfu__rbuf_printf(&b,
               "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step "
               "time (s)</text></svg>",
               L + pw / 2.0, H - 4);
     free(cnt);
     free(s);
-    return sb_finish(&b);
+    return mfu__rbuf_finish(&b);
 }

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "mfu/analysis.h"
+#include "util/util.h"
 
 /* Largest SVG one call produces. */
 #define MFU__SVG_MAX_BYTES (16u << 20)
@@ -34,6 +35,23 @@
 #define MFU__SVG_MARGIN_RIGHT 16
 #define MFU__SVG_MARGIN_TOP 28
 #define MFU__SVG_MARGIN_BOTTOM 34
+
+/* A bounded growable text buffer (the SVG charts and the HTML page): appends past max bytes
+ * (0 = MFU__SVG_MAX_BYTES) or a failed allocation set failed and are dropped. */
+typedef struct mfu__rbuf {
+    char *p; /* NUL-terminated once anything was appended */
+    size_t len, cap, max;
+    bool failed;
+} mfu__rbuf;
+
+void mfu__rbuf_put(mfu__rbuf *b, const char *s, size_t k);
+void mfu__rbuf_puts(mfu__rbuf *b, const char *s); /* NULL appends nothing */
+void mfu__rbuf_printf(mfu__rbuf *b, const char *fmt, ...) MFU__PRINTF(2, 3);
+/* s escaped for XML/HTML text and attribute values: & < > " ' as entities, control bytes
+ * (but tab and newline) and DEL as '?'. NULL appends nothing. */
+void mfu__rbuf_esc(mfu__rbuf *b, const char *s);
+/* The text (the caller free()s it), or NULL after a failure (the buffer is freed). */
+char *mfu__rbuf_finish(mfu__rbuf *b);
 
 typedef struct mfu__svg_marker {
     double x;          /* step */
