@@ -23,6 +23,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "device/cpu_internal.h"
 #include "util/util.h"
 
 static const char *const CMD = "devices";
@@ -479,11 +480,9 @@ static int show_cpu(bool json, const mfu_dtype *only, double probe_s, int thread
     const mfu_device_info *dev = NULL;
     if (have_peak) {
         slot = malloc(sizeof *slot);
-        if (!slot || mfu_cpu_device(slot, &dev, &err) != MFU_OK) {
-            free(slot);
-            return slot ? cli_fail(CMD, &err, CLI_EXIT_FAIL)
-                        : cli_failf(CMD, CLI_EXIT_FAIL, "out of memory");
-        }
+        if (!slot)
+            return cli_failf(CMD, CLI_EXIT_FAIL, "out of memory");
+        mfu__cpu_device_from(slot, &info, &peak, &dev); /* the CPU read above, not again */
     }
     if (only && have_peak && !(peak.dense_flops_per_s[*only] > 0)) {
         /* the same answer --device cpu --dtype D gets */

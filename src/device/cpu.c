@@ -27,6 +27,7 @@
 #define MFU__HAVE_CPUID 1
 #endif
 
+#include "device/cpu_internal.h"
 #include "mfu/device.h"
 #include "util/util.h"
 
@@ -951,10 +952,17 @@ mfu_status mfu_cpu_device(mfu_device_slot *slot, const mfu_device_info **out, mf
     if (st != MFU_OK)
         return st;
     mfu_cpu_peak pk;
-    const mfu_cpu_peak *peak = &pk;
     st = mfu_cpu_peak_compute(&info, &pk, err);
     if (st != MFU_OK)
         return st;
+    mfu__cpu_device_from(slot, &info, &pk, out);
+    return MFU_OK;
+}
+
+void mfu__cpu_device_from(mfu_device_slot *slot, const mfu_cpu_info *in,
+                          const mfu_cpu_peak *peak, const mfu_device_info **out)
+{
+    const mfu_cpu_info info = *in;
     memset(slot, 0, sizeof *slot);
     mfu_device_info *d = &slot->info;
     snprintf(slot->name, sizeof slot->name, "%s", info.model_name[0] ? info.model_name : "CPU");
@@ -981,7 +989,6 @@ mfu_status mfu_cpu_device(mfu_device_slot *slot, const mfu_device_info **out, mf
     d->source = slot->source;
     d->notes = slot->notes;
     *out = d;
-    return MFU_OK;
 }
 
 mfu_status mfu_device_resolve(const char *name, mfu_device_slot *slot, const mfu_device_info **out,

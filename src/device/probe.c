@@ -275,7 +275,9 @@ mfu_status mfu_cpu_probe(const mfu_cpu_probe_options *opt, mfu_cpu_probe_result 
     mfu_cpu_peak own;
     const mfu_cpu_peak *peak = o.peak;
     mfu_cpu_info info;
-    bool have_info = mfu_cpu_detect(&info, NULL) == MFU_OK;
+    /* the machine is read only when the caller's peak and threads do not say it all */
+    bool need_info = !peak || (o.threads == 0 && !(peak->cores > 0));
+    bool have_info = need_info && mfu_cpu_detect(&info, NULL) == MFU_OK;
     if (!peak && have_info && mfu_cpu_peak_compute(&info, &own, NULL) == MFU_OK)
         peak = &own;
     int threads = o.threads;
