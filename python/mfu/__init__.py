@@ -9,7 +9,8 @@
             loss = train_step()
             s.loss = float(loss)
         print(f"step {step}: MFU {100 * s.mfu:.1f} %")
-    print(mon.summary()["mfu"]["median"], [f["kind"] for f in mon.findings()])
+    rep = mon.report()                                  # one report: summary and findings
+    print(rep["summary"]["mfu"]["median"], [f["kind"] for f in rep["findings"]])
     mon.close()
 
 Every figure is the one `mfu report` computes for the same steps and context (the C API is
@@ -227,6 +228,29 @@ def flops_per_token(model, seq, convention=None, recompute=None):
         mon.close()
 
 
+def _summary_of(rep):
+    out = {}
+    for name, num in _SERIES.items():
+        s = _report_summary(rep, num)
+        out[name] = {"n": s.n, "median": s.median, "mean": s.mean, "p10": s.p10, "p90": s.p90}
+    return out
+
+
+def _findings_of(rep):
+    a = _report_analysis(rep)
+    out = []
+    for i in range(_finding_count(a) if a else 0):
+        f = _finding_at(a, i).contents
+        out.append({
+            "kind": f.kind.decode(), "severity": _severity_name(f.severity).decode(),
+            "first_step": f.first_step, "last_step": f.last_step,
+            "summary": f.summary.decode(), "next_step": f.next_step.decode(),
+            "evidence": {f.evidence[k].name.decode(): f.evidence[k].value
+                         for k in range(min(f.nevidence, 8))},
+        })
+    return out
+
+
 class Sample:
     """One step's figures (NaN where they cannot be known). In `with monitor.step(...) as s`,
     set s.loss (and any step field by name) inside the block; the figures are filled when the
@@ -381,14 +405,16 @@ class Monitor:
         return _Timed(self, Sample(self._next if step is None else int(step)), tokens)
 
     # -- the report of the steps so far --
-    def _with_report(self, fn):
+    def report(self):
+        """The report of the steps so far, computed once: {"summary": summary(),
+        "findings": findings()}. Asking for both this way costs one report, not two."""
         rep = ctypes.c_void_p()
         err = _Error()
         st = _mon_report(self._handle(), ctypes.byref(rep), ctypes.byref(err))
         if st:
             _raise(st, err)
         try:
-            return fn(rep)
+            return {"summary": _summary_of(rep), "findings": _findings_of(rep)}
         finally:
             _report_free(rep)
 
@@ -396,30 +422,10 @@ class Monitor:
         """Median, mean, p10, p90 and count of the steady steps (warm-up excluded, as `mfu
         report` does) for mfu, hfu, tokens_per_s, model_flops_per_s_per_device, ...: a dict of
         dicts."""
-        def get(rep):
-            out = {}
-            for name, num in _SERIES.items():
-                s = _report_summary(rep, num)
-                out[name] = {"n": s.n, "median": s.median, "mean": s.mean, "p10": s.p10,
-                             "p90": s.p90}
-            return out
-        return self._with_report(get)
+        return self.report()["summary"]
 
     def findings(self):
         """The analysis' findings of the steps so far (stalls, throttling, padding, a NaN
         loss, ...): a list of dicts with kind, severity, first_step, last_step, summary,
         next_step and evidence."""
-        def get(rep):
-            a = _report_analysis(rep)
-            out = []
-            for i in range(_finding_count(a) if a else 0):
-                f = _finding_at(a, i).contents
-                out.append({
-                    "kind": f.kind.decode(), "severity": _severity_name(f.severity).decode(),
-                    "first_step": f.first_step, "last_step": f.last_step,
-                    "summary": f.summary.decode(), "next_step": f.next_step.decode(),
-                    "evidence": {f.evidence[k].name.decode(): f.evidence[k].value
-                                 for k in range(min(f.nevidence, 8))},
-                })
-            return out
-        return self._with_report(get)
+        return self.report()["findings"]

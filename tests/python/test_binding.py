@@ -131,6 +131,9 @@ class Monitor(unittest.TestCase):
                 mfus.append(s.mfu)
             got = mon.summary()
             kinds = sorted(f["kind"] for f in mon.findings())
+            both = mon.report()  # one report: the same summary and findings
+            self.assertEqual(both["summary"], got)
+            self.assertEqual(sorted(f["kind"] for f in both["findings"]), kinds)
             mon.close()
             rep = json.loads(cli("report", path, *ctx, "--json", "--no-series"))
             self.assertEqual(rep["format"], "mfu")
