@@ -56,14 +56,6 @@ static void init_finding(mfu_finding *f, const char *kind, mfu_severity sev, int
     f->last_step = last;
 }
 
-static double median_copy(const double *v, size_t n, double *tmp)
-{
-    if (n == 0)
-        return NAN;
-    memcpy(tmp, v, n * sizeof *tmp);
-    return mfu__median_inplace(tmp, n);
-}
-
 /* Scratch shared by the detectors: two arrays of n doubles and one of n indices. */
 typedef struct scratch {
     double *x, *y;
@@ -161,7 +153,7 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
             }
         if (m < 3)
             continue;
-        double base = median_copy(s->x, m, s->y);
+        double base = mfu__median_copy(s->x, m, s->y);
         double sd = mfu__robust_sd(s->x, m, s->y);
         double thr = STALL_SIGMAS * sd;
         if (thr < log(1 + STALL_MIN_EXCESS))
@@ -705,7 +697,7 @@ static void detect_loss(mfu_analysis *a, scratch *s)
     size_t b_first = 0, b_last = 0;
     bool hit = false;
     for (size_t b = 0; b < nb; b++) {
-        double med = median_copy(s->x + b * w, w, s->y);
+        double med = mfu__median_copy(s->x + b * w, w, s->y);
         if (b > 0 && run_min > 0) {
             double r = med / run_min;
             last_ratio = r;

@@ -332,12 +332,6 @@ static int cmp_size(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-static double median_of(const double *x, size_t lo, size_t hi, double *tmp)
-{
-    memcpy(tmp, x + lo, (hi - lo) * sizeof *tmp);
-    return mfu__median_inplace(tmp, hi - lo);
-}
-
 /* Merge adjacent pieces whose medians (of either signal) differ by less than the shift. */
 static size_t prune(const cp_ctx *c, size_t *cuts, size_t ncuts, size_t m, double minshift,
                     double *tmp)
@@ -351,8 +345,8 @@ static size_t prune(const cp_ctx *c, size_t *cuts, size_t ncuts, size_t m, doubl
             size_t b1 = q + 1 < ncuts ? cuts[q + 1] : m;
             double d = 0;
             for (int s = 0; s < c->nsig; s++) {
-                double ds =
-                    fabs(median_of(c->sig[s], a1, b1, tmp) - median_of(c->sig[s], a0, a1, tmp));
+                double ds = fabs(mfu__median_copy(c->sig[s] + a1, b1 - a1, tmp) -
+                                 mfu__median_copy(c->sig[s] + a0, a1 - a0, tmp));
                 if (ds > d)
                     d = ds;
             }

@@ -37,6 +37,14 @@ double mfu__median_inplace(double *v, size_t n)
     return 0.5 * (lower + upper);
 }
 
+double mfu__median_copy(const double *v, size_t n, double *tmp)
+{
+    if (n == 0)
+        return NAN;
+    memcpy(tmp, v, n * sizeof *tmp);
+    return mfu__median_inplace(tmp, n);
+}
+
 double mfu__quantile_sorted(const double *v, size_t n, double q)
 {
     if (n == 0)
