@@ -342,33 +342,6 @@ double *mfu__step_field(mfu_step *s, mfu_column c)
 }
 
 
-static bool same_double(double a, double b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
-
-bool mfu__step_equal(const mfu_step *a, const mfu_step *b)
-{
-    if (a->step != b->step || a->rank != b->rank || a->flags != b->flags ||
-        a->tokens_per_s_scope != b->tokens_per_s_scope ||
-        a->flops_per_s_scope != b->flops_per_s_scope || a->mfu_scope != b->mfu_scope ||
-        a->samples_per_s_scope != b->samples_per_s_scope || a->recompute != b->recompute ||
-        a->dtype != b->dtype)
-        return false;
-    for (int c = 0; c < MFU_COL_COUNT_; c++)
-        if (!same_double(*mfu__step_field((mfu_step *)(uintptr_t)a, (mfu_column)c),
-                         *mfu__step_field((mfu_step *)(uintptr_t)b, (mfu_column)c)))
-            return false;
-    return true;
-}
-
-bool mfu__rank_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b)
-{
-    return a->row == b->row && a->step == b->step && a->rank == b->rank &&
-           same_double(a->step_time_s, b->step_time_s) &&
-           same_double(a->tokens_per_s, b->tokens_per_s);
-}
-
 static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])
 {
     for (int c = 0; c < MFU_COL_COUNT_; c++)
