@@ -959,8 +959,8 @@ mfu_status mfu_cpu_device(mfu_device_slot *slot, const mfu_device_info **out, mf
     return MFU_OK;
 }
 
-void mfu__cpu_device_from(mfu_device_slot *slot, const mfu_cpu_info *in,
-                          const mfu_cpu_peak *peak, const mfu_device_info **out)
+void mfu__cpu_device_from(mfu_device_slot *slot, const mfu_cpu_info *in, const mfu_cpu_peak *peak,
+                          const mfu_device_info **out)
 {
     const mfu_cpu_info info = *in;
     memset(slot, 0, sizeof *slot);

@@ -27,7 +27,7 @@ typedef struct csv_state {
     char delim;
     int col[MFU__F_COUNT]; /* column index of each field, -1 when absent */
     size_t ncols;
-    char header[256]; /* the header as read (for messages) */
+    char header[256];                 /* the header as read (for messages) */
     mfu__span cells[CSV_MAX_COLUMNS]; /* the cells of the current line */
     char *buf;                        /* their unquoted text (grown to the longest line) */
     size_t cap;

@@ -34,7 +34,7 @@ mfu_status mfu__preset_find_with(const char *name, const mfu_arch *overrides, mf
     if (!name || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_preset_find: NULL argument");
     for (size_t i = 0; mfu__model_preset_names[i]; i++) { /* sorted as the embedded files */
-        const char *preset = mfu__model_preset_names[i]; /* the file name without ".json" */
+        const char *preset = mfu__model_preset_names[i];  /* the file name without ".json" */
         if (mfu__strcasecmp(preset, name) != 0)
             continue;
         const struct mfu__embedded *e = &mfu__model_presets[i];

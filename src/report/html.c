@@ -419,8 +419,8 @@ static void charts(hb *b, const mfu_report *r)
         c.nmarkers = 0;
         hb_svg(b, mfu__svg_line_chart(&c));
     }
-    mfu__rbuf_printf(b, "<div class=\"legend\">Steps %.0f–%.0f on one axis in every chart. ", p.xmin,
-              p.xmax);
+    mfu__rbuf_printf(b, "<div class=\"legend\">Steps %.0f–%.0f on one axis in every chart. ",
+                     p.xmin, p.xmax);
     if (nb)
         mfu__rbuf_puts(b, "Dashed lines: segment boundaries. ");
     if (nf)
@@ -432,8 +432,9 @@ static void charts(hb *b, const mfu_report *r)
         mfu__rbuf_puts(b, "<h3>Step times (steady steps)</h3><div class=\"charts\">");
         hb_svg(b, mfu__svg_histogram(p.steady_t, p.nsteady, 0, "Step time distribution", CHART_W,
                                      200));
-        mfu__rbuf_puts(b, "<div class=\"legend\">Freedman–Diaconis bins; the last bar collects steps "
-                  "beyond 1.5 × the 99th percentile (stalls).</div></div>");
+        mfu__rbuf_puts(b,
+                       "<div class=\"legend\">Freedman–Diaconis bins; the last bar collects steps "
+                       "beyond 1.5 × the 99th percentile (stalls).</div></div>");
     }
     free(bounds);
     free(marks);
@@ -471,18 +472,18 @@ static void segments(hb *b, const mfu_analysis *a)
     if (!ns)
         return;
     mfu__rbuf_printf(b,
-              "<h3>Segments (%zu)</h3><table><tr><th>#</th><th>steps</th><th>cause</th>"
-              "<th>settle</th><th>tokens/s [95 %%]</th><th>MFU [95 %%]</th><th>median "
-              "step</th><th>configuration</th></tr>",
-              ns);
+                     "<h3>Segments (%zu)</h3><table><tr><th>#</th><th>steps</th><th>cause</th>"
+                     "<th>settle</th><th>tokens/s [95 %%]</th><th>MFU [95 %%]</th><th>median "
+                     "step</th><th>configuration</th></tr>",
+                     ns);
     for (size_t i = 0; i < ns; i++) {
         const mfu_segment *g = mfu_analysis_segment(a, i);
         const mfu_level *l = &g->level;
         mfu__rbuf_printf(b,
-                  "<tr><td>%zu</td><td class=\"num\">%lld–%lld</td><td>%s</td>"
-                  "<td class=\"num\">%zu</td>",
-                  i, (long long)g->start_step, (long long)g->end_step, mfu_cause_name(g->cause),
-                  g->settle_steps);
+                         "<tr><td>%zu</td><td class=\"num\">%lld–%lld</td><td>%s</td>"
+                         "<td class=\"num\">%zu</td>",
+                         i, (long long)g->start_step, (long long)g->end_step,
+                         mfu_cause_name(g->cause), g->settle_steps);
         interval_cell(b, l->tokens_per_s, false);
         interval_cell(b, l->mfu, true);
         mfu__rbuf_printf(b, "<td class=\"num\">%.4g s</td><td>", l->median_step_time_s);
@@ -513,7 +514,7 @@ static const char *term_label(mfu_term t)
 static void terms_table(hb *b, const mfu_decomposition *d)
 {
     mfu__rbuf_puts(b, "<table><tr><th>term</th><th>change</th><th>95 % interval</th><th>share</th>"
-              "<th>direction</th><th>size</th></tr>");
+                      "<th>direction</th><th>size</th></tr>");
     for (int k = 0; k < MFU_TERM_COUNT_; k++) {
         const mfu_term_change *c = &d->term[k];
         if (k != MFU_TERM_TOKENS_PER_S && !isfinite(c->dln))
@@ -544,12 +545,12 @@ static void terms_table(hb *b, const mfu_decomposition *d)
             mfu__rbuf_puts(b, "–");
         bool iv = isfinite(c->lo_pct);
         mfu__rbuf_printf(b, "</td><td>%s</td><td>%s</td></tr>",
-                  !iv                    ? "–"
-                  : c->direction_certain ? "<span class=\"yes\">certain</span>"
-                                         : "<span class=\"no\">not certain</span>",
-                  !iv             ? "–"
-                  : c->size_known ? "<span class=\"yes\">known</span>"
-                                  : "<span class=\"no\">not known</span>");
+                         !iv                    ? "–"
+                         : c->direction_certain ? "<span class=\"yes\">certain</span>"
+                                                : "<span class=\"no\">not certain</span>",
+                         !iv             ? "–"
+                         : c->size_known ? "<span class=\"yes\">known</span>"
+                                         : "<span class=\"no\">not known</span>");
     }
     mfu__rbuf_puts(b, "</table>");
 }
@@ -566,9 +567,9 @@ static void boundaries(hb *b, const mfu_analysis *a)
         char title[200];
         snprintf(title, sizeof title, "Step %lld: Δ ln tokens/s by term", (long long)g->start_step);
         mfu__rbuf_printf(b, "<div class=\"boundary\"><div class=\"muted\">step %lld · ",
-                  (long long)g->start_step);
-        mfu__rbuf_esc(b,
-                d->config_change[0] ? d->config_change : "level shift (no configuration change)");
+                         (long long)g->start_step);
+        mfu__rbuf_esc(b, d->config_change[0] ? d->config_change
+                                             : "level shift (no configuration change)");
         mfu__rbuf_puts(b, "</div><p class=\"sentence\">");
         mfu__rbuf_esc(b, d->sentence);
         mfu__rbuf_puts(b, "</p><div class=\"split\"><div>");
@@ -585,19 +586,21 @@ static void findings(hb *b, const mfu_analysis *a)
     mfu__rbuf_printf(b, "<h3>Findings (%zu)</h3>", nf);
     if (!nf) {
         mfu__rbuf_puts(b, "<p class=\"muted\">None: no stall, throttling, padding, recomputation, "
-                  "impossible value, loss problem or straggler was found in the steady "
-                  "steps.</p>");
+                          "impossible value, loss problem or straggler was found in the steady "
+                          "steps.</p>");
         return;
     }
     mfu__rbuf_puts(b, "<ul class=\"findings\">");
     for (size_t i = 0; i < nf; i++) {
         const mfu_finding *f = mfu_analysis_finding(a, i);
         const char *sev = mfu_severity_name(f->severity);
-        mfu__rbuf_printf(b, "<li class=\"sev-%s\"><span class=\"badge sev-%s\">%s</span>", sev, sev, sev);
+        mfu__rbuf_printf(b, "<li class=\"sev-%s\"><span class=\"badge sev-%s\">%s</span>", sev, sev,
+                         sev);
         mfu__rbuf_puts(b, "<span class=\"kind\">");
         mfu__rbuf_esc(b, f->kind);
-        mfu__rbuf_printf(b, "</span><span class=\"steps\">steps %lld–%lld</span><p class=\"summary\">",
-                  (long long)f->first_step, (long long)f->last_step);
+        mfu__rbuf_printf(b,
+                         "</span><span class=\"steps\">steps %lld–%lld</span><p class=\"summary\">",
+                         (long long)f->first_step, (long long)f->last_step);
         mfu__rbuf_esc(b, f->summary);
         mfu__rbuf_puts(b, "</p>");
         if (f->nevidence) {
@@ -633,8 +636,9 @@ static void comparisons(hb *b, const mfu_report *r)
     size_t n = mfu_report_comparison_count(r);
     if (!n)
         return;
-    mfu__rbuf_puts(b, "<h3>Reported vs recomputed (steady medians)</h3><table><tr><th>figure</th>"
-              "<th>reported</th><th>recomputed</th><th>ratio</th><th></th><th>cause</th></tr>");
+    mfu__rbuf_puts(
+        b, "<h3>Reported vs recomputed (steady medians)</h3><table><tr><th>figure</th>"
+           "<th>reported</th><th>recomputed</th><th>ratio</th><th></th><th>cause</th></tr>");
     for (size_t i = 0; i < n; i++) {
         const mfu_report_comparison *x = mfu_report_comparison_at(r, i);
         char rep[48], rec[48];
@@ -647,8 +651,8 @@ static void comparisons(hb *b, const mfu_report *r)
         mfu__rbuf_puts(b, "</td><td class=\"num\">");
         mfu__rbuf_esc(b, rec);
         mfu__rbuf_printf(b, "</td><td class=\"num\">%.3f</td><td>%s</td><td>", x->ratio,
-                  x->agrees ? "<span class=\"badge ok\">agrees</span>"
-                            : "<span class=\"badge bad\">differs</span>");
+                         x->agrees ? "<span class=\"badge ok\">agrees</span>"
+                                   : "<span class=\"badge bad\">differs</span>");
         if (!x->agrees) {
             mfu__rbuf_esc(b, mfu_mismatch_name(x->cause));
             if (x->explanation[0]) {
@@ -666,13 +670,14 @@ static void invariants(hb *b, const mfu_analysis *a)
     size_t n = mfu_analysis_invariant_count(a);
     if (!n)
         return;
-    mfu__rbuf_puts(b, "<h3>Expectations</h3><table><tr><th></th><th>expression</th><th>measured</th>"
-              "</tr>");
+    mfu__rbuf_puts(b,
+                   "<h3>Expectations</h3><table><tr><th></th><th>expression</th><th>measured</th>"
+                   "</tr>");
     for (size_t i = 0; i < n; i++) {
         const mfu_invariant_result *v = mfu_analysis_invariant(a, i);
         mfu__rbuf_printf(b, "<tr><td>%s</td><td><code>",
-                  v->passed ? "<span class=\"badge ok\">ok</span>"
-                            : "<span class=\"badge bad\">violated</span>");
+                         v->passed ? "<span class=\"badge ok\">ok</span>"
+                                   : "<span class=\"badge bad\">violated</span>");
         mfu__rbuf_esc(b, v->expression);
         mfu__rbuf_puts(b, "</code></td><td>");
         mfu__rbuf_esc(b, v->message);
@@ -721,17 +726,17 @@ mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char
     b.max = HTML_MAX_BYTES;
     const char *t = title && *title ? title : "mfu report";
     mfu__rbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-               "<title>");
+                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                       "<title>");
     mfu__rbuf_esc(&b, t);
     mfu__rbuf_puts(&b, "</title><style>");
     mfu__rbuf_puts(&b, CSS);
     mfu__rbuf_puts(&b, "</style></head><body><main><h1>");
     mfu__rbuf_esc(&b, t);
     mfu__rbuf_printf(&b,
-              " <small>%zu run%s · MFU = useful model FLOP/s ÷ (devices × dense peak)"
-              "</small></h1>",
-              n, n == 1 ? "" : "s");
+                     " <small>%zu run%s · MFU = useful model FLOP/s ÷ (devices × dense peak)"
+                     "</small></h1>",
+                     n, n == 1 ? "" : "s");
     for (size_t i = 0; i < n && !b.failed; i++) {
         const mfu_report *r = runs[i].report;
         const mfu_analysis *a = mfu_report_analysis(r);
@@ -749,10 +754,11 @@ mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char
         notes(&b, r);
         mfu__rbuf_puts(&b, "</section>");
     }
-    mfu__rbuf_puts(&b, "<footer>Written by mfu. Levels are total tokens ÷ total time over the steady "
-               "steps; intervals are 95 % moving-block bootstrap intervals; “direction "
-               "certain” means the interval excludes zero, “size known” that it is narrower "
-               "than the size threshold. See docs/analysis.md.</footer></main></body></html>\n");
+    mfu__rbuf_puts(
+        &b, "<footer>Written by mfu. Levels are total tokens ÷ total time over the steady "
+            "steps; intervals are 95 % moving-block bootstrap intervals; “direction "
+            "certain” means the interval excludes zero, “size known” that it is narrower "
+            "than the size threshold. See docs/analysis.md.</footer></main></body></html>\n");
     if (b.failed) {
         free(b.p);
         return mfu__fail(err, MFU_E_NOMEM, 0,

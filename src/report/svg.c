@@ -1,8 +1,8 @@
 /*
  * svg.c - line chart, waterfall and histogram as self-contained SVG (see svg.h).
  *
- * Output goes through a small bounded buffer; every piece of caller text goes through mfu__rbuf_esc().
- * Numbers are written with "%.1f" for coordinates (sub-pixel precision is noise).
+ * Output goes through a small bounded buffer; every piece of caller text goes through
+ * mfu__rbuf_esc(). Numbers are written with "%.1f" for coordinates (sub-pixel precision is noise).
  */
 #include "report/svg.h"
 
@@ -283,20 +283,20 @@ static const char *sev_colour(mfu_severity s)
 static void open_svg(mfu__rbuf *b, int w, int h, const char *title, const char *cls)
 {
     mfu__rbuf_printf(b,
-              "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" width=\"%d\" "
-              "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
-              cls, w, h, w, h);
+                     "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" width=\"%d\" "
+                     "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+                     cls, w, h, w, h);
     mfu__rbuf_esc(b, title ? title : "chart");
     mfu__rbuf_printf(b, "\" font-family=\"system-ui, -apple-system, 'Segoe UI', sans-serif\" "
-                 "font-size=\"11\">");
+                        "font-size=\"11\">");
     mfu__rbuf_printf(b, "<title>");
     mfu__rbuf_esc(b, title ? title : "chart");
     mfu__rbuf_printf(b, "</title>");
     if (title && *title) {
         mfu__rbuf_printf(b,
-                  "<text class=\"mfu-title\" x=\"%d\" y=\"16\" font-size=\"13\" "
-                  "font-weight=\"600\">",
-                  MFU__SVG_MARGIN_LEFT);
+                         "<text class=\"mfu-title\" x=\"%d\" y=\"16\" font-size=\"13\" "
+                         "font-weight=\"600\">",
+                         MFU__SVG_MARGIN_LEFT);
         mfu__rbuf_esc(b, title);
         mfu__rbuf_printf(b, "</text>");
     }
@@ -387,9 +387,9 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
     mfu__rbuf b = {0};
     open_svg(&b, W, H, c->title, "mfu-chart mfu-line-chart");
     mfu__rbuf_printf(&b,
-              "<rect class=\"mfu-plot\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" "
-              "fill=\"none\" stroke=\"#ccc\"/>",
-              L, T, pw, ph);
+                     "<rect class=\"mfu-plot\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%d\" "
+                     "fill=\"none\" stroke=\"#ccc\"/>",
+                     L, T, pw, ph);
     for (size_t i = 0; i < nyt; i++) {
         if (yt[i] < ymin - 1e-9 * ystep || yt[i] > ymax + 1e-9 * ystep)
             continue;
@@ -397,10 +397,10 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         fmt_tick(lab, sizeof lab, yt[i], ystep, tick_ref(yt, nyt));
         double py = PY(yt[i]);
         mfu__rbuf_printf(&b,
-                  "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                  "stroke=\"#eee\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
-                  "text-anchor=\"end\">%s</text>",
-                  L, L + pw, py, py, L - 4, py + 4, lab);
+                         "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                         "stroke=\"#eee\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
+                         "text-anchor=\"end\">%s</text>",
+                         L, L + pw, py, py, L - 4, py + 4, lab);
     }
     for (size_t i = 0; i < nxt; i++) {
         if (xt[i] < xmin - 1e-9 * xstep || xt[i] > xmax + 1e-9 * xstep)
@@ -408,19 +408,21 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         char lab[32];
         fmt_tick(lab, sizeof lab, xt[i], xstep, tick_ref(xt, nxt));
         double px = PX(xt[i]);
-        mfu__rbuf_printf(&b,
-                  "<line class=\"mfu-xtick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                  "stroke=\"#999\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
-                  "text-anchor=\"middle\">%s</text>",
-                  px, px, T + ph, T + ph + 4, px, T + ph + 16, lab);
+        mfu__rbuf_printf(
+            &b,
+            "<line class=\"mfu-xtick\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+            "stroke=\"#999\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
+            "text-anchor=\"middle\">%s</text>",
+            px, px, T + ph, T + ph + 4, px, T + ph + 16, lab);
     }
-    mfu__rbuf_printf(&b, "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step</text>",
-              L + pw / 2.0, H - 4);
+    mfu__rbuf_printf(
+        &b, "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step</text>",
+        L + pw / 2.0, H - 4);
     if (c->y_label) {
         mfu__rbuf_printf(&b,
-                  "<text class=\"mfu-axis\" transform=\"translate(12 %.1f) rotate(-90)\" "
-                  "text-anchor=\"middle\">",
-                  T + ph / 2.0);
+                         "<text class=\"mfu-axis\" transform=\"translate(12 %.1f) rotate(-90)\" "
+                         "text-anchor=\"middle\">",
+                         T + ph / 2.0);
         mfu__rbuf_esc(&b, c->y_label);
         mfu__rbuf_printf(&b, "</text>");
     }
@@ -429,9 +431,9 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         if (!(x >= xmin && x <= xmax))
             continue;
         mfu__rbuf_printf(&b,
-                  "<line class=\"mfu-boundary\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
-                  "y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>",
-                  PX(x), PX(x), T, T + ph);
+                         "<line class=\"mfu-boundary\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" "
+                         "y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>",
+                         PX(x), PX(x), T, T + ph);
     }
     /* The series: one path, downsampled per pixel column. */
     size_t *keep = malloc(((size_t)pw * 5 + 1) * sizeof *keep);
@@ -440,7 +442,7 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
     size_t nk = keep ? mfu__svg_downsample(X, Y, c->n, xmin, xmax, pw, keep) : 0;
     if (nk) {
         mfu__rbuf_printf(&b, "<path class=\"mfu-line\" fill=\"none\" stroke=\"#1f618d\" "
-                      "stroke-width=\"1.2\" d=\"");
+                             "stroke-width=\"1.2\" d=\"");
         bool pen = false;
         for (size_t j = 0; j < nk; j++) {
             if (keep[j] == SIZE_MAX) {
@@ -460,8 +462,9 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         if (!(m->x >= xmin && m->x <= xmax))
             continue;
         double px = PX(m->x);
-        mfu__rbuf_printf(&b, "<g class=\"mfu-marker %s\"><path d=\"M%.1f %.1fl-5 -8h10z\" fill=\"%s\"/>",
-                  sev_class(m->severity), px, T, sev_colour(m->severity));
+        mfu__rbuf_printf(
+            &b, "<g class=\"mfu-marker %s\"><path d=\"M%.1f %.1fl-5 -8h10z\" fill=\"%s\"/>",
+            sev_class(m->severity), px, T, sev_colour(m->severity));
         if (m->label) {
             mfu__rbuf_printf(&b, "<title>");
             mfu__rbuf_esc(&b, m->label);
@@ -542,10 +545,10 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         char lab[32];
         fmt_tick(lab, sizeof lab, pt[i], pstep, tick_ref(pt, npt));
         mfu__rbuf_printf(&b,
-                  "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                  "stroke=\"%s\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
-                  "text-anchor=\"end\">%s%%</text>",
-                  L, L + pw, py, py, pt[i] == 0 ? "#999" : "#eee", L - 4, py + 4, lab);
+                         "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                         "stroke=\"%s\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
+                         "text-anchor=\"end\">%s%%</text>",
+                         L, L + pw, py, py, pt[i] == 0 ? "#999" : "#eee", L - 4, py + 4, lab);
     }
     double slot = (double)pw / NB, bw = slot * 0.6;
     for (int i = 0; i < NB; i++) {
@@ -560,19 +563,19 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         if (y1 - y0 < 1)
             y1 = y0 + 1;
         mfu__rbuf_printf(&b,
-                  "<rect class=\"mfu-bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                  "height=\"%.1f\" fill=\"%s\"/>",
-                  cls, x, y0, bw, y1 - y0, fill);
+                         "<rect class=\"mfu-bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                         "height=\"%.1f\" fill=\"%s\"/>",
+                         cls, x, y0, bw, y1 - y0, fill);
         char pct[40];
         mfu__fmt_pct(pct, sizeof pct, ok[i] ? expm1(val[i]) : NAN);
         mfu__rbuf_printf(&b,
-                  "<text class=\"mfu-bar-label\" x=\"%.1f\" y=\"%.1f\" "
-                  "text-anchor=\"middle\">%s</text>",
-                  x + bw / 2, y0 - 3, pct);
+                         "<text class=\"mfu-bar-label\" x=\"%.1f\" y=\"%.1f\" "
+                         "text-anchor=\"middle\">%s</text>",
+                         x + bw / 2, y0 - 3, pct);
         mfu__rbuf_printf(&b,
-                  "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
-                  "text-anchor=\"middle\">%s</text>",
-                  x + bw / 2, T + ph + 16, bars[i].label);
+                         "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
+                         "text-anchor=\"middle\">%s</text>",
+                         x + bw / 2, T + ph + 16, bars[i].label);
     }
 #undef PY
     mfu__rbuf_printf(&b, "</svg>");
@@ -650,10 +653,10 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
         char lab[32];
         fmt_tick(lab, sizeof lab, ct[i], cstep, tick_ref(ct, nct));
         mfu__rbuf_printf(&b,
-                  "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
-                  "stroke=\"#eee\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
-                  "text-anchor=\"end\">%s</text>",
-                  L, L + pw, py, py, L - 4, py + 4, lab);
+                         "<line class=\"mfu-grid\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                         "stroke=\"#eee\"/><text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" "
+                         "text-anchor=\"end\">%s</text>",
+                         L, L + pw, py, py, L - 4, py + 4, lab);
     }
     for (int k = 0; k <= nb; k++) {
         if (k == nb && !overflow)
@@ -661,10 +664,10 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
         double x = L + bw * (k == nb ? nb + 1 : k);
         double h = (double)cnt[k] / cmaxp * ph;
         mfu__rbuf_printf(&b,
-                  "<rect class=\"mfu-bar%s\" data-count=\"%zu\" x=\"%.1f\" y=\"%.1f\" "
-                  "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
-                  k == nb ? " overflow" : "", cnt[k], x + 0.5, T + ph - h, bw - 1, h,
-                  k == nb ? "#c0392b" : "#1f618d");
+                         "<rect class=\"mfu-bar%s\" data-count=\"%zu\" x=\"%.1f\" y=\"%.1f\" "
+                         "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
+                         k == nb ? " overflow" : "", cnt[k], x + 0.5, T + ph - h, bw - 1, h,
+                         k == nb ? "#c0392b" : "#1f618d");
     }
     double xt[16], xstep = 1;
     size_t nxt = mfu__svg_nice_ticks(lo, hi, 6, xt, &xstep);
@@ -674,19 +677,20 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
         double px = L + (xt[i] - lo) / (hi - lo) * bw * nb;
         char lab[32];
         fmt_tick(lab, sizeof lab, xt[i], xstep, tick_ref(xt, nxt));
-        mfu__rbuf_printf(&b,
-                  "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
-                  px, T + ph + 16, lab);
+        mfu__rbuf_printf(
+            &b, "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+            px, T + ph + 16, lab);
     }
     if (overflow)
-        mfu__rbuf_printf(&b,
-                  "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&gt; "
-                  "%.3g</text>",
-                  L + bw * (nb + 1.5), T + ph + 16, hi);
+        mfu__rbuf_printf(
+            &b,
+            "<text class=\"mfu-tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">&gt; "
+            "%.3g</text>",
+            L + bw * (nb + 1.5), T + ph + 16, hi);
     mfu__rbuf_printf(&b,
-              "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step "
-              "time (s)</text></svg>",
-              L + pw / 2.0, H - 4);
+                     "<text class=\"mfu-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">step "
+                     "time (s)</text></svg>",
+                     L + pw / 2.0, H - 4);
     free(cnt);
     free(s);
     return mfu__rbuf_finish(&b);

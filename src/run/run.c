@@ -341,7 +341,6 @@ double *mfu__step_field(mfu_step *s, mfu_column c)
     return (double *)(void *)((char *)s + col_off[c]);
 }
 
-
 static void step_values(const mfu_step *s, double v[MFU_COL_COUNT_])
 {
     for (int c = 0; c < MFU_COL_COUNT_; c++)

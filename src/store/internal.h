@@ -116,7 +116,6 @@ mfu_status mfu__store_insert_run(mfu_store *s, const char *name, const mfu_run_m
 mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_source *src,
                                  mfu_error *err);
 
-
 /* Metadata <-> JSON text (absent values left out). to_json returns a malloc'd string or NULL
  * when out of memory; from_json fills *m (unknown keys are ignored) and fails on bad JSON. */
 char *mfu__store_meta_to_json(const mfu_run_meta *m);
