@@ -59,8 +59,6 @@ struct mfu_analysis {
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 
-/* Median of v[0..n) (n > 0); reorders v. NaN for n == 0. */
-double mfu__median_inplace(double *v, size_t n);
 /* The median of v[0..n) (NaN when n == 0), v untouched: copied into tmp (n doubles) first. */
 double mfu__median_copy(const double *v, size_t n, double *tmp);
 /* q-quantile (0..1, linear interpolation) of sorted v[0..n); NaN for n == 0. */

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
+#include "util/util.h"
 
 #define MAX_SETTLE 1000
 #define SETTLE_REF_ROWS MFU__SETTLE_REF_ROWS

@@ -21,22 +21,6 @@ void mfu__sort_doubles(double *v, size_t n)
         qsort(v, n, sizeof *v, cmp_double);
 }
 
-double mfu__median_inplace(double *v, size_t n)
-{
-    if (n == 0)
-        return NAN;
-    size_t h = n / 2;
-    double upper = mfu__select_kth(v, n, h);
-    if (n % 2)
-        return upper;
-    /* The lower middle is the largest of v[0..h) after selection. */
-    double lower = v[0];
-    for (size_t i = 1; i < h; i++)
-        if (v[i] > lower)
-            lower = v[i];
-    return 0.5 * (lower + upper);
-}
-
 double mfu__median_copy(const double *v, size_t n, double *tmp)
 {
     if (n == 0)

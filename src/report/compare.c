@@ -51,7 +51,7 @@ static pair_stat pair(const mfu_report *r, const double *rep, const double *rec,
                 continue;
             v[k++] = which == 0 ? rep[i] / rec[i] : which == 1 ? rep[i] : rec[i];
         }
-        double med = mfu__median(v, k, tmp);
+        double med = mfu__median_finite(v, k, tmp);
         if (which == 0) {
             p.k = k;
             p.ratio = med;
@@ -470,7 +470,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
             if (r->state[i] == MFU_STEP_STEADY && isfinite(x) && x > 0)
                 v[k++] = x;
         }
-        double imp = mfu__median(v, k, tmp);
+        double imp = mfu__median_finite(v, k, tmp);
         if (isfinite(imp)) {
             fmt_tf(a, sizeof a, imp);
             if (mfu__stack_devices_with_peak(c->prof, imp, tol, list, sizeof list))

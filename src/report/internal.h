@@ -79,8 +79,6 @@ size_t mfu__stack_devices_with_peak(const mfu__stack *p, double peak, double tol
  * doubles (it is overwritten). */
 mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch);
 
-/* Median of the finite values among x[0..n-1]; NaN when none. scratch: n doubles. */
-double mfu__median(const double *x, size_t n, double *scratch);
 
 /* ---- warm-up (warmup.c) ------------------------------------------------------------------ */
 

@@ -451,10 +451,10 @@ static void implied(mfu_report *r, double *scratch)
     double *tmp = scratch + r->n;
     for (size_t i = 0; i < r->n; i++)
         tmp[i] = rm[i] > 0 ? rf[i] / rm[i] : NAN;
-    c->implied_peak_flops_per_s = mfu__median(tmp, r->n, scratch);
+    c->implied_peak_flops_per_s = mfu__median_finite(tmp, r->n, scratch);
     for (size_t i = 0; i < r->n; i++)
         tmp[i] = tpd[i] > 0 ? rf[i] / tpd[i] : NAN;
-    c->implied_flops_per_token = mfu__median(tmp, r->n, scratch);
+    c->implied_flops_per_token = mfu__median_finite(tmp, r->n, scratch);
 }
 
 /* Notes about what the log itself shows (sentinels, nan losses, skipped steps). */

@@ -38,10 +38,10 @@ static void short_rule(const double *x, size_t n, size_t usable, mfu_report_step
     for (size_t i = 0; i < n; i++)
         if (state[i] == MFU_STEP_STEADY && seen++ >= half)
             scratch[k++] = x[i];
-    double m = mfu__median(scratch, k, scratch + k);
+    double m = mfu__median_finite(scratch, k, scratch + k);
     for (size_t i = 0; i < k; i++)
         scratch[i] = fabs(scratch[i] - m);
-    double tol = MFU__WARMUP_NOISE_K * mfu__median(scratch, k, scratch + k) / m;
+    double tol = MFU__WARMUP_NOISE_K * mfu__median_finite(scratch, k, scratch + k) / m;
     if (tol < MFU__WARMUP_MIN_SLOWDOWN)
         tol = MFU__WARMUP_MIN_SLOWDOWN;
     size_t taken = 0;
@@ -131,7 +131,7 @@ mfu_status mfu__warmup(const double *x, size_t n, const int64_t *steps,
         for (size_t i = 0; i < n; i++)
             if (state[i] == MFU_STEP_STEADY)
                 scratch[k++] = x[i];
-        m = mfu__median(scratch, k, scratch + k);
+        m = mfu__median_finite(scratch, k, scratch + k);
         removed = 0;
         for (size_t i = 0; i < n; i++)
             if (state[i] == MFU_STEP_STEADY && x[i] > MFU__ARTIFACT_FACTOR * m) {

@@ -60,6 +60,18 @@ size_t mfu__fmt_roundtrip(char *buf, size_t n, double v);
 double mfu__select_kth(double *v, size_t n, size_t k);
 bool mfu__parse_int64(const char *s, int64_t *out);
 
+/* ---- order statistics (stats.c) ----------------------------------------------------------- */
+
+/* The q-quantile (0..1, clamped) of v[0..n), Hyndman & Fan type 7 (linear interpolation between
+ * order statistics, numpy's default), by selection: v is reordered, no NaN may be in it. NaN for
+ * n == 0. The one quantile rule of the project: every median shown comes from here. */
+double mfu__quantile_inplace(double *v, size_t n, double q);
+/* mfu__quantile_inplace(v, n, 0.5). */
+double mfu__median_inplace(double *v, size_t n);
+/* The median of the finite values among x[0..n) (NaN when none); scratch holds n doubles and
+ * is overwritten, x is untouched. */
+double mfu__median_finite(const double *x, size_t n, double *scratch);
+
 /* strdup in strict C11 (NULL on allocation failure or NULL input). */
 char *mfu__strdup(const char *s);
 
