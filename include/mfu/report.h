@@ -100,8 +100,10 @@ typedef struct mfu_report mfu_report;
 /* Where a piece of context came from. */
 typedef enum mfu_report_source {
     MFU_SRC_NONE = 0, /* unknown */
-    MFU_SRC_LOG = 1,  /* the log's header or step lines */
-    MFU_SRC_INPUT = 2 /* the caller (command-line flags) */
+    MFU_SRC_LOG = 1,     /* the log's header or step lines */
+    MFU_SRC_INPUT = 2,   /* the caller (command-line flags) */
+    MFU_SRC_INFERRED = 3 /* worked out from the log's own figures (its peak names one device of
+                            the framework's table; its FLOPs per token imply a sequence length) */
 } mfu_report_source;
 
 /* The framework profile used to recompute the log's own figures (see docs/conventions.md,
@@ -147,6 +149,10 @@ typedef struct mfu_report_context {
     double implied_peak_flops_per_s; /* the log's TFLOP/s ÷ its MFU (NaN unless both) */
     double implied_flops_per_token;  /* the log's FLOP/s ÷ tokens/s per device (NaN) */
     int64_t start_time_s;            /* first timestamp of the log (s since 1970), 0 none */
+    bool mfu_from_log;   /* no model: the MFU and FLOP/s series are the log's own figures,
+                            under the framework's convention (stack.name), not mfu's count */
+    size_t context_breaks; /* stretches of steps where the given context does not match the
+                              log's own figures (the notes say where and what they imply) */
 } mfu_report_context;
 
 /* One piece of context that is missing, and the option that supplies it. */

@@ -68,8 +68,6 @@ void mfu__sort_doubles(double *v, size_t n);
 /* Robust standard deviation of v (1.4826 × MAD); reorders nothing (copies into tmp, which
  * must hold n). 0 for n < 2. */
 double mfu__robust_sd(const double *v, size_t n, double *tmp);
-/* Robust noise of a series with level shifts: 1.4826 × MAD of first differences / √2. */
-double mfu__robust_noise(const double *v, size_t n, double *tmp);
 /* Average ranks (1..n, ties averaged) of v into r; *ties (may be NULL) gets Σ (t³ − t) over
  * groups of t equal values (the tie correction of rank statistics). false on allocation
  * failure. */

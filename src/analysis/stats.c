@@ -56,18 +56,6 @@ double mfu__robust_sd(const double *v, size_t n, double *tmp)
     return 1.4826 * mfu__median_inplace(tmp, n);
 }
 
-double mfu__robust_noise(const double *v, size_t n, double *tmp)
-{
-    if (n < 3)
-        return 0;
-    for (size_t i = 0; i + 1 < n; i++)
-        tmp[i] = v[i + 1] - v[i];
-    double med = mfu__median_inplace(tmp, n - 1);
-    for (size_t i = 0; i + 1 < n; i++)
-        tmp[i] = fabs(v[i + 1] - v[i] - med);
-    return 1.4826 * mfu__median_inplace(tmp, n - 1) / sqrt(2.0);
-}
-
 /* qsort cannot carry a context in C11, so ranks sort (value, index) pairs. */
 typedef struct vi {
     double v;

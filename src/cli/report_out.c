@@ -395,6 +395,8 @@ static json_t *context_json(const mfu_report *r)
     json_object_set_new(o, "real_token_fraction", num(c->real_fraction));
     json_object_set_new(o, "implied_peak_flops", num(c->implied_peak_flops_per_s));
     json_object_set_new(o, "implied_flops_per_token", num(c->implied_flops_per_token));
+    json_object_set_new(o, "mfu_from_log", json_boolean(c->mfu_from_log));
+    json_object_set_new(o, "context_breaks", json_integer((json_int_t)c->context_breaks));
     json_object_set_new(o, "start_time_s",
                         c->start_time_s ? json_integer((json_int_t)c->start_time_s) : json_null());
     return o;

@@ -23,7 +23,7 @@
 
 #include "ingest/fieldmap.h"
 #include "ingest/internal.h"
-#include "run/internal.h"
+#include "run/step.h"
 
 /* A held line: bytes follow the header in the hold buffer. */
 typedef struct held {

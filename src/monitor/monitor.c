@@ -20,7 +20,7 @@
 
 #include "mfu/device.h"
 #include "mfu/ingest.h"
-#include "run/internal.h"
+#include "run/step.h"
 #include "util/util.h"
 
 struct mfu_monitor {

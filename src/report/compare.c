@@ -97,7 +97,7 @@ static bool count(const mfu_report *r, const mfu_arch *a, const mfu_workload *wl
     mfu_flops f;
     if (mfu_flops_compute(a, wl, o, &f, NULL) != MFU_OK)
         return false;
-    *out = hardware || r->ctx.stack.counts_recompute ? f.hardware_flops : f.model_flops;
+    *out = hardware || r->fig.c.stack.counts_recompute ? f.hardware_flops : f.model_flops;
     return *out > 0;
 }
 
@@ -121,17 +121,17 @@ static void add(cand *c, size_t *n, mfu_mismatch code, double factor, const char
 static size_t formula_cands(const mfu_report *r, const mfu__cmp_ctx *c, cand *out)
 {
     size_t n = 0;
-    double fs = r->ctx.stack_flops_per_token;
-    if (!c->stack_flops_ok || !c->in->has_arch || !(fs > 0))
+    double fs = r->fig.c.stack_flops_per_token;
+    if (!c->fig->stack_flops_ok || !c->fig->in.has_arch || !(fs > 0))
         return 0;
-    const mfu_arch *in = &c->in->arch;
+    const mfu_arch *in = &c->fig->in.arch;
     mfu_arch a;
     double f;
-    mfu_flops_options o = c->sopt;
+    mfu_flops_options o = c->fig->sopt;
     if (o.attention == MFU_ATTENTION_CAUSAL || o.attention == MFU_ATTENTION_FULL) {
         bool causal = o.attention == MFU_ATTENTION_CAUSAL;
         o.attention = causal ? MFU_ATTENTION_FULL : MFU_ATTENTION_CAUSAL;
-        if (count(r, in, &c->wl, &o, false, &f))
+        if (count(r, in, &c->fig->wl, &o, false, &f))
             add(out, &n, causal ? MFU_MISMATCH_FULL_ATTENTION : MFU_MISMATCH_CAUSAL_ATTENTION,
                 fs / f, "counts the %s score matrix (%s attention)",
                 causal ? "whole" : "causal half of the", causal ? "full" : "causal");
@@ -143,7 +143,7 @@ static size_t formula_cands(const mfu_report *r, const mfu__cmp_ctx *c, cand *ou
         mfu_arch b = a;
         if (gqa) {
             b.kv_heads = b.heads;
-            if (count(r, &b, &c->wl, &c->sopt, false, &f))
+            if (count(r, &b, &c->fig->wl, &c->fig->sopt, false, &f))
                 add(out, &n, MFU_MISMATCH_NO_GQA, fs / f,
                     "treats the %lld KV heads as %lld (multi-head attention, GQA ignored)",
                     (long long)a.kv_heads, (long long)a.heads);
@@ -151,7 +151,7 @@ static size_t formula_cands(const mfu_report *r, const mfu__cmp_ctx *c, cand *ou
         if (gated) {
             b = a;
             b.gated_mlp = MFU_FLAG_NO;
-            if (count(r, &b, &c->wl, &c->sopt, false, &f))
+            if (count(r, &b, &c->fig->wl, &c->fig->sopt, false, &f))
                 add(out, &n, MFU_MISMATCH_NO_SWIGLU, fs / f,
                     "counts 2 MLP matrices instead of the gated MLP's 3 (SwiGLU ignored)");
         }
@@ -159,13 +159,13 @@ static size_t formula_cands(const mfu_report *r, const mfu__cmp_ctx *c, cand *ou
             b = a;
             b.gated_mlp = MFU_FLAG_NO;
             b.ffn = 4 * a.hidden;
-            if (count(r, &b, &c->wl, &c->sopt, false, &f))
+            if (count(r, &b, &c->fig->wl, &c->fig->sopt, false, &f))
                 add(out, &n, MFU_MISMATCH_MLP_4H, fs / f,
                     "assumes a plain 4h MLP (%lld wide, 2 matrices) instead of %s %lld",
                     (long long)(4 * a.hidden), gated ? "a gated" : "a plain", (long long)a.ffn);
             if (gqa) {
                 b.kv_heads = b.heads;
-                if (count(r, &b, &c->wl, &c->sopt, false, &f))
+                if (count(r, &b, &c->fig->wl, &c->fig->sopt, false, &f))
                     add(out, &n, MFU_MISMATCH_MHA_4H, fs / f,
                         "assumes multi-head attention and a plain 4h MLP (GQA and the MLP "
                         "shape ignored)");
@@ -174,7 +174,7 @@ static size_t formula_cands(const mfu_report *r, const mfu__cmp_ctx *c, cand *ou
         if (a.experts > 0 && a.experts_per_token < a.experts) {
             b = a;
             b.experts_per_token = a.experts;
-            if (count(r, &b, &c->wl, &c->sopt, false, &f))
+            if (count(r, &b, &c->fig->wl, &c->fig->sopt, false, &f))
                 add(out, &n, MFU_MISMATCH_ALL_EXPERTS, fs / f,
                     "counts all %lld experts per token instead of the top %lld",
                     (long long)a.experts, (long long)a.experts_per_token);
@@ -183,29 +183,29 @@ static size_t formula_cands(const mfu_report *r, const mfu__cmp_ctx *c, cand *ou
             b = a;
             b.experts_per_token = 1;
             b.shared_experts = 0;
-            if (count(r, &b, &c->wl, &c->sopt, false, &f))
+            if (count(r, &b, &c->fig->wl, &c->fig->sopt, false, &f))
                 add(out, &n, MFU_MISMATCH_NO_MOE, fs / f,
                     "counts one expert per token (top-%lld routing ignored)",
                     (long long)a.experts_per_token);
         }
     }
-    o = c->sopt;
+    o = c->fig->sopt;
     if (!o.count_embeddings && o.params == 0) {
         o.count_embeddings = true;
-        if (count(r, in, &c->wl, &o, false, &f))
+        if (count(r, in, &c->fig->wl, &o, false, &f))
             add(out, &n, MFU_MISMATCH_EMBEDDINGS, fs / f,
                 "counts the input embedding as a matmul (or inside N)");
     }
-    if (!r->ctx.stack.counts_recompute) {
-        mfu_workload wl = c->wl;
+    if (!r->fig.c.stack.counts_recompute) {
+        mfu_workload wl = c->fig->wl;
         wl.recompute = MFU_RECOMPUTE_FULL;
-        if (count(r, in, &wl, &c->sopt, true, &f))
+        if (count(r, in, &wl, &c->fig->sopt, true, &f))
             add(out, &n, MFU_MISMATCH_RECOMPUTE, fs / f,
                 "counts full activation recomputation (hardware FLOPs, an HFU)");
     }
-    if (!r->ctx.stack.counts_padding && c->rho < 1)
-        add(out, &n, MFU_MISMATCH_PADDING, c->rho,
-            "counts padding tokens as real (%.1f%% of the tokens are real)", 100 * c->rho);
+    if (!r->fig.c.stack.counts_padding && c->fig->c.real_fraction < 1)
+        add(out, &n, MFU_MISMATCH_PADDING, c->fig->c.real_fraction,
+            "counts padding tokens as real (%.1f%% of the tokens are real)", 100 * c->fig->c.real_fraction);
     return n;
 }
 
@@ -218,30 +218,30 @@ static bool is_a100(const mfu_device_info *d)
 static size_t peak_cands(const mfu_report *r, const mfu__cmp_ctx *c, double p_used, cand *out)
 {
     size_t n = 0;
-    double pt = c->p_true;
+    double pt = c->fig->c.peak_flops_per_s;
     char a[48], b[48];
     if (!(p_used > 0) || !(pt > 0))
         return 0;
-    const char *dev = c->dev ? c->dev->id : "this device";
-    if (!is_a100(c->dev) && fabs(312e12 / pt - 1) > c->tol) {
-        bool fixed = c->prof && c->prof->peak_rule == MFU__PEAK_FIXED;
+    const char *dev = c->fig->c.device ? c->fig->c.device->id : "this device";
+    if (!is_a100(c->fig->c.device) && fabs(312e12 / pt - 1) > c->tol) {
+        bool fixed = c->fig->prof && c->fig->prof->peak_rule == MFU__PEAK_FIXED;
         fmt_tf(b, sizeof b, pt);
         if (fixed)
             add(out, &n, MFU_MISMATCH_A100_HARDCODED, 312e12 / p_used,
                 "%s divides by a hard-coded 312 TFLOP/s (A100 bf16) whatever the GPU; %s's "
                 "dense %s peak is %s",
-                c->prof->framework, dev, mfu_dtype_name(r->ctx.dtype), b);
+                c->fig->prof->framework, dev, mfu_dtype_name(r->fig.c.dtype), b);
         else
             add(out, &n, MFU_MISMATCH_A100_FALLBACK, 312e12 / p_used,
                 "%s divides by the A100's 312 TFLOP/s, its fallback for a device its table "
                 "lacks; %s's dense %s peak is %s",
-                c->prof ? c->prof->framework : "the framework", dev, mfu_dtype_name(r->ctx.dtype),
+                c->fig->prof ? c->fig->prof->framework : "the framework", dev, mfu_dtype_name(r->fig.c.dtype),
                 b);
     }
     bool fb = false;
     char why[MFU_REPORT_TEXT_MAX];
-    double ps = mfu__stack_peak(c->prof, c->dev, r->ctx.dtype, &fb, why, sizeof why);
-    bool fixed = c->prof && c->prof->peak_rule == MFU__PEAK_FIXED; /* named above already */
+    double ps = mfu__stack_peak(c->fig->prof, c->fig->c.device, r->fig.c.dtype, &fb, why, sizeof why);
+    bool fixed = c->fig->prof && c->fig->prof->peak_rule == MFU__PEAK_FIXED; /* named above already */
     if (ps > 0 && !fb && !fixed && fabs(ps / pt - 1) > c->tol) {
         fmt_tf(a, sizeof a, ps);
         add(out, &n, MFU_MISMATCH_STACK_PEAK, ps / p_used,
@@ -342,7 +342,7 @@ static void search(mfu_report_comparison *x, const cand *f, size_t nf, const can
 
 static const char *formula_name(const mfu_report *r, char *buf, size_t n)
 {
-    const mfu_report_stack *s = &r->ctx.stack;
+    const mfu_report_stack *s = &r->fig.c.stack;
     if (s->name[0] && s->has_convention) {
         const char *conv = mfu_convention_name(s->convention);
         const char *att = s->convention == MFU_CONV_6N ? "no" : attention_word(s->attention);
@@ -351,15 +351,15 @@ static const char *formula_name(const mfu_report *r, char *buf, size_t n)
         else
             setf(buf, n, "%s formula = %s, %s attention", s->framework, conv, att);
     } else {
-        setf(buf, n, "mfu's %s convention, %s attention", mfu_convention_name(r->ctx.convention),
-             attention_word(r->ctx.attention));
+        setf(buf, n, "mfu's %s convention, %s attention", mfu_convention_name(r->fig.c.convention),
+             attention_word(r->fig.c.attention));
     }
     return buf;
 }
 
 void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
 {
-    mfu_report_context *ctx = &r->ctx;
+    mfu_report_context *ctx = &r->fig.c;
     double tol = c->tol;
     cand fc[MAX_CANDS], pc[MAX_CANDS];
     size_t nf = formula_cands(r, c, fc);
@@ -370,9 +370,9 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
     bool rep_mfu = r->stat[MFU_RS_REPORTED_MFU].n > 0;
 
     /* 1. the printed FLOP/s */
-    if (rep_flops && c->stack_flops_ok) {
-        pair_stat p = pair(r, r->col[MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE],
-                           r->col[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE], c->scratch);
+    if (rep_flops && c->fig->stack_flops_ok) {
+        pair_stat p = pair(r, r->cols.v[MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE],
+                           r->cols.v[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE], c->scratch);
         mfu_report_comparison *x = new_cmp(r, MFU_FIGURE_FLOPS_PER_S, &p, tol);
         if (x) {
             setf(x->label, sizeof x->label, "%s TFLOP/s per device (%s)",
@@ -384,8 +384,8 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
 
     /* 2. the printed MFU, recomputed with the framework's formula and its peak */
     double ps = ctx->stack_peak_flops_per_s;
-    if (rep_mfu && c->stack_flops_ok && ps > 0) {
-        pair_stat p = pair(r, r->col[MFU_RS_REPORTED_MFU], r->col[MFU_RS_STACK_MFU], c->scratch);
+    if (rep_mfu && c->fig->stack_flops_ok && ps > 0) {
+        pair_stat p = pair(r, r->cols.v[MFU_RS_REPORTED_MFU], r->cols.v[MFU_RS_STACK_MFU], c->scratch);
         mfu_report_comparison *x = new_cmp(r, MFU_FIGURE_MFU, &p, tol);
         if (x) {
             fmt_tf(a, sizeof a, ps);
@@ -402,19 +402,19 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
     }
 
     /* 3. the printed MFU on the device's real dense peak, when the framework uses another */
-    double pt = c->p_true;
-    if (rep_mfu && c->stack_flops_ok && ps > 0 && pt > 0 && fabs(ps / pt - 1) > tol) {
+    double pt = c->fig->c.peak_flops_per_s;
+    if (rep_mfu && c->fig->stack_flops_ok && ps > 0 && pt > 0 && fabs(ps / pt - 1) > tol) {
         double *rec = calloc(r->n, sizeof *rec);
         if (rec) {
             for (size_t i = 0; i < r->n; i++)
-                rec[i] = r->col[MFU_RS_STACK_MFU][i] * ps / pt;
-            pair_stat p = pair(r, r->col[MFU_RS_REPORTED_MFU], rec, c->scratch);
+                rec[i] = r->cols.v[MFU_RS_STACK_MFU][i] * ps / pt;
+            pair_stat p = pair(r, r->cols.v[MFU_RS_REPORTED_MFU], rec, c->scratch);
             free(rec);
             mfu_report_comparison *x = new_cmp(r, MFU_FIGURE_MFU, &p, tol);
             if (x) {
                 fmt_tf(b, sizeof b, pt);
                 setf(x->label, sizeof x->label, "MFU on %s's dense %s peak (%s), %s formula",
-                     c->dev ? c->dev->id : "the device", mfu_dtype_name(ctx->dtype), b,
+                     c->fig->c.device ? c->fig->c.device->id : "the device", mfu_dtype_name(ctx->dtype), b,
                      ctx->stack.name[0] ? fw : "mfu's");
                 x->peak_flops_per_s = pt;
                 if (!x->agrees) {
@@ -430,7 +430,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
 
     /* 4. the printed tokens/s against tokens / step time */
     if (r->stat[MFU_RS_REPORTED_TOKENS_PER_S].n > 0) {
-        pair_stat p = pair(r, r->col[MFU_RS_REPORTED_TOKENS_PER_S], c->derived_tps, c->scratch);
+        pair_stat p = pair(r, r->cols.v[MFU_RS_REPORTED_TOKENS_PER_S], r->cols.v[MFU__FC_DERIVED_TPS], c->scratch);
         mfu_report_comparison *x = new_cmp(r, MFU_FIGURE_TOKENS_PER_S, &p, tol);
         if (x) {
             setf(x->label, sizeof x->label, "tokens/s, whole job (tokens / step time)");
@@ -453,7 +453,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
         mfu_checked = mfu_checked || r->comparisons[i].figure == MFU_FIGURE_MFU;
     if (isfinite(ctx->implied_peak_flops_per_s) && !mfu_checked) {
         fmt_tf(a, sizeof a, ctx->implied_peak_flops_per_s);
-        if (mfu__stack_devices_with_peak(c->prof, ctx->implied_peak_flops_per_s, tol, list,
+        if (mfu__stack_devices_with_peak(c->fig->prof, ctx->implied_peak_flops_per_s, tol, list,
                                          sizeof list))
             mfu__report_note(r,
                              "the log's TFLOP/s / MFU imply a peak of %s per device: %s's "
@@ -461,19 +461,19 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
                              a, fw, list);
         else
             mfu__report_note(r, "the log's TFLOP/s / MFU imply a peak of %s per device", a);
-    } else if (rep_mfu && c->stack_flops_ok && !(ps > 0)) {
+    } else if (rep_mfu && c->fig->stack_flops_ok && !(ps > 0)) {
         double *v = c->scratch, *tmp = c->scratch + r->n;
         size_t k = 0;
         for (size_t i = 0; i < r->n; i++) {
             double x =
-                r->col[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE][i] / r->col[MFU_RS_REPORTED_MFU][i];
+                r->cols.v[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE][i] / r->cols.v[MFU_RS_REPORTED_MFU][i];
             if (r->state[i] == MFU_STEP_STEADY && isfinite(x) && x > 0)
                 v[k++] = x;
         }
         double imp = mfu__median_finite(v, k, tmp);
         if (isfinite(imp)) {
             fmt_tf(a, sizeof a, imp);
-            if (mfu__stack_devices_with_peak(c->prof, imp, tol, list, sizeof list))
+            if (mfu__stack_devices_with_peak(c->fig->prof, imp, tol, list, sizeof list))
                 mfu__report_note(r,
                                  "under %s the log's MFU implies a peak of %s per device: "
                                  "%s's figure for %s (give --device to check it)",
@@ -490,22 +490,22 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
                          "the log's TFLOP/s / tokens/s imply %.4g GFLOP per token as %s "
                          "counts them",
                          ctx->implied_flops_per_token / 1e9, fw);
-    if (rep_mfu && c->prof && c->prof->peak_rule == MFU__PEAK_FIXED && !c->dev)
+    if (rep_mfu && c->fig->prof && c->fig->prof->peak_rule == MFU__PEAK_FIXED && !c->fig->c.device)
         mfu__report_note(r,
                          "%s's MFU divides by %.0f TFLOP/s whatever the GPU: it is right "
                          "only on an A100 (give --device to see the real MFU)",
-                         fw, c->prof->fixed_peak / 1e12);
-    if (c->p_stack_fallback && c->dev)
+                         fw, c->fig->prof->fixed_peak / 1e12);
+    if (c->fig->p_stack_fallback && c->fig->c.device)
         mfu__report_note(r,
                          "%s has no %s in its peak table and falls back to the A100's "
                          "312 TFLOP/s",
-                         fw, c->dev->id);
-    if (c->prof && c->prof->mfu_ema > 0 && rep_mfu && c->stack_flops_ok && ps > 0)
+                         fw, c->fig->c.device->id);
+    if (c->fig->prof && c->fig->prof->mfu_ema > 0 && rep_mfu && c->fig->stack_flops_ok && ps > 0)
         mfu__report_note(r,
                          "%s prints an EMA of its MFU (%.1f x previous + %.1f x new, per "
                          "log line); mfu replays it from its own first value",
-                         fw, c->prof->mfu_ema, 1 - c->prof->mfu_ema);
-    if (ctx->stack.approximate && c->stack_flops_ok && (rep_flops || rep_mfu))
+                         fw, c->fig->prof->mfu_ema, 1 - c->fig->prof->mfu_ema);
+    if (ctx->stack.approximate && c->fig->stack_flops_ok && (rep_flops || rep_mfu))
         mfu__report_note(r,
                          "%s measures its FLOPs rather than using a formula: %s is the "
                          "nearest convention, so its figures are compared approximately",

@@ -31,8 +31,8 @@ static mfu__unit pick_unit(const mfu_report *r)
 {
     bool tps = false, tpd = false;
     for (size_t i = 0; i < r->n; i++) {
-        tps = tps || r->col[MFU_RS_TOKENS_PER_S][i] > 0;
-        tpd = tpd || r->col[MFU_RS_TOKENS_PER_S_PER_DEVICE][i] > 0;
+        tps = tps || r->cols.v[MFU_RS_TOKENS_PER_S][i] > 0;
+        tpd = tpd || r->cols.v[MFU_RS_TOKENS_PER_S_PER_DEVICE][i] > 0;
     }
     return tps ? MFU__UNIT_TOKENS : tpd ? MFU__UNIT_DEVICE : MFU__UNIT_STEPS;
 }
@@ -46,8 +46,8 @@ static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
     mfu_series_row_init(row);
     row->step = r->steps[i];
     row->time_s = s->time_s;
-    double st = r->col[MFU_RS_STEP_TIME_S][i];
-    double rho = r->px[MFU__PX_REAL][i];
+    double st = r->cols.v[MFU_RS_STEP_TIME_S][i];
+    double rho = r->cols.v[MFU__FC_USEFUL][i];
     row->step_time_s = st;
     if (drop) {
         row->step_time_s = NAN;
@@ -57,29 +57,29 @@ static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
     }
     switch (r->unit) {
     case MFU__UNIT_TOKENS:
-        row->tokens = r->col[MFU_RS_TOKENS][i];
-        row->tokens_per_s = r->col[MFU_RS_TOKENS_PER_S][i];
-        row->devices = r->px[MFU__PX_DEVICES][i];
+        row->tokens = r->cols.v[MFU_RS_TOKENS][i];
+        row->tokens_per_s = r->cols.v[MFU_RS_TOKENS_PER_S][i];
+        row->devices = r->cols.v[MFU__FC_DEVICES][i];
         break;
     case MFU__UNIT_DEVICE:
-        row->tokens_per_s = r->col[MFU_RS_TOKENS_PER_S_PER_DEVICE][i];
+        row->tokens_per_s = r->cols.v[MFU_RS_TOKENS_PER_S_PER_DEVICE][i];
         row->tokens = row->tokens_per_s * st; /* NaN without a step time */
         row->devices = 1;
         break;
     case MFU__UNIT_STEPS:
         row->tokens_per_s = st > 0 ? 1.0 / st : NAN;
-        row->devices = r->px[MFU__PX_DEVICES][i];
+        row->devices = r->cols.v[MFU__FC_DEVICES][i];
         break;
     }
     if (rho < 1 && isfinite(row->tokens))
         row->useful_tokens = row->tokens * rho;
     if (r->unit != MFU__UNIT_STEPS) {
-        row->model_flops_per_token = r->px[MFU__PX_MODEL][i];
-        row->hardware_flops_per_token = r->px[MFU__PX_HARDWARE][i];
+        row->model_flops_per_token = r->cols.v[MFU__FC_MODEL_FPT][i];
+        row->hardware_flops_per_token = r->cols.v[MFU__FC_HARDWARE_FPT][i];
     }
-    row->peak_flops_per_s = r->px[MFU__PX_PEAK][i];
-    row->seq_len = r->px[MFU__PX_SEQ][i];
-    row->global_batch = r->px[MFU__PX_BATCH][i];
+    row->peak_flops_per_s = r->cols.v[MFU__FC_PEAK][i];
+    row->seq_len = r->cols.v[MFU__FC_SEQ][i];
+    row->global_batch = r->cols.v[MFU__FC_BATCH][i];
     row->clock_mhz = s->clock_mhz;
     row->power_w = s->power_w;
     row->power_limit_w = s->power_limit_w;
@@ -88,8 +88,8 @@ static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
     row->comm_s = s->comm_s;
     row->optimizer_s = s->optimizer_s;
     row->flags = s->flags;
-    row->dtype = mfu_dtype_name((mfu_dtype)r->dtype[i]);
-    row->recompute = mfu_recompute_name((mfu_recompute)r->recompute[i]);
+    row->dtype = mfu_dtype_name((mfu_dtype)r->cols.dtype[i]);
+    row->recompute = mfu_recompute_name((mfu_recompute)r->cols.recompute[i]);
 }
 
 /* One rank's own step time for row j: printed (st), else the row's step time scaled by the
@@ -101,7 +101,7 @@ static double rank_time(const mfu_report *r, const mfu_step *row, size_t j, doub
         return st;
     if (!(tps > 0 && isfinite(tps)))
         return NAN;
-    double rt = r->col[MFU_RS_STEP_TIME_S][j];
+    double rt = r->cols.v[MFU_RS_STEP_TIME_S][j];
     if (row->tokens_per_s > 0 && isfinite(row->tokens_per_s) && rt > 0 && isfinite(rt))
         return rt * row->tokens_per_s / tps;
     return 1.0 / tps;
@@ -240,7 +240,7 @@ static mfu_status mismatch_findings(mfu_report *r, mfu_error *err)
 static mfu_status roofline_finding(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
                                    const mfu_workload *wl, mfu_error *err)
 {
-    const mfu_report_context *c = &r->ctx;
+    const mfu_report_context *c = &r->fig.c;
     const mfu_run_meta *m = mfu_run_meta_get(run);
     int64_t mb = in->micro_batch > 0 ? in->micro_batch : m->micro_batch;
     if (!c->has_model || !c->device || mb <= 0 || wl->seq <= 0)

@@ -1,6 +1,5 @@
 /*
- * report/internal.h - what the files of src/report share: the framework profiles (stacks.c),
- * the warm-up rule (warmup.c), robust statistics (stats.c) and the comparisons (compare.c).
+ * report/internal.h - what the files of src/report share: the warm-up rule (warmup.c), robust statistics (stats.c) and the comparisons (compare.c).
  */
 #ifndef MFU_REPORT_INTERNAL_H
 #define MFU_REPORT_INTERNAL_H
@@ -9,69 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "figures/figures.h"
 #include "mfu/report.h"
 #include "util/util.h"
-
-/* ---- framework profiles (stacks.c) ------------------------------------------------------- */
-
-/* How a framework finds the peak it divides by. */
-typedef enum mfu__peak_rule {
-    MFU__PEAK_NONE = 0,       /* it prints no MFU */
-    MFU__PEAK_FIXED,          /* one constant whatever the device (nanoGPT: 312e12) */
-    MFU__PEAK_TABLE,          /* its own table; a device it lacks gets no MFU */
-    MFU__PEAK_TABLE_FALLBACK, /* its own table; a device it lacks gets the A100's 312e12 */
-    MFU__PEAK_USER            /* a peak the user configures (read back from the log) */
-} mfu__peak_rule;
-
-/* One row of a framework's peak table, keyed by mfu's device id. 0 = no figure there. */
-typedef struct mfu__peak_row {
-    const char *id;
-    double bf16; /* dense figures the framework uses, FLOP/s */
-    double fp16;
-    double fp8;
-} mfu__peak_row;
-
-/* A framework as its logs show it. Facts come from shared/reference/flops-and-peaks.md and
- * log-formats.md (sections named in stacks.c). */
-typedef struct mfu__stack {
-    const char *format;    /* ingest format name */
-    const char *framework; /* display name */
-    bool has_convention;
-    mfu_convention convention;
-    mfu_attention attention; /* DEFAULT: as the convention counts it */
-    bool counts_recompute;   /* its FLOP/s include recomputation */
-    bool approximate;        /* measured FLOPs: the convention is the nearest one */
-    bool params_from_log;    /* the N its formula uses is the parameter count it prints */
-    mfu__peak_rule peak_rule;
-    double fixed_peak; /* FIXED value, or the FALLBACK value */
-    const mfu__peak_row *peaks;
-    size_t npeaks;
-    bool peak_bf16_only; /* its table is used whatever the training dtype */
-    double mfu_ema;      /* printed MFU is EMA: m = ema * m + (1 - ema) * x; 0 = none */
-    const char *figures; /* what its printed figures mean */
-    const char *source;  /* reference section */
-} mfu__stack;
-
-/* The profile for a format name (ASCII case-insensitive); NULL when none (generic formats). */
-const mfu__stack *mfu__stack_find(const char *format);
-
-/* Resolve the date- and version-dependent parts of a profile for one run into *out (name,
- * framework, convention, attention, flags, figures, rule). start_time_s is the log's first
- * timestamp (0 unknown). */
-void mfu__stack_resolve(const mfu__stack *p, const mfu_run *run, int64_t start_time_s,
-                        mfu_report_stack *out);
-
-/* The peak the framework divides by on dev for dtype: > 0, or 0 when it has none (prints no
- * MFU, or lacks the device and has no fallback). *fallback is set when the value is the
- * framework's fallback for a device it lacks. why (size n) gets the rule in words. dev may be
- * NULL (then only FIXED rules give a value). */
-double mfu__stack_peak(const mfu__stack *p, const mfu_device_info *dev, mfu_dtype dtype,
-                       bool *fallback, char *why, size_t n);
-
-/* Device ids in p's table whose bf16 figure is within tol of peak, comma-separated into buf.
- * Returns how many. */
-size_t mfu__stack_devices_with_peak(const mfu__stack *p, double peak, double tol, char *buf,
-                                    size_t n);
 
 /* ---- statistics (stats.c) ---------------------------------------------------------------- */
 
@@ -105,29 +44,17 @@ mfu_status mfu__warmup(const double *x, size_t n, const int64_t *steps,
 
 /* ---- the report object ------------------------------------------------------------------- */
 
-/* Per-step context (report.c): what each step's figures were computed with. */
-typedef enum mfu__px {
-    MFU__PX_SEQ = 0,  /* tokens per sequence (the step's, else the run's; NaN unknown) */
-    MFU__PX_MODEL,    /* model FLOPs per token at that sequence length */
-    MFU__PX_HARDWARE, /* hardware FLOPs per token (the step's recomputation) */
-    MFU__PX_STACK,    /* FLOPs per token as the framework counts them */
-    MFU__PX_DEVICES,  /* devices in the job */
-    MFU__PX_PEAK,     /* dense peak per device (the step's dtype) */
-    MFU__PX_REAL,     /* real (non-padding) / counted tokens */
-    MFU__PX_BATCH,    /* sequences per step (config label of the analysis) */
-    MFU__PX_COUNT
-} mfu__px;
-
 /* What the analysis's tokens are (mfu_report_analysis_unit). */
 typedef enum mfu__unit { MFU__UNIT_TOKENS = 0, MFU__UNIT_DEVICE, MFU__UNIT_STEPS } mfu__unit;
 
 struct mfu_report {
-    mfu_report_context ctx;
+    mfu__fctx fig;   /* the context (fig.c is the public mfu_report_context) */
+    mfu__fcols cols; /* every step's figures (src/figures); the public series are its first
+                        MFU_RS_COUNT_ columns */
     size_t nmissing;
     mfu_report_missing missing[MFU_REPORT_MAX_MISSING];
     size_t n;       /* steps */
     int64_t *steps; /* n */
-    double *col[MFU_RS_COUNT_];
     mfu_report_step_state *state;
     mfu_report_stat stat[MFU_RS_COUNT_];
     mfu_report_warmup warmup;
@@ -135,12 +62,8 @@ struct mfu_report {
     mfu_report_comparison comparisons[MFU_REPORT_MAX_COMPARISONS];
     size_t nnotes;
     char notes[MFU_REPORT_MAX_NOTES][MFU_REPORT_TEXT_MAX];
-    double *px[MFU__PX_COUNT]; /* per-step context, n each */
-    int8_t *recompute;         /* per-step recompute code (mfu_recompute; -1 unknown) */
-    int8_t *dtype;             /* per-step dtype code (mfu_dtype) */
-    mfu_analysis *analysis;    /* NULL: none */
+    mfu_analysis *analysis; /* NULL: none */
     mfu__unit unit;
-    mfu_device_slot cpu; /* --device cpu: this machine's CPU; ctx.device points into it */
 };
 
 /* Build the analysis of r from its columns and the run (explain.c): sets r->analysis and
@@ -158,26 +81,14 @@ mfu_analysis *mfu__report_take_analysis(mfu_report *r);
 
 /* What the comparisons need beside the report (compare.c). */
 typedef struct mfu__cmp_ctx {
-    const mfu_report_input *in; /* the caller's input (arch, options) */
-    const mfu__stack *prof;     /* NULL: generic format (mfu's own convention is the stack) */
-    mfu_workload wl;            /* the workload with seq resolved */
-    mfu_flops_options sopt;     /* how the framework counts (convention, attention, params) */
-    bool stack_flops_ok;        /* ctx.stack_flops_per_token is known */
+    mfu__fctx *fig; /* the report's context (input, framework profile, counts, peaks) */
     double tol;
-    double rho;            /* real / counted tokens (1 without padding information) */
-    double p_true;         /* the device's dense peak (NaN unknown) */
-    bool p_stack_fallback; /* the framework's peak (ctx.stack_peak_flops_per_s) is its
-                              fallback for a device it lacks */
-    const mfu_device_info *dev;
-    double *scratch;           /* 2n doubles */
-    const double *derived_tps; /* tokens/s from tokens and step time, NaN elsewhere (n) */
+    double *scratch; /* 2n doubles */
 } mfu__cmp_ctx;
 
 /* Fill r->comparisons (and notes) from the series; r's columns, states and context are set. */
 void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c);
 
-/* true for the conventions whose count is 6N + something (they accept an explicit N). */
-bool mfu__convention_n_based(mfu_convention c);
 
 /* Append a note (dropped when the report holds MFU_REPORT_MAX_NOTES). */
 void mfu__report_note(mfu_report *r, const char *fmt, ...) MFU__PRINTF(2, 3);

@@ -1,5 +1,5 @@
 /*
- * equal.c - whether two steps (or per-rank observations) are the same (run/internal.h): the
+ * equal.c - whether two steps (or per-rank observations) are the same (run/step.h): the
  * store's resume check and the server's change detection. Apart from run.c, whose append is
  * an ingest's hot path: in the same file these functions moved its code enough to cost 6 % of
  * a Megatron ingest.
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "run/internal.h"
+#include "run/step.h"
 
 static bool same_double(double a, double b)
 {

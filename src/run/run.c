@@ -25,7 +25,7 @@
 #include <sys/mman.h>
 #endif
 
-#include "run/internal.h"
+#include "run/step.h"
 #include "util/util.h"
 
 struct mfu_run {

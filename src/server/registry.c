@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/internal.h"
+#include "run/step.h"
 #include "server/internal.h"
 
 static bool pos(double v)

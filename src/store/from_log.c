@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run/internal.h"
+#include "run/step.h"
 #include "util/util.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL

@@ -71,6 +71,10 @@ double mfu__median_inplace(double *v, size_t n);
 /* The median of the finite values among x[0..n) (NaN when none); scratch holds n doubles and
  * is overwritten, x is untouched. */
 double mfu__median_finite(const double *x, size_t n, double *scratch);
+/* Robust noise of a series with level shifts: 1.4826 x the median absolute deviation of its
+ * first differences / √2 (a shift moves one difference, not the median). 0 for n < 3. tmp
+ * holds n doubles. */
+double mfu__robust_noise(const double *v, size_t n, double *tmp);
 
 /* strdup in strict C11 (NULL on allocation failure or NULL input). */
 char *mfu__strdup(const char *s);

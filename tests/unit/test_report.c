@@ -465,11 +465,16 @@ static void no_model(void **state)
     mfu_report_stat tpd = mfu_report_summary(r, MFU_RS_TOKENS_PER_S_PER_DEVICE);
     assert_int_equal(tpd.n, 6);
     REL(tpd.median, 10000 * 1.001, 1e-12);
-    assert_int_equal(mfu_report_summary(r, MFU_RS_MFU).n, 0);
+    /* no model: the MFU is the log's own (its TFLOP/s over its peak), said to be so */
+    assert_true(c->mfu_from_log);
+    mfu_report_stat m = mfu_report_summary(r, MFU_RS_MFU);
+    assert_int_equal(m.n, 6);
+    REL(m.median, mfu_report_summary(r, MFU_RS_REPORTED_MFU).median, 1e-12);
     assert_int_equal(mfu_report_summary(r, MFU_RS_TOKENS_PER_S).n, 0); /* devices unknown */
     assert_int_equal(mfu_report_missing_count(r), 2);
     assert_string_equal(mfu_report_missing_at(r, 0)->what, "model");
     assert_non_null(strstr(mfu_report_missing_at(r, 0)->option, "--model"));
+    assert_non_null(strstr(mfu_report_missing_at(r, 0)->needed_for, "mfu's own"));
     assert_string_equal(mfu_report_missing_at(r, 1)->what, "device");
     assert_non_null(strstr(mfu_report_missing_at(r, 1)->option, "--device"));
     assert_int_equal(mfu_report_comparison_count(r), 0);

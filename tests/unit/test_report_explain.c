@@ -449,10 +449,29 @@ static void html_page(void **state)
     r = compute(run, &in);
     hr.report = r;
     assert_int_equal(mfu_report_html(&hr, 1, NULL, &page, NULL), MFU_OK);
-    assert_non_null(strstr(page, "No MFU"));
+    /* the log prints its MFU: without a model that is the MFU shown, and said to be the log's */
+    assert_true(mfu_report_get_context(r)->mfu_from_log);
+    assert_null(strstr(page, "No MFU"));
     assert_non_null(strstr(page, "<title>mfu report</title>"));
     free(page);
     mfu_report_free(r);
+    /* a log without any FLOPs figure and no model: no MFU, and the page says why */
+    mfu_run *plain = new_run();
+    for (size_t i = 0; i < 30; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        s.tokens = TOKENS;
+        s.step_time_s = 1 + 0.01 * (double)(i % 3);
+        append(plain, &s);
+    }
+    r = compute(plain, &in);
+    hr.report = r;
+    assert_int_equal(mfu_report_html(&hr, 1, NULL, &page, NULL), MFU_OK);
+    assert_non_null(strstr(page, "No MFU"));
+    free(page);
+    mfu_report_free(r);
+    mfu_run_free(plain);
     mfu_run_free(run);
 }
 

@@ -25,7 +25,7 @@
 #include <sqlite3.h>
 
 #include "mfu/mfu.h"
-#include "run/internal.h"
+#include "run/step.h"
 #include "store/internal.h"
 #include "util/util.h"
 #include "store_test.h"

@@ -1,8 +1,9 @@
 /*
- * run/internal.h - what other modules of the library may use of run.c beyond mfu/run.h.
+ * run/step.h - what other modules of the library may use of the run module beyond mfu/run.h:
+ * the step operations that ingest, the store, the server and the monitor share.
  */
-#ifndef MFU_RUN_INTERNAL_H
-#define MFU_RUN_INTERNAL_H
+#ifndef MFU_RUN_STEP_H
+#define MFU_RUN_STEP_H
 
 #include <math.h>
 #include <stddef.h>

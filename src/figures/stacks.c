@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/internal.h"
+#include "figures/figures.h"
 #include "util/util.h"
 
 #define T12 1e12
@@ -371,4 +371,20 @@ size_t mfu__stack_devices_with_peak(const mfu__stack *p, double peak, double tol
         k++;
     }
     return k;
+}
+
+const char *mfu__stack_device_for_peak(const mfu__stack *p, double peak, double tol)
+{
+    if (!p || !(peak > 0))
+        return NULL;
+    const char *id = NULL;
+    for (size_t i = 0; i < p->npeaks; i++) {
+        double v = p->peaks[i].bf16;
+        if (!(v > 0) || fabs(v / peak - 1) > tol)
+            continue;
+        if (id)
+            return NULL; /* several entries share the figure */
+        id = p->peaks[i].id;
+    }
+    return id;
 }

@@ -1,0 +1,594 @@
+/*
+ * implied.c - what the log's own figures say about the workload, and the context check
+ * (figures/figures.h; the method is in docs/internals/figures.md).
+ *
+ * A framework that prints two of tokens/s, TFLOP/s and MFU tells, step by step, its FLOPs per
+ * token and its peak under its own convention: FLOPs per counted token = TFLOP/s ÷ tokens/s
+ * per device (or MFU x its peak ÷ tokens/s), peak = TFLOP/s ÷ MFU. These hold still while the
+ * workload does; a step where they move is a workload (or capacity) change, never a change of
+ * utilization. Two checks follow from that:
+ *
+ *   tokens  where the caller gave tokens per step (or a global batch) and the log prints its
+ *           own tokens (or sequences) per step, the ratio of the two is constant while the
+ *           given context holds; from a step where it moves, the log's count (times the ratio
+ *           where it held) is used;
+ *   FLOPs   the log's FLOPs per counted token over mfu's count of the same under the
+ *           framework's convention is constant while the given context holds (1 when it is
+ *           right); from a step where it moves, the context no longer describes the run: with
+ *           the model known, the sequence length whose count gives the new ratio is solved
+ *           for (with the counted tokens following it when they were batch x sequence); when
+ *           no length gives it, the FLOPs per token are scaled by the log's change (so MFU
+ *           follows the log's FLOP/s and the change lands in the workload term).
+ *
+ * Stretches: the rows with evidence are split where ln(value) leaves the running stretch's
+ * reference (median of its first rows) by more than tol = max(2 %, 6 x the robust noise of
+ * ln(value)) for 3 evidence rows in a row (so a spike is not a stretch); stretches of fewer
+ * than 3 evidence rows join the one before. A row without evidence belongs to the stretch
+ * before it. Without a model (log mode), the stretches' medians are the FLOPs per token and
+ * peak of the analysis, and the MFU of a step is the log's own.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figures/figures.h"
+
+#define MIN_TOL 0.02   /* smallest relative move that makes a stretch */
+#define NOISE_K 6.0    /* ... or this many times the noise of ln(value) */
+#define CONFIRM 3      /* evidence rows in a row that confirm a move */
+#define MIN_ROWS 3     /* shorter stretches join the one before */
+#define REF_ROWS 5     /* rows of a stretch its reference is the median of */
+#define CTX_TOL 0.03   /* the context holds where the log is within 3 % of it */
+#define APPROX_TOL 0.1 /* ... or 10 % for a framework whose FLOPs are measured */
+#define SEQ_MIN 8.0
+#define SEQ_MAX 16777216.0
+
+static bool pos(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+const mfu__frun *mfu__figures_run_at(const mfu__fctx *f, size_t row)
+{
+    size_t lo = 0, hi = f->nruns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->runs[mid].last < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->nruns && f->runs[lo].first <= row ? &f->runs[lo] : NULL;
+}
+
+const mfu__trun *mfu__figures_trun_at(const mfu__fctx *f, size_t row)
+{
+    size_t lo = 0, hi = f->ntruns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->truns[mid].last < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->ntruns && f->truns[lo].first <= row ? &f->truns[lo] : NULL;
+}
+
+/* Stretches of the series lx[0..m) (logs of the evidence rows, in row order): the starting
+ * positions into starts (room for m); returns how many (>= 1 when m > 0). tmp: m doubles. */
+static size_t stretches(const double *lx, size_t m, double *tmp, size_t *starts)
+{
+    if (m == 0)
+        return 0;
+    double tol = NOISE_K * mfu__robust_noise(lx, m, tmp);
+    if (tol < MIN_TOL)
+        tol = MIN_TOL;
+    size_t ns = 0;
+    starts[ns++] = 0;
+    size_t s0 = 0;
+    double ref = lx[0];
+    for (size_t j = 1; j < m; j++) {
+        size_t have = j - s0;
+        if (have <= REF_ROWS) { /* the reference: median of the stretch's first rows */
+            memcpy(tmp, lx + s0, have * sizeof *tmp);
+            ref = mfu__median_inplace(tmp, have);
+        }
+        if (fabs(lx[j] - ref) <= tol)
+            continue;
+        /* a move: confirmed when the next rows are off the reference too, and near lx[j] */
+        size_t k = 1, need = m - j < CONFIRM ? m - j : CONFIRM;
+        while (k < need && fabs(lx[j + k] - ref) > tol && fabs(lx[j + k] - lx[j]) <= tol)
+            k++;
+        if (k < need)
+            continue;
+        starts[ns++] = j;
+        s0 = j;
+        ref = lx[j];
+    }
+    /* short stretches join the one before (the first one, the one after) */
+    bool merged = true;
+    while (merged && ns > 1) {
+        merged = false;
+        for (size_t r = 0; r < ns; r++) {
+            size_t end = r + 1 < ns ? starts[r + 1] : m;
+            if (end - starts[r] >= MIN_ROWS)
+                continue;
+            size_t drop = r == 0 ? 1 : r;
+            memmove(starts + drop, starts + drop + 1, (ns - drop - 1) * sizeof *starts);
+            ns--;
+            merged = true;
+            break;
+        }
+    }
+    return ns;
+}
+
+/* Median of col over the evidence rows idx[a..b). */
+static double median_at(const double *col, const size_t *idx, size_t a, size_t b, double *tmp)
+{
+    size_t k = 0;
+    for (size_t j = a; j < b; j++)
+        if (isfinite(col[idx[j]]))
+            tmp[k++] = col[idx[j]];
+    return mfu__median_inplace(tmp, k);
+}
+
+/* The framework's count of FLOPs per token at sequence length seq (and the run's
+ * recomputation), as the context would give it; NaN when it cannot be counted. */
+static double stack_fpt_at(mfu__fctx *f, double seq)
+{
+    mfu_workload wl = f->wl;
+    wl.seq = (int64_t)seq;
+    mfu_flops fl;
+    if (!(seq >= 1 && seq < 9e15) ||
+        mfu_flops_compute(&f->in.arch, &wl, &f->sopt, &fl, NULL) != MFU_OK)
+        return NAN;
+    return f->c.stack.counts_recompute ? fl.hardware_flops : fl.model_flops;
+}
+
+/* g(seq) = the framework's count at seq, times seq / seq_c when the counted tokens follow the
+ * sequence length: what the log's FLOPs per counted token would be at seq. */
+static double implied_at(mfu__fctx *f, double seq, double seq_c, bool tracks)
+{
+    double v = stack_fpt_at(f, seq);
+    return tracks ? v * seq / seq_c : v;
+}
+
+/* The sequence length whose count gives target (see the file comment): a power of two, else a
+ * multiple of 128, when one is within tol / 2 of it; else the nearest length within tol
+ * (*approx set); else NaN. */
+static double solve_seq(mfu__fctx *f, double target, double seq_c, bool tracks, double tol,
+                        bool *approx)
+{
+    *approx = false;
+    double lo = SEQ_MIN, hi = SEQ_MAX;
+    double glo = implied_at(f, lo, seq_c, tracks), ghi = implied_at(f, hi, seq_c, tracks);
+    if (!pos(glo) || !pos(ghi) || target < glo || target > ghi)
+        return NAN;
+    for (int it = 0; it < 80 && hi - lo > 0.5; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (implied_at(f, mid, seq_c, tracks) < target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double s = 0.5 * (lo + hi);
+    double p2 = exp2(round(log2(s)));
+    double m128 = 128 * round(s / 128);
+    double cand[2] = {p2, m128};
+    for (int k = 0; k < 2; k++) {
+        double g = implied_at(f, cand[k], seq_c, tracks);
+        if (cand[k] >= SEQ_MIN && pos(g) && fabs(log(g / target)) <= tol / 2)
+            return cand[k];
+    }
+    double r = round(s);
+    double g = implied_at(f, r, seq_c, tracks);
+    if (pos(g) && fabs(log(g / target)) <= tol) {
+        *approx = true;
+        return r;
+    }
+    return NAN;
+}
+
+/* A stretch's verdict as three numbers: sequence length (NaN: the context's), tokens scale,
+ * FLOPs scale. Rows no stretch covers have the context's verdict. */
+typedef struct verdict {
+    double seq, tokens, fpt;
+} verdict;
+
+static verdict verdict_of(const mfu__frun *u)
+{
+    verdict v = {NAN, 1, 1};
+    if (u) {
+        v.seq = u->seq;
+        v.tokens = u->tokens_scale;
+        v.fpt = u->fpt_scale;
+    }
+    return v;
+}
+
+static bool verdict_same(verdict a, verdict b)
+{
+    bool seq = (isnan(a.seq) && isnan(b.seq)) || a.seq == b.seq;
+    return seq && a.tokens == b.tokens && a.fpt == b.fpt;
+}
+
+/* The first row of [0, n) whose verdict under old[0..no) differs from cur[0..nc) (n: none):
+ * the rows are walked range by range, so a stretch that only grew changes nothing. */
+static size_t first_change(const mfu__frun *old, size_t no, const mfu__frun *cur, size_t nc,
+                           size_t n)
+{
+    size_t i = 0, a = 0, b = 0;
+    while (i < n) {
+        while (a < no && old[a].last < i)
+            a++;
+        while (b < nc && cur[b].last < i)
+            b++;
+        const mfu__frun *u = a < no && old[a].first <= i ? &old[a] : NULL;
+        const mfu__frun *w = b < nc && cur[b].first <= i ? &cur[b] : NULL;
+        if (!verdict_same(verdict_of(u), verdict_of(w)))
+            return i;
+        /* the next row where either side's stretch ends or begins */
+        size_t next = n;
+        if (u && u->last + 1 < next)
+            next = u->last + 1;
+        if (!u && a < no && old[a].first < next)
+            next = old[a].first;
+        if (w && w->last + 1 < next)
+            next = w->last + 1;
+        if (!w && b < nc && cur[b].first < next)
+            next = cur[b].first;
+        i = next > i ? next : i + 1;
+    }
+    return n;
+}
+
+static size_t first_tchange(const mfu__trun *old, size_t no, const mfu__trun *cur, size_t nc,
+                            size_t n)
+{
+    size_t i = 0, a = 0, b = 0;
+    while (i < n) {
+        while (a < no && old[a].last < i)
+            a++;
+        while (b < nc && cur[b].last < i)
+            b++;
+        const mfu__trun *u = a < no && old[a].first <= i ? &old[a] : NULL;
+        const mfu__trun *w = b < nc && cur[b].first <= i ? &cur[b] : NULL;
+        if ((u ? u->scale : 1) != (w ? w->scale : 1))
+            return i;
+        size_t next = n;
+        if (u && u->last + 1 < next)
+            next = u->last + 1;
+        if (!u && a < no && old[a].first < next)
+            next = old[a].first;
+        if (w && w->last + 1 < next)
+            next = w->last + 1;
+        if (!w && b < nc && cur[b].first < next)
+            next = cur[b].first;
+        i = next > i ? next : i + 1;
+    }
+    return n;
+}
+
+/* The tokens check: stretches of given / printed tokens per step. Rows whose tokens are the
+ * caller's and whose log prints its own count are the evidence. */
+static bool tokens_check(mfu__fctx *f, const mfu__fcols *c, size_t *idx, double *lx, double *tmp,
+                         size_t *starts, mfu__trun **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (!(f->override_tokens > 0) && !(f->override_batch > 0))
+        return true;
+    size_t m = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        uint8_t ts = c->tok_source[i];
+        double given = c->v[MFU__FC_TOKENS][i], printed = c->v[MFU__FC_LOG_TOKENS][i];
+        if ((c->flags[i] & MFU__FR_TOKENS_INFERRED) || (c->flags[i] & MFU__FR_SEQ_INFERRED))
+            given = ts == MFU__TOK_INPUT_TOKENS ? f->override_tokens
+                                                : f->override_batch * c->v[MFU__FC_SEQ][i];
+        if ((ts == MFU__TOK_INPUT_TOKENS || ts == MFU__TOK_INPUT_BATCH) && pos(given) &&
+            pos(printed)) {
+            idx[m] = i;
+            lx[m++] = log(given / printed);
+        }
+    }
+    if (m < 2 * MIN_ROWS)
+        return true;
+    size_t ns = stretches(lx, m, tmp, starts);
+    if (ns < 2)
+        return true;
+    mfu__trun *t = calloc(ns, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t r = 0; r < ns; r++) {
+        size_t a = starts[r], b = r + 1 < ns ? starts[r + 1] : m;
+        t[r].first = r == 0 ? 0 : idx[a];
+        t[r].last = r + 1 < ns ? idx[b] - 1 : c->n - 1;
+        for (size_t j = a; j < b; j++)
+            tmp[j - a] = lx[j];
+        t[r].ratio = exp(mfu__median_inplace(tmp, b - a));
+    }
+    /* the context holds in the first stretch (it describes the start of the run) or where the
+     * given and printed counts agree */
+    size_t ref = 0;
+    for (size_t r = 0; r < ns; r++)
+        if (fabs(log(t[r].ratio)) <= CTX_TOL) {
+            ref = r;
+            break;
+        }
+    for (size_t r = 0; r < ns; r++) {
+        t[r].holds = r == ref || fabs(log(t[r].ratio / t[ref].ratio)) <= CTX_TOL;
+        t[r].scale = t[r].holds ? 1 : t[ref].ratio / t[r].ratio;
+    }
+    *out = t;
+    *nout = ns;
+    return true;
+}
+
+/* Whether the tokens/s of row i were counted from tokens that follow the context's sequence
+ * length (batch x sequence) or per-step count (the caller's tokens per step). */
+static bool row_tracks(const mfu__fcols *c, size_t i)
+{
+    uint8_t s = c->tps_source[i], t = c->tok_source[i];
+    if (s == MFU__TPS_SAMPLES)
+        return true;
+    if (s != MFU__TPS_TOKENS_TIME && s != MFU__TPS_TIME_DELTA)
+        return false;
+    return t != MFU__TOK_STEP && t != MFU__TOK_NONE;
+}
+
+/* The context's count (framework convention) at row i, as if the check had not spoken. */
+static double ctx_fpt_of(mfu__fctx *f, const mfu__fcols *c, size_t i)
+{
+    if (!(c->flags[i] & MFU__FR_SEQ_INFERRED)) {
+        double v = c->v[MFU__FC_STACK_FPT][i];
+        const mfu__frun *fr = mfu__figures_run_at(f, i);
+        return fr && fr->fpt_scale != 1 && isfinite(fr->fpt_scale) ? v / fr->fpt_scale : v;
+    }
+    return f->c.stack_flops_per_token;
+}
+
+size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
+{
+    size_t n = c->n;
+    if (n == 0)
+        return n;
+    size_t *idx = malloc(n * sizeof *idx);
+    size_t *starts = malloc(n * sizeof *starts);
+    double *lx = malloc(n * sizeof *lx);
+    double *tmp = malloc(n * sizeof *tmp);
+    double *cf = malloc(n * sizeof *cf);
+    mfu__trun *tr = NULL;
+    size_t ntr = 0;
+    if (!idx || !starts || !lx || !tmp || !cf ||
+        !tokens_check(f, c, idx, lx, tmp, starts, &tr, &ntr)) {
+        free(idx);
+        free(starts);
+        free(lx);
+        free(tmp);
+        free(cf);
+        return SIZE_MAX;
+    }
+    size_t tchange = first_tchange(f->truns, f->ntruns, tr, ntr, n);
+    free(f->truns);
+    f->truns = tr;
+    f->ntruns = ntr;
+
+    /* the FLOPs check */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = c->v[MFU__FC_LOG_FPT][i];
+        if (pos(x)) {
+            idx[m] = i;
+            lx[m++] = log(x);
+        }
+    }
+    size_t ns = m ? stretches(lx, m, tmp, starts) : 0;
+    mfu__frun *runs = ns ? calloc(ns, sizeof *runs) : NULL;
+    if (ns && !runs) {
+        free(idx);
+        free(starts);
+        free(lx);
+        free(tmp);
+        free(cf);
+        return SIZE_MAX;
+    }
+    const mfu_report_context *x = &f->c;
+    bool model = x->has_model && f->stack_flops_ok;
+    for (size_t j = 0; j < m; j++)
+        cf[j] = model ? ctx_fpt_of(f, c, idx[j]) : NAN;
+    for (size_t r = 0; r < ns; r++) {
+        mfu__frun *u = &runs[r];
+        size_t a = starts[r], b = r + 1 < ns ? starts[r + 1] : m;
+        u->first = r == 0 ? 0 : idx[a];
+        u->last = r + 1 < ns ? idx[b] - 1 : n - 1;
+        u->evidence = b - a;
+        u->log_fpt = median_at(c->v[MFU__FC_LOG_FPT], idx, a, b, tmp);
+        double *pk = c->v[MFU__FC_LOG_PEAK];
+        size_t k = 0;
+        for (size_t i = u->first; i <= u->last; i++)
+            if (pos(pk[i]))
+                tmp[k++] = pk[i];
+        u->log_peak = mfu__median_inplace(tmp, k);
+        k = 0;
+        for (size_t j = a; j < b; j++)
+            if (pos(cf[j]))
+                tmp[k++] = cf[j];
+        u->ctx_fpt = mfu__median_inplace(tmp, k);
+        u->ratio = u->log_fpt / u->ctx_fpt;
+        size_t tracked = 0;
+        for (size_t j = a; j < b; j++)
+            tracked += row_tracks(c, idx[j]);
+        u->tracks = 2 * tracked > b - a;
+        u->holds = true;
+        u->seq = NAN;
+        u->tokens_scale = u->fpt_scale = 1;
+    }
+    /* the verdicts: the reference stretch is the first whose ratio is 1 (the context is right
+     * there), else the first */
+    if (model && ns > 1) {
+        double ctol = x->stack.approximate ? APPROX_TOL : CTX_TOL;
+        size_t ref = 0;
+        for (size_t r = 0; r < ns; r++)
+            if (pos(runs[r].ratio) && fabs(log(runs[r].ratio)) <= ctol) {
+                ref = r;
+                break;
+            }
+        double rref = runs[ref].ratio;
+        for (size_t r = 0; r < ns && pos(rref); r++) {
+            mfu__frun *u = &runs[r];
+            if (r == ref || !pos(u->ratio) || fabs(log(u->ratio / rref)) <= MIN_TOL)
+                continue;
+            u->holds = false;
+            double seq_c = f->seq0;
+            bool approx = false;
+            double target = u->ratio / rref * stack_fpt_at(f, seq_c);
+            double s = isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &approx)
+                                       : NAN;
+            if (isfinite(s) && s != seq_c) {
+                u->seq = s;
+                u->seq_approx = approx;
+                bool batch_form = false;
+                for (size_t i = u->first; i <= u->last && !batch_form; i++)
+                    batch_form = c->tok_source[i] == MFU__TOK_INPUT_BATCH ||
+                                 c->tok_source[i] == MFU__TOK_SAMPLES ||
+                                 c->tok_source[i] == MFU__TOK_HEADER_BATCH;
+                if (u->tracks && !batch_form)
+                    u->tokens_scale = s / seq_c;
+            } else {
+                u->fpt_scale = u->ratio / rref;
+            }
+        }
+    }
+    size_t change = first_change(f->runs, f->nruns, runs, ns, n);
+    free(f->runs);
+    f->runs = runs;
+    f->nruns = ns;
+
+    /* log mode: without a model, the FLOPs per token, peak and MFU are the log's own */
+    f->log_mode = !x->has_model && ns > 0;
+    f->c.mfu_from_log = f->log_mode;
+    if (f->log_mode) {
+        double sp = x->stack_peak_flops_per_s;
+        for (size_t r = 0; r < ns; r++) {
+            const mfu__frun *u = &runs[r];
+            double peak = pos(u->log_peak) ? u->log_peak : pos(sp) ? sp : NAN;
+            for (size_t i = u->first; i <= u->last; i++) {
+                double *v[MFU__FC_COUNT];
+                for (int q = 0; q < MFU__FC_COUNT; q++)
+                    v[q] = &c->v[q][i];
+                double lm = *v[MFU__FC_LOG_MFU], fl = *v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE];
+                *v[MFU__FC_MODEL_FPT] = *v[MFU__FC_HARDWARE_FPT] = u->log_fpt;
+                *v[MFU__FC_PEAK] = peak;
+                double mfu = pos(lm) ? lm : pos(fl) ? fl / peak : NAN;
+                double fls = pos(fl) ? fl : pos(lm) && pos(peak) ? lm * peak : NAN;
+                *v[MFU__FC_MFU] = *v[MFU__FC_HFU] = mfu;
+                *v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE] =
+                    *v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE] = fls;
+            }
+        }
+    }
+    free(idx);
+    free(starts);
+    free(lx);
+    free(tmp);
+    free(cf);
+    return change < tchange ? change : tchange;
+}
+
+static void fmt_g(char *buf, size_t n, double flops)
+{
+    snprintf(buf, n, "%.4g GFLOP", flops / 1e9);
+}
+
+void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *c)
+{
+    const mfu_report_context *x = &f->c;
+    const char *fw = x->stack.name[0] ? x->stack.framework : "the framework";
+    f->c.context_breaks = 0;
+    for (size_t r = 0; r < f->ntruns; r++) {
+        const mfu__trun *t = &f->truns[r];
+        if (t->holds)
+            continue;
+        f->c.context_breaks++;
+        char when[64] = "";
+        if (r > 0)
+            snprintf(when, sizeof when, "until step %lld", (long long)steps[t->first - 1]);
+        mfu__fctx_note(f,
+                       "the tokens per step the log prints move by %+.1f %% at step %lld: the "
+                       "given tokens per step hold %s; steps %lld-%lld are counted with the "
+                       "log's own",
+                       100 * (t->scale - 1), (long long)steps[t->first],
+                       when[0] ? when : "before it", (long long)steps[t->first],
+                       (long long)steps[t->last]);
+    }
+    size_t ref = 0;
+    while (ref < f->nruns && !f->runs[ref].holds)
+        ref++;
+    for (size_t r = 1; r < f->nruns; r++) {
+        const mfu__frun *u = &f->runs[r], *p = &f->runs[r - 1];
+        char a[32], b[32];
+        fmt_g(a, sizeof a, p->log_fpt);
+        fmt_g(b, sizeof b, u->log_fpt);
+        double pct = 100 * (u->log_fpt / p->log_fpt - 1);
+        if (f->log_mode || !x->has_model) {
+            mfu__fctx_note(f,
+                           "the log's FLOPs per counted token move by %+.1f %% at step %lld (%s "
+                           "→ %s as %s counts them): a workload change, not utilization",
+                           pct, (long long)steps[u->first], a, b, fw);
+            continue;
+        }
+        if (u->holds)
+            continue;
+        f->c.context_breaks++;
+        size_t steps_n = u->last - u->first + 1;
+        char what[MFU_REPORT_TEXT_MAX];
+        if (isfinite(u->seq))
+            snprintf(what, sizeof what,
+                     "they imply seq %s%.0f for %s under %s's count: %zu step%s counted with "
+                     "it%s",
+                     u->seq_approx ? "~" : "", u->seq, x->model[0] ? x->model : "the model", fw,
+                     steps_n, steps_n == 1 ? "" : "s",
+                     u->tokens_scale != 1 ? " (and their tokens per step)" : "");
+        else
+            snprintf(what, sizeof what,
+                     "no sequence length of %s gives them (the model or the counted tokens "
+                     "changed): %zu step%s counted with the log's FLOPs per token",
+                     x->model[0] ? x->model : "the model", steps_n, steps_n == 1 ? "" : "s");
+        char held[128] = "";
+        if (ref < f->nruns) {
+            const mfu__frun *h = &f->runs[ref];
+            char ctx[32] = "";
+            if (x->seq > 0)
+                snprintf(ctx, sizeof ctx, " (seq %lld)", (long long)x->seq);
+            snprintf(held, sizeof held, "the context%s holds for steps %lld-%lld", ctx,
+                     (long long)steps[h->first], (long long)steps[h->last]);
+        }
+        mfu__fctx_note(f,
+                       "the log's FLOPs per counted token move by %+.1f %% at step %lld (%s → %s "
+                       "as %s counts them): %s%s%s",
+                       pct, (long long)steps[u->first], a, b, fw, held, held[0] ? "; " : "",
+                       what);
+    }
+    if (f->log_mode) {
+        double pk = NAN;
+        for (size_t r = 0; r < f->nruns && !pos(pk); r++)
+            pk = f->runs[r].log_peak;
+        if (!pos(pk))
+            pk = x->stack_peak_flops_per_s;
+        if (pos(pk))
+            mfu__fctx_note(f,
+                           "no model given: MFU, FLOP/s and FLOPs per token are %s's own, from "
+                           "the log (its convention, its peak %.5g TFLOP/s); give --model for "
+                           "mfu's count",
+                           fw, pk / 1e12);
+        else
+            mfu__fctx_note(f,
+                           "no model given: FLOP/s and FLOPs per token are %s's own, from the "
+                           "log; the log gives no peak, so no MFU (give --device, or --model for "
+                           "mfu's count)",
+                           fw);
+    }
+    (void)c;
+}

@@ -1,0 +1,486 @@
+/*
+ * rows.c - the figures of a step by the rule of figures/figures.h, and the columns of a run.
+ *
+ * A step's own configuration (its sequence length, recomputation, devices, dtype, useful
+ * tokens) wins over the run's for that step. FLOPs per token depend on the sequence length and
+ * the recomputation only, so the few distinct pairs a run has are counted once and cached.
+ * Where the context check (implied.c) found that the given context stops matching the log, the
+ * stretch it covers takes the sequence length and tokens per step the log implies.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figures/figures.h"
+#include "run/step.h"
+
+static bool pos(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+/* Model, hardware and framework FLOPs per token at (seq, rec): cached. */
+static void flops_at(mfu__fctx *f, double seq, int rec, double out[3])
+{
+    for (size_t k = 0; k < f->ncache; k++)
+        if (f->cache[k].seq == seq && f->cache[k].rec == rec) {
+            memcpy(out, f->cache[k].f, sizeof f->cache[k].f);
+            return;
+        }
+    out[0] = out[1] = out[2] = NAN;
+    mfu_workload wl = f->wl;
+    wl.seq = (int64_t)seq;
+    wl.recompute = (mfu_recompute)rec;
+    mfu_flops fl;
+    if (seq >= 1 && seq < 9e15 &&
+        mfu_flops_compute(&f->in.arch, &wl, &f->in.flops, &fl, NULL) == MFU_OK) {
+        out[0] = fl.model_flops;
+        out[1] = fl.hardware_flops;
+    }
+    if (f->stack_flops_ok && isfinite(out[0]) &&
+        mfu_flops_compute(&f->in.arch, &wl, &f->sopt, &fl, NULL) == MFU_OK)
+        out[2] = f->c.stack.counts_recompute ? fl.hardware_flops : fl.model_flops;
+    size_t k = f->ncache < MFU__FIG_CACHE ? f->ncache++ : f->cache_next++ % MFU__FIG_CACHE;
+    f->cache[k].seq = seq;
+    f->cache[k].rec = rec;
+    memcpy(f->cache[k].f, out, sizeof f->cache[k].f);
+}
+
+/* The tokens of step s at sequence length seq, and where they came from. */
+static double tokens_of(const mfu__fctx *f, const mfu_step *s, double seq, uint8_t *src)
+{
+    if (f->override_tokens > 0) {
+        *src = MFU__TOK_INPUT_TOKENS;
+        return f->override_tokens;
+    }
+    if (f->override_batch > 0 && isfinite(seq)) {
+        *src = MFU__TOK_INPUT_BATCH;
+        return f->override_batch * seq;
+    }
+    if (pos(s->tokens)) {
+        *src = MFU__TOK_STEP;
+        return s->tokens;
+    }
+    if (pos(s->samples) && isfinite(seq)) {
+        *src = MFU__TOK_SAMPLES;
+        return s->samples * seq;
+    }
+    if (isfinite(f->fallback_tokens)) {
+        *src = MFU__TOK_HEADER;
+        return f->fallback_tokens;
+    }
+    if (f->fallback_batch > 0 && isfinite(seq)) {
+        *src = MFU__TOK_HEADER_BATCH;
+        return f->fallback_batch * seq;
+    }
+    *src = MFU__TOK_NONE;
+    return NAN;
+}
+
+void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, size_t row,
+                      mfu__frow *out)
+{
+    mfu_report_context *c = &f->c;
+    double *v = out->v;
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        v[k] = NAN;
+    out->flags = 0;
+
+    /* the step's configuration */
+    const mfu__frun *fr = mfu__figures_run_at(f, row);
+    bool seq_printed = s->seq_len >= 1 && s->seq_len < 9e15;
+    double seq_base = seq_printed ? floor(s->seq_len) : f->seq0;
+    double seq = seq_base;
+    if (fr && isfinite(fr->seq) && !seq_printed) {
+        seq = fr->seq;
+        out->flags |= MFU__FR_SEQ_INFERRED;
+    }
+    int rec = s->recompute >= 0 && s->recompute <= MFU_RECOMPUTE_FULL ? s->recompute : f->rec0;
+    out->recompute = (int8_t)rec;
+    out->dtype = (int8_t)(s->dtype >= 0 && s->dtype < (int32_t)MFU_DTYPE_COUNT ? s->dtype
+                                                                               : (int32_t)c->dtype);
+    double fpt[3] = {NAN, NAN, NAN};
+    if (c->has_model) {
+        if (seq == f->seq0 && rec == f->rec0) {
+            fpt[0] = c->model_flops_per_token;
+            fpt[1] = c->hardware_flops_per_token;
+            fpt[2] = c->stack_flops_per_token;
+        } else {
+            flops_at(f, seq, rec, fpt);
+        }
+        if (fr && fr->fpt_scale != 1 && isfinite(fr->fpt_scale))
+            for (int k = 0; k < 3; k++)
+                fpt[k] *= fr->fpt_scale;
+    }
+    double dev = s->devices >= 1 && s->devices < 1e9 ? floor(s->devices) : c->devices;
+    double peak = c->peak_flops_per_s;
+    if (out->dtype != (int8_t)c->dtype && !(f->in.peak_flops_per_s > 0) && c->device) {
+        double p = NAN;
+        peak = mfu_device_peak_flops_per_s(c->device, (mfu_dtype)out->dtype, false, &p, NULL) ==
+                       MFU_OK
+                   ? p
+                   : NAN;
+    }
+    v[MFU__FC_SEQ] = seq;
+    v[MFU__FC_MODEL_FPT] = fpt[0];
+    v[MFU__FC_HARDWARE_FPT] = fpt[1];
+    v[MFU__FC_STACK_FPT] = fpt[2];
+    v[MFU__FC_DEVICES] = dev;
+    v[MFU__FC_PEAK] = peak;
+    v[MFU__FC_BATCH] = pos(s->samples) ? s->samples : f->batch0;
+    v[MFU__FC_LOG_TOKENS] = pos(s->tokens)                      ? s->tokens
+                            : pos(s->samples) && isfinite(seq_base) ? s->samples * seq_base
+                                                                    : NAN;
+
+    /* tokens: the context's; where the tokens check found the given tokens per step stop
+     * matching the log's, the log's; where the FLOPs check found a new workload, the tokens
+     * per step it implies (batch x sequence forms follow the sequence by themselves) */
+    double tok_base = tokens_of(f, s, seq_base, &out->tok_source);
+    const mfu__trun *tr = mfu__figures_trun_at(f, row);
+    if (tr && tr->scale != 1 && isfinite(tr->scale) &&
+        (out->tok_source == MFU__TOK_INPUT_TOKENS || out->tok_source == MFU__TOK_INPUT_BATCH)) {
+        tok_base *= tr->scale;
+        out->flags |= MFU__FR_TOKENS_INFERRED;
+    }
+    double tokens = tok_base;
+    bool by_seq = out->tok_source == MFU__TOK_INPUT_BATCH ||
+                  out->tok_source == MFU__TOK_SAMPLES || out->tok_source == MFU__TOK_HEADER_BATCH;
+    if ((out->flags & MFU__FR_SEQ_INFERRED) && by_seq) {
+        tokens = tok_base * seq / seq_base;
+    } else if (fr && fr->tokens_scale != 1 && isfinite(fr->tokens_scale) &&
+               out->tok_source != MFU__TOK_STEP && out->tok_source != MFU__TOK_NONE) {
+        tokens = tok_base * fr->tokens_scale;
+        out->flags |= MFU__FR_TOKENS_INFERRED;
+    }
+
+    /* step time and tokens/s */
+    double st = pos(s->step_time_s) ? s->step_time_s : NAN;
+    double rg = NAN, rd = NAN; /* the framework's tokens/s, whole job and per device */
+    if (pos(s->tokens_per_s)) {
+        if (s->tokens_per_s_scope == MFU_SCOPE_DEVICE) {
+            rd = s->tokens_per_s;
+            rg = rd * dev;
+        } else {
+            rg = s->tokens_per_s;
+            rd = rg / dev;
+        }
+    }
+    double dt = NAN; /* the step time from time deltas */
+    if (prev && isfinite(s->time_s) && isfinite(prev->time_s) && s->step > prev->step)
+        dt = (s->time_s - prev->time_s) / (double)(s->step - prev->step);
+    double tps = NAN, tpd = NAN;
+    uint8_t src = MFU__TPS_NONE;
+    if (pos(tokens) && isfinite(st)) {
+        tps = tokens / st;
+        src = MFU__TPS_TOKENS_TIME;
+        v[MFU__FC_DERIVED_TPS] = tps;
+    } else if (isfinite(rg) || isfinite(rd)) {
+        tps = rg;
+        if (!isfinite(tps))
+            tpd = rd;
+        src = MFU__TPS_FRAMEWORK;
+    } else if (pos(s->samples_per_s) && isfinite(seq)) {
+        double x = s->samples_per_s * seq;
+        if (s->samples_per_s_scope == MFU_SCOPE_DEVICE) {
+            rd = x;
+            tps = x * dev;
+            if (!isfinite(tps))
+                tpd = x;
+        } else {
+            tps = x;
+        }
+        src = MFU__TPS_SAMPLES;
+    } else if (pos(tokens) && pos(dt)) {
+        tps = tokens / dt;
+        src = MFU__TPS_TIME_DELTA;
+    }
+    out->tps_source = src;
+    if (isfinite(tps))
+        tpd = isfinite(dev) ? tps / dev : rd;
+    /* tokens/s per device as the context alone gives them (the FLOPs check compares those) */
+    double g = 1;
+    if (src == MFU__TPS_TOKENS_TIME || src == MFU__TPS_TIME_DELTA)
+        g = tokens / tok_base;
+    else if (src == MFU__TPS_SAMPLES)
+        g = seq / seq_base;
+    v[MFU__FC_BASE_TPD] = pos(g) ? tpd / g : tpd;
+    if (!isfinite(st) && pos(tokens) && pos(tps))
+        st = tokens / tps;
+    if (!isfinite(st) && pos(s->samples) && s->samples_per_s_scope != MFU_SCOPE_DEVICE &&
+        pos(s->samples_per_s))
+        st = s->samples / s->samples_per_s;
+    if (!isfinite(st) && isfinite(dt))
+        st = dt;
+
+    /* the real (non-padding) share: the step's useful tokens, else --real-tokens-per-step */
+    double rho = c->real_fraction;
+    if (isfinite(s->useful_tokens) && s->useful_tokens >= 0 && pos(tokens))
+        rho = s->useful_tokens >= tokens ? 1.0 : s->useful_tokens / tokens;
+    v[MFU__FC_USEFUL] = rho;
+
+    v[MFU__FC_STEP_TIME_S] = st;
+    v[MFU__FC_TOKENS] = pos(tokens) ? tokens : NAN;
+    v[MFU__FC_TOKENS_PER_S] = tps;
+    v[MFU__FC_TOKENS_PER_S_PER_DEVICE] = tpd;
+    if (isfinite(s->flops_per_s))
+        v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE] =
+            s->flops_per_s_scope == MFU_SCOPE_GLOBAL ? s->flops_per_s / dev : s->flops_per_s;
+    v[MFU__FC_REPORTED_MFU] = isfinite(s->mfu) ? s->mfu : NAN;
+    v[MFU__FC_REPORTED_TOKENS_PER_S] = rg;
+    v[MFU__FC_LOSS] = s->loss;
+    double mf = fpt[0] * tpd * rho;
+    double hf = fpt[1] * tpd;
+    v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE] = mf;
+    v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE] = hf;
+    v[MFU__FC_MFU] = mf / peak;
+    v[MFU__FC_HFU] = hf / peak;
+    double sf = fpt[2] * tpd * (c->stack.counts_padding ? 1.0 : rho);
+    v[MFU__FC_STACK_FLOPS_PER_S_PER_DEVICE] = sf;
+    v[MFU__FC_STACK_MFU] = sf / c->stack_peak_flops_per_s;
+    /* a figure that overflowed (a garbled 1e308 token count, a step time of 1e-320 s) is not
+     * a value: absent, so the step is unusable rather than infinite */
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        if (isinf(v[k]))
+            v[k] = NAN;
+}
+
+/* ---- columns ------------------------------------------------------------------------------ */
+
+void mfu__fcols_free(mfu__fcols *c)
+{
+    if (!c)
+        return;
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        free(c->v[k]);
+    free(c->recompute);
+    free(c->dtype);
+    free(c->tps_source);
+    free(c->tok_source);
+    free(c->flags);
+    memset(c, 0, sizeof *c);
+}
+
+static bool reserve(mfu__fcols *c, size_t n)
+{
+    if (n <= c->cap)
+        return true;
+    size_t cap = c->cap ? c->cap : 64;
+    while (cap < n)
+        cap = cap > SIZE_MAX / 4 ? n : cap * 2;
+    for (int k = 0; k < MFU__FC_COUNT; k++) {
+        double *p = realloc(c->v[k], cap * sizeof *p);
+        if (!p)
+            return false;
+        c->v[k] = p;
+    }
+    int8_t *a = realloc(c->recompute, cap);
+    if (!a)
+        return false;
+    c->recompute = a;
+    a = realloc(c->dtype, cap);
+    if (!a)
+        return false;
+    c->dtype = a;
+    uint8_t *b = realloc(c->tps_source, cap);
+    if (!b)
+        return false;
+    c->tps_source = b;
+    b = realloc(c->tok_source, cap);
+    if (!b)
+        return false;
+    c->tok_source = b;
+    b = realloc(c->flags, cap);
+    if (!b)
+        return false;
+    c->flags = b;
+    c->cap = cap;
+    return true;
+}
+
+/* The framework's printed MFU as it would print it: an EMA over log lines (nanoGPT), replayed
+ * from row first on, seeded with the last value before it. */
+static void replay_ema(mfu__fcols *c, size_t first, double ema)
+{
+    double *x = c->v[MFU__FC_STACK_MFU];
+    double state = NAN;
+    for (size_t i = first; i-- > 0;)
+        if (isfinite(x[i])) {
+            state = x[i];
+            break;
+        }
+    for (size_t i = first; i < c->n; i++) {
+        if (!isfinite(x[i]))
+            continue;
+        state = isfinite(state) ? ema * state + (1 - ema) * x[i] : x[i];
+        x[i] = state;
+    }
+}
+
+/* The log's own figures of row i: its MFU of this step (an EMA the framework prints undone:
+ * x_i = (m_i − ema m_{i−1}) / (1 − ema)), its peak (TFLOP/s ÷ MFU) and its FLOPs per counted
+ * token (TFLOP/s ÷ tokens/s per device; without TFLOP/s, MFU x the framework's peak ÷ tokens/s
+ * per device). */
+static void log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
+{
+    double ema = f->prof ? f->prof->mfu_ema : 0;
+    double m = c->v[MFU__FC_REPORTED_MFU][i];
+    if (ema > 0 && isfinite(m) && i > 0 && isfinite(c->v[MFU__FC_REPORTED_MFU][i - 1]))
+        m = (m - ema * c->v[MFU__FC_REPORTED_MFU][i - 1]) / (1 - ema);
+    double fl = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
+    double tpd = c->v[MFU__FC_BASE_TPD][i];
+    double peak = pos(fl) && pos(m) ? fl / m : NAN;
+    double fpt = NAN;
+    if (pos(fl) && pos(tpd))
+        fpt = fl / tpd;
+    else if (pos(m) && pos(tpd)) {
+        /* the framework's own peak for the device, else units of its (unknown) peak */
+        double p = f->c.stack_peak_flops_per_s;
+        fpt = m * (pos(p) ? p : 1.0) / tpd;
+    }
+    c->v[MFU__FC_LOG_MFU][i] = pos(m) ? m : NAN;
+    c->v[MFU__FC_LOG_PEAK][i] = peak;
+    c->v[MFU__FC_LOG_FPT][i] = fpt;
+}
+
+mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, size_t first,
+                            mfu_error *err)
+{
+    size_t n = mfu_run_count(run);
+    if (first > c->n)
+        first = c->n;
+    if (!reserve(c, n)) {
+        c->n = first;
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps", n);
+    }
+    mfu_step s, prev;
+    bool has_prev = first > 0 && mfu_run_get(run, first - 1, &prev);
+    mfu__frow r;
+    for (size_t i = first; i < n; i++) {
+        mfu_run_get(run, i, &s);
+        mfu__figures_row(f, &s, has_prev ? &prev : NULL, i, &r);
+        for (int k = 0; k < MFU__FC_COUNT; k++)
+            c->v[k][i] = r.v[k];
+        c->recompute[i] = r.recompute;
+        c->dtype[i] = r.dtype;
+        c->tps_source[i] = r.tps_source;
+        c->tok_source[i] = r.tok_source;
+        c->flags[i] = r.flags;
+        prev = s;
+        has_prev = true;
+    }
+    c->n = n;
+    if (f->prof && f->prof->mfu_ema > 0)
+        replay_ema(c, first, f->prof->mfu_ema);
+    for (size_t i = first; i < n; i++)
+        log_figures(c, f, i);
+    return MFU_OK;
+}
+
+/* Whether every row of c with tokens has the same count; *t gets it (NaN when none). */
+static bool constant_tokens(const mfu__fcols *c, double *t)
+{
+    double t0 = NAN;
+    bool same = true;
+    for (size_t i = 0; i < c->n; i++) {
+        double x = c->v[MFU__FC_TOKENS][i];
+        if (!isfinite(x))
+            continue;
+        if (!isfinite(t0))
+            t0 = x;
+        else if (x != t0)
+            same = false;
+    }
+    *t = t0;
+    return same;
+}
+
+/* The run-level figures of the context: tokens per step when constant, the log's implied peak
+ * and FLOPs per token (medians over every row). */
+static mfu_status run_level(mfu__fctx *f, const mfu__fcols *c, mfu_error *err)
+{
+    mfu_report_context *x = &f->c;
+    double t0;
+    bool same = constant_tokens(c, &t0);
+    x->tokens_per_step = same ? t0 : NAN;
+    if (isfinite(t0) && x->tokens_source == MFU_SRC_NONE)
+        x->tokens_source = MFU_SRC_LOG;
+    if (c->n == 0)
+        return MFU_OK;
+    double *scratch = malloc(2 * c->n * sizeof *scratch);
+    if (!scratch)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures");
+    double *tmp = scratch + c->n;
+    for (size_t i = 0; i < c->n; i++) {
+        double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
+        double rm = c->v[MFU__FC_REPORTED_MFU][i];
+        tmp[i] = rm > 0 ? rf / rm : NAN;
+    }
+    x->implied_peak_flops_per_s = mfu__median_finite(tmp, c->n, scratch);
+    for (size_t i = 0; i < c->n; i++) {
+        double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
+        double tpd = c->v[MFU__FC_TOKENS_PER_S_PER_DEVICE][i];
+        tmp[i] = tpd > 0 ? rf / tpd : NAN;
+    }
+    x->implied_flops_per_token = mfu__median_finite(tmp, c->n, scratch);
+    free(scratch);
+    return MFU_OK;
+}
+
+mfu_status mfu__figures_compute(mfu__fctx *f, mfu__fcols *c, const mfu_run *run, mfu_error *err)
+{
+    mfu_status st = mfu__fcols_build(c, f, run, 0, err);
+    if (st != MFU_OK)
+        return st;
+    mfu_report_context *x = &f->c;
+    if (f->in.real_tokens_per_step > 0) {
+        double t0;
+        bool same = constant_tokens(c, &t0);
+        if (!same || !isfinite(t0)) {
+            mfu__fctx_note(f, "--real-tokens-per-step needs a constant number of tokens per "
+                              "step: give --tokens-per-step too; padding is not accounted");
+        } else if (f->in.real_tokens_per_step > t0) {
+            return mfu__fail_field(err, MFU_E_INVALID, "--real-tokens-per-step",
+                                   "--real-tokens-per-step (%.0f) exceeds the tokens per step "
+                                   "(%.0f): give the non-padding tokens of one step",
+                                   f->in.real_tokens_per_step, t0);
+        } else {
+            x->real_fraction = f->in.real_tokens_per_step / t0;
+            if ((st = mfu__fcols_build(c, f, run, 0, err)) != MFU_OK)
+                return st;
+        }
+    }
+    /* the check's verdicts change the rows they cover, and a tokens verdict changes the
+     * FLOPs check's evidence: again until nothing moves (twice is the most a run needs) */
+    for (int pass = 0; pass < 4; pass++) {
+        size_t changed = mfu__figures_check(f, c);
+        if (changed == SIZE_MAX)
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the context check");
+        if (changed >= c->n)
+            break;
+        if ((st = mfu__fcols_build(c, f, run, changed, err)) != MFU_OK)
+            return st;
+    }
+    return run_level(f, c, err);
+}
+
+mfu_status mfu__figures_update(mfu__fctx *f, mfu__fcols *c, const mfu_run *run, size_t first,
+                               size_t *changed, mfu_error *err)
+{
+    mfu_status st = mfu__fcols_build(c, f, run, first, err);
+    if (st != MFU_OK)
+        return st;
+    size_t k = c->n;
+    for (int pass = 0; pass < 4; pass++) {
+        size_t ch = mfu__figures_check(f, c);
+        if (ch == SIZE_MAX)
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the context check");
+        if (ch < k)
+            k = ch;
+        if (ch >= c->n)
+            break;
+        if ((st = mfu__fcols_build(c, f, run, ch, err)) != MFU_OK)
+            return st;
+    }
+    *changed = k < first ? k : first;
+    return run_level(f, c, err);
+}
