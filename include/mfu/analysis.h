@@ -12,15 +12,17 @@
  * per-step series (mfu_series) that the report layer derives from a run, a model and a device;
  * this module needs nothing from model/ or device/ and is tested on synthetic series.
  *
- * Pipeline of mfu_analyze(): derived per-step series (MFU, HFU, FLOP/s per device) → warm-up
- * → segments (configuration changes, then level shifts inside each configuration) → levels
- * with moving-block bootstrap intervals → decomposition at every boundary → findings. Methods,
+ * Pipeline of mfu_analyze(): derived per-step series (MFU, HFU, FLOP/s per device) → which
+ * rows count (warm-up, settle steps after a configuration change, timing artifacts, impossible
+ * values) → segments (configuration changes, then level shifts inside each configuration) →
+ * levels (medians, the headline's definition, with order-statistic intervals; totals) →
+ * decomposition at every boundary → findings. Methods,
  * defaults and limits are in docs/internals/analysis.md; what the results mean for a user is
  * in docs/analysis.md.
  *
  * Ownership and errors follow common.h. Structs returned by accessors belong to the analysis
  * and live as long as it does. Everything is deterministic: the same series and options give
- * the same bytes (the bootstrap is seeded from the options).
+ * the same bytes.
  */
 #ifndef MFU_ANALYSIS_H
 #define MFU_ANALYSIS_H
@@ -77,6 +79,10 @@ typedef struct mfu_series_row {
     double data_loading_s;           /* time in the step spent waiting for data (optional) */
     double comm_s;                   /* exposed (not overlapped) communication time (optional) */
     double optimizer_s;              /* optimizer step time (optional) */
+    double mfu;                      /* the step's MFU as its caller computed it (optional: the
+                                      * report passes its own, so both show one number); NaN:
+                                      * derived from the columns above */
+    double hfu;                      /* likewise */
     int32_t rank;                    /* -1 whole job, >= 0 one rank */
     uint32_t flags;                  /* MFU_STEP_* from run.h (MFU_STEP_LOSS_NAN: the loss was
                                       * printed as nan/inf) */
@@ -107,6 +113,8 @@ typedef enum mfu_series_col {
     MFU_SC_DATA_LOADING_S,
     MFU_SC_COMM_S,
     MFU_SC_OPTIMIZER_S,
+    MFU_SC_MFU,
+    MFU_SC_HFU,
     MFU_SC_COUNT_ /* number of double columns; not a column */
 } mfu_series_col;
 
@@ -154,8 +162,7 @@ MFU_API mfu_status mfu_series_from_run(const mfu_run *run, double model_flops_pe
 /* ---- options ------------------------------------------------------------------------------- */
 
 typedef struct mfu_analysis_options {
-    uint64_t seed;            /* bootstrap seed (default 1) */
-    int resamples;            /* bootstrap resamples, 0 = no intervals (default 1000) */
+    bool intervals;           /* confidence intervals of levels and terms (default true) */
     double confidence;        /* interval coverage, in (0.5, 1) (default 0.95) */
     double size_threshold;    /* "size known" when the interval half-width of a relative
                                * change is below this, as a fraction (default 0.01 = 1 point) */
@@ -169,6 +176,8 @@ typedef struct mfu_analysis_options {
     double throttle_min_drop; /* a clock this far below reference is throttled (0.05) */
     double straggler_min;     /* a rank this much slower than the median rank (0.03) */
     bool detect_warmup;       /* false: no warm-up and no settle steps (default true) */
+    bool steady_only;         /* only which rows count and the steady level: no level shifts,
+                               * boundaries or findings (cheaper; default false) */
 } mfu_analysis_options;
 
 /* Fill *o with the defaults above. o must not be NULL. */
@@ -176,34 +185,43 @@ MFU_API void mfu_analysis_options_init(mfu_analysis_options *o);
 
 /* ---- results ------------------------------------------------------------------------------- */
 
-/* A point estimate with its bootstrap interval (lo/hi NaN when not computed). */
+/* A point estimate with its confidence interval (lo/hi NaN when not computed). */
 typedef struct mfu_interval {
     double value, lo, hi;
 } mfu_interval;
 
-/* Levels of one window of steady steps. Ratio estimators over the window (see docs): tokens/s
- * = Σ tokens / Σ step time, MFU = Σ useful tokens × model FLOPs per token / Σ (step time ×
- * capacity), so that the identity holds exactly for every window. */
+/* Levels of one window of steady steps. The level of a figure is the median over the
+ * window's steady steps of that step's figure (the headline's definition: the typical step;
+ * stalls do not move it), with a distribution-free confidence interval for the median (order
+ * statistics, widened for the correlation between neighbouring steps; see docs). The totals
+ * are what the window achieved as a whole, stalls included: total tokens ÷ total time, and
+ * the time the steps slower than typical cost. */
 typedef struct mfu_level {
     int64_t first_step, last_step;
     size_t steps;                     /* steady, usable steps in the window */
-    mfu_interval tokens_per_s;        /* counted tokens per second, whole job */
-    mfu_interval useful_tokens_per_s; /* non-padding tokens per second */
-    mfu_interval mfu;                 /* fraction; NaN without FLOPs per token or capacity */
-    mfu_interval hfu;                 /* fraction */
-    mfu_interval step_time_s;         /* mean step time (Σ step time / steps) */
-    double median_step_time_s;        /* the typical step (stalls do not move it) */
-    double model_flops_per_s_per_device;
-    double hardware_flops_per_s_per_device;
-    double capacity_flops_per_s;  /* devices × peak, time-weighted */
-    double model_flops_per_token; /* token-weighted */
+    mfu_interval tokens_per_s;        /* median counted tokens per second, whole job */
+    mfu_interval useful_tokens_per_s; /* median non-padding tokens per second */
+    mfu_interval mfu;                 /* median MFU, fraction; NaN without FLOPs per token or
+                                         capacity */
+    mfu_interval hfu;                 /* median HFU */
+    mfu_interval step_time_s;         /* median step time */
+    double model_flops_per_s_per_device;    /* median */
+    double hardware_flops_per_s_per_device; /* median */
+    double capacity_flops_per_s;  /* devices × peak, median over the steps */
+    double model_flops_per_token; /* median over the steps */
     double hardware_flops_per_token;
-    double useful_fraction; /* Σ useful / Σ counted (1 without padding) */
+    double useful_fraction;       /* useful / counted tokens, median (1 without padding) */
+    double total_tokens_per_s;    /* Σ tokens / Σ step time: the window's total, stalls in it */
+    double total_mfu;             /* Σ useful model FLOPs / Σ (step time × capacity) */
+    double total_time_s;          /* Σ step time */
+    double mean_step_time_s;      /* Σ step time / steps */
+    double stall_time_s;          /* Σ step time − Σ tokens ÷ the median tokens/s: the time the
+                                     steps slower than the typical one cost (>= 0) */
     double devices, peak_flops_per_s, seq_len, global_batch; /* NaN when mixed or absent */
     char dtype[MFU_SERIES_LABEL_MAX]; /* "" when absent, "mixed" when it varies */
     char recompute[MFU_SERIES_LABEL_MAX];
-    size_t block_len; /* bootstrap block length used (steps) */
-    double rho;       /* lag-1 autocorrelation of ln tokens/s (NaN: none) */
+    double rho; /* lag-1 autocorrelation of ln tokens/s the intervals allow for (NaN: none) */
+    double vif; /* how much that widens them: the variance factor of the median (>= 1) */
 } mfu_level;
 
 /* The terms of the decomposition of Δln(tokens/s). */
@@ -220,7 +238,7 @@ typedef struct mfu_term_change {
     double dln;   /* contribution to Δln(tokens/s); the four parts sum to the total */
     double pct;   /* exp(dln) − 1: how much this term alone changed tokens/s (fraction) */
     double share; /* dln / Δln(tokens/s); NaN when tokens/s did not move (|Δln| < 1e-9) */
-    double lo_pct, hi_pct;  /* bootstrap interval of pct (NaN without resamples) */
+    double lo_pct, hi_pct;  /* confidence interval of pct (NaN without intervals) */
     bool direction_certain; /* the interval excludes 0 */
     bool size_known;        /* (hi_pct − lo_pct)/2 < options.size_threshold */
 } mfu_term_change;
@@ -232,6 +250,8 @@ typedef struct mfu_decomposition {
     mfu_level from, to;
     mfu_term_change term[MFU_TERM_COUNT_];
     double mfu_points;               /* MFU(to) − MFU(from), fraction */
+    bool capacity_unknown;           /* no peak: the capacity term is 0 by assumption and the
+                                        MFU term is the change of achieved FLOP/s per device */
     char config_change[160];         /* "sequence 4096 → 1024, devices 8 → 16", "" if none */
     char sentence[MFU_SENTENCE_MAX]; /* see mfu_decomposition_sentence() */
 } mfu_decomposition;
@@ -254,7 +274,23 @@ typedef struct mfu_warmup {
     size_t steps;                  /* leading rows excluded from every level (0: none) */
     int64_t first_step, last_step; /* meaningful when steps > 0 */
     double slowdown;               /* mean step time of the warm-up ÷ steady median, − 1 */
+    bool checked;                  /* a warm-up was looked for */
+    bool mid_run;                  /* not looked for: the first step number is above 100 and
+                                      twice the step interval (the log starts mid-run) */
+    size_t artifacts;              /* rows left out as timing artifacts (> 5x the median
+                                      throughput of the usable rows) */
+    size_t impossible;             /* rows left out for MFU or HFU above 100 % */
 } mfu_warmup;
+
+/* What a row of the job's step series is to the levels. */
+typedef enum mfu_row_state {
+    MFU_ROW_STEADY = 0,     /* counted in the levels */
+    MFU_ROW_WARMUP = 1,     /* the leading slow rows of the run */
+    MFU_ROW_SETTLE = 2,     /* the leading slow rows after a configuration change */
+    MFU_ROW_ARTIFACT = 3,   /* far faster than the median: a timing artifact */
+    MFU_ROW_IMPOSSIBLE = 4, /* MFU or HFU above 100 % */
+    MFU_ROW_UNUSABLE = 5    /* no throughput */
+} mfu_row_state;
 
 typedef enum mfu_severity { MFU_SEV_INFO = 0, MFU_SEV_WARNING = 1, MFU_SEV_ERROR = 2 } mfu_severity;
 
@@ -321,6 +357,8 @@ MFU_API const mfu_warmup *mfu_analysis_warmup(const mfu_analysis *a);
 MFU_API const mfu_level *mfu_analysis_steady(const mfu_analysis *a);
 /* true when row i is steady (counted in levels): not warm-up, not settle, usable. */
 MFU_API bool mfu_analysis_is_steady(const mfu_analysis *a, size_t row);
+/* What row i is to the levels; MFU_ROW_UNUSABLE when out of range. */
+MFU_API mfu_row_state mfu_analysis_row_state(const mfu_analysis *a, size_t row);
 
 MFU_API size_t mfu_analysis_segment_count(const mfu_analysis *a);
 /* Segment i, NULL when out of range. */
@@ -343,15 +381,18 @@ typedef struct mfu_window {
     int64_t first_step, last_step;
 } mfu_window;
 
-/* Levels of a window, with bootstrap intervals from opts (NULL = the analysis's options).
+/* Levels of a window, with intervals per opts (NULL = the analysis's options).
  * Errors: MFU_E_INVALID, MFU_E_EMPTY (no steady usable step in the window), MFU_E_NOMEM. */
 MFU_API mfu_status mfu_analysis_window_level(const mfu_analysis *a, mfu_window w,
                                              const mfu_analysis_options *opts, mfu_level *out,
                                              mfu_error *err);
 
 /* Decompose the change from window wa of analysis a to window wb of analysis b (a and b may be
- * the same analysis), with bootstrap intervals and verdicts for every term. opts NULL = a's
- * options. Errors as mfu_analysis_window_level(). *out untouched on error. */
+ * the same analysis), with intervals and verdicts for every term. opts NULL = a's options.
+ * The terms are Δln of the windows' medians: tokens/s, capacity, FLOPs per token and useful
+ * share; the MFU term is what is left (it is Δln of the median MFU when each window's FLOPs
+ * per token, capacity and useful share are constant, as a segment's are). Errors as
+ * mfu_analysis_window_level(). *out untouched on error. */
 MFU_API mfu_status mfu_compare(const mfu_analysis *a, mfu_window wa, const mfu_analysis *b,
                                mfu_window wb, const mfu_analysis_options *opts,
                                mfu_decomposition *out, mfu_error *err);
@@ -416,6 +457,8 @@ MFU_API const mfu_invariant_result *mfu_analysis_invariant(const mfu_analysis *a
 
 /* ---- names --------------------------------------------------------------------------------- */
 
+/* "steady", "warmup", "settle", "artifact", "impossible", "unusable". */
+MFU_API const char *mfu_row_state_name(mfu_row_state s);
 /* Stable names: "tokens_per_second", "mfu", "capacity", "flops_per_token", "padding". */
 MFU_API const char *mfu_term_name(mfu_term t);
 /* "info", "warning", "error". */

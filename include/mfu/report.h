@@ -91,6 +91,8 @@ typedef struct mfu_report_input {
     int64_t micro_batch; /* sequences per device per micro-step, for the roofline finding;
                             0 = the log's (no roofline when neither gives it) */
     int64_t tp;          /* tensor-parallel size for the roofline; 0 = 1 */
+    bool per_device;     /* the analysis counts tokens per device even when the device count is
+                            known (to compare with a run whose device count is unknown) */
 } mfu_report_input;
 
 /* ---- output -------------------------------------------------------------------------------- */
@@ -187,7 +189,8 @@ typedef enum mfu_report_step_state {
     MFU_STEP_WARMUP = 1,     /* leading slow step */
     MFU_STEP_ARTIFACT = 2,   /* far faster than the steady median: a timing artifact */
     MFU_STEP_IMPOSSIBLE = 3, /* MFU above 100 % */
-    MFU_STEP_UNUSABLE = 4    /* no throughput could be derived */
+    MFU_STEP_UNUSABLE = 4,   /* no throughput could be derived */
+    MFU_STEP_SETTLE = 5      /* leading slow step after a configuration change */
 } mfu_report_step_state;
 
 /* Robust summary of one series over the steady steps. */
@@ -210,6 +213,7 @@ typedef struct mfu_report_warmup {
     size_t artifacts;  /* steps excluded as timing artifacts */
     size_t impossible; /* steps excluded for MFU above 100 % */
     size_t unusable;   /* steps without a throughput */
+    size_t settle;     /* steps excluded as settling after a configuration change */
     size_t steady;     /* steps counted in the summaries */
 } mfu_report_warmup;
 

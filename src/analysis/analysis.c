@@ -1,16 +1,24 @@
 /*
- * analysis.c - mfu_analyze(): the job's step series, derived per-step figures, then segments,
- * levels, boundaries and findings; and the accessors of mfu/analysis.h.
+ * analysis.c - mfu_analyze(): the job's step series, derived per-step figures, which rows count,
+ * then segments, levels, boundaries and findings; and the accessors of mfu/analysis.h.
  *
  * Per row (see mfu/analysis.h for the input columns):
  *   step time  = step_time_s, else tokens / tokens_per_s, else Δtime_s / Δstep
- *   the ratio-estimator pair (t, k): with tokens_per_s given, k = tokens (or tokens_per_s × step
- *   time, or 1 when neither is known) and t = k / tokens_per_s, so that the framework's figure
- *   wins; otherwise k = tokens and t = step time. A row is usable when t, k (and, when the series
- *   has FLOPs per token and capacity anywhere, those too) are finite and > 0 and no step time
- *   it has is <= 0.
- *   MFU = (u / t) × f / c, HFU = (k / t) × h / c with u useful tokens (default k), f model FLOPs
- *   per useful token, h hardware FLOPs per counted token (default f), c = devices × peak.
+ *   tokens/s   = tokens_per_s when given (the caller's figure wins, to the bit), else tokens /
+ *                step time; useful tokens/s = tokens/s × useful / counted
+ *   MFU, HFU   = mfu / hfu when given, else useful tokens/s × model FLOPs per token ÷ capacity
+ *                (counted tokens/s × hardware FLOPs per token ÷ capacity), capacity = devices ×
+ *                peak
+ *   the ratio-estimator pair (t, k) of the totals: with tokens_per_s given, k = tokens (or
+ *   tokens_per_s × step time, or 1 when neither is known) and t = k / tokens_per_s; otherwise
+ *   k = tokens and t = step time.
+ * A row is usable when t, k (and, when the series has FLOPs per token and capacity anywhere,
+ * those too) are finite and > 0 and no step time it has is <= 0. Of the usable rows, those
+ * more than 5x faster than their median are timing artifacts (again after each removal), and
+ * those with MFU or HFU above 100 % impossible: neither counts in a level (the detectors still
+ * see them). FLOPs per token without any peak (a log that prints its TFLOP/s and no MFU, and
+ * no device) is capacity-unknown: capacity is taken as the devices alone (a unit peak), MFU is
+ * not shown, and the MFU term of a change is the change of achieved FLOP/s per device.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,8 +30,7 @@
 void mfu_analysis_options_init(mfu_analysis_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->seed = 1;
-    o->resamples = 1000;
+    o->intervals = true;
     o->confidence = 0.95;
     o->size_threshold = 0.01;
     o->min_segment_steps = 10;
@@ -36,14 +43,11 @@ void mfu_analysis_options_init(mfu_analysis_options *o)
     o->detect_warmup = true;
 }
 
-/* Largest resample count accepted (bounds the work of one interval). */
-#define MAX_RESAMPLES 100000
-
+/* Of the usable rows, those this many times faster than their median are timing artifacts. */
+#define ARTIFACT_FACTOR 5.0
 static mfu_status check_options(const mfu_analysis_options *o, mfu_error *err)
 {
 #define BAD(field, ...) return mfu__fail_field(err, MFU_E_INVALID, field, __VA_ARGS__)
-    if (o->resamples < 0 || o->resamples > MAX_RESAMPLES)
-        BAD("resamples", "resamples must be 0..%d (0 = no intervals)", MAX_RESAMPLES);
     if (!(o->confidence > 0.5 && o->confidence < 1))
         BAD("confidence", "confidence must be in (0.5, 1), e.g. 0.95");
     if (!(o->size_threshold > 0 && o->size_threshold < 1))
@@ -86,6 +90,7 @@ void mfu_analysis_free(mfu_analysis *a)
     free(a->c);
     free(a->usable);
     free(a->steady);
+    free(a->state);
     free(a->seg);
     free(a->bnd);
     free(a->find);
@@ -131,6 +136,7 @@ static bool alloc_rows(mfu_analysis *a, size_t n)
     ok = (a->c = malloc(m * sizeof(double))) && ok;
     ok = (a->usable = calloc(m, 1)) && ok;
     ok = (a->steady = calloc(m, 1)) && ok;
+    ok = (a->state = calloc(m, 1)) && ok;
     a->n = n;
     return ok;
 }
@@ -208,10 +214,16 @@ static void derive(mfu_analysis *a)
     const double *H = a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN];
     const double *DEV = a->in[MFU_SC_DEVICES], *PEAK = a->in[MFU_SC_PEAK_FLOPS_PER_S];
     const double *TIME = a->in[MFU_SC_TIME_S];
-    a->has_flops = false;
-    for (size_t i = 0; i < a->n; i++)
-        if (pos(F[i]) && pos(DEV[i]) && pos(PEAK[i]))
-            a->has_flops = true;
+    const double *GM = a->in[MFU_SC_MFU], *GH = a->in[MFU_SC_HFU];
+    bool any_f = false, any_c = false;
+    for (size_t i = 0; i < a->n; i++) {
+        if (pos(F[i])) {
+            any_f = true;
+            any_c = any_c || (pos(DEV[i]) && pos(PEAK[i]));
+        }
+    }
+    a->has_flops = any_f;
+    a->capacity_unknown = any_f && !any_c;
     for (size_t i = 0; i < a->n; i++) {
         double step_time = T[i];
         if (isnan(step_time) && isfinite(TOK[i]) && pos(TPS[i]))
@@ -234,13 +246,16 @@ static void derive(mfu_analysis *a)
             t = step_time;
         }
         double u = (real_tokens && isfinite(UT[i])) ? UT[i] : k;
-        double f = F[i], c = DEV[i] * PEAK[i];
+        double f = F[i];
+        double dev = pos(DEV[i]) ? DEV[i] : a->capacity_unknown ? 1 : DEV[i];
+        double c = a->capacity_unknown ? dev : DEV[i] * PEAK[i];
         double h = isfinite(H[i]) ? H[i] : f;
         bool bad_time = isfinite(step_time) && step_time <= 0;
         bool ok = !bad_time && pos(t) && pos(k) && pos(u);
         if (a->has_flops)
             ok = ok && pos(f) && pos(c) && pos(h);
         a->usable[i] = ok;
+        a->state[i] = ok ? MFU_ROW_STEADY : MFU_ROW_UNUSABLE;
         a->t[i] = ok ? t : NAN;
         a->k[i] = ok ? k : NAN;
         a->u[i] = ok ? u : NAN;
@@ -248,28 +263,49 @@ static void derive(mfu_analysis *a)
         a->h[i] = ok ? h : NAN;
         a->c[i] = ok ? c : NAN;
         a->d[MFU_D_STEP_TIME_S][i] = step_time;
-        a->d[MFU_D_CAPACITY_FLOPS_PER_S][i] = pos(c) ? c : NAN;
+        a->d[MFU_D_CAPACITY_FLOPS_PER_S][i] = pos(c) && !a->capacity_unknown ? c : NAN;
         if (ok) {
-            double tps = k / t, utps = u / t;
+            double tps = pos(TPS[i]) ? TPS[i] : k / t;
+            double utps = u == k ? tps : tps * (u / k);
             a->d[MFU_D_TOKENS_PER_S][i] = tps;
             a->d[MFU_D_USEFUL_TOKENS_PER_S][i] = utps;
-            bool fl = a->has_flops;
-            a->d[MFU_D_MFU][i] = fl ? utps * f / c : NAN;
-            a->d[MFU_D_HFU][i] = fl ? tps * h / c : NAN;
-            a->d[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE][i] = fl ? utps * f / DEV[i] : NAN;
-            a->d[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = fl ? tps * h / DEV[i] : NAN;
+            bool fl = a->has_flops, mf = fl && !a->capacity_unknown;
+            a->d[MFU_D_MFU][i] = !mf ? NAN : isfinite(GM[i]) ? GM[i] : utps * f / c;
+            a->d[MFU_D_HFU][i] = !mf ? NAN : isfinite(GH[i]) ? GH[i] : tps * h / c;
+            a->d[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE][i] = fl ? utps * f / dev : NAN;
+            a->d[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = fl ? tps * h / dev : NAN;
         } else {
             for (int col = MFU_D_TOKENS_PER_S; col <= MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE; col++)
                 a->d[col][i] = NAN;
         }
     }
-}
-
-static uint64_t mix(uint64_t seed, uint64_t tag)
-{
-    mfu__rng r;
-    mfu__rng_seed(&r, seed ^ (tag * 0x9e3779b97f4a7c15ull));
-    return mfu__rng_next(&r);
+    /* timing artifacts against the median of the usable rows, again after each removal (in a
+     * short log one artifact moves the median); then impossible values */
+    double *v = malloc((a->n ? a->n : 1) * sizeof *v);
+    if (v) {
+        for (size_t removed = 1; removed > 0;) {
+            size_t m = 0;
+            for (size_t i = 0; i < a->n; i++)
+                if (a->usable[i])
+                    v[m++] = a->d[MFU_D_TOKENS_PER_S][i];
+            double med = mfu__median_inplace(v, m);
+            removed = 0;
+            for (size_t i = 0; i < a->n; i++)
+                if (a->usable[i] && a->d[MFU_D_TOKENS_PER_S][i] > ARTIFACT_FACTOR * med) {
+                    a->usable[i] = 0;
+                    a->state[i] = MFU_ROW_ARTIFACT;
+                    a->warmup.artifacts++;
+                    removed++;
+                }
+        }
+        free(v);
+    }
+    for (size_t i = 0; i < a->n; i++)
+        if (a->usable[i] && (a->d[MFU_D_MFU][i] > 1 || a->d[MFU_D_HFU][i] > 1)) {
+            a->usable[i] = 0;
+            a->state[i] = MFU_ROW_IMPOSSIBLE;
+            a->warmup.impossible++;
+        }
 }
 
 size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx)
@@ -290,7 +326,7 @@ static bool levels_and_boundaries(mfu_analysis *a)
     size_t m = ok ? mfu__window_index(a, all, idx) : 0;
     memset(&a->steady_level, 0, sizeof a->steady_level);
     if (ok && m)
-        ok = mfu__level_of(a, idx, m, &a->opt, mix(a->opt.seed, 0), &a->steady_level);
+        ok = mfu__level_of(a, idx, m, &a->opt, &a->steady_level);
     if (ok && a->nseg > 1) {
         a->bnd = calloc(a->nseg - 1, sizeof *a->bnd);
         ok = a->bnd != NULL;
@@ -303,7 +339,7 @@ static bool levels_and_boundaries(mfu_analysis *a)
         for (size_t i = g->first; i <= g->last; i++)
             if (a->steady[i])
                 idx[mi++] = i;
-        ok = mfu__level_of(a, idx, mi, &a->opt, mix(a->opt.seed, 2 * q + 1), &g->level);
+        ok = mfu__level_of(a, idx, mi, &a->opt, &g->level);
     }
     for (size_t q = 0; ok && q + 1 < a->nseg; q++) {
         const mfu_segment *g = &a->seg[q], *h = &a->seg[q + 1];
@@ -314,8 +350,7 @@ static bool levels_and_boundaries(mfu_analysis *a)
         for (size_t i = h->first; i <= h->last; i++)
             if (a->steady[i])
                 jdx[mj++] = i;
-        ok = mfu__decompose(a, idx, mi, &g->level, a, jdx, mj, &h->level, &a->opt,
-                            mix(a->opt.seed, 2 * q + 2), &a->bnd[q]);
+        ok = mfu__decompose(a, idx, mi, &g->level, a, jdx, mj, &h->level, &a->opt, &a->bnd[q]);
     }
     free(idx);
     free(jdx);
@@ -350,7 +385,8 @@ mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opt
     bool ok = a->find && a->inv && build_rows(a, series);
     if (ok) {
         derive(a);
-        ok = mfu__segment(a) && levels_and_boundaries(a) && mfu__detect(a, series);
+        ok = mfu__segment(a) && levels_and_boundaries(a) &&
+             (a->opt.steady_only || mfu__detect(a, series));
     }
     if (!ok) {
         mfu_analysis_free(a);
@@ -364,7 +400,7 @@ mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opt
                 sum += a->d[MFU_D_STEP_TIME_S][i];
                 c++;
             }
-        double ref = a->nseg ? a->seg[0].level.median_step_time_s : NAN;
+        double ref = a->nseg ? a->seg[0].level.step_time_s.value : NAN;
         a->warmup.slowdown = (c && pos(ref)) ? sum / (double)c / ref - 1 : NAN;
     }
     *out = a;
@@ -410,6 +446,18 @@ const mfu_level *mfu_analysis_steady(const mfu_analysis *a)
 bool mfu_analysis_is_steady(const mfu_analysis *a, size_t row)
 {
     return a && row < a->n && a->steady[row];
+}
+
+mfu_row_state mfu_analysis_row_state(const mfu_analysis *a, size_t row)
+{
+    return a && row < a->n ? (mfu_row_state)a->state[row] : MFU_ROW_UNUSABLE;
+}
+
+const char *mfu_row_state_name(mfu_row_state s)
+{
+    static const char *const names[] = {"steady",   "warmup",     "settle",
+                                        "artifact", "impossible", "unusable"};
+    return (int)s >= 0 && (size_t)s < MFU__ARRAY_LEN(names) ? names[s] : "?";
 }
 
 size_t mfu_analysis_segment_count(const mfu_analysis *a)
@@ -498,7 +546,7 @@ mfu_status mfu_analysis_window_level(const mfu_analysis *a, mfu_window w,
                          (long long)w.first_step, (long long)w.last_step);
     }
     mfu_level lv;
-    bool ok = mfu__level_of(a, idx, m, o, mix(o->seed, 0x77), &lv);
+    bool ok = mfu__level_of(a, idx, m, o, &lv);
     free(idx);
     if (!ok)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory computing levels");
@@ -534,7 +582,7 @@ mfu_status mfu_compare(const mfu_analysis *a, mfu_window wa, const mfu_analysis 
                          (long long)(ma == 0 ? wa.last_step : wb.last_step));
     }
     mfu_decomposition d;
-    bool ok = mfu__decompose(a, ia, ma, NULL, b, ib, mb, NULL, o, mix(o->seed, 0xc0c0), &d);
+    bool ok = mfu__decompose(a, ia, ma, NULL, b, ib, mb, NULL, o, &d);
     free(ia);
     free(ib);
     if (!ok)

@@ -75,7 +75,7 @@ static void detect_tput_vs_mfu(mfu_analysis *a)
             continue;
         if (fabs(tp->pct) < 0.01 || fabs(mf->pct) < 0.01)
             continue;
-        if (a->opt.resamples > 0 && !(tp->direction_certain && mf->direction_certain))
+        if (a->opt.intervals && !(tp->direction_certain && mf->direction_certain))
             continue;
         /* The term that moved tokens/s the other way from MFU. */
         int best = MFU_TERM_FLOPS_PER_TOKEN;
@@ -460,7 +460,14 @@ static bool detect_throttle(mfu_analysis *a, scratch *s)
 static void detect_padding(mfu_analysis *a)
 {
     const mfu_level *L = &a->steady_level;
-    double waste = 1 - L->useful_fraction;
+    /* the share of all counted tokens of the steady steps that are padding (a total) */
+    double K = 0, U = 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->steady[i]) {
+            K += a->k[i];
+            U += a->u[i];
+        }
+    double waste = K > 0 ? 1 - U / K : NAN;
     if (!(L->steps > 0 && waste >= PADDING_MIN))
         return;
     mfu_finding f;

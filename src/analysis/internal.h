@@ -45,7 +45,10 @@ struct mfu_analysis {
     double *t, *k, *u, *f, *h, *c;
     uint8_t *usable; /* t and k valid (and f, c when the series has them) */
     uint8_t *steady; /* usable, not warm-up, not settle */
+    uint8_t *state;  /* mfu_row_state of each row */
     bool has_flops;  /* some row has model FLOPs per token and capacity */
+    bool capacity_unknown; /* FLOPs per token without any peak: capacity is taken as 1 (the
+                              MFU columns are NaN, the MFU term is the FLOP/s change) */
     mfu_warmup warmup;
     mfu_level steady_level;
     size_t nseg;
@@ -75,39 +78,25 @@ bool mfu__ranks(const double *v, size_t n, double *r, double *ties);
 /* Lag-k autocorrelation of v[0..n) about its mean; 0 when undefined. */
 double mfu__acf(const double *v, size_t n, size_t lag);
 
-/* A small deterministic PRNG (splitmix64). */
-typedef struct mfu__rng {
-    uint64_t s;
-} mfu__rng;
-void mfu__rng_seed(mfu__rng *r, uint64_t seed);
-uint64_t mfu__rng_next(mfu__rng *r);
-/* Uniform integer in [0, bound) (bound > 0), without modulo bias. */
-uint64_t mfu__rng_below(mfu__rng *r, uint64_t bound);
-
 /* ---- levels.c ----------------------------------------------------------------------------- */
 
-/* The six sums of the ratio estimators over a set of rows. */
-typedef struct mfu__sums {
-    double t, k, u, uf, kh, tc, n;
-} mfu__sums;
-
-/* Levels of rows idx[0..m) of a (m > 0), with bootstrap intervals when opt->resamples > 0,
- * seeded with seed. Returns false on allocation failure. */
+/* Levels of rows idx[0..m) of a (m >= 0), with intervals when opt->intervals. Returns false
+ * on allocation failure. */
 bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
-                   const mfu_analysis_options *opt, uint64_t seed, mfu_level *out);
+                   const mfu_analysis_options *opt, mfu_level *out);
 /* Decomposition from rows ia of analysis a to rows ib of analysis b, with intervals. The
  * levels from/to are copied from la/lb when given (already computed with the same options),
  * else computed. false on allocation failure. */
 bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_level *la,
                     const mfu_analysis *b, const size_t *ib, size_t mb, const mfu_level *lb,
-                    const mfu_analysis_options *opt, uint64_t seed, mfu_decomposition *out);
-/* Bootstrap block length for rows idx[0..m) of a (see docs/internals/analysis.md); *rho (may
- * be NULL) gets the lag-1 autocorrelation of ln tokens/s it used (plus one standard error
- * 1/√m, clamped to [0, 0.95]). */
-size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m, double *rho);
-/* Factor (>= 1) by which resample deviations are stretched: sqrt of the AR(1) long-run
- * variance over the part blocks of L rows keep, times m/(m−L). */
-double mfu__boot_kappa(double rho, size_t L, size_t m);
+                    const mfu_analysis_options *opt, mfu_decomposition *out);
+/* The lag-1 autocorrelation of ln tokens/s of rows idx[0..m) that the intervals allow for
+ * (winsorised at 5 robust sd, plus one standard error 1/√m, clamped to [0, 0.95]); tmp holds
+ * 2 min(m, 65536) doubles. */
+double mfu__level_rho(const mfu_analysis *a, const size_t *idx, size_t m, double *tmp);
+/* The variance factor of the count of steps below the median for a Gaussian AR(1) process of
+ * lag-1 correlation rho: 1 + 2 Σ_k (2/π) asin(rho^k) (>= 1). */
+double mfu__median_vif(double rho);
 
 /* ---- segment.c ---------------------------------------------------------------------------- */
 

@@ -42,7 +42,6 @@ json_t *mfu__level_json(const mfu_level *l)
     json_object_set_new(o, "mfu", interval(l->mfu));
     json_object_set_new(o, "hfu", interval(l->hfu));
     json_object_set_new(o, "step_time_s", interval(l->step_time_s));
-    json_object_set_new(o, "median_step_time_s", num(l->median_step_time_s));
     json_object_set_new(o, "model_flops_per_s_per_device", num(l->model_flops_per_s_per_device));
     json_object_set_new(o, "hardware_flops_per_s_per_device",
                         num(l->hardware_flops_per_s_per_device));
@@ -50,6 +49,15 @@ json_t *mfu__level_json(const mfu_level *l)
     json_object_set_new(o, "flops_per_token", num(l->model_flops_per_token));
     json_object_set_new(o, "hardware_flops_per_token", num(l->hardware_flops_per_token));
     json_object_set_new(o, "useful_fraction", num(l->useful_fraction));
+    json_t *tot = json_object();
+    if (tot) {
+        json_object_set_new(tot, "tokens_per_second", num(l->total_tokens_per_s));
+        json_object_set_new(tot, "mfu", num(l->total_mfu));
+        json_object_set_new(tot, "time_s", num(l->total_time_s));
+        json_object_set_new(tot, "mean_step_time_s", num(l->mean_step_time_s));
+        json_object_set_new(tot, "stall_time_s", num(l->stall_time_s));
+    }
+    json_object_set_new(o, "total", tot ? tot : json_null());
     json_t *cfg = json_object();
     if (cfg) {
         json_object_set_new(cfg, "devices", num(l->devices));
@@ -60,7 +68,8 @@ json_t *mfu__level_json(const mfu_level *l)
         json_object_set_new(cfg, "recompute", label(l->recompute));
     }
     json_object_set_new(o, "config", cfg ? cfg : json_null());
-    json_object_set_new(o, "block_len", json_integer((json_int_t)l->block_len));
+    json_object_set_new(o, "rho", num(l->rho));
+    json_object_set_new(o, "vif", num(l->vif));
     return o;
 }
 
@@ -87,6 +96,7 @@ json_t *mfu__decomposition_json(const mfu_decomposition *d)
         json_object_set_new(terms, mfu_term_name((mfu_term)t), x);
     }
     json_object_set_new(o, "sentence", json_string(d->sentence));
+    json_object_set_new(o, "capacity_unknown", json_boolean(d->capacity_unknown));
     json_object_set_new(o, "config_change", json_string(d->config_change));
     json_object_set_new(o, "mfu_points", num(d->mfu_points));
     json_object_set_new(o, "terms", terms);
@@ -126,16 +136,19 @@ json_t *mfu__analysis_json(const mfu_analysis *a)
         return NULL;
     json_t *m = json_object();
     if (m) {
-        json_object_set_new(m, "seed", json_integer((json_int_t)a->opt.seed));
-        json_object_set_new(m, "resamples", json_integer(a->opt.resamples));
+        json_object_set_new(m, "intervals", json_boolean(a->opt.intervals));
         json_object_set_new(m, "confidence", num(a->opt.confidence));
         json_object_set_new(m, "size_threshold", num(a->opt.size_threshold));
         json_object_set_new(m, "min_segment_steps",
                             json_integer((json_int_t)a->opt.min_segment_steps));
         json_object_set_new(m, "changepoint_alpha", num(a->opt.changepoint_alpha));
         json_object_set_new(m, "min_level_shift", num(a->opt.min_level_shift));
-        json_object_set_new(m, "level", json_string("ratio: sum of tokens / sum of step time"));
-        json_object_set_new(m, "interval", json_string("moving-block bootstrap, percentile"));
+        json_object_set_new(m, "level",
+                            json_string("median of the steady steps (total: sum of tokens / sum "
+                                        "of step time)"));
+        json_object_set_new(m, "interval",
+                            json_string("order statistics of the median, widened for AR(1) "
+                                        "correlation"));
     }
     json_object_set_new(o, "method", m ? m : json_null());
     json_t *st = json_object();
@@ -160,6 +173,10 @@ json_t *mfu__analysis_json(const mfu_analysis *a)
         json_object_set_new(w, "last_step",
                             a->warmup.steps ? json_integer(a->warmup.last_step) : json_null());
         json_object_set_new(w, "slowdown", num(a->warmup.slowdown));
+        json_object_set_new(w, "checked", json_boolean(a->warmup.checked));
+        json_object_set_new(w, "mid_run", json_boolean(a->warmup.mid_run));
+        json_object_set_new(w, "artifacts", json_integer((json_int_t)a->warmup.artifacts));
+        json_object_set_new(w, "impossible", json_integer((json_int_t)a->warmup.impossible));
         json_object_set_new(w, "excluded", json_true());
         json_object_set_new(w, "rule",
                             json_string("leading steps slower than the median of the next 30 "

@@ -1,24 +1,30 @@
 /*
  * levels.c - levels of a window of steps, the decomposition between two windows, their
- * moving-block bootstrap intervals, and the sentence that says it in words.
+ * confidence intervals, and the sentence that says it in words.
  *
- * Levels are ratio estimators over the window's rows (t step time, k counted tokens, u useful
- * tokens, f model FLOPs per useful token, h hardware FLOPs per counted token, c capacity):
+ * The level of a figure is the median over the window's steady rows of the row's figure:
+ * tokens/s, useful tokens/s, MFU, HFU, step time, FLOP/s per device, and the configuration
+ * figures (capacity, FLOPs per token, useful share). That is the headline's definition (the
+ * typical step: a stall does not move it), so a segment's level and the report's steady median
+ * are one number. The totals keep what a ratio estimator says (total tokens ÷ total time,
+ * total useful FLOPs ÷ total time × capacity) and the time the slower-than-typical steps cost.
  *
- *   tokens/s = Σk/Σt   MFU = Σuf/Σtc   capacity = Σtc/Σt   FLOPs/token = Σuf/Σu   useful = Σu/Σk
+ * Intervals. The median's interval comes from order statistics: with the count of steps below
+ * the median ~ Binomial(m, 1/2), the interval [x_(j), x_(k)] with j, k = m/2 ∓ z √(m V)/2 covers
+ * it with the given confidence. V is the variance factor of that count for correlated steps:
+ * for a Gaussian AR(1) process of lag-1 correlation ρ (of ln tokens/s, winsorised, plus one
+ * standard error 1/√m so that erring low does not make intervals too narrow), the indicator
+ * of "below the median" has lag-k correlation (2/π) asin(ρ^k), so V = 1 + 2 Σ_k (2/π) asin(ρ^k).
+ * This needs a few selections per window, not resamples: linear in the window's rows.
  *
- * so tokens/s = MFU × capacity / FLOPs per token × counted/useful holds exactly for every
- * window, and the four log terms of a change add up to Δln(tokens/s) (to rounding). These are
- * the real averages over the window (total tokens over total time): a stall lowers them, as it
- * lowered the run's throughput.
- *
- * Bootstrap: rows are resampled in moving blocks (length from mfu__block_len) with replacement;
- * each resample recomputes the sums, so every figure and every term gets a percentile interval
- * from the same resamples. Blocks of a practical length miss part of the autocorrelation, so
- * each resample's log deviation from the point estimate is stretched by mfu__boot_kappa (the
- * AR(1) long-run variance over the variance the blocks keep, times m/(m−L)). Block sums come from
- * prefix sums; windows longer than BOOT_GRID_ROWS rows place block starts on a coarser grid so
- * memory stays bounded.
+ * Decomposition. Between windows A and B: Δln of the median tokens/s (the total), of the median
+ * capacity (capacity term), of the median FLOPs per token (workload term, sign flipped), of the
+ * median useful share (padding term, flipped); the MFU term is what is left, so the terms add
+ * up to the total exactly. It is Δln of the median MFU when each window's FLOPs per token,
+ * capacity and useful share are constant (segments are cut where they change). The total's
+ * interval combines both windows' intervals of ln median tokens/s (independent windows, in
+ * quadrature on each side); the MFU term takes the same half-widths (the configuration terms
+ * are known, not estimated).
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,228 +34,89 @@
 #include "analysis/internal.h"
 #include "util/util.h"
 
-/* Most prefix-sum points one bootstrap keeps (memory: 7 doubles each). */
-#define BOOT_GRID_ROWS 262144
-/* Fewest blocks a resample is made of when the window is long (bounds the work per resample). */
-#define BOOT_MAX_BLOCKS 2000
-/* Lags and rows the block-length rule looks at. */
+/* Lags and rows the dependence estimate looks at. */
 #define RHO_MAX 0.95
 #define ACF_MAX_ROWS 65536
 
-static void sums_add_row(const mfu_analysis *a, size_t i, mfu__sums *s)
+static bool pos(double v)
 {
-    s->t += a->t[i];
-    s->k += a->k[i];
-    s->u += a->u[i];
-    if (a->has_flops) {
-        s->uf += a->u[i] * a->f[i];
-        s->kh += a->k[i] * a->h[i];
-        s->tc += a->t[i] * a->c[i];
-    }
-    s->n += 1;
+    return isfinite(v) && v > 0;
 }
 
-static void sums_diff(const mfu__sums *hi, const mfu__sums *lo, mfu__sums *out)
+/* ---- dependence ---------------------------------------------------------------------------- */
+
+double mfu__level_rho(const mfu_analysis *a, const size_t *idx, size_t m, double *tmp)
 {
-    out->t = hi->t - lo->t;
-    out->k = hi->k - lo->k;
-    out->u = hi->u - lo->u;
-    out->uf = hi->uf - lo->uf;
-    out->kh = hi->kh - lo->kh;
-    out->tc = hi->tc - lo->tc;
-    out->n = hi->n - lo->n;
-}
-
-static void sums_acc(mfu__sums *acc, const mfu__sums *d)
-{
-    acc->t += d->t;
-    acc->k += d->k;
-    acc->u += d->u;
-    acc->uf += d->uf;
-    acc->kh += d->kh;
-    acc->tc += d->tc;
-    acc->n += d->n;
-}
-
-/* The statistics of one set of sums. */
-typedef struct stats {
-    double tps, utps, mfu, hfu, step, cap, fpt, hfpt, useful;
-} stats;
-
-static double ratio(double num, double den)
-{
-    return (den > 0 && isfinite(num)) ? num / den : NAN;
-}
-
-static stats stats_of(const mfu__sums *s, bool has_flops)
-{
-    stats r;
-    r.tps = ratio(s->k, s->t);
-    r.utps = ratio(s->u, s->t);
-    r.step = ratio(s->t, s->n);
-    r.useful = ratio(s->u, s->k);
-    if (has_flops) {
-        r.mfu = ratio(s->uf, s->tc);
-        r.hfu = ratio(s->kh, s->tc);
-        r.cap = ratio(s->tc, s->t);
-        r.fpt = ratio(s->uf, s->u);
-        r.hfpt = ratio(s->kh, s->k);
-    } else {
-        r.mfu = r.hfu = r.cap = r.fpt = r.hfpt = NAN;
-    }
-    return r;
-}
-
-/* Stretch a resample's figures away from the point estimate by kappa, in log space. */
-static double stretch(double r, double point, double kappa)
-{
-    if (!(r > 0) || !(point > 0))
-        return r;
-    return point * exp(kappa * log(r / point));
-}
-
-static void stats_stretch(stats *r, const stats *p, double kappa)
-{
-    r->tps = stretch(r->tps, p->tps, kappa);
-    r->utps = stretch(r->utps, p->utps, kappa);
-    r->mfu = stretch(r->mfu, p->mfu, kappa);
-    r->hfu = stretch(r->hfu, p->hfu, kappa);
-    r->step = stretch(r->step, p->step, kappa);
-    r->cap = stretch(r->cap, p->cap, kappa);
-    r->fpt = stretch(r->fpt, p->fpt, kappa);
-    r->hfpt = stretch(r->hfpt, p->hfpt, kappa);
-    r->useful = stretch(r->useful, p->useful, kappa);
-}
-
-/* ---- block length ------------------------------------------------------------------------- */
-
-size_t mfu__block_len(const mfu_analysis *a, const size_t *idx, size_t m, double *rho_out)
-{
-    size_t L = 1;
-    double rho = 0;
     size_t mm = m < ACF_MAX_ROWS ? m : ACF_MAX_ROWS;
-    if (mm >= 8) {
-        double *y = malloc(2 * mm * sizeof *y);
-        if (y) {
-            double *tmp = y + mm;
-            for (size_t j = 0; j < mm; j++)
-                y[j] = log(a->k[idx[j]] / a->t[idx[j]]);
-            memcpy(tmp, y, mm * sizeof *tmp);
-            double med = mfu__median_inplace(tmp, mm);
-            double sd = mfu__robust_sd(y, mm, tmp);
-            if (sd > 0) /* winsorise so that one stall does not fake a correlation */
-                for (size_t j = 0; j < mm; j++) {
-                    if (y[j] > med + 5 * sd)
-                        y[j] = med + 5 * sd;
-                    if (y[j] < med - 5 * sd)
-                        y[j] = med - 5 * sd;
-                }
-            /* One standard error up: ρ̂ is uncertain by about 1/√m and erring low makes the
-             * intervals too narrow. */
-            rho = mfu__acf(y, mm, 1) + 1 / sqrt((double)mm);
-            free(y);
+    if (mm < 8)
+        return 0;
+    double *y = tmp, *t2 = tmp + mm;
+    for (size_t j = 0; j < mm; j++)
+        y[j] = log(a->d[MFU_D_TOKENS_PER_S][idx[j]]);
+    memcpy(t2, y, mm * sizeof *t2);
+    double med = mfu__median_inplace(t2, mm);
+    double sd = mfu__robust_sd(y, mm, t2);
+    if (sd > 0) /* winsorise so that one stall does not fake a correlation */
+        for (size_t j = 0; j < mm; j++) {
+            if (y[j] > med + 5 * sd)
+                y[j] = med + 5 * sd;
+            if (y[j] < med - 5 * sd)
+                y[j] = med - 5 * sd;
         }
-    }
+    double rho = mfu__acf(y, mm, 1) + 1 / sqrt((double)mm);
     if (!(rho > 0))
         rho = 0;
-    if (rho > RHO_MAX)
-        rho = RHO_MAX;
-    /* AR(1) plug-in of the MSE-optimal block length for the mean (Lahiri; Politis & White):
-     * L = (2ρ/(1−ρ²))^(2/3) · (3m/2)^(1/3), where 2ρ/(1−ρ²) = Σ|k|γ(k) / Σγ(k). */
-    double Lr = pow(2 * rho / (1 - rho * rho), 2.0 / 3.0) * cbrt(1.5 * (double)m);
-    L = Lr < 1 ? 1 : (size_t)ceil(Lr);
-    size_t floor_blocks = (m + BOOT_MAX_BLOCKS - 1) / BOOT_MAX_BLOCKS;
-    if (L < floor_blocks)
-        L = floor_blocks;
-    /* Long blocks in a short window leave few distinct resamples (the bootstrap variance then
-     * shrinks by about (m − L)/m): cap at √m and let kappa carry the rest. */
-    size_t cap = (size_t)sqrt((double)m);
-    if (L > cap && cap >= floor_blocks)
-        L = cap;
-    if (rho_out)
-        *rho_out = rho;
-    return L ? L : 1;
+    return rho > RHO_MAX ? RHO_MAX : rho;
 }
 
-double mfu__boot_kappa(double rho, size_t L, size_t m)
+double mfu__median_vif(double rho)
 {
-    /* Blocks of L rows keep the autocovariances below lag L, weighted 1 − k/L; AR(1) has
-     * long-run variance (1+ρ)/(1−ρ). The ratio is what the resamples miss; m/(m−L) undoes
-     * the shrinkage of the moving-block variance in a finite window. */
-    double kept = 1, pk = 1;
-    for (size_t k = 1; k < L && k < 1000; k++) {
+    if (!(rho > 0))
+        return 1;
+    double v = 1, pk = 1;
+    for (int k = 1; k < 2000; k++) {
         pk *= rho;
-        kept += 2 * (1 - (double)k / (double)L) * pk;
+        double c = 0.6366197723675814 /* 2 / pi */ * asin(pk);
+        v += 2 * c;
+        if (c < 1e-9)
+            break;
     }
-    double full = (1 + rho) / (1 - rho);
-    double kappa2 = full / kept;
-    if (m > L)
-        kappa2 *= (double)m / (double)(m - L);
-    return kappa2 > 1 ? sqrt(kappa2) : 1;
+    return v;
 }
 
-/* ---- the bootstrap machinery -------------------------------------------------------------- */
-
-typedef struct boot {
-    size_t m, g, npts, Lg; /* rows, grid step, grid points, block length in grid steps */
-    mfu__sums *P;          /* P[j] = sums of rows idx[0 .. min(j g, m)) */
-    size_t nblocks;
-} boot;
-
-static bool boot_prepare(const mfu_analysis *a, const size_t *idx, size_t m, size_t L, boot *b)
+/* The standard normal quantile at p in (0.5, 1), by bisection on erfc. */
+static double z_of(double p)
 {
-    memset(b, 0, sizeof *b);
-    b->m = m;
-    b->g = (m + BOOT_GRID_ROWS - 1) / BOOT_GRID_ROWS;
-    if (b->g < 1)
-        b->g = 1;
-    b->npts = (m + b->g - 1) / b->g + 1;
-    b->Lg = (L + b->g - 1) / b->g;
-    if (b->Lg < 1)
-        b->Lg = 1;
-    if (b->Lg > b->npts - 1)
-        b->Lg = b->npts - 1;
-    size_t rows_per_block = b->Lg * b->g;
-    b->nblocks = (m + rows_per_block - 1) / rows_per_block;
-    b->P = calloc(b->npts, sizeof *b->P);
-    if (!b->P)
-        return false;
-    mfu__sums acc = {0};
-    size_t j = 1;
-    for (size_t r = 0; r < m; r++) {
-        sums_add_row(a, idx[r], &acc);
-        if ((r + 1) % b->g == 0 || r + 1 == m)
-            b->P[j++] = acc;
+    double lo = 0, hi = 40;
+    for (int it = 0; it < 100; it++) {
+        double mid = 0.5 * (lo + hi);
+        if (0.5 * erfc(mid / sqrt(2.0)) > 1 - p)
+            lo = mid;
+        else
+            hi = mid;
     }
-    return true;
+    return 0.5 * (lo + hi);
 }
 
-static void boot_draw(const boot *b, mfu__rng *rng, mfu__sums *out)
+/* Median of v[0..m) and its interval (m > 0; v is reordered). */
+static mfu_interval median_ci(double *v, size_t m, double vif, double conf, bool intervals)
 {
-    memset(out, 0, sizeof *out);
-    size_t starts = b->npts - b->Lg; /* block start grid points 0 .. npts-1-Lg */
-    for (size_t q = 0; q < b->nblocks; q++) {
-        size_t s = (size_t)mfu__rng_below(rng, starts);
-        mfu__sums d;
-        sums_diff(&b->P[s + b->Lg], &b->P[s], &d);
-        sums_acc(out, &d);
-    }
-}
-
-/* Percentile interval of v[0..R) (sorts v). */
-static void interval(double *v, size_t R, double conf, double *lo, double *hi)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < R; i++)
-        if (isfinite(v[i]))
-            v[n++] = v[i];
-    if (n < R || n == 0) { /* a resample without a value means no honest interval */
-        *lo = *hi = NAN;
-        return;
-    }
-    mfu__sort_doubles(v, n);
-    *lo = mfu__quantile_sorted(v, n, (1 - conf) / 2);
-    *hi = mfu__quantile_sorted(v, n, (1 + conf) / 2);
+    mfu_interval r = {mfu__median_inplace(v, m), NAN, NAN};
+    if (!intervals || m < 2)
+        return r;
+    double half = z_of((1 + conf) / 2) * sqrt((double)m * vif) / 2;
+    double j = floor((double)m / 2 - half), k = ceil((double)m / 2 + half);
+    if (j < 1)
+        j = 1;
+    if (k > (double)m)
+        k = (double)m;
+    r.lo = mfu__select_kth(v, m, (size_t)j - 1);
+    r.hi = mfu__select_kth(v, m, (size_t)k - 1);
+    if (r.lo > r.value)
+        r.lo = r.value;
+    if (r.hi < r.value)
+        r.hi = r.value;
+    return r;
 }
 
 /* ---- levels ------------------------------------------------------------------------------- */
@@ -288,119 +155,98 @@ static void label_of(const mfu_analysis *a, const uint8_t *ids, const size_t *id
         mfu__strlcpy(out, a->labels[id - 1], MFU_SERIES_LABEL_MAX);
 }
 
-static mfu_interval point(double v)
+/* The median of a column over rows idx (finite values only) with its interval. */
+static mfu_interval col_median(const double *col, const size_t *idx, size_t m, double *tmp,
+                               double vif, const mfu_analysis_options *opt, bool with_ci)
 {
-    mfu_interval r = {v, NAN, NAN};
-    return r;
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++)
+        if (isfinite(col[idx[j]]))
+            tmp[k++] = col[idx[j]];
+    if (k == 0) {
+        mfu_interval none = {NAN, NAN, NAN};
+        return none;
+    }
+    return median_ci(tmp, k, vif, opt->confidence, with_ci && opt->intervals);
 }
 
-/* Point estimates (no intervals) of rows idx. */
-static bool level_point(const mfu_analysis *a, const size_t *idx, size_t m, mfu_level *out)
+bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
+                   const mfu_analysis_options *opt, mfu_level *out)
 {
     memset(out, 0, sizeof *out);
-    mfu__sums s = {0};
-    for (size_t j = 0; j < m; j++)
-        sums_add_row(a, idx[j], &s);
-    stats st = stats_of(&s, a->has_flops);
     out->steps = m;
-    out->first_step = m ? a->step[idx[0]] : 0;
-    out->last_step = m ? a->step[idx[m - 1]] : 0;
-    out->tokens_per_s = point(st.tps);
-    out->useful_tokens_per_s = point(st.utps);
-    out->mfu = point(st.mfu);
-    out->hfu = point(st.hfu);
-    out->step_time_s = point(st.step);
-    out->capacity_flops_per_s = st.cap;
-    out->model_flops_per_token = st.fpt;
-    out->hardware_flops_per_token = st.hfpt;
-    out->useful_fraction = st.useful;
+    out->rho = NAN;
+    out->vif = 1;
+    mfu_interval none = {NAN, NAN, NAN};
+    out->tokens_per_s = out->useful_tokens_per_s = out->mfu = out->hfu = out->step_time_s = none;
+    out->model_flops_per_s_per_device = out->hardware_flops_per_s_per_device = NAN;
+    out->capacity_flops_per_s = out->model_flops_per_token = out->hardware_flops_per_token = NAN;
+    out->useful_fraction = out->total_tokens_per_s = out->total_mfu = NAN;
+    out->total_time_s = out->mean_step_time_s = out->stall_time_s = NAN;
+    out->devices = out->peak_flops_per_s = out->seq_len = out->global_batch = NAN;
+    if (m == 0)
+        return true;
+    double *tmp = malloc(2 * m * sizeof *tmp);
+    if (!tmp)
+        return false;
+    out->first_step = a->step[idx[0]];
+    out->last_step = a->step[idx[m - 1]];
+    double rho = opt->intervals ? mfu__level_rho(a, idx, m, tmp) : NAN;
+    double vif = opt->intervals ? mfu__median_vif(rho) : 1;
+    out->rho = rho;
+    out->vif = vif;
+    bool fl = a->has_flops;
+    bool mf = fl && !a->capacity_unknown;
+    out->tokens_per_s = col_median(a->d[MFU_D_TOKENS_PER_S], idx, m, tmp, vif, opt, true);
+    out->useful_tokens_per_s =
+        col_median(a->d[MFU_D_USEFUL_TOKENS_PER_S], idx, m, tmp, vif, opt, true);
+    out->step_time_s = col_median(a->d[MFU_D_STEP_TIME_S], idx, m, tmp, vif, opt, true);
+    if (mf) {
+        out->mfu = col_median(a->d[MFU_D_MFU], idx, m, tmp, vif, opt, true);
+        out->hfu = col_median(a->d[MFU_D_HFU], idx, m, tmp, vif, opt, true);
+        out->capacity_flops_per_s = col_median(a->c, idx, m, tmp, vif, opt, false).value;
+    }
+    if (fl) {
+        out->model_flops_per_s_per_device =
+            col_median(a->d[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE], idx, m, tmp, vif, opt, false)
+                .value;
+        out->hardware_flops_per_s_per_device =
+            col_median(a->d[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE], idx, m, tmp, vif, opt, false)
+                .value;
+        out->model_flops_per_token = col_median(a->f, idx, m, tmp, vif, opt, false).value;
+        out->hardware_flops_per_token = col_median(a->h, idx, m, tmp, vif, opt, false).value;
+    }
+    for (size_t j = 0; j < m; j++)
+        tmp[j] = a->u[idx[j]] / a->k[idx[j]];
+    out->useful_fraction = mfu__median_inplace(tmp, m);
+    /* totals: ratio of sums over the window */
+    double T = 0, K = 0, UF = 0, TC = 0;
+    for (size_t j = 0; j < m; j++) {
+        size_t i = idx[j];
+        T += a->t[i];
+        K += a->k[i];
+        if (mf) {
+            UF += a->u[i] * a->f[i];
+            TC += a->t[i] * a->c[i];
+        }
+    }
+    out->total_time_s = T;
+    out->total_tokens_per_s = T > 0 ? K / T : NAN;
+    out->mean_step_time_s = T / (double)m;
+    out->total_mfu = mf && TC > 0 ? UF / TC : NAN;
+    double stall = T - K / out->tokens_per_s.value;
+    out->stall_time_s = isfinite(stall) ? (stall > 0 ? stall : 0) : NAN;
     out->devices = constant_of(a->in[MFU_SC_DEVICES], idx, m);
     out->peak_flops_per_s = constant_of(a->in[MFU_SC_PEAK_FLOPS_PER_S], idx, m);
     out->seq_len = constant_of(a->in[MFU_SC_SEQ_LEN], idx, m);
     out->global_batch = constant_of(a->in[MFU_SC_GLOBAL_BATCH], idx, m);
-    out->model_flops_per_s_per_device = (out->devices > 0) ? ratio(s.uf, s.t) / out->devices : NAN;
-    out->hardware_flops_per_s_per_device =
-        (out->devices > 0) ? ratio(s.kh, s.t) / out->devices : NAN;
-    if (!a->has_flops)
-        out->model_flops_per_s_per_device = out->hardware_flops_per_s_per_device = NAN;
     label_of(a, a->dtype, idx, m, out->dtype);
     label_of(a, a->recompute, idx, m, out->recompute);
-    out->block_len = 0;
-    out->rho = NAN;
-    out->median_step_time_s = NAN;
-    if (m) {
-        double *tmp = malloc(m * sizeof *tmp);
-        if (!tmp)
-            return false;
-        for (size_t j = 0; j < m; j++)
-            tmp[j] = a->t[idx[j]];
-        out->median_step_time_s = mfu__median_inplace(tmp, m);
-        free(tmp);
-    }
-    return true;
-}
-
-bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
-                   const mfu_analysis_options *opt, uint64_t seed, mfu_level *out)
-{
-    if (!level_point(a, idx, m, out))
-        return false;
-    if (opt->resamples <= 0 || m < 2)
-        return true;
-    size_t R = (size_t)opt->resamples;
-    double rho;
-    size_t L = mfu__block_len(a, idx, m, &rho);
-    out->block_len = L;
-    out->rho = rho;
-    double kappa = mfu__boot_kappa(rho, L, m);
-    mfu__sums s0 = {0};
-    for (size_t j = 0; j < m; j++)
-        sums_add_row(a, idx[j], &s0);
-    stats p0 = stats_of(&s0, a->has_flops);
-    boot b;
-    double *v = malloc(5 * R * sizeof *v);
-    if (!v || !boot_prepare(a, idx, m, L, &b)) {
-        free(v);
-        return false;
-    }
-    mfu__rng rng;
-    mfu__rng_seed(&rng, seed);
-    for (size_t r = 0; r < R; r++) {
-        mfu__sums s;
-        boot_draw(&b, &rng, &s);
-        stats st = stats_of(&s, a->has_flops);
-        stats_stretch(&st, &p0, kappa);
-        v[r] = st.tps;
-        v[R + r] = st.utps;
-        v[2 * R + r] = st.mfu;
-        v[3 * R + r] = st.hfu;
-        v[4 * R + r] = st.step;
-    }
-    interval(v, R, opt->confidence, &out->tokens_per_s.lo, &out->tokens_per_s.hi);
-    interval(v + R, R, opt->confidence, &out->useful_tokens_per_s.lo, &out->useful_tokens_per_s.hi);
-    if (a->has_flops) {
-        interval(v + 2 * R, R, opt->confidence, &out->mfu.lo, &out->mfu.hi);
-        interval(v + 3 * R, R, opt->confidence, &out->hfu.lo, &out->hfu.hi);
-    }
-    interval(v + 4 * R, R, opt->confidence, &out->step_time_s.lo, &out->step_time_s.hi);
-    free(b.P);
-    free(v);
+    free(tmp);
     return true;
 }
 
 /* ---- decomposition ------------------------------------------------------------------------ */
-
-static void terms_of(const stats *A, const stats *B, double dln[MFU_TERM_COUNT_])
-{
-    dln[MFU_TERM_TOKENS_PER_S] = log(B->tps) - log(A->tps);
-    dln[MFU_TERM_MFU] = log(B->mfu) - log(A->mfu);
-    dln[MFU_TERM_CAPACITY] = log(B->cap) - log(A->cap);
-    dln[MFU_TERM_FLOPS_PER_TOKEN] = -(log(B->fpt) - log(A->fpt));
-    dln[MFU_TERM_PADDING] = -(log(B->useful) - log(A->useful));
-    for (int t = 0; t < MFU_TERM_COUNT_; t++) /* rounding of equal sums is not a change */
-        if (fabs(dln[t]) < 1e-12)
-            dln[t] = 0;
-}
 
 static void append_change(char *buf, size_t n, const char *what, double from, double to)
 {
@@ -427,13 +273,10 @@ static void config_text(const mfu_level *A, const mfu_level *B, int which, char 
     if (which & CFG_WORKLOAD) {
         append_change(buf, n, "sequence", A->seq_len, B->seq_len);
         append_change(buf, n, "global batch", A->global_batch, B->global_batch);
-        if (!buf[0]) {
-            char tmp[96] = "";
-            append_change(tmp, sizeof tmp, "model FLOPs/token", A->model_flops_per_token,
-                          B->model_flops_per_token);
-            if (tmp[0] && fabs(log(B->model_flops_per_token / A->model_flops_per_token)) > 1e-6)
-                mfu__appendf(buf, n, "%s", tmp);
-        }
+        if (!buf[0] && isfinite(A->model_flops_per_token) && isfinite(B->model_flops_per_token) &&
+            fabs(log(B->model_flops_per_token / A->model_flops_per_token)) > 1e-6)
+            mfu__appendf(buf, n, "FLOPs/token %.4g \xe2\x86\x92 %.4g GFLOP",
+                         A->model_flops_per_token / 1e9, B->model_flops_per_token / 1e9);
     }
     if (which & CFG_CAPACITY) {
         append_change(buf, n, "devices", A->devices, B->devices);
@@ -447,82 +290,76 @@ static void config_text(const mfu_level *A, const mfu_level *B, int which, char 
         append_label(buf, n, "recompute", A->recompute, B->recompute);
 }
 
+/* Δln b/a, 0 when equal (rounding of equal medians is not a change), NaN when either is not a
+ * positive number. */
+static double dln_of(double a, double b)
+{
+    if (!pos(a) || !pos(b))
+        return NAN;
+    double d = log(b) - log(a);
+    return fabs(d) < 1e-12 ? 0 : d;
+}
+
 bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mfu_level *la,
                     const mfu_analysis *b, const size_t *ib, size_t mb, const mfu_level *lb,
-                    const mfu_analysis_options *opt, uint64_t seed, mfu_decomposition *out)
+                    const mfu_analysis_options *opt, mfu_decomposition *out)
 {
     memset(out, 0, sizeof *out);
     if (la)
         out->from = *la;
-    else if (!mfu__level_of(a, ia, ma, opt, seed ^ 0x5151, &out->from))
+    else if (!mfu__level_of(a, ia, ma, opt, &out->from))
         return false;
     if (lb)
         out->to = *lb;
-    else if (!mfu__level_of(b, ib, mb, opt, seed ^ 0xa2a2, &out->to))
+    else if (!mfu__level_of(b, ib, mb, opt, &out->to))
         return false;
-    mfu__sums sa = {0}, sb = {0};
-    for (size_t j = 0; j < ma; j++)
-        sums_add_row(a, ia[j], &sa);
-    for (size_t j = 0; j < mb; j++)
-        sums_add_row(b, ib[j], &sb);
-    stats A = stats_of(&sa, a->has_flops), B = stats_of(&sb, b->has_flops);
-    double dln[MFU_TERM_COUNT_];
-    terms_of(&A, &B, dln);
+    const mfu_level *A = &out->from, *B = &out->to;
+    bool flops = a->has_flops && b->has_flops;
+    out->capacity_unknown = flops && (a->capacity_unknown || b->capacity_unknown);
+    double d[MFU_TERM_COUNT_];
+    d[MFU_TERM_TOKENS_PER_S] = dln_of(A->tokens_per_s.value, B->tokens_per_s.value);
+    d[MFU_TERM_PADDING] = -dln_of(A->useful_fraction, B->useful_fraction);
+    if (flops) {
+        d[MFU_TERM_CAPACITY] =
+            out->capacity_unknown ? 0 : dln_of(A->capacity_flops_per_s, B->capacity_flops_per_s);
+        d[MFU_TERM_FLOPS_PER_TOKEN] =
+            -dln_of(A->model_flops_per_token, B->model_flops_per_token);
+        d[MFU_TERM_MFU] = d[MFU_TERM_TOKENS_PER_S] - d[MFU_TERM_CAPACITY] -
+                          d[MFU_TERM_FLOPS_PER_TOKEN] - d[MFU_TERM_PADDING];
+        if (fabs(d[MFU_TERM_MFU]) < 1e-12)
+            d[MFU_TERM_MFU] = 0;
+    } else {
+        d[MFU_TERM_CAPACITY] = d[MFU_TERM_FLOPS_PER_TOKEN] = d[MFU_TERM_MFU] = NAN;
+    }
     for (int t = 0; t < MFU_TERM_COUNT_; t++) {
         mfu_term_change *tc = &out->term[t];
-        tc->dln = dln[t];
-        tc->pct = expm1(dln[t]);
-        tc->share =
-            fabs(dln[MFU_TERM_TOKENS_PER_S]) >= 1e-9 ? dln[t] / dln[MFU_TERM_TOKENS_PER_S] : NAN;
+        tc->dln = d[t];
+        tc->pct = expm1(d[t]);
+        tc->share = fabs(d[MFU_TERM_TOKENS_PER_S]) >= 1e-9 ? d[t] / d[MFU_TERM_TOKENS_PER_S] : NAN;
         tc->lo_pct = tc->hi_pct = NAN;
     }
-    out->mfu_points = B.mfu - A.mfu;
-    config_text(&out->from, &out->to, CFG_ALL, out->config_change, sizeof out->config_change);
+    out->mfu_points = out->capacity_unknown ? NAN : B->mfu.value - A->mfu.value;
+    config_text(A, B, CFG_ALL, out->config_change, sizeof out->config_change);
 
-    if (opt->resamples > 0 && ma >= 2 && mb >= 2) {
-        size_t R = (size_t)opt->resamples;
-        boot ba, bb;
-        double *v = malloc(MFU_TERM_COUNT_ * R * sizeof *v);
-        bool ok = v != NULL;
-        bool pa = ok && boot_prepare(a, ia, ma, out->from.block_len ? out->from.block_len : 1, &ba);
-        bool pb = pa && boot_prepare(b, ib, mb, out->to.block_len ? out->to.block_len : 1, &bb);
-        if (!pb) {
-            if (pa)
-                free(ba.P);
-            free(v);
-            return false;
-        }
-        double ka = mfu__boot_kappa(out->from.rho, ba.Lg * ba.g, ma);
-        double kb = mfu__boot_kappa(out->to.rho, bb.Lg * bb.g, mb);
-        mfu__rng ra, rb;
-        mfu__rng_seed(&ra, seed ^ 0x1111);
-        mfu__rng_seed(&rb, seed ^ 0x2222);
-        for (size_t r = 0; r < R; r++) {
-            mfu__sums xa, xb;
-            boot_draw(&ba, &ra, &xa);
-            boot_draw(&bb, &rb, &xb);
-            stats SA = stats_of(&xa, a->has_flops), SB = stats_of(&xb, b->has_flops);
-            stats_stretch(&SA, &A, ka);
-            stats_stretch(&SB, &B, kb);
-            double d[MFU_TERM_COUNT_];
-            terms_of(&SA, &SB, d);
-            for (int t = 0; t < MFU_TERM_COUNT_; t++)
-                v[(size_t)t * R + r] = d[t];
-        }
+    if (opt->intervals && isfinite(A->tokens_per_s.lo) && isfinite(B->tokens_per_s.lo)) {
+        /* ln-scale half-widths of each window's median tokens/s, combined in quadrature */
+        double al = log(A->tokens_per_s.value / A->tokens_per_s.lo);
+        double ah = log(A->tokens_per_s.hi / A->tokens_per_s.value);
+        double bl = log(B->tokens_per_s.value / B->tokens_per_s.lo);
+        double bh = log(B->tokens_per_s.hi / B->tokens_per_s.value);
+        double down = sqrt(bl * bl + ah * ah), up = sqrt(bh * bh + al * al);
         for (int t = 0; t < MFU_TERM_COUNT_; t++) {
             mfu_term_change *tc = &out->term[t];
-            double lo, hi;
-            interval(v + (size_t)t * R, R, opt->confidence, &lo, &hi);
-            if (!isfinite(lo))
+            if (!isfinite(tc->dln))
                 continue;
+            bool estimated = t == MFU_TERM_TOKENS_PER_S || t == MFU_TERM_MFU;
+            double lo = estimated ? tc->dln - down : tc->dln;
+            double hi = estimated ? tc->dln + up : tc->dln;
             tc->lo_pct = expm1(lo);
             tc->hi_pct = expm1(hi);
             tc->direction_certain = tc->lo_pct > 0 || tc->hi_pct < 0;
             tc->size_known = (tc->hi_pct - tc->lo_pct) / 2 < opt->size_threshold;
         }
-        free(ba.P);
-        free(bb.P);
-        free(v);
     }
     mfu_decomposition_sentence(out, out->sentence, sizeof out->sentence);
     return true;
@@ -591,7 +428,9 @@ bool mfu_decomposition_sentence(const mfu_decomposition *d, char *buf, size_t n)
         switch (order[i]) {
         case MFU_TERM_MFU:
             mfu__fmt_pct(p, sizeof p, tc->pct);
-            ok = mfu__appendf(buf, n, "utilization %s", p) && ok;
+            ok = mfu__appendf(buf, n, "%s %s",
+                              d->capacity_unknown ? "FLOP/s per device" : "utilization", p) &&
+                 ok;
             config_text(&d->from, &d->to, CFG_UTIL, cfg, sizeof cfg);
             break;
         case MFU_TERM_CAPACITY:
@@ -615,5 +454,7 @@ bool mfu_decomposition_sentence(const mfu_decomposition *d, char *buf, size_t n)
     }
     if (!listed)
         ok = mfu__appendf(buf, n, ": no term moved by 0.5 %% or more") && ok;
+    if (d->capacity_unknown)
+        ok = mfu__appendf(buf, n, "; no peak: MFU unknown, capacity taken as unchanged") && ok;
     return ok;
 }

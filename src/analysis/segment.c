@@ -37,6 +37,9 @@
 #include "util/util.h"
 
 #define MAX_SETTLE 1000
+/* A log whose first step number is above this and above twice its first interval starts in the
+ * middle of training: no warm-up is looked for (settle steps after a change still are). */
+#define MID_RUN_FIRST_STEP 100
 #define SETTLE_REF_ROWS MFU__SETTLE_REF_ROWS
 #define SETTLE_WINDOW 10 /* a settled row starts 10 rows ... */
 #define SETTLE_SPIKES 1  /* ... of which at most 1 more is slow */
@@ -112,9 +115,12 @@ static size_t config_runs(const mfu_analysis *a, size_t *starts)
 
 size_t mfu__settle_rows(const double *x, size_t m, double *tmp, uint8_t *slow)
 {
-    if (m < 2 * SETTLE_WINDOW)
+    if (m < 2)
         return 0;
-    double sigma = mfu__robust_noise(x, m, tmp);
+    /* the noise of the rows after the first (the first is the one on trial); a short run has too
+     * few differences for it, and the 5 % floor decides alone */
+    double sigma = m >= 2 * SETTLE_WINDOW ? mfu__robust_noise(x, m, tmp)
+                                          : mfu__robust_noise(x + 1, m - 1, tmp);
     double tol = 4 * sigma;
     if (tol < log(1.05))
         tol = log(1.05);
@@ -131,7 +137,7 @@ size_t mfu__settle_rows(const double *x, size_t m, double *tmp, uint8_t *slow)
         }
     }
     for (size_t k = 0; k <= cap; k++) {
-        if (slow[k])
+        if (k < lim && slow[k])
             continue;
         size_t nslow = 0;
         for (size_t j = k + 1; j < k + SETTLE_WINDOW && j < lim; j++)
@@ -370,10 +376,21 @@ bool mfu__segment(mfu_analysis *a)
 {
     size_t n = a->n;
     a->nseg = 0;
+    size_t artifacts = a->warmup.artifacts, impossible = a->warmup.impossible;
     memset(&a->warmup, 0, sizeof a->warmup);
     a->warmup.slowdown = NAN;
+    a->warmup.artifacts = artifacts;
+    a->warmup.impossible = impossible;
     if (n == 0)
         return true;
+    if (n >= 2) {
+        int64_t first = a->step[0], gap = a->step[1] - a->step[0];
+        a->warmup.mid_run = first > MID_RUN_FIRST_STEP && (gap <= 0 || first > 2 * gap);
+    }
+    size_t usable_rows = 0;
+    for (size_t i = 0; i < n; i++)
+        usable_rows += a->usable[i];
+    a->warmup.checked = a->opt.detect_warmup && !a->warmup.mid_run && usable_rows >= 2;
     size_t *starts = malloc(n * sizeof *starts);
     size_t *idx = malloc(n * sizeof *idx);
     size_t *cuts = malloc((MAX_SEGMENTS + 1) * sizeof *cuts);
@@ -399,7 +416,8 @@ bool mfu__segment(mfu_analysis *a)
                         padvar = true;
                     m++;
                 }
-            size_t settle = a->opt.detect_warmup ? mfu__settle_rows(x0, m, tmp, slowflag) : 0;
+            bool look = a->opt.detect_warmup && !(run == 0 && a->warmup.mid_run);
+            size_t settle = look ? mfu__settle_rows(x0, m, tmp, slowflag) : 0;
             size_t first_row = settle < m ? idx[settle] : e; /* first steady row */
             if (run == 0) {
                 a->warmup.steps = settle ? first_row - s : 0;
@@ -408,15 +426,18 @@ bool mfu__segment(mfu_analysis *a)
                     a->warmup.last_step = a->step[first_row - 1];
                 }
             }
-            for (size_t i = s; i < e; i++)
+            for (size_t i = s; i < e; i++) {
                 a->steady[i] = a->usable[i] && i >= first_row;
+                if (a->usable[i] && i < first_row)
+                    a->state[i] = run == 0 ? MFU_ROW_WARMUP : MFU_ROW_SETTLE;
+            }
             /* The run's first segment starts at its first row, except that the warm-up
              * belongs to no segment. */
             size_t seg0 = run == 0 ? s + a->warmup.steps : s;
             if (nstart < MAX_SEGMENTS && seg0 < e)
                 segstart[nstart++] = seg0;
             size_t mm = m - settle;
-            if (mm < 2 * a->opt.min_segment_steps)
+            if (mm < 2 * a->opt.min_segment_steps || a->opt.steady_only)
                 continue;
             cp_ctx c = {0};
             c.sig[0] = x0 + settle;

@@ -20,6 +20,7 @@ void mfu_series_row_init(mfu_series_row *row)
     row->devices = row->peak_flops_per_s = row->seq_len = row->global_batch = NAN;
     row->clock_mhz = row->power_w = row->max_clock_mhz = row->power_limit_w = NAN;
     row->loss = row->data_loading_s = row->comm_s = row->optimizer_s = NAN;
+    row->mfu = row->hfu = NAN;
     row->rank = -1;
 }
 
@@ -183,7 +184,9 @@ mfu_status mfu_series_append(mfu_series *s, const mfu_series_row *row, mfu_error
                                      row->loss,
                                      row->data_loading_s,
                                      row->comm_s,
-                                     row->optimizer_s};
+                                     row->optimizer_s,
+                                     row->mfu,
+                                     row->hfu};
     for (int c = 0; c < MFU_SC_COUNT_; c++)
         s->col[c][i] = v[c];
     s->step[i] = row->step;
@@ -231,7 +234,9 @@ bool mfu_series_get(const mfu_series *s, size_t i, mfu_series_row *out)
                                   &r.loss,
                                   &r.data_loading_s,
                                   &r.comm_s,
-                                  &r.optimizer_s};
+                                  &r.optimizer_s,
+                                  &r.mfu,
+                                  &r.hfu};
     for (int c = 0; c < MFU_SC_COUNT_; c++)
         *dst[c] = s->col[c][i];
     r.step = s->step[i];

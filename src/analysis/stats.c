@@ -1,6 +1,6 @@
 /*
  * stats.c - the small statistics the analysis is built from: medians, robust spread, ranks,
- * autocorrelation and a seeded PRNG. Only mfu__ranks allocates (scratch it frees).
+ * autocorrelation. Only mfu__ranks allocates (scratch it frees).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -116,28 +116,4 @@ double mfu__acf(const double *v, size_t n, size_t lag)
     for (size_t i = 0; i + lag < n; i++)
         num += (v[i] - mean) * (v[i + lag] - mean);
     return num / den;
-}
-
-void mfu__rng_seed(mfu__rng *r, uint64_t seed)
-{
-    r->s = seed;
-}
-
-uint64_t mfu__rng_next(mfu__rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-uint64_t mfu__rng_below(mfu__rng *r, uint64_t bound)
-{
-    /* Reject the top partial range so every value is equally likely. */
-    uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
-    uint64_t x;
-    do
-        x = mfu__rng_next(r);
-    while (x >= limit);
-    return x % bound;
 }

@@ -1,10 +1,15 @@
 /*
  * cmd_compare.c - `mfu compare A B`: the before/after of an infrastructure change. A and B are
  * two logs, or two step ranges of one log (`run.log:1000-2000`). Each side's levels (tokens/s,
- * MFU, step time) come with 95 % intervals; the change from A to B is decomposed into
- * utilization, capacity, workload and padding (mfu_compare, a moving-block bootstrap on both
- * sides) and judged twice: is its direction certain, and is its size known within
- * --size-threshold. The headline figure is MFU when both sides have one, else tokens/s.
+ * MFU, step time: the medians of the steady steps, the headline of `mfu report`) come with 95 %
+ * intervals; the change from A to B is decomposed into utilization, capacity, workload and
+ * padding (mfu_compare) and judged twice: is its direction certain, and is its size known
+ * within --size-threshold. The headline figure is MFU when both sides have one, else tokens/s.
+ *
+ * Units: both sides must count the same thing. A side whose device count is unknown has
+ * tokens/s per device only; the other side is then compared per device too (its device count
+ * converts it), and the output says so. A side without tokens per step counts steps/s, which no
+ * other unit converts to: compare refuses and names the option that gives the tokens.
  *
  * Context flags (model, device, job, log) apply to both sides, as in `mfu report`.
  */
@@ -139,23 +144,37 @@ static const char *direction(const mfu_term_change *c)
     return c->pct > 0 ? "up" : c->pct < 0 ? "down" : "unchanged";
 }
 
-static void print_text(const side *sa, const side *sb, const mfu_decomposition *d, double threshold)
+/* "tokens/s (whole job)", "tokens/s per device", "steps/s" for a report's analysis unit. */
+static const char *unit_label(const char *unit)
+{
+    if (!unit || strcmp(unit, "tokens") == 0)
+        return "tokens/s (whole job)";
+    return strcmp(unit, "steps") == 0 ? "steps/s (no tokens per step)" : "tokens/s per device";
+}
+
+static void print_text(const side *sa, const side *sb, const mfu_decomposition *d, double threshold,
+                       const char *unit, const char *note)
 {
     char w[96], lev[320];
     const mfu_level *L[2] = {&d->from, &d->to};
     const side *S[2] = {sa, sb};
+    printf("throughput in %s; figures are the medians of the steady steps\n", unit_label(unit));
+    if (note && note[0])
+        printf("%s\n", note);
     for (int k = 0; k < 2; k++) {
         window_words(w, sizeof w, S[k]);
         explain_out_level(lev, sizeof lev, L[k]);
         printf("%c  %s, %s: %zu steady steps (%lld-%lld), %s; median step %.4g s\n", "AB"[k],
                S[k] -> path, w, L[k] -> steps, (long long)L[k] -> first_step,
-               (long long)L[k] -> last_step, lev, L[k] -> median_step_time_s);
+               (long long)L[k] -> last_step, lev, L[k] -> step_time_s.value);
     }
     printf("\nB vs A: %s\n", d->sentence);
     explain_out_terms(stdout, d, "  ");
     mfu_term h = headline(d);
     const mfu_term_change *c = &d->term[h];
-    const char *name = h == MFU_TERM_MFU ? "MFU" : "tokens/s";
+    const char *name = h == MFU_TERM_MFU                  ? "MFU"
+                       : unit && strcmp(unit, "steps") == 0 ? "steps/s"
+                                                            : "tokens/s";
     printf("\n%s ", name);
     if (h == MFU_TERM_MFU)
         printf("%.2f%% -> %.2f%% (%+.2f points), ", 100 * d->from.mfu.value, 100 * d->to.mfu.value,
@@ -165,7 +184,7 @@ static void print_text(const side *sa, const side *sb, const mfu_decomposition *
         printf(" [%+.2f%%, %+.2f%%]", 100 * c->lo_pct, 100 * c->hi_pct);
     printf("\n");
     if (!isfinite(c->lo_pct)) {
-        printf("verdict: none (no intervals: --resamples 0)\n");
+        printf("verdict: none (no intervals: --no-intervals)\n");
         return;
     }
     double half = (c->hi_pct - c->lo_pct) / 2;
@@ -203,11 +222,14 @@ static json_t *side_json(const side *s, const mfu_level *l)
     return o;
 }
 
-static int print_json(const side *sa, const side *sb, const mfu_decomposition *d, double threshold)
+static int print_json(const side *sa, const side *sb, const mfu_decomposition *d, double threshold,
+                      const char *unit, const char *note)
 {
     json_t *o = json_object();
     if (!o)
         return cli_failf("compare", CLI_EXIT_FAIL, "out of memory building JSON output");
+    json_object_set_new(o, "unit", json_string(unit ? unit : "tokens"));
+    json_object_set_new(o, "unit_note", note && note[0] ? json_string(note) : json_null());
     json_object_set_new(o, "a", side_json(sa, &d->from));
     json_object_set_new(o, "b", side_json(sb, &d->to));
     json_t *dj = mfu__decomposition_json(d);
@@ -268,16 +290,59 @@ int cmd_compare(int argc, char **argv)
         return rc;
     }
     mfu_report *ra_rep = NULL, *rb_rep = NULL;
+    mfu_run *runs[2] = {NULL, NULL};
     bool same = strcmp(sides[0].path, sides[1].path) == 0;
-    rc = report_args_compute("compare", &ra, sides[0].path, &ra_rep, NULL);
+    rc = report_args_read("compare", &ra, sides[0].path, &runs[0], NULL);
+    if (rc == CLI_EXIT_OK)
+        rc = report_args_report("compare", &ra, sides[0].path, runs[0], false, &ra_rep);
     if (rc == CLI_EXIT_OK && !same)
-        rc = report_args_compute("compare", &ra, sides[1].path, &rb_rep, NULL);
+        rc = report_args_read("compare", &ra, sides[1].path, &runs[1], NULL);
+    if (rc == CLI_EXIT_OK && !same)
+        rc = report_args_report("compare", &ra, sides[1].path, runs[1], false, &rb_rep);
     const mfu_analysis *an_a = ra_rep ? mfu_report_analysis(ra_rep) : NULL;
     const mfu_analysis *an_b = same ? an_a : rb_rep ? mfu_report_analysis(rb_rep) : NULL;
     if (rc == CLI_EXIT_OK && (!an_a || !an_b))
         rc = cli_failf("compare", CLI_EXIT_FAIL,
                        "%s: no step has a throughput; give --tokens-per-step or check the log",
                        !an_a ? sides[0].path : sides[1].path);
+    /* one unit for both sides: convert a whole-job side to per device, refuse steps/s */
+    const char *unit = an_a ? mfu_report_analysis_unit(ra_rep) : NULL;
+    char note[400] = "";
+    if (rc == CLI_EXIT_OK && !same) {
+        const char *ua = mfu_report_analysis_unit(ra_rep), *ub = mfu_report_analysis_unit(rb_rep);
+        if (strcmp(ua, ub) != 0) {
+            bool a_steps = strcmp(ua, "steps") == 0, b_steps = strcmp(ub, "steps") == 0;
+            if (a_steps || b_steps) {
+                rc = cli_failf("compare", CLI_EXIT_FAIL,
+                               "%s counts steps/s only (no tokens per step) while %s counts "
+                               "%s: they cannot be compared; give its tokens with "
+                               "--tokens-per-step N or --global-batch N --seq N",
+                               sides[a_steps ? 0 : 1].path, sides[a_steps ? 1 : 0].path,
+                               a_steps ? ub : ua);
+            } else {
+                /* one side is per device (its device count unknown): the other side, whose
+                 * device count is known, is compared per device */
+                int whole = strcmp(ua, "tokens") == 0 ? 0 : 1;
+                mfu_report **rep = whole == 0 ? &ra_rep : &rb_rep;
+                mfu_report *per = NULL;
+                rc = report_args_report("compare", &ra, sides[whole].path, runs[whole], true,
+                                        &per);
+                if (rc == CLI_EXIT_OK) {
+                    mfu_report_free(*rep);
+                    *rep = per;
+                    an_a = mfu_report_analysis(ra_rep);
+                    an_b = mfu_report_analysis(rb_rep);
+                    unit = "tokens per device";
+                    snprintf(note, sizeof note,
+                             "compared per device: %.100s has no device count (give --devices N "
+                             "for whole-job figures); %.100s's tokens/s are divided by its %.0f "
+                             "devices",
+                             sides[1 - whole].path, sides[whole].path,
+                             mfu_report_get_context(per)->devices);
+                }
+            }
+        }
+    }
     if (rc == CLI_EXIT_OK) {
         mfu_decomposition d;
         mfu_error e;
@@ -297,13 +362,15 @@ int cmd_compare(int argc, char **argv)
         } else if (st != MFU_OK) {
             rc = cli_fail("compare", &e, CLI_EXIT_FAIL);
         } else if (cli_has(&a, "json")) {
-            rc = print_json(&sides[0], &sides[1], &d, ra.analysis.size_threshold);
+            rc = print_json(&sides[0], &sides[1], &d, ra.analysis.size_threshold, unit, note);
         } else {
-            print_text(&sides[0], &sides[1], &d, ra.analysis.size_threshold);
+            print_text(&sides[0], &sides[1], &d, ra.analysis.size_threshold, unit, note);
         }
     }
     mfu_report_free(ra_rep);
     mfu_report_free(rb_rep);
+    mfu_run_free(runs[0]);
+    mfu_run_free(runs[1]);
     report_args_free(&ra);
     free(sides);
     return rc;

@@ -340,7 +340,7 @@ static void analyse(watch_analysis *w, const watch_cfg *c, const figures *f, con
     if (st == MFU_OK) {
         mfu_analysis_options o;
         mfu_analysis_options_init(&o);
-        o.resamples = 0; /* no intervals: the view shows levels and findings only */
+        o.intervals = false; /* the view shows levels and findings only */
         st = mfu_analyze(series, &o, &a, &err);
     }
     mfu_series_free(series);

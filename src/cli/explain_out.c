@@ -41,6 +41,20 @@ static void rate(char *buf, size_t n, double v)
     snprintf(buf, n, "%.4g", v);
 }
 
+/* "MFU 35.75% [35.67, 35.79]"; an interval that reaches above 100 % is not a statement about
+ * MFU (too few or too scattered steps): it is flagged, not printed bare. */
+void explain_out_mfu(char *buf, size_t n, mfu_interval m)
+{
+    buf[0] = '\0';
+    if (!isfinite(m.value))
+        return;
+    mfu__appendf(buf, n, "MFU %.2f%%", 100 * m.value);
+    if (isfinite(m.lo) && m.hi > 1)
+        mfu__appendf(buf, n, " [interval not meaningful: it reaches %.0f%%]", 100 * m.hi);
+    else if (isfinite(m.lo))
+        mfu__appendf(buf, n, " [%.2f, %.2f]", 100 * m.lo, 100 * m.hi);
+}
+
 void explain_out_level(char *buf, size_t n, const mfu_level *l)
 {
     char a[32], lo[32], hi[32];
@@ -52,18 +66,34 @@ void explain_out_level(char *buf, size_t n, const mfu_level *l)
         rate(hi, sizeof hi, l->tokens_per_s.hi);
         mfu__appendf(buf, n, " [%s, %s]", lo, hi);
     }
-    if (isfinite(l->mfu.value)) {
-        mfu__appendf(buf, n, ", MFU %.2f%%", 100 * l->mfu.value);
-        if (isfinite(l->mfu.lo))
-            mfu__appendf(buf, n, " [%.2f, %.2f]", 100 * l->mfu.lo, 100 * l->mfu.hi);
-    }
+    char m[96];
+    explain_out_mfu(m, sizeof m, l->mfu);
+    if (m[0])
+        mfu__appendf(buf, n, ", %s", m);
 }
 
-static const char *term_label(mfu_term t)
+void explain_out_total(char *buf, size_t n, const mfu_level *l)
 {
-    static const char *const names[MFU_TERM_COUNT_] = {"tokens/s (total)", "utilization (MFU)",
+    char a[32];
+    buf[0] = '\0';
+    if (!(l->total_time_s > 0) || !isfinite(l->stall_time_s))
+        return;
+    rate(a, sizeof a, l->total_tokens_per_s);
+    mfu__appendf(buf, n, "total (stalls included): tokens/s %s", a);
+    if (isfinite(l->total_mfu))
+        mfu__appendf(buf, n, ", MFU %.2f%%", 100 * l->total_mfu);
+    mfu__appendf(buf, n, "; steps slower than the typical one cost %.4g s of %.4g s (%.0f%%)",
+                 l->stall_time_s, l->total_time_s, 100 * l->stall_time_s / l->total_time_s);
+}
+
+/* The label of term t of d: without a peak the MFU term is the change of achieved FLOP/s. */
+static const char *term_label(const mfu_decomposition *d, mfu_term t)
+{
+    static const char *const names[MFU_TERM_COUNT_] = {"tokens/s (all terms)", "utilization (MFU)",
                                                        "capacity (devices x peak)",
                                                        "workload (FLOPs/token)", "padding"};
+    if (t == MFU_TERM_MFU && d->capacity_unknown)
+        return "FLOP/s per device (no peak)";
     return (int)t >= 0 && t < MFU_TERM_COUNT_ ? names[t] : "?";
 }
 
@@ -88,7 +118,7 @@ void explain_out_terms(FILE *out, const mfu_decomposition *d, const char *indent
         if (isfinite(c->share))
             snprintf(sh, sizeof sh, "%.2f", c->share);
         bool has_iv = isfinite(c->lo_pct);
-        const char *cells[] = {term_label((mfu_term)k),
+        const char *cells[] = {term_label(d, (mfu_term)k),
                                ch,
                                iv,
                                sh,
@@ -128,8 +158,8 @@ void explain_out_findings(FILE *out, const mfu_analysis *a)
     }
 }
 
-/* The single-segment line adds a note when the mean step is this much longer than the median. */
-#define STALL_NOTE_RATIO 1.25
+/* A level's total is printed beside its medians when stalls cost this share of the time. */
+#define STALL_NOTE_SHARE 0.05
 
 static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
 {
@@ -149,15 +179,12 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
         const mfu_level *l = &mfu_analysis_segment(a, 0)->level;
         char lev[256];
         explain_out_level(lev, sizeof lev, l);
-        fprintf(out, ": %s\n", lev);
-        /* a level is total tokens over total time: say so when stalls pull it far below the
-         * typical step, which the steady medians above describe */
-        double mean = l->step_time_s.value, med = l->median_step_time_s;
-        if (mean > STALL_NOTE_RATIO * med && med > 0)
-            fprintf(out,
-                    "  (total tokens / total time: the mean step, %.4g s, is %.1fx the median "
-                    "step, %.4g s; stalls lower this level, not the medians)\n",
-                    mean, mean / med, med);
+        fprintf(out, ": median %s\n", lev);
+        /* the medians are the typical step; when stalls cost real time, the total says so */
+        if (l->total_time_s > 0 && l->stall_time_s >= STALL_NOTE_SHARE * l->total_time_s) {
+            explain_out_total(lev, sizeof lev, l);
+            fprintf(out, "  (%s)\n", lev);
+        }
         return;
     }
     fputc('\n', out);
@@ -166,9 +193,9 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
     cli_table *t = cli_table_new();
     if (!t)
         return;
-    const char *head[] = {"#",      "steps",        "cause",
-                          "settle", "tokens/s",     "95% interval",
-                          "MFU",    "95% interval", "median step (s)"};
+    const char *head[] = {"#",      "steps",           "cause",
+                          "settle", "median tokens/s", "95% interval",
+                          "MFU",    "95% interval",    "median step (s)"};
     cli_table_row(t, 9, head);
     for (size_t i = 0; i < ns; i++) {
         const mfu_segment *g = mfu_analysis_segment(a, i);
@@ -190,11 +217,13 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
         snprintf(c[7], sizeof c[7], "-");
         if (isfinite(l->mfu.value)) {
             snprintf(c[6], sizeof c[6], "%.2f%%", 100 * l->mfu.value);
-            if (isfinite(l->mfu.lo))
+            if (isfinite(l->mfu.lo) && l->mfu.hi > 1)
+                snprintf(c[7], sizeof c[7], "not meaningful");
+            else if (isfinite(l->mfu.lo))
                 snprintf(c[7], sizeof c[7], "[%.2f, %.2f]", 100 * l->mfu.lo, 100 * l->mfu.hi);
         }
-        snprintf(c[8], sizeof c[8], isfinite(l->median_step_time_s) ? "%.4g" : "-",
-                 l->median_step_time_s);
+        snprintf(c[8], sizeof c[8], isfinite(l->step_time_s.value) ? "%.4g" : "-",
+                 l->step_time_s.value);
         const char *cells[9];
         for (int k = 0; k < 9; k++)
             cells[k] = c[k];

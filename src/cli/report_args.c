@@ -34,23 +34,13 @@ static int build_input(const char *cmd, const cli_args *a, mfu_report_input *in)
 static int build_analysis(const char *cmd, const cli_args *a, mfu_analysis_options *ao)
 {
     mfu_analysis_options_init(ao);
-    int64_t seed = 0;
-    bool has_seed = false, has_res = false;
-    double res = 0;
-    if (!cli_get_pos_double(cmd, a, "size-threshold", &ao->size_threshold, NULL) ||
-        !cli_get_pos_int64(cmd, a, "seed", &seed, &has_seed) ||
-        !cli_get_double(cmd, a, "resamples", &res, &has_res))
+    if (!cli_get_pos_double(cmd, a, "size-threshold", &ao->size_threshold, NULL))
         return CLI_EXIT_USAGE;
     if (!(ao->size_threshold < 1))
         return cli_failf(cmd, CLI_EXIT_USAGE,
                          "--size-threshold is a fraction in (0, 1), e.g. 0.01 for 1 point");
-    if (has_res && (!(res >= 0 && res <= 100000) || res != floor(res)))
-        return cli_failf(cmd, CLI_EXIT_USAGE,
-                         "--resamples is a whole number 0..100000 (0 = no intervals)");
-    if (has_seed)
-        ao->seed = (uint64_t)seed;
-    if (has_res)
-        ao->resamples = (int)res;
+    if (cli_has(a, "no-intervals"))
+        ao->intervals = false;
     return CLI_EXIT_OK;
 }
 
@@ -92,10 +82,10 @@ static int status_exit(mfu_status st)
     }
 }
 
-int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
-                        mfu_ingest_stats *stats)
+int report_args_read(const char *cmd, const report_args *ra, const char *path, mfu_run **run,
+                     mfu_ingest_stats *stats)
 {
-    *out = NULL;
+    *run = NULL;
     mfu_error e;
     memset(&e, 0, sizeof e);
     mfu_ingest *ing = NULL;
@@ -104,9 +94,8 @@ int report_args_compute(const char *cmd, const report_args *ra, const char *path
         return cli_fail(
             cmd, &e, st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
     st = mfu_ingest_feed_path(ing, path, &e);
-    mfu_run *run = NULL;
     if (st == MFU_OK)
-        st = mfu_ingest_finish(ing, &run, &e);
+        st = mfu_ingest_finish(ing, run, &e);
     if (stats)
         *stats = *mfu_ingest_get_stats(ing);
     mfu_ingest_free(ing);
@@ -118,11 +107,32 @@ int report_args_compute(const char *cmd, const report_args *ra, const char *path
                     e.message[0] ? e.message : mfu_strerror(st));
         return CLI_EXIT_FAIL;
     }
-    st = mfu_report_compute(run, &ra->in, out, &e);
-    mfu_run_free(run);
+    return CLI_EXIT_OK;
+}
+
+int report_args_report(const char *cmd, const report_args *ra, const char *path, const mfu_run *run,
+                       bool per_device, mfu_report **out)
+{
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    mfu_report_input in = ra->in;
+    in.per_device = per_device;
+    mfu_status st = mfu_report_compute(run, &in, out, &e);
     if (st != MFU_OK) {
         fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, e.message[0] ? e.message : mfu_strerror(st));
         return status_exit(st);
     }
     return CLI_EXIT_OK;
+}
+
+int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
+                        mfu_ingest_stats *stats)
+{
+    *out = NULL;
+    mfu_run *run = NULL;
+    int rc = report_args_read(cmd, ra, path, &run, stats);
+    if (rc == CLI_EXIT_OK)
+        rc = report_args_report(cmd, ra, path, run, false, out);
+    mfu_run_free(run);
+    return rc;
 }

@@ -21,8 +21,7 @@
 /* The context options of run_context.h (model, device, job) plus the log and analysis options. */
 #define REPORT_ARGS_OPTSPECS                                                                       \
     RUN_CONTEXT_OPTSPECS, {"format", true}, {"map", true}, {"stack", true}, {"tolerance", true},  \
-        {"size-threshold", true}, {"seed", true}, {"resamples", true}, {"micro-batch", true},      \
-        {"tp", true}
+        {"size-threshold", true}, {"no-intervals", false}, {"micro-batch", true}, {"tp", true}
 
 /* The help lines of those options (device, job, log, analysis), after MODEL_ARGS_HELP. */
 #define REPORT_ARGS_HELP                                                                           \
@@ -38,7 +37,7 @@
     "Analysis (docs/analysis.md):\n"                                                               \
     "  --size-threshold F       'size known' when a change's 95% interval is narrower\n"           \
     "                           than +-F (fraction; default 0.01 = 1 point)\n"                     \
-    "  --seed N, --resamples N  bootstrap seed (1) and resamples (1000; 0 = none)\n"
+    "  --no-intervals           medians without their 95% intervals (and no verdicts)\n"
 
 typedef struct report_args {
     run_context ctx;      /* the run context (run_context.c: the one parser of those options) */
@@ -59,5 +58,14 @@ void report_args_free(report_args *ra);
  * NULL) gets what ingest did. */
 int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
                         mfu_ingest_stats *stats);
+
+/* The two halves of report_args_compute: read the log at path into *run (free it with
+ * mfu_run_free; errors printed, exit status returned), and compute the report of run with ra's
+ * input (per_device: its analysis counts tokens per device even when the device count is
+ * known, as mfu_report_input.per_device). */
+int report_args_read(const char *cmd, const report_args *ra, const char *path, mfu_run **run,
+                     mfu_ingest_stats *stats);
+int report_args_report(const char *cmd, const report_args *ra, const char *path, const mfu_run *run,
+                       bool per_device, mfu_report **out);
 
 #endif

@@ -446,7 +446,15 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
             double target = u->ratio / rref * stack_fpt_at(f, seq_c);
             double s = isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &approx)
                                        : NAN;
-            if (isfinite(s) && s != seq_c) {
+            /* counted tokens that follow the context (batch x sequence): a new batch explains
+             * the move as well as a new sequence length when the FLOPs per token at that length
+             * are the context's within the tolerance; a length that is not a round one, or
+             * none, leaves the batch: the FLOPs per token hold, the tokens per step move */
+            double fs = isfinite(s) ? stack_fpt_at(f, s) / stack_fpt_at(f, seq_c) : NAN;
+            bool batch = u->tracks && (!isfinite(s) || approx || fabs(log(fs)) <= MIN_TOL / 2);
+            if (batch) {
+                u->tokens_scale = u->ratio / rref;
+            } else if (isfinite(s) && s != seq_c) {
                 u->seq = s;
                 u->seq_approx = approx;
                 bool batch_form = false;
@@ -471,6 +479,28 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
     f->c.mfu_from_log = f->log_mode;
     if (f->log_mode) {
         double sp = x->stack_peak_flops_per_s;
+        /* one peak for the whole run unless the stretches' differ (a capacity change): the
+         * printed figures' rounding must not look like a change of hardware */
+        double p0 = NAN;
+        bool one_peak = true;
+        for (size_t r = 0; r < ns; r++) {
+            if (!pos(runs[r].log_peak))
+                continue;
+            if (!pos(p0))
+                p0 = runs[r].log_peak;
+            else if (fabs(log(runs[r].log_peak / p0)) > MIN_TOL)
+                one_peak = false;
+        }
+        if (one_peak && pos(p0)) {
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (pos(c->v[MFU__FC_LOG_PEAK][i]))
+                    tmp[k++] = c->v[MFU__FC_LOG_PEAK][i];
+            p0 = mfu__median_inplace(tmp, k);
+            for (size_t r = 0; r < ns; r++)
+                if (pos(runs[r].log_peak))
+                    runs[r].log_peak = p0;
+        }
         for (size_t r = 0; r < ns; r++) {
             const mfu__frun *u = &runs[r];
             double peak = pos(u->log_peak) ? u->log_peak : pos(sp) ? sp : NAN;
@@ -544,18 +574,27 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
         f->c.context_breaks++;
         size_t steps_n = u->last - u->first + 1;
         char what[MFU_REPORT_TEXT_MAX];
+        long long s0 = (long long)steps[u->first], s1 = (long long)steps[u->last];
+        const char *model = x->model[0] ? x->model : "the model";
         if (isfinite(u->seq))
             snprintf(what, sizeof what,
-                     "they imply seq %s%.0f for %s under %s's count: %zu step%s counted with "
-                     "it%s",
-                     u->seq_approx ? "~" : "", u->seq, x->model[0] ? x->model : "the model", fw,
-                     steps_n, steps_n == 1 ? "" : "s",
-                     u->tokens_scale != 1 ? " (and their tokens per step)" : "");
+                     "they imply seq %s%.0f for %s under %s's count: steps %lld-%lld (%zu "
+                     "row%s) counted with it%s",
+                     u->seq_approx ? "~" : "", u->seq, model, fw, s0, s1, steps_n,
+                     steps_n == 1 ? "" : "s",
+                     u->tokens_scale != 1 ? " and its tokens per step" : "");
+        else if (u->tokens_scale != 1)
+            snprintf(what, sizeof what,
+                     "the FLOPs per token are unchanged and the tokens per step are not the "
+                     "given ones (x %.3g: the global batch changed): steps %lld-%lld (%zu row%s) "
+                     "counted with the log's",
+                     u->tokens_scale, s0, s1, steps_n, steps_n == 1 ? "" : "s");
         else
             snprintf(what, sizeof what,
                      "no sequence length of %s gives them (the model or the counted tokens "
-                     "changed): %zu step%s counted with the log's FLOPs per token",
-                     x->model[0] ? x->model : "the model", steps_n, steps_n == 1 ? "" : "s");
+                     "changed): steps %lld-%lld (%zu row%s) counted with the log's FLOPs per "
+                     "token",
+                     model, s0, s1, steps_n, steps_n == 1 ? "" : "s");
         char held[128] = "";
         if (ref < f->nruns) {
             const mfu__frun *h = &f->runs[ref];

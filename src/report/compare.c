@@ -485,7 +485,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
                                  form, a);
         }
     }
-    if (!ctx->has_model && isfinite(ctx->implied_flops_per_token))
+    if (!ctx->has_model && isfinite(ctx->implied_flops_per_token) && c->fig->nruns < 2)
         mfu__report_note(r,
                          "the log's TFLOP/s / tokens/s imply %.4g GFLOP per token as %s "
                          "counts them",

@@ -34,52 +34,50 @@ static mfu__unit pick_unit(const mfu_report *r)
         tps = tps || r->cols.v[MFU_RS_TOKENS_PER_S][i] > 0;
         tpd = tpd || r->cols.v[MFU_RS_TOKENS_PER_S_PER_DEVICE][i] > 0;
     }
-    return tps ? MFU__UNIT_TOKENS : tpd ? MFU__UNIT_DEVICE : MFU__UNIT_STEPS;
+    if (tpd && (r->fig.in.per_device || !tps))
+        return MFU__UNIT_DEVICE;
+    return tps ? MFU__UNIT_TOKENS : MFU__UNIT_STEPS;
 }
 
-/* The whole-job row of step i. Steps the report left out before the analysis could judge them
- * (timing artifacts; the warm-up of a log too short for the analysis's own detector) carry no
- * throughput, so that both agree on what is steady. */
-static void job_row(const mfu_report *r, const mfu_step *s, size_t i, bool drop,
-                    mfu_series_row *row)
+/* The whole-job row of step i: the report's own figures of it (tokens/s, step time, MFU and HFU
+ * as the figures module computed them, so that the analysis shows the same numbers), and what
+ * they were computed with. */
+static void job_row(const mfu_report *r, const mfu_step *s, size_t i, mfu_series_row *row)
 {
     mfu_series_row_init(row);
     row->step = r->steps[i];
     row->time_s = s->time_s;
-    double st = r->cols.v[MFU_RS_STEP_TIME_S][i];
-    double rho = r->cols.v[MFU__FC_USEFUL][i];
+    const double *const *v = (const double *const *)r->cols.v;
+    double st = v[MFU__FC_STEP_TIME_S][i];
+    double rho = v[MFU__FC_USEFUL][i];
     row->step_time_s = st;
-    if (drop) {
-        row->step_time_s = NAN;
-        row->loss = s->loss;
-        row->flags = s->flags;
-        return;
-    }
     switch (r->unit) {
     case MFU__UNIT_TOKENS:
-        row->tokens = r->cols.v[MFU_RS_TOKENS][i];
-        row->tokens_per_s = r->cols.v[MFU_RS_TOKENS_PER_S][i];
-        row->devices = r->cols.v[MFU__FC_DEVICES][i];
+        row->tokens = v[MFU__FC_TOKENS][i];
+        row->tokens_per_s = v[MFU__FC_TOKENS_PER_S][i];
+        row->devices = v[MFU__FC_DEVICES][i];
         break;
     case MFU__UNIT_DEVICE:
-        row->tokens_per_s = r->cols.v[MFU_RS_TOKENS_PER_S_PER_DEVICE][i];
+        row->tokens_per_s = v[MFU__FC_TOKENS_PER_S_PER_DEVICE][i];
         row->tokens = row->tokens_per_s * st; /* NaN without a step time */
         row->devices = 1;
         break;
     case MFU__UNIT_STEPS:
         row->tokens_per_s = st > 0 ? 1.0 / st : NAN;
-        row->devices = r->cols.v[MFU__FC_DEVICES][i];
+        row->devices = v[MFU__FC_DEVICES][i];
         break;
     }
     if (rho < 1 && isfinite(row->tokens))
         row->useful_tokens = row->tokens * rho;
     if (r->unit != MFU__UNIT_STEPS) {
-        row->model_flops_per_token = r->cols.v[MFU__FC_MODEL_FPT][i];
-        row->hardware_flops_per_token = r->cols.v[MFU__FC_HARDWARE_FPT][i];
+        row->model_flops_per_token = v[MFU__FC_MODEL_FPT][i];
+        row->hardware_flops_per_token = v[MFU__FC_HARDWARE_FPT][i];
+        row->mfu = v[MFU__FC_MFU][i];
+        row->hfu = v[MFU__FC_HFU][i];
     }
-    row->peak_flops_per_s = r->cols.v[MFU__FC_PEAK][i];
-    row->seq_len = r->cols.v[MFU__FC_SEQ][i];
-    row->global_batch = r->cols.v[MFU__FC_BATCH][i];
+    row->peak_flops_per_s = v[MFU__FC_PEAK][i];
+    row->seq_len = v[MFU__FC_SEQ][i];
+    row->global_batch = v[MFU__FC_BATCH][i];
     row->clock_mhz = s->clock_mhz;
     row->power_w = s->power_w;
     row->power_limit_w = s->power_limit_w;
@@ -274,45 +272,98 @@ static mfu_status roofline_finding(mfu_report *r, const mfu_run *run, const mfu_
     return st == MFU_E_LIMIT ? MFU_OK : st;
 }
 
-mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
-                               const mfu_workload *wl, mfu_error *err)
+/* The report's step states and warm-up from the analysis's row states: one rule decides which
+ * steps count, for the summaries and for the levels. */
+static void states_from(mfu_report *r, const mfu_analysis *a)
 {
-    const mfu_analysis_options *opts = in->analysis;
+    static const mfu_report_step_state map[] = {MFU_STEP_STEADY,   MFU_STEP_WARMUP,
+                                                MFU_STEP_SETTLE,   MFU_STEP_ARTIFACT,
+                                                MFU_STEP_IMPOSSIBLE, MFU_STEP_UNUSABLE};
+    mfu_report_warmup *w = &r->warmup;
+    const mfu_warmup *aw = mfu_analysis_warmup(a);
+    memset(w, 0, sizeof *w);
+    w->checked = aw->checked;
+    w->mid_run = aw->mid_run;
+    double sum = 0, med = mfu_analysis_steady(a)->tokens_per_s.value;
+    const double *tps = mfu_analysis_derived(a, MFU_D_TOKENS_PER_S);
+    for (size_t i = 0; i < r->n; i++) {
+        mfu_row_state s = mfu_analysis_row_state(a, i);
+        r->state[i] = (size_t)s < MFU__ARRAY_LEN(map) ? map[s] : MFU_STEP_UNUSABLE;
+        switch (r->state[i]) {
+        case MFU_STEP_STEADY: w->steady++; break;
+        case MFU_STEP_WARMUP:
+            if (w->steps == 0)
+                w->first_step = r->steps[i];
+            w->last_step = r->steps[i];
+            w->steps++;
+            sum += tps[i];
+            break;
+        case MFU_STEP_SETTLE: w->settle++; break;
+        case MFU_STEP_ARTIFACT: w->artifacts++; break;
+        case MFU_STEP_IMPOSSIBLE: w->impossible++; break;
+        default: w->unusable++; break;
+        }
+    }
+    w->slowdown = w->steps ? sum / (double)w->steps / med - 1 : NAN;
+}
+
+mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                               mfu_error *err)
+{
+    mfu_analysis_options o;
+    if (in->analysis)
+        o = *in->analysis;
+    else
+        mfu_analysis_options_init(&o);
+    if (in->no_analysis) { /* which steps count and the steady level, nothing more */
+        o.steady_only = true;
+        o.intervals = false;
+    }
     r->unit = pick_unit(r);
     mfu_series *s = mfu_series_new();
     if (!s)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis series");
     mfu_status st = MFU_OK;
-    bool short_log = r->n - r->warmup.unusable < MFU__WARMUP_ANALYSIS_STEPS;
     for (size_t i = 0; i < r->n && st == MFU_OK; i++) {
         mfu_step step;
         mfu_run_get(run, i, &step);
         mfu_series_row row;
-        bool drop =
-            r->state[i] == MFU_STEP_ARTIFACT || (short_log && r->state[i] == MFU_STEP_WARMUP);
-        job_row(r, &step, i, drop, &row);
+        job_row(r, &step, i, &row);
         st = mfu_series_append(s, &row, err);
     }
-    if (st == MFU_OK)
+    if (st == MFU_OK && !in->no_analysis)
         st = add_rank_rows(r, run, s, err);
     mfu_analysis *a = NULL;
     if (st == MFU_OK)
-        st = mfu_analyze(s, opts, &a, err);
+        st = mfu_analyze(s, &o, &a, err);
     mfu_series_free(s);
-    if (st == MFU_E_EMPTY) {
-        mfu__report_note(r, "no analysis: no step has a throughput");
-        return MFU_OK;
-    }
     if (st != MFU_OK)
         return st;
+    states_from(r, a);
+    if (in->no_analysis) {
+        mfu_analysis_free(a);
+        return MFU_OK;
+    }
     r->analysis = a;
-    if (r->unit == MFU__UNIT_DEVICE)
+    if (mfu_analysis_segment_count(a) == 0)
+        mfu__report_note(r, "no analysis: no step has a throughput");
+    if (r->unit == MFU__UNIT_DEVICE && !in->per_device)
         mfu__report_note(r, "the analysis is per device (tokens/s per device): the device "
                             "count is unknown; give --devices N for whole-job figures");
     else if (r->unit == MFU__UNIT_STEPS)
         mfu__report_note(r, "the analysis counts steps, not tokens (steps/s): the log gives no "
                             "tokens per step; give --global-batch N with --seq, or "
                             "--tokens-per-step N");
+    return MFU_OK;
+}
+
+/* The findings the report adds to its analysis: printed figures that disagree with their
+ * recomputation, and the roofline of the workload (after the comparisons are made). */
+mfu_status mfu__report_findings(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                                const mfu_workload *wl, mfu_error *err)
+{
+    if (!r->analysis)
+        return MFU_OK;
     mfu_status ms = mismatch_findings(r, err);
     return ms == MFU_OK ? roofline_finding(r, run, in, wl, err) : ms;
 }

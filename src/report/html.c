@@ -228,58 +228,67 @@ static void context_card(hb *b, const mfu_report_html_run *run)
                      w->artifacts == 1 ? "" : "s");
     dd_row(b, "steady", v);
     mfu__rbuf_puts(b, "</dl><div class=\"tiles\">");
+    /* the headline: the median of the steady steps, the same number as in the text and JSON
+     * report, the dashboard and /metrics; its interval is the analysis's of the same median */
     const mfu_level *L = a ? mfu_analysis_steady(a) : NULL;
     bool lev = L && L->steps > 0;
     mfu_report_stat sm = mfu_report_summary(r, MFU_RS_MFU);
     mfu_report_stat st = mfu_report_summary(r, MFU_RS_TOKENS_PER_S);
+    mfu_report_stat sd = mfu_report_summary(r, MFU_RS_TOKENS_PER_S_PER_DEVICE);
     mfu_report_stat sh = mfu_report_summary(r, MFU_RS_HFU);
     mfu_report_stat stt = mfu_report_summary(r, MFU_RS_STEP_TIME_S);
-    if (lev && isfinite(L->mfu.value)) {
-        pct(x, sizeof x, L->mfu.value, 2);
-        if (isfinite(L->mfu.lo))
-            snprintf(v, sizeof v, "95 %%: %.2f – %.2f %%", 100 * L->mfu.lo, 100 * L->mfu.hi);
-        else
-            snprintf(v, sizeof v, "steady level");
-        if (sm.n)
-            mfu__appendf(v, sizeof v, " · median step %.2f %%", 100 * sm.median);
-        tile(b, "MFU (tokens ÷ time)", x, v);
-    } else if (sm.n) {
+    if (sm.n) {
         pct(x, sizeof x, sm.median, 2);
-        tile(b, "MFU (median)", x, "steady steps");
+        if (lev && isfinite(L->mfu.lo) && L->mfu.hi > 1)
+            snprintf(v, sizeof v, "median of %zu steady steps; interval not meaningful (reaches "
+                                  "%.0f %%)",
+                     sm.n, 100 * L->mfu.hi);
+        else if (lev && isfinite(L->mfu.lo))
+            snprintf(v, sizeof v, "median of %zu steady steps; 95 %%: %.2f – %.2f %%", sm.n,
+                     100 * L->mfu.lo, 100 * L->mfu.hi);
+        else
+            snprintf(v, sizeof v, "median of %zu steady steps", sm.n);
+        if (c->mfu_from_log)
+            mfu__appendf(v, sizeof v, "; %s's own figure, from the log",
+                         c->stack.name[0] ? c->stack.framework : "the framework");
+        tile(b, "MFU", x, v);
     } else {
         tile(b, "MFU", "–", "needs a model and a device");
     }
-    if (lev && isfinite(L->tokens_per_s.value)) {
-        const char *unit = mfu_report_analysis_unit(r);
-        si(x, sizeof x, L->tokens_per_s.value);
-        if (isfinite(L->tokens_per_s.lo)) {
+    const char *unit = mfu_report_analysis_unit(r);
+    bool per_dev = !st.n || (unit && strcmp(unit, "tokens per device") == 0);
+    mfu_report_stat rt = per_dev ? sd : st;
+    if (rt.n) {
+        si(x, sizeof x, rt.median);
+        if (lev && isfinite(L->tokens_per_s.lo)) {
             char lo[32], hi[32];
             si(lo, sizeof lo, L->tokens_per_s.lo);
             si(hi, sizeof hi, L->tokens_per_s.hi);
-            snprintf(v, sizeof v, "95 %%: %s – %s", lo, hi);
+            snprintf(v, sizeof v, "median; 95 %%: %s – %s", lo, hi);
         } else {
-            snprintf(v, sizeof v, "steady level");
+            snprintf(v, sizeof v, "median of the steady steps");
         }
-        tile(b,
-             unit && strcmp(unit, "steps") == 0               ? "steps/s"
-             : unit && strcmp(unit, "tokens per device") == 0 ? "tokens/s per device"
-                                                              : "tokens/s",
-             x, v);
-    } else if (st.n) {
-        si(x, sizeof x, st.median);
-        tile(b, "tokens/s (median)", x, "steady steps");
+        tile(b, per_dev ? "tokens/s per device" : "tokens/s", x, v);
+    } else if (lev && unit && strcmp(unit, "steps") == 0) {
+        snprintf(x, sizeof x, "%.4g", L->tokens_per_s.value);
+        tile(b, "steps/s", x, "median (no tokens per step)");
     }
-    if (lev && isfinite(L->hfu.value) && fabs(L->hfu.value - L->mfu.value) > 1e-9) {
-        pct(x, sizeof x, L->hfu.value, 2);
-        tile(b, "HFU", x, "recomputation and padding counted");
-    } else if (!lev && sh.n && sh.median != sm.median) {
+    if (sh.n && sh.median != sm.median) {
         pct(x, sizeof x, sh.median, 2);
-        tile(b, "HFU (median)", x, "steady steps");
+        tile(b, "HFU", x, "median; recomputation and padding counted");
     }
     if (stt.n) {
         snprintf(x, sizeof x, "%.4g s", stt.median);
         snprintf(y, sizeof y, "p10 %.4g s, p90 %.4g s", stt.p10, stt.p90);
         tile(b, "typical step", x, y);
+    }
+    if (lev && L->total_time_s > 0 && L->stall_time_s >= 0.05 * L->total_time_s) {
+        si(x, sizeof x, L->total_tokens_per_s);
+        snprintf(v, sizeof v, "total tokens ÷ total time; stalls cost %.0f %% of the time (%.4g s)",
+                 100 * L->stall_time_s / L->total_time_s, L->stall_time_s);
+        if (isfinite(L->total_mfu))
+            mfu__appendf(v, sizeof v, "; MFU %.2f %%", 100 * L->total_mfu);
+        tile(b, "total, stalls included", x, v);
     }
     mfu__rbuf_puts(b, "</div></header>");
 }
@@ -456,7 +465,9 @@ static void interval_cell(hb *b, mfu_interval v, bool percent)
     }
     mfu__rbuf_puts(b, "<td class=\"num\">");
     mfu__rbuf_esc(b, x);
-    if (isfinite(v.lo)) {
+    if (percent && isfinite(v.lo) && v.hi > 1) {
+        mfu__rbuf_puts(b, " <span class=\"muted\">[interval not meaningful]</span>");
+    } else if (isfinite(v.lo)) {
         mfu__rbuf_puts(b, " <span class=\"muted\">[");
         mfu__rbuf_esc(b, lo);
         mfu__rbuf_puts(b, ", ");
@@ -486,7 +497,7 @@ static void segments(hb *b, const mfu_analysis *a)
                          mfu_cause_name(g->cause), g->settle_steps);
         interval_cell(b, l->tokens_per_s, false);
         interval_cell(b, l->mfu, true);
-        mfu__rbuf_printf(b, "<td class=\"num\">%.4g s</td><td>", l->median_step_time_s);
+        mfu__rbuf_printf(b, "<td class=\"num\">%.4g s</td><td>", l->step_time_s.value);
         char cfg[200] = "";
         if (isfinite(l->seq_len))
             mfu__appendf(cfg, sizeof cfg, "seq %.0f", l->seq_len);
@@ -503,11 +514,14 @@ static void segments(hb *b, const mfu_analysis *a)
     mfu__rbuf_puts(b, "</table>");
 }
 
-static const char *term_label(mfu_term t)
+/* The label of term t of d: without a peak the MFU term is the change of achieved FLOP/s. */
+static const char *term_label(const mfu_decomposition *d, mfu_term t)
 {
-    static const char *const names[MFU_TERM_COUNT_] = {"tokens/s (total)", "utilization (MFU)",
+    static const char *const names[MFU_TERM_COUNT_] = {"tokens/s (all terms)", "utilization (MFU)",
                                                        "capacity (devices × peak)",
                                                        "workload (FLOPs per token)", "padding"};
+    if (t == MFU_TERM_MFU && d->capacity_unknown)
+        return "FLOP/s per device (no peak)";
     return (int)t >= 0 && t < MFU_TERM_COUNT_ ? names[t] : "?";
 }
 
@@ -522,7 +536,7 @@ static void terms_table(hb *b, const mfu_decomposition *d)
         char ch[48], lo[48], hi[48];
         spct(ch, sizeof ch, c->pct);
         mfu__rbuf_puts(b, k == MFU_TERM_TOKENS_PER_S ? "<tr><th>" : "<tr><td>");
-        mfu__rbuf_esc(b, term_label((mfu_term)k));
+        mfu__rbuf_esc(b, term_label(d, (mfu_term)k));
         mfu__rbuf_puts(b, k == MFU_TERM_TOKENS_PER_S ? "</th>" : "</td>");
         mfu__rbuf_puts(b, "<td class=\"num\">");
         mfu__rbuf_esc(b, ch);

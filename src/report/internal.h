@@ -66,12 +66,18 @@ struct mfu_report {
     mfu__unit unit;
 };
 
-/* Build the analysis of r from its columns and the run (explain.c): sets r->analysis and
- * r->unit, adds the reported_mismatch findings. opts NULL = defaults. A run without any usable
- * step gets no analysis and a note. Errors: MFU_E_NOMEM, MFU_E_INVALID (opts out of range,
- * field names the option). */
+/* The findings the report adds to its analysis after the comparisons (explain.c): one
+ * "reported_mismatch" per printed figure that disagrees, the roofline. No-op without an
+ * analysis. Errors: MFU_E_NOMEM. */
+mfu_status mfu__report_findings(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
+                                const mfu_workload *wl, mfu_error *err);
+
+/* Build the analysis of r from its columns and the run (explain.c): sets r->unit, the step
+ * states and warm-up (r->state, r->warmup: the analysis's rule), and r->analysis (NULL when
+ * in->no_analysis: only the states are kept). Errors: MFU_E_NOMEM, MFU_E_INVALID (the analysis
+ * options out of range, field names the option). */
 mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
-                               const mfu_workload *wl, mfu_error *err);
+                               mfu_error *err);
 
 /* Take r's analysis out of r (explain.c): the caller owns it (mfu_analysis_free); r keeps
  * everything else and has no analysis from then on. For a holder that keeps the analysis of a

@@ -187,11 +187,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     r->steps = malloc(n * sizeof *r->steps);
     r->state = calloc(n, sizeof *r->state);
     double *scratch = malloc(2 * n * sizeof *scratch);
-    double *x = malloc(n * sizeof *x);
-    if (!r->steps || !r->state || !scratch || !x) {
+    if (!r->steps || !r->state || !scratch) {
         mfu_report_free(r);
         free(scratch);
-        free(x);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
     }
     memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
@@ -202,24 +200,11 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     for (size_t i = 0; i < r->fig.nnotes; i++)
         mfu__report_note(r, "%s", r->fig.notes[i]);
 
-    /* steady steps, on the throughput of each step: tokens/s, or 1 / step time */
-    {
-        const double *tpd = r->cols.v[MFU__FC_TOKENS_PER_S_PER_DEVICE];
-        const double *tps = r->cols.v[MFU__FC_TOKENS_PER_S];
-        const double *stt = r->cols.v[MFU__FC_STEP_TIME_S];
-        for (size_t i = 0; i < n; i++)
-            x[i] = isfinite(tpd[i]) ? tpd[i] : isfinite(tps[i]) ? tps[i] : 1.0 / stt[i];
-        st = mfu__warmup(x, n, r->steps, r->state, &r->warmup, scratch, err);
-        if (st != MFU_OK)
-            goto done;
-        for (size_t i = 0; i < n; i++)
-            if (r->state[i] == MFU_STEP_STEADY &&
-                (r->cols.v[MFU__FC_MFU][i] > 1 || r->cols.v[MFU__FC_HFU][i] > 1)) {
-                r->state[i] = MFU_STEP_IMPOSSIBLE;
-                r->warmup.impossible++;
-                r->warmup.steady--;
-            }
-    }
+    /* which steps count: the analysis's rule (warm-up, settling after a change, artifacts,
+     * impossible values), so that the summaries and the segments' levels are one */
+    st = mfu__report_explain(r, run, in, err);
+    if (st != MFU_OK)
+        goto done;
     {
         bool *keep = calloc(n, sizeof *keep);
         if (!keep) {
@@ -242,11 +227,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     cc.scratch = scratch;
     mfu__report_compare(r, &cc);
     log_notes(r, run, r->fig.prof);
-    if (!in->no_analysis)
-        st = mfu__report_explain(r, run, in, &r->fig.wl, err);
+    st = mfu__report_findings(r, run, in, &r->fig.wl, err);
 done:
     free(scratch);
-    free(x);
     if (st != MFU_OK) {
         mfu_report_free(r);
         return st;
@@ -350,7 +333,8 @@ const char *mfu_report_series_name(mfu_report_series s)
 
 const char *mfu_report_step_state_name(mfu_report_step_state s)
 {
-    static const char *const names[] = {"steady", "warmup", "artifact", "impossible", "unusable"};
+    static const char *const names[] = {"steady",     "warmup",   "artifact",
+                                        "impossible", "unusable", "settle"};
     return (int)s >= 0 && (size_t)s < MFU__ARRAY_LEN(names) ? names[s] : "?";
 }
 

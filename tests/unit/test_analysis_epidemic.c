@@ -21,7 +21,7 @@ static mfu_analysis *analyse(mfu_series *s)
 {
     mfu_analysis_options o;
     mfu_analysis_options_init(&o);
-    o.resamples = 0;
+    o.intervals = false;
     mfu_analysis *a = NULL;
     assert_int_equal(mfu_analyze(s, &o, &a, NULL), MFU_OK);
     return a;

@@ -33,7 +33,7 @@ static mfu_analysis *two_segment_run(bool with_flops)
     mfu_series *s = syn_series(n, 1, ph, 2, mult, NULL);
     mfu_analysis_options o;
     mfu_analysis_options_init(&o);
-    o.resamples = 0;
+    o.intervals = false;
     mfu_analysis *a = NULL;
     assert_int_equal(mfu_analyze(s, &o, &a, NULL), MFU_OK);
     mfu_series_free(s);

@@ -55,8 +55,7 @@ static int clean_runs(int nseeds, double sd, double rho)
         }
         mfu_analysis_options o;
         mfu_analysis_options_init(&o);
-        o.seed = (uint64_t)seed;
-        o.resamples = 100;
+        o.intervals = true;
         mfu_analysis *a = NULL;
         assert_int_equal(mfu_analyze(s, &o, &a, NULL), MFU_OK);
         size_t nseg = mfu_analysis_segment_count(a), nf = mfu_analysis_finding_count(a);

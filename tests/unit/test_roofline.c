@@ -496,7 +496,7 @@ static void finding_and_sentence(void **state)
     mfu_series *s = syn_series(n, 1, &ph, 1, mult, NULL);
     mfu_analysis_options o;
     mfu_analysis_options_init(&o);
-    o.resamples = 0;
+    o.intervals = false;
     mfu_analysis *an = NULL;
     assert_int_equal(mfu_analyze(s, &o, &an, NULL), MFU_OK);
     assert_int_equal(mfu_roofline_finding(&rl, MFU_ROOFLINE_WARN_BELOW, 1, 60, &f, NULL), MFU_OK);
