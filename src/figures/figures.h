@@ -332,13 +332,15 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
  * slower than typical cost (Σ time − Σ tokens / median tokens/s). NaN where unknown. */
 typedef struct mfu__fwindow {
     size_t rows;          /* rows with a throughput */
+    bool per_device;      /* tokens/s are per device (the device count is unknown) */
     double tokens_per_s;  /* Σ tokens / Σ time */
     double mfu;           /* NaN without FLOPs or peak */
     double step_time_s;   /* mean step time */
     double time_s;        /* Σ time */
     double stall_s;       /* Σ time − Σ tokens / median tokens/s (>= 0) */
     double median_tokens_per_s;
-    double median_mfu;
+    double median_mfu, median_hfu;
+    double median_model_flops_per_s_per_device, median_hardware_flops_per_s_per_device;
     double median_step_time_s;
 } mfu__fwindow;
 

@@ -155,13 +155,16 @@ static double implied_at(mfu__fctx *f, double seq, double seq_c, bool tracks)
     return tracks ? v * seq / seq_c : v;
 }
 
+/* How round a solved sequence length is. */
+enum { SEQ_NONE = 0, SEQ_NEAREST, SEQ_M128, SEQ_POW2 };
+
 /* The sequence length whose count gives target (see the file comment): a power of two, else a
- * multiple of 128, when one is within tol / 2 of it; else the nearest length within tol
- * (*approx set); else NaN. */
+ * multiple of 128, when one is within tol / 2 of it (*kind SEQ_POW2, SEQ_M128); else the
+ * nearest length within tol (SEQ_NEAREST); else NaN (SEQ_NONE). */
 static double solve_seq(mfu__fctx *f, double target, double seq_c, bool tracks, double tol,
-                        bool *approx)
+                        int *kind)
 {
-    *approx = false;
+    *kind = SEQ_NONE;
     double lo = SEQ_MIN, hi = SEQ_MAX;
     double glo = implied_at(f, lo, seq_c, tracks), ghi = implied_at(f, hi, seq_c, tracks);
     if (!pos(glo) || !pos(ghi) || target < glo || target > ghi)
@@ -174,18 +177,19 @@ static double solve_seq(mfu__fctx *f, double target, double seq_c, bool tracks, 
             hi = mid;
     }
     double s = 0.5 * (lo + hi);
-    double p2 = exp2(round(log2(s)));
-    double m128 = 128 * round(s / 128);
-    double cand[2] = {p2, m128};
+    double cand[2] = {exp2(round(log2(s))), 128 * round(s / 128)};
+    int kinds[2] = {SEQ_POW2, SEQ_M128};
     for (int k = 0; k < 2; k++) {
         double g = implied_at(f, cand[k], seq_c, tracks);
-        if (cand[k] >= SEQ_MIN && pos(g) && fabs(log(g / target)) <= tol / 2)
+        if (cand[k] >= SEQ_MIN && pos(g) && fabs(log(g / target)) <= tol / 2) {
+            *kind = kinds[k];
             return cand[k];
+        }
     }
     double r = round(s);
     double g = implied_at(f, r, seq_c, tracks);
     if (pos(g) && fabs(log(g / target)) <= tol) {
-        *approx = true;
+        *kind = SEQ_NEAREST;
         return r;
     }
     return NAN;
@@ -442,21 +446,25 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
                 continue;
             u->holds = false;
             double seq_c = f->seq0;
-            bool approx = false;
+            int kind = SEQ_NONE;
             double target = u->ratio / rref * stack_fpt_at(f, seq_c);
-            double s = isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &approx)
+            double s = isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &kind)
                                        : NAN;
-            /* counted tokens that follow the context (batch x sequence): a new batch explains
-             * the move as well as a new sequence length when the FLOPs per token at that length
-             * are the context's within the tolerance; a length that is not a round one, or
-             * none, leaves the batch: the FLOPs per token hold, the tokens per step move */
-            double fs = isfinite(s) ? stack_fpt_at(f, s) / stack_fpt_at(f, seq_c) : NAN;
-            bool batch = u->tracks && (!isfinite(s) || approx || fabs(log(fs)) <= MIN_TOL / 2);
+            /* Counted tokens that follow the context (batch x sequence, tokens per step) move
+             * with the batch as well as with the sequence length, and the FLOPs alone cannot
+             * tell them apart. Where the log prints no batch of its own, a new batch is the
+             * reading unless the length the log implies is a power of two; where it prints its
+             * batch (samples per step), or counts the tokens itself, only a length (or a new
+             * model) explains the move. */
+            bool batch_printed = false;
+            for (size_t i = u->first; i <= u->last && !batch_printed; i++)
+                batch_printed = c->tok_source[i] == MFU__TOK_SAMPLES;
+            bool batch = u->tracks && !batch_printed && kind != SEQ_POW2;
             if (batch) {
                 u->tokens_scale = u->ratio / rref;
             } else if (isfinite(s) && s != seq_c) {
                 u->seq = s;
-                u->seq_approx = approx;
+                u->seq_approx = kind == SEQ_NEAREST;
                 bool batch_form = false;
                 for (size_t i = u->first; i <= u->last && !batch_form; i++)
                     batch_form = c->tok_source[i] == MFU__TOK_INPUT_BATCH ||

@@ -426,61 +426,64 @@ static mfu_status run_level(mfu__fctx *f, const mfu__fcols *c, mfu_error *err)
     return MFU_OK;
 }
 
-mfu_status mfu__figures_compute(mfu__fctx *f, mfu__fcols *c, const mfu_run *run, mfu_error *err)
+/* Rows [first, n) of c again, then everything that depends on all rows: the real share (from
+ * --real-tokens-per-step and a constant tokens per step; all rows again when it moves), the
+ * context check (again until its verdicts stand: a tokens verdict changes the FLOPs check's
+ * evidence; twice is the most a run needs), the run-level figures. *changed: the first row
+ * whose figures may differ from before. */
+static mfu_status settle(mfu__fctx *f, mfu__fcols *c, const mfu_run *run, size_t first,
+                         size_t *changed, mfu_error *err)
 {
-    mfu_status st = mfu__fcols_build(c, f, run, 0, err);
+    mfu_status st = mfu__fcols_build(c, f, run, first, err);
     if (st != MFU_OK)
         return st;
+    size_t k = first;
     mfu_report_context *x = &f->c;
     if (f->in.real_tokens_per_step > 0) {
-        double t0;
+        double t0, rf = 1;
         bool same = constant_tokens(c, &t0);
-        if (!same || !isfinite(t0)) {
-            mfu__fctx_note(f, "--real-tokens-per-step needs a constant number of tokens per "
-                              "step: give --tokens-per-step too; padding is not accounted");
-        } else if (f->in.real_tokens_per_step > t0) {
+        if (same && isfinite(t0) && f->in.real_tokens_per_step > t0)
             return mfu__fail_field(err, MFU_E_INVALID, "--real-tokens-per-step",
                                    "--real-tokens-per-step (%.0f) exceeds the tokens per step "
                                    "(%.0f): give the non-padding tokens of one step",
                                    f->in.real_tokens_per_step, t0);
-        } else {
-            x->real_fraction = f->in.real_tokens_per_step / t0;
+        if (same && isfinite(t0))
+            rf = f->in.real_tokens_per_step / t0;
+        if (rf != x->real_fraction) {
+            x->real_fraction = rf;
+            k = 0;
             if ((st = mfu__fcols_build(c, f, run, 0, err)) != MFU_OK)
                 return st;
         }
     }
-    /* the check's verdicts change the rows they cover, and a tokens verdict changes the
-     * FLOPs check's evidence: again until nothing moves (twice is the most a run needs) */
     for (int pass = 0; pass < 4; pass++) {
-        size_t changed = mfu__figures_check(f, c);
-        if (changed == SIZE_MAX)
+        size_t ch = mfu__figures_check(f, c);
+        if (ch == SIZE_MAX)
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the context check");
-        if (changed >= c->n)
+        if (ch >= c->n)
             break;
-        if ((st = mfu__fcols_build(c, f, run, changed, err)) != MFU_OK)
+        if (ch < k)
+            k = ch;
+        if ((st = mfu__fcols_build(c, f, run, ch, err)) != MFU_OK)
             return st;
     }
+    *changed = k;
     return run_level(f, c, err);
+}
+
+mfu_status mfu__figures_compute(mfu__fctx *f, mfu__fcols *c, const mfu_run *run, mfu_error *err)
+{
+    size_t changed;
+    mfu_status st = settle(f, c, run, 0, &changed, err);
+    if (st == MFU_OK && f->in.real_tokens_per_step > 0 && f->c.real_fraction == 1 &&
+        !isfinite(f->c.tokens_per_step))
+        mfu__fctx_note(f, "--real-tokens-per-step needs a constant number of tokens per step: "
+                          "give --tokens-per-step too; padding is not accounted");
+    return st;
 }
 
 mfu_status mfu__figures_update(mfu__fctx *f, mfu__fcols *c, const mfu_run *run, size_t first,
                                size_t *changed, mfu_error *err)
 {
-    mfu_status st = mfu__fcols_build(c, f, run, first, err);
-    if (st != MFU_OK)
-        return st;
-    size_t k = c->n;
-    for (int pass = 0; pass < 4; pass++) {
-        size_t ch = mfu__figures_check(f, c);
-        if (ch == SIZE_MAX)
-            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the context check");
-        if (ch < k)
-            k = ch;
-        if (ch >= c->n)
-            break;
-        if ((st = mfu__fcols_build(c, f, run, ch, err)) != MFU_OK)
-            return st;
-    }
-    *changed = k < first ? k : first;
-    return run_level(f, c, err);
+    return settle(f, c, run, first, changed, err);
 }

@@ -16,8 +16,10 @@ void mfu__figures_window(const mfu__fcols *c, size_t first, size_t last, double 
                          mfu__fwindow *w)
 {
     w->rows = 0;
+    w->per_device = false;
     w->tokens_per_s = w->mfu = w->step_time_s = w->time_s = w->stall_s = NAN;
-    w->median_tokens_per_s = w->median_mfu = w->median_step_time_s = NAN;
+    w->median_tokens_per_s = w->median_mfu = w->median_hfu = w->median_step_time_s = NAN;
+    w->median_model_flops_per_s_per_device = w->median_hardware_flops_per_s_per_device = NAN;
     if (!c || c->n == 0 || first > last || last >= c->n)
         return;
     const double *tps = c->v[MFU__FC_TOKENS_PER_S], *tpd = c->v[MFU__FC_TOKENS_PER_S_PER_DEVICE];
@@ -29,6 +31,7 @@ void mfu__figures_window(const mfu__fcols *c, size_t first, size_t last, double 
     for (size_t i = first; i <= last && !job; i++)
         job = pos(tps[i]);
     const double *rate = job ? tps : tpd;
+    w->per_device = !job;
     double T = 0, K = 0, F = 0, C = 0;
     bool flops = true;
     size_t m = 0;
@@ -58,14 +61,15 @@ void mfu__figures_window(const mfu__fcols *c, size_t first, size_t last, double 
     w->median_tokens_per_s = mfu__median_inplace(scratch, m);
     double stall = T - K / w->median_tokens_per_s;
     w->stall_s = stall > 0 ? stall : 0;
-    size_t k = 0;
-    for (size_t i = first; i <= last; i++)
-        if (pos(rate[i]) && pos(st[i]) && isfinite(mfu[i]))
-            scratch[k++] = mfu[i];
-    w->median_mfu = mfu__median_inplace(scratch, k);
-    k = 0;
-    for (size_t i = first; i <= last; i++)
-        if (pos(rate[i]) && pos(st[i]))
-            scratch[k++] = st[i];
-    w->median_step_time_s = mfu__median_inplace(scratch, k);
+    const double *cols[5] = {mfu, c->v[MFU__FC_HFU], mf, c->v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE],
+                             st};
+    double *out[5] = {&w->median_mfu, &w->median_hfu, &w->median_model_flops_per_s_per_device,
+                      &w->median_hardware_flops_per_s_per_device, &w->median_step_time_s};
+    for (int q = 0; q < 5; q++) {
+        size_t k = 0;
+        for (size_t i = first; i <= last; i++)
+            if (pos(rate[i]) && pos(st[i]) && isfinite(cols[q][i]))
+                scratch[k++] = cols[q][i];
+        *out[q] = mfu__median_inplace(scratch, k);
+    }
 }

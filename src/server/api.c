@@ -240,8 +240,10 @@ static void context_json(mfu__jw *w, const mfu__ctx *c)
     mfu__jw_num(w, c->peak_flops_per_s);
     mfu__jw_key(w, "source");
     str_or_null(w, c->source);
+    mfu__jw_key(w, "mfu_from_log");
+    mfu__jw_bool(w, c->mfu_from_log);
     mfu__jw_key(w, "mfu_known");
-    mfu__jw_bool(w, !c->why[0]);
+    mfu__jw_bool(w, !c->why[0] || c->mfu_from_log);
     mfu__jw_key(w, "why");
     str_or_null(w, c->why);
     mfu__jw_end_obj(w);
@@ -429,12 +431,12 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     bool preselect = down && !idx && total / q.max_points >= MFU__PRESELECT_BLOCKS * MFU__BLOCK;
     if (down) {
         mfu__field f0 = (mfu__field)q.fields[0];
-        const double *base = mfu__srun_base(r, f0);
+        const double *base = mfu__srun_column(r, f0);
         keep = malloc(q.max_points * sizeof *keep);
         size_t *cand = NULL, ncand = total;
         double *gather = NULL;
         if (keep && preselect) {
-            int b = mfu__srun_base_id(f0);
+            int b = (int)f0;
             cand = malloc((2 * total / MFU__BLOCK + 2 * MFU__BLOCK + 2) * sizeof *cand);
             if (cand)
                 ncand = mfu__minmax_candidates(r->blo[b], r->bhi[b], lo, hi, cand);
@@ -496,12 +498,11 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     mfu__jw_obj(&w);
     for (size_t f = 0; f < q.nfields; f++) {
         mfu__field fld = (mfu__field)q.fields[f];
-        const double *base = mfu__srun_base(r, fld);
-        double scale = mfu__field_scale(&r->ctx, fld);
+        const double *base = mfu__srun_column(r, fld);
         mfu__jw_key(&w, mfu__field_name(fld));
         mfu__jw_arr(&w);
         for (size_t j = 0; j < nkeep; j++)
-            mfu__jw_num17(&w, base ? base[ROW(j)] * scale : NAN);
+            mfu__jw_num17(&w, base ? base[ROW(j)] : NAN);
         mfu__jw_end_arr(&w);
     }
 #undef ROW
@@ -521,15 +522,16 @@ static const struct {
     const char *name, *help;
 } metric_info[M_COUNT_] = {
     {"mfu_devices", "Devices the series stands for (its share of the job)."},
-    {"mfu_tokens_per_second", "Tokens per second processed by those devices, over the last "
-                              "steps (ratio of sums)."},
-    {"mfu_model_flops_per_second", "Model FLOP/s achieved by those devices (MFU numerator)."},
+    {"mfu_tokens_per_second", "Tokens per second processed by those devices: the median of the "
+                              "last steps' figures (the headline's definition)."},
+    {"mfu_model_flops_per_second", "Model FLOP/s achieved by those devices (MFU numerator), median "
+                                   "of the last steps."},
     {"mfu_hardware_flops_per_second", "Hardware FLOP/s executed by those devices, recomputation "
-                                      "included (HFU numerator)."},
+                                      "included (HFU numerator), median of the last steps."},
     {"mfu_peak_flops_per_second", "Dense peak FLOP/s of those devices for the dtype in use."},
-    {"mfu_ratio", "Model FLOPs utilization, 0..1."},
-    {"mfu_hfu_ratio", "Hardware FLOPs utilization, 0..1."},
-    {"mfu_step_duration_seconds", "Mean wall time of a step over the last steps."},
+    {"mfu_ratio", "Model FLOPs utilization, 0..1: the median of the last steps' MFU."},
+    {"mfu_hfu_ratio", "Hardware FLOPs utilization, 0..1: the median of the last steps' HFU."},
+    {"mfu_step_duration_seconds", "Median wall time of a step over the last steps."},
     {"mfu_last_step", "The last step number seen."},
 };
 
@@ -541,21 +543,33 @@ typedef struct mseries {
     double v[M_COUNT_];
 } mseries;
 
-/* Fill one series from a window: tps (whole job), step time, d devices of D. */
-static void fill_series(mseries *m, const mfu__ctx *c, double tps, double step, double d,
-                        int64_t last)
+/* The figures of a window as one series of d devices (of the job's D): medians of the steps'
+ * own figures (the headline's definition), tokens/s and FLOP/s scaled to the d devices. */
+typedef struct wfig {
+    double tps;       /* whole job, or per device (per_device) */
+    bool per_device;
+    double mfu, hfu, mf, hf, step; /* mf, hf per device */
+} wfig;
+
+static void fill_series(mseries *m, const mfu__ctx *c, const wfig *f, double d, int64_t last)
 {
-    double D = c->devices, P = c->peak_flops_per_s;
-    double mf = c->model_flops_per_token, hf = c->hardware_flops_per_token;
+    double D = c->devices;
     m->v[M_DEVICES] = d;
-    m->v[M_TPS] = tps * d / D;
-    m->v[M_MFLOPS] = tps * mf * d / D;
-    m->v[M_HFLOPS] = tps * hf * d / D;
-    m->v[M_PEAK] = P * d;
-    m->v[M_MFU] = m->v[M_MFLOPS] / m->v[M_PEAK];
-    m->v[M_HFU] = m->v[M_HFLOPS] / m->v[M_PEAK];
-    m->v[M_STEP] = step;
+    m->v[M_TPS] = f->per_device ? f->tps * d : f->tps * d / D;
+    m->v[M_MFLOPS] = f->mf * d;
+    m->v[M_HFLOPS] = f->hf * d;
+    m->v[M_PEAK] = c->peak_flops_per_s * d;
+    m->v[M_MFU] = f->mfu;
+    m->v[M_HFU] = f->hfu;
+    m->v[M_STEP] = f->step;
     m->v[M_LAST] = (double)last;
+}
+
+/* Median of the finite values of v[0..n) (n <= MFU_SERVER_METRICS_WINDOW). */
+static double wmedian(const double *v, size_t n)
+{
+    double tmp[MFU_SERVER_METRICS_WINDOW];
+    return mfu__median_finite(v, n, tmp);
 }
 
 static void get_metrics(mfu__server *s, mfu__reply *out)
@@ -581,31 +595,30 @@ static void get_metrics(mfu__server *s, mfu__reply *out)
             }
             if (nm + want <= cap) {
                 if (!r->posted) {
-                    double tps, st;
-                    size_t used;
-                    if (mfu__srun_window(r, &tps, &st, &used)) {
+                    mfu__fwindow fw;
+                    if (mfu__srun_window(r, &fw)) {
                         mseries *m = &ms[nm++];
                         memset(m, 0, sizeof *m);
                         mfu__strlcpy(m->run, r->name, sizeof m->run);
                         mfu__strlcpy(m->model_name, r->ctx.model_name_label, sizeof m->model_name);
-                        fill_series(m, &r->ctx, tps, st, r->ctx.local_devices, r->last_step);
+                        wfig f = {fw.median_tokens_per_s,
+                                  fw.per_device,
+                                  fw.median_mfu,
+                                  fw.median_hfu,
+                                  fw.median_model_flops_per_s_per_device,
+                                  fw.median_hardware_flops_per_s_per_device,
+                                  fw.median_step_time_s};
+                        double d = isfinite(r->ctx.local_devices) ? r->ctx.local_devices
+                                   : fw.per_device                ? 1
+                                                                  : NAN;
+                        fill_series(m, &r->ctx, &f, d, r->last_step);
                     }
                 } else {
                     for (size_t k = 0; k < r->nranks; k++) {
                         const mfu__rankwin *rw = &r->ranks[k];
-                        double sk = 0, stt = 0, sst = 0;
-                        size_t cnt = 0, cst = 0;
-                        for (size_t j = 0; j < rw->n; j++) {
-                            if (isfinite(rw->tps[j]) && isfinite(rw->t[j])) {
-                                sk += rw->tps[j] * rw->t[j];
-                                stt += rw->t[j];
-                                cnt++;
-                            }
-                            if (isfinite(rw->st[j]) && rw->st[j] > 0) {
-                                sst += rw->st[j];
-                                cst++;
-                            }
-                        }
+                        size_t cnt = 0;
+                        for (size_t j = 0; j < rw->n; j++)
+                            cnt += isfinite(rw->tps[j]) && rw->tps[j] > 0;
                         if (cnt == 0)
                             continue;
                         mseries *m = &ms[nm++];
@@ -613,8 +626,11 @@ static void get_metrics(mfu__server *s, mfu__reply *out)
                         mfu__strlcpy(m->run, r->name, sizeof m->run);
                         mfu__strlcpy(m->model_name, r->ctx.model_name_label, sizeof m->model_name);
                         double d = rw->rank >= 0 ? 1 : r->ctx.local_devices;
-                        fill_series(m, &r->ctx, sk / stt, cst ? sst / (double)cst : NAN, d,
-                                    rw->last_step);
+                        wfig f = {wmedian(rw->tps, rw->n), false,
+                                  wmedian(rw->mfu, rw->n), wmedian(rw->hfu, rw->n),
+                                  wmedian(rw->mf, rw->n),  wmedian(rw->hf, rw->n),
+                                  wmedian(rw->st, rw->n)};
+                        fill_series(m, &r->ctx, &f, d, rw->last_step);
                         if (rw->rank >= 0) {
                             m->has_rank = true;
                             snprintf(m->rank, sizeof m->rank, "%d", (int)rw->rank);

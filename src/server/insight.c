@@ -49,32 +49,13 @@ static bool fresh(const mfu__srun *r, uint64_t version, double at, double cost_s
     return r->live && mfu__now() - at < keep;
 }
 
-/* The report's input for run r: its model and device (its stored context, else the server's
- * flags: mfu__srun_model), and the context the server worked out (so that summaries, series and
- * the analysis count the same devices). analysis false: the summaries only. */
+/* The report's input for run r: the one its figures are made from (mfu__srun_report_input),
+ * so that summaries, series and the analysis count the same; analysis false: the summaries
+ * only. */
 static void report_input(const mfu__server_model *m, const mfu__srun *r, bool analysis,
                          mfu_report_input *in)
 {
-    memset(in, 0, sizeof *in);
-    in->has_arch = m->has_model;
-    if (m->has_model) {
-        in->arch = m->arch;
-        in->workload = m->workload;
-        in->flops = m->options;
-    }
-    if (m->device)
-        in->device = m->device_as_given ? m->device_as_given : m->device->id;
-    in->dtype_given = m->dtype_given;
-    in->dtype = m->dtype;
-    if (isfinite(m->peak_flops_per_s) && m->peak_flops_per_s > 0)
-        in->peak_flops_per_s = m->peak_flops_per_s;
-    if (isfinite(r->ctx.devices) && r->ctx.devices >= 1)
-        in->devices = (int64_t)r->ctx.devices;
-    in->global_batch = m->global_batch;
-    if (isfinite(m->tokens_per_step) && m->tokens_per_step > 0)
-        in->tokens_per_step = m->tokens_per_step;
-    if (isfinite(m->real_tokens_per_step) && m->real_tokens_per_step > 0)
-        in->real_tokens_per_step = m->real_tokens_per_step;
+    mfu__srun_report_input(m, r, in);
     in->no_analysis = !analysis;
 }
 

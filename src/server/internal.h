@@ -5,7 +5,7 @@
  *   route.c     strict request-path parsing, percent-decoding, the bearer-token check
  *   lttb.c      largest-triangle-three-buckets downsampling
  *   prom.c      Prometheus text exposition (escaping, HELP/TYPE)
- *   registry.c  the runs served: rows, per-row derived figures, context, metric windows
+ *   registry.c  the runs served: rows, their figures (src/figures), context, metric windows
  *   insight.c   summaries (report module), segments, findings, compare (analysis module)
  *   sse.c       the event hub: one bounded queue per client
  *   follow.c    one thread per followed log (`tail -F`)
@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "figures/figures.h"
 #include "server/server.h"
 #include "util/util.h"
 
@@ -165,13 +166,13 @@ void mfu__prom_escape_label(mfu__sb *b, const char *v);
 
 /* ---- registry.c ------------------------------------------------------------------------- */
 
-/* The figures a run's MFU needs, worked out once per run from the server's model/device
- * options and the run's metadata. NaN when unknown; `why` says what to give. */
+/* What the API says about a run's context: the figures module's context of the run
+ * (fig.c) in the API's words and labels. NaN when unknown; `why` says what to give. */
 typedef struct mfu__ctx {
     double model_flops_per_token;
     double hardware_flops_per_token;
-    double devices;             /* whole job */
-    const char *devices_source; /* "--devices", "log world_size", "ranks posted", "default" */
+    double devices;             /* whole job (NaN: unknown, figures per device) */
+    const char *devices_source; /* "--devices", "log world_size", "ranks posted", "unknown" */
     double local_devices;       /* devices the /metrics series of this server stand for */
     double peak_flops_per_s;    /* one device, dense, for the dtype */
     int64_t seq;
@@ -180,12 +181,12 @@ typedef struct mfu__ctx {
     char model_name_label[MFU__NAME_BYTES]; /* modelName label (DCGM's form), "" unknown */
     char model[80];                         /* model preset/config name, "" unknown */
     char convention[32];
-    double tokens_per_step; /* the run context's tokens per step (NaN: the log's) */
-    const char *source;     /* where the model/device came from: "stored", "flags", "none" */
-    char why[200];          /* why MFU is unknown, "" when known */
+    bool mfu_from_log;  /* no model: MFU and FLOPs are the framework's own, from the log */
+    const char *source; /* where the model/device came from: "stored", "flags", "none" */
+    char why[200];      /* why MFU is unknown, "" when known */
 } mfu__ctx;
 
-/* One series field of the API: which derived column it reads and how it is scaled. */
+/* One series field of the API: which figures column it is. */
 typedef enum mfu__field {
     MFU__F_MFU = 0,
     MFU__F_HFU,
@@ -213,15 +214,19 @@ typedef struct mfu__summary {
     double mfu, hfu, tokens_per_s, model_flops_per_s_per_device, step_time_s;
 } mfu__summary;
 
-/* Per-rank window of posted steps, for /metrics. */
+/* Per-rank window of posted steps, for /metrics: each posted object's own figures (the
+ * figures module's rule, with the run's context). */
 typedef struct mfu__rankwin {
     int32_t rank;
     size_t n, head;                        /* entries used, next slot */
     double tps[MFU_SERVER_METRICS_WINDOW]; /* tokens/s (whole job) */
-    double t[MFU_SERVER_METRICS_WINDOW];   /* step time behind the ratio */
-    double st[MFU_SERVER_METRICS_WINDOW];  /* derived step time */
+    double st[MFU_SERVER_METRICS_WINDOW];  /* step time */
+    double mfu[MFU_SERVER_METRICS_WINDOW];
+    double hfu[MFU_SERVER_METRICS_WINDOW];
+    double mf[MFU_SERVER_METRICS_WINDOW];  /* model FLOP/s per device */
+    double hf[MFU_SERVER_METRICS_WINDOW];  /* hardware FLOP/s per device */
     int64_t last_step;
-    double last_time_s; /* previous row's time, for Δtime */
+    mfu_step prev; /* the rank's previous object, for Δtime */
     bool has_prev;
 } mfu__rankwin;
 
@@ -241,10 +246,12 @@ typedef struct mfu__srun {
     const mfu_run *run;   /* rows; NULL while not loaded: run_own, or borrowed from the
                              ingest session of the run's follower */
     mfu_run *run_own;     /* the rows when this entry owns them (store, POST) */
-    double *tps, *t, *st; /* per row: counted tokens/s (whole job), time behind it, step time */
-    size_t dcap;
-    unsigned char *blo[3], *bhi[3]; /* min/max offsets per block of tps, st and loss */
-    size_t bcap;                    /* blocks allocated */
+    mfu__fctx *fig;       /* the figures context of the run (NULL until derived) */
+    mfu_report_input fig_in; /* the input fig was made from */
+    bool fig_dirty;          /* fig must be made again (context or metadata changed) */
+    mfu__fcols cols;         /* every row's figures (the report's, step for step) */
+    unsigned char *blo[MFU__F_COUNT_], *bhi[MFU__F_COUNT_]; /* min/max offsets per block */
+    size_t bcap;                                            /* blocks allocated */
     bool monotonic;                 /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
     char *context_json;       /* the run's stored context, NULL when none */
@@ -351,13 +358,9 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
 
 /* Value of field f at row i of a read-locked run (NaN when unknown). */
 double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i);
-/* Scale of field f over the base column it reads (tokens/s, step time or loss): NaN when the
- * context lacks what it needs. */
-double mfu__field_scale(const mfu__ctx *c, mfu__field f);
-/* The base column field f reads, of a read-locked run (NULL when empty or, for the loss, when
- * no step printed one), and the index (0..2) of its min/max blocks. */
-const double *mfu__srun_base(const mfu__srun *r, mfu__field f);
-int mfu__srun_base_id(mfu__field f);
+/* The figures column field f reads, of a read-locked run (NULL when empty or not derived). Its
+ * min/max blocks are r->blo[f], r->bhi[f]. */
+const double *mfu__srun_column(const mfu__srun *r, mfu__field f);
 
 /* ---- insight.c: summaries, segments, findings and compare (report and analysis modules) --- */
 
@@ -377,21 +380,18 @@ bool mfu__insight_json(const mfu__registry *g, mfu__srun *r, bool findings, mfu_
 bool mfu__compare_json(const mfu__registry *g, mfu__srun *ra, mfu_window wa, mfu__srun *rb,
                        mfu_window wb, mfu__sb *b, char *why, size_t n);
 
-/* Metrics window of a read-locked, not posted run: ratio tokens/s, mean step time, rows used. */
-bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used);
+/* The figures of the last MFU_SERVER_METRICS_WINDOW rows of a read-locked, not posted run
+ * (mfu__figures_window: medians, and the total). false when none has a throughput. */
+bool mfu__srun_window(const mfu__srun *r, mfu__fwindow *w);
 
-/* The per-row derivation (same rules as the analysis): counted tokens/s of the whole job, the
- * time it is a rate over, and the step time; NaN when not computable. prev may be NULL. */
-void mfu__derive_row(const mfu_step *s, const mfu_step *prev, const mfu_run_meta *m, double devices,
-                     double *tps, double *t, double *step_time);
+/* The report input of run r under model m: the same context `mfu report` and `mfu ingest`
+ * use, with the device count of the posted ranks when nothing else gives one. */
+void mfu__srun_report_input(const mfu__server_model *m, const mfu__srun *r,
+                            mfu_report_input *in);
 
 /* The model of run r: its stored context when it has one (a followed run uses the server's
  * flags when any was given), else the server's. r locked (read or write). */
 const mfu__server_model *mfu__srun_model(const mfu__registry *g, const mfu__srun *r);
-
-/* Work out r's context from the model options and the run's metadata. */
-void mfu__ctx_compute(const mfu__server_model *model, const mfu_run_meta *meta, size_t posted_ranks,
-                      mfu__ctx *out);
 
 /* ---- sse.c ------------------------------------------------------------------------------ */
 

@@ -3,18 +3,11 @@
  * receives by POST ("live").
  *
  * A run's rows are loaded from the store the first time something needs them and then kept:
- * the mfu_run itself (so that posted rows merge with mfu_run_append's rules) and three derived
- * columns per row, worked out by mfu__derive_row() with the rules of the analysis:
- *
- *   step time = step_time_s, else tokens / the log's tokens/s, else Δtime_s / Δstep
- *   tokens/s  = the log's own tokens/s when it printed one (global, or per device × devices),
- *               else tokens / step time
- *   t         = the time that rate is over (the ratio estimator of a window sums tokens/s × t
- *               and t, as the analysis's levels do)
- *
- * Every API field is one of these columns times a constant of the run's context (mfu = tokens/s
- * × model FLOPs per token / (devices × peak)), so a series request reads one column and scales
- * the points it keeps. Memory: the run (~130 bytes a row) plus 24 bytes a row.
+ * the mfu_run itself (so that posted rows merge with mfu_run_append's rules) and the figures of
+ * every row from the figures module (src/figures: the same context, the same per-step rule and
+ * the same context check as `mfu report`, so a step shows one MFU in the report, the series,
+ * the live events and /metrics). Rows that arrive later are added to the figures incrementally
+ * (mfu__figures_update); a new context or new header metadata makes them again.
  *
  * Locks: the registry mutex guards the list and the reference counts; each run has a
  * read-write lock over its rows (requests read, followers and POSTs write); the store has a
@@ -61,82 +54,30 @@ int mfu__field_parse(const char *name, size_t n)
     return -1;
 }
 
-double mfu__field_scale(const mfu__ctx *c, mfu__field f)
-{
-    double d = c->devices, p = c->peak_flops_per_s;
-    double mf = c->model_flops_per_token, hf = c->hardware_flops_per_token;
-    switch (f) {
-    case MFU__F_MFU: return mf / (d * p);
-    case MFU__F_HFU: return hf / (d * p);
-    case MFU__F_TOKENS_PER_S: return 1;
-    case MFU__F_TOKENS_PER_S_PER_DEVICE: return 1 / d;
-    case MFU__F_MODEL_FLOPS_PER_S_PER_DEVICE: return mf / d;
-    case MFU__F_HW_FLOPS_PER_S_PER_DEVICE: return hf / d;
-    case MFU__F_STEP_TIME_S: return 1;
-    case MFU__F_LOSS: return 1;
-    case MFU__F_COUNT_: break;
-    }
-    return NAN;
-}
+/* The figures column of each field. */
+static const mfu__fcol field_cols[MFU__F_COUNT_] = {
+    MFU__FC_MFU,
+    MFU__FC_HFU,
+    MFU__FC_TOKENS_PER_S,
+    MFU__FC_TOKENS_PER_S_PER_DEVICE,
+    MFU__FC_STEP_TIME_S,
+    MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE,
+    MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE,
+    MFU__FC_LOSS,
+};
 
-const double *mfu__srun_base(const mfu__srun *r, mfu__field f)
+const double *mfu__srun_column(const mfu__srun *r, mfu__field f)
 {
-    if (!r->run || mfu_run_count(r->run) == 0)
+    if (!r->run || mfu_run_count(r->run) == 0 || !r->fig || r->cols.n == 0 ||
+        (unsigned)f >= MFU__F_COUNT_)
         return NULL;
-    if (f == MFU__F_STEP_TIME_S)
-        return r->st;
-    if (f == MFU__F_LOSS)
-        return mfu_run_column(r->run, MFU_COL_LOSS);
-    return r->tps;
-}
-
-int mfu__srun_base_id(mfu__field f)
-{
-    return f == MFU__F_STEP_TIME_S ? 1 : f == MFU__F_LOSS ? 2 : 0;
+    return r->cols.v[field_cols[f]];
 }
 
 double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i)
 {
-    const double *b = mfu__srun_base(r, f);
-    if (!b || i >= mfu_run_count(r->run))
-        return NAN;
-    return b[i] * mfu__field_scale(&r->ctx, f);
-}
-
-/* ---- derivation ------------------------------------------------------------------------- */
-
-void mfu__derive_row(const mfu_step *s, const mfu_step *prev, const mfu_run_meta *m, double devices,
-                     double *tps, double *t, double *step_time)
-{
-    double tok = isfinite(s->tokens) ? s->tokens : (m ? m->tokens_per_step : NAN);
-    double rate = NAN;
-    if (s->tokens_per_s_scope == MFU_SCOPE_GLOBAL)
-        rate = s->tokens_per_s;
-    else if (s->tokens_per_s_scope == MFU_SCOPE_DEVICE && isfinite(devices))
-        rate = s->tokens_per_s * devices;
-    double st = s->step_time_s;
-    if (isnan(st) && isfinite(tok) && pos(rate))
-        st = tok / rate;
-    if (isnan(st) && prev && isfinite(s->time_s) && isfinite(prev->time_s) && s->step > prev->step)
-        st = (s->time_s - prev->time_s) / (double)(s->step - prev->step);
-    double k = NAN, tt = NAN;
-    bool real_tokens = pos(tok);
-    if (pos(rate)) {
-        k = real_tokens ? tok : pos(st) ? rate * st : 1;
-        tt = k / rate;
-    } else if (real_tokens && pos(st)) {
-        k = tok;
-        tt = st;
-    }
-    bool bad_time = isfinite(st) && st <= 0;
-    if (bad_time || !pos(tt) || !pos(k)) {
-        *tps = NAN;
-        *t = NAN;
-    } else {
-        *tps = k / tt;
-        *t = tt;
-    }
-    *step_time = st;
+    const double *c = mfu__srun_column(r, f);
+    return c && i < r->cols.n ? c[i] : NAN;
 }
 
 /* ---- context ---------------------------------------------------------------------------- */
@@ -160,103 +101,88 @@ static void model_name_label(const mfu_device_info *dev, const char *given, char
         mfu__strlcpy(out, dev->name, n);
 }
 
-void mfu__ctx_compute(const mfu__server_model *model, const mfu_run_meta *meta, size_t posted_ranks,
-                      mfu__ctx *c)
+/* The API's words for the figures context f of a run under model (f NULL: not derived). */
+static void ctx_fill(const mfu__server_model *model, const mfu__fctx *f, bool posted, mfu__ctx *c)
 {
     memset(c, 0, sizeof *c);
     c->model_flops_per_token = c->hardware_flops_per_token = NAN;
-    c->peak_flops_per_s = NAN;
-    c->tokens_per_step = NAN;
+    c->peak_flops_per_s = c->devices = NAN;
     c->source = "flags";
-    int64_t seq = model->workload.seq > 0 ? model->workload.seq : meta ? meta->seq_len : 0;
-    if (pos(model->tokens_per_step))
-        c->tokens_per_step = model->tokens_per_step;
-    else if (model->global_batch > 0 && seq > 0)
-        c->tokens_per_step = (double)model->global_batch * (double)seq;
-    if (pos(model->devices)) {
-        c->devices = model->devices;
-        c->devices_source = "--devices";
-    } else if (meta && meta->world_size > 0) {
-        c->devices = (double)meta->world_size;
+    c->devices_source = "unknown";
+    if (!f) {
+        c->local_devices = pos(model->local_devices) ? model->local_devices : NAN;
+        return;
+    }
+    const mfu_report_context *x = &f->c;
+    c->devices = x->devices;
+    if (x->devices_source == MFU_SRC_INPUT)
+        c->devices_source = posted && !pos(model->devices) ? "ranks posted" : "--devices";
+    else if (x->devices_source == MFU_SRC_LOG)
         c->devices_source = "log world_size";
-    } else if (posted_ranks > 0) {
-        c->devices = (double)posted_ranks;
-        c->devices_source = "ranks posted";
-    } else {
-        c->devices = 1;
-        c->devices_source = "default";
-    }
     c->local_devices = pos(model->local_devices) ? model->local_devices : c->devices;
-
-    mfu_dtype dt = MFU_DTYPE_BF16;
-    if (model->dtype_given)
-        dt = model->dtype;
-    else if (meta && meta->dtype[0] && mfu_dtype_parse(meta->dtype, &dt, NULL) != MFU_OK)
-        dt = MFU_DTYPE_BF16;
-    mfu__strlcpy(c->dtype, mfu_dtype_name(dt), sizeof c->dtype);
-
-    const mfu_device_info *dev = model->device;
-    const char *given = model->device_as_given;
-    if (!dev && !pos(model->peak_flops_per_s) && meta && meta->device[0]) {
-        if (mfu_device_find(meta->device, &dev, NULL) != MFU_OK)
-            dev = NULL;
-        given = meta->device;
+    mfu__strlcpy(c->dtype, mfu_dtype_name(x->dtype), sizeof c->dtype);
+    if (x->device) {
+        mfu__strlcpy(c->device_id, x->device->id, sizeof c->device_id);
+        model_name_label(x->device, f->in.device ? f->in.device : x->device_name,
+                         c->model_name_label, sizeof c->model_name_label);
     }
-    if (dev) {
-        mfu__strlcpy(c->device_id, dev->id, sizeof c->device_id);
-        model_name_label(dev, given, c->model_name_label, sizeof c->model_name_label);
+    c->peak_flops_per_s = x->peak_flops_per_s;
+    c->seq = x->seq;
+    c->mfu_from_log = x->mfu_from_log;
+    c->model_flops_per_token = x->model_flops_per_token;
+    c->hardware_flops_per_token = x->hardware_flops_per_token;
+    if (x->has_model) {
+        mfu__strlcpy(c->model, x->model, sizeof c->model);
+        mfu__strlcpy(c->convention, mfu_convention_name(x->convention), sizeof c->convention);
+    } else if (x->mfu_from_log && x->stack.name[0]) {
+        mfu__strlcpy(c->convention, mfu_convention_name(x->stack.convention),
+                     sizeof c->convention);
     }
-    mfu_error e;
-    memset(&e, 0, sizeof e);
-    if (pos(model->peak_flops_per_s)) {
-        c->peak_flops_per_s = model->peak_flops_per_s;
-    } else if (dev) {
-        if (mfu_device_peak_flops_per_s(dev, dt, false, &c->peak_flops_per_s, &e) != MFU_OK) {
-            c->peak_flops_per_s = NAN;
-            mfu__strlcpy(c->why, e.message, sizeof c->why);
-        }
-    } else {
+    if (!isfinite(x->peak_flops_per_s) && !x->mfu_from_log)
         mfu__strlcpy(c->why, "no peak: start mfu serve with --device NAME or --peak-tflops X",
                      sizeof c->why);
-    }
+    else if (!model->has_model && !x->mfu_from_log)
+        mfu__strlcpy(c->why, "no model: start mfu serve with --model NAME or --config config.json",
+                     sizeof c->why);
+    else if (model->has_model && x->seq <= 0)
+        mfu__strlcpy(c->why,
+                     "the log does not give the sequence length: start mfu serve with --seq N",
+                     sizeof c->why);
+    else if (!isfinite(c->devices) && !x->mfu_from_log)
+        mfu__strlcpy(c->why,
+                     "the device count is unknown: figures are per device (start mfu serve with "
+                     "--devices N)",
+                     sizeof c->why);
+}
 
-    if (!model->has_model) {
-        if (!c->why[0])
-            mfu__strlcpy(c->why,
-                         "no model: start mfu serve with --model NAME or --config config.json",
-                         sizeof c->why);
-        return;
+void mfu__srun_report_input(const mfu__server_model *m, const mfu__srun *r, mfu_report_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->has_arch = m->has_model;
+    if (m->has_model) {
+        in->arch = m->arch;
+        in->workload = m->workload;
+        in->flops = m->options;
     }
-    mfu__strlcpy(c->model, model->arch.name, sizeof c->model);
-    mfu__strlcpy(c->convention, mfu_convention_name(model->options.convention),
-                 sizeof c->convention);
-    mfu_workload wl = model->workload;
-    if (wl.seq <= 0 && meta && meta->seq_len > 0)
-        wl.seq = meta->seq_len;
-    c->seq = wl.seq;
-    if (wl.seq <= 0) {
-        if (!c->why[0])
-            mfu__strlcpy(c->why,
-                         "the log does not give the sequence length: start mfu serve "
-                         "with --seq N",
-                         sizeof c->why);
-        return;
+    if (m->device)
+        in->device = m->device_as_given ? m->device_as_given : m->device->id;
+    in->dtype_given = m->dtype_given;
+    in->dtype = m->dtype;
+    if (pos(m->peak_flops_per_s))
+        in->peak_flops_per_s = m->peak_flops_per_s;
+    if (pos(m->devices))
+        in->devices = (int64_t)m->devices;
+    else if (r->posted && r->run && mfu_run_meta_get(r->run)->world_size <= 0) {
+        size_t ranks = 0; /* the ranks that posted are the devices when nothing else says */
+        for (size_t i = 0; i < r->nranks; i++)
+            ranks += r->ranks[i].rank >= 0;
+        in->devices = (int64_t)ranks;
     }
-    mfu_flops f;
-    memset(&e, 0, sizeof e);
-    if (mfu_flops_compute(&model->arch, &wl, &model->options, &f, &e) != MFU_OK) {
-        if (!c->why[0])
-            mfu__strlcpy(c->why, e.message, sizeof c->why);
-        return;
-    }
-    c->model_flops_per_token = f.model_flops;
-    c->hardware_flops_per_token = f.hardware_flops;
-    /* MFU counts only real (non-padding) tokens: scale the FLOPs of every counted token */
-    double tok = pos(c->tokens_per_step) ? c->tokens_per_step : meta ? meta->tokens_per_step : NAN;
-    if (pos(model->real_tokens_per_step) && pos(tok)) {
-        c->model_flops_per_token *= model->real_tokens_per_step / tok;
-        c->hardware_flops_per_token *= model->real_tokens_per_step / tok;
-    }
+    in->global_batch = m->global_batch;
+    if (pos(m->tokens_per_step))
+        in->tokens_per_step = m->tokens_per_step;
+    if (pos(m->real_tokens_per_step))
+        in->real_tokens_per_step = m->real_tokens_per_step;
 }
 
 /* ---- per-run models (stored contexts) ---------------------------------------------------- */
@@ -350,12 +276,24 @@ static void resolve_own(mfu__registry *g, mfu__srun *r)
     r->own_resolved = true;
 }
 
-/* Work out r's context (r write-locked, r->run set). */
-static void ctx_of(mfu__registry *g, mfu__srun *r, size_t posted_ranks)
+/* Work out r's report input (r write-locked, r->run set): when it differs from the one its
+ * figures were made from, they are made again at the next derivation. */
+static void ctx_of(mfu__registry *g, mfu__srun *r)
 {
     resolve_own(g, r);
     const mfu__server_model *m = mfu__srun_model(g, r);
-    mfu__ctx_compute(m, mfu_run_meta_get(r->run), posted_ranks, &r->ctx);
+    mfu_report_input in;
+    mfu__srun_report_input(m, r, &in);
+    if (!r->fig || memcmp(&in, &r->fig_in, sizeof in) != 0)
+        r->fig_dirty = true;
+    r->fig_in = in;
+}
+
+/* r's API context from its figures (after a derivation). */
+static void ctx_words(mfu__registry *g, mfu__srun *r)
+{
+    const mfu__server_model *m = mfu__srun_model(g, r);
+    ctx_fill(m, r->fig, r->posted, &r->ctx);
     if (m != g->model) {
         r->ctx.source = "stored";
         if (!r->own_ok)
@@ -363,17 +301,6 @@ static void ctx_of(mfu__registry *g, mfu__srun *r, size_t posted_ranks)
     } else if (!g->flags_given) {
         r->ctx.source = "none";
     }
-}
-
-/* The metadata the derived columns use: the run's, with the context's tokens per step. */
-static const mfu_run_meta *derive_meta(const mfu__srun *r, mfu_run_meta *buf)
-{
-    const mfu_run_meta *m = mfu_run_meta_get(r->run);
-    if (!pos(r->ctx.tokens_per_step) || !m)
-        return m;
-    *buf = *m;
-    buf->tokens_per_step = r->ctx.tokens_per_step;
-    return buf;
 }
 
 /* ---- runs ------------------------------------------------------------------------------- */
@@ -426,12 +353,14 @@ static void drop_rows(mfu__srun *r)
     mfu_run_free(r->run_own);
     r->run_own = NULL;
     r->run = NULL; /* a borrowed run belongs to its follower's ingest session */
-    free(r->tps);
-    free(r->t);
-    free(r->st);
-    r->tps = r->t = r->st = NULL;
-    r->dcap = 0;
-    for (int c = 0; c < 3; c++) {
+    if (r->fig) {
+        mfu__fctx_free(r->fig);
+        free(r->fig);
+        r->fig = NULL;
+    }
+    mfu__fcols_free(&r->cols);
+    r->fig_dirty = true;
+    for (int c = 0; c < MFU__F_COUNT_; c++) {
         free(r->blo[c]);
         free(r->bhi[c]);
         r->blo[c] = r->bhi[c] = NULL;
@@ -456,76 +385,86 @@ static void srun_free(mfu__srun *r)
     free(r);
 }
 
-/* Ranks >= 0 posted so far (the job's device count when nothing else gives it). */
-static size_t real_ranks(const mfu__srun *r)
+/* Make room for the min/max blocks of n rows. */
+static bool blocks_reserve(mfu__srun *r, size_t n)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < r->nranks; i++)
-        n += r->ranks[i].rank >= 0;
-    return n;
-}
-
-/* Make room for the derived columns of n rows. */
-static bool derived_reserve(mfu__srun *r, size_t n)
-{
-    if (n <= r->dcap)
+    size_t nb = (n + MFU__BLOCK - 1) / MFU__BLOCK;
+    if (nb <= r->bcap && r->blo[0])
         return true;
-    size_t cap = r->dcap ? r->dcap : 1024;
-    while (cap < n)
+    size_t cap = r->bcap ? r->bcap : 16;
+    while (cap < nb)
         cap *= 2;
-    double *a = realloc(r->tps, cap * sizeof *a);
-    if (!a)
-        return false;
-    r->tps = a;
-    double *b = realloc(r->t, cap * sizeof *b);
-    if (!b)
-        return false;
-    r->t = b;
-    double *c = realloc(r->st, cap * sizeof *c);
-    if (!c)
-        return false;
-    r->st = c;
-    r->dcap = cap;
-    size_t nb = (cap + MFU__BLOCK - 1) / MFU__BLOCK;
-    for (int k = 0; k < 3; k++) {
-        unsigned char *lo = realloc(r->blo[k], nb);
+    for (int k = 0; k < MFU__F_COUNT_; k++) {
+        unsigned char *lo = realloc(r->blo[k], cap);
         if (!lo)
             return false;
         r->blo[k] = lo;
-        unsigned char *hi = realloc(r->bhi[k], nb);
+        unsigned char *hi = realloc(r->bhi[k], cap);
         if (!hi)
             return false;
         r->bhi[k] = hi;
     }
-    r->bcap = nb;
+    r->bcap = cap;
     return true;
 }
 
-/* Derive rows [first, n) of r (write-locked) and keep the listing figures in step. */
-static bool derive_from(mfu__srun *r, size_t first)
+/* The figures of rows [first, n) of r (write-locked) and everything that follows from them (a
+ * new context makes them all again), the blocks and the listing figures. *changed (may be
+ * NULL) gets the first row whose figures changed. false when out of memory. */
+static bool derive_from(mfu__registry *g, mfu__srun *r, size_t first, size_t *changed)
 {
     size_t n = mfu_run_count(r->run);
-    if (!derived_reserve(r, n))
-        return false;
-    mfu_run_meta mbuf;
-    const mfu_run_meta *m = derive_meta(r, &mbuf);
-    mfu_step prev, cur;
-    bool has_prev = first > 0 && mfu_run_get(r->run, first - 1, &prev);
-    for (size_t i = first; i < n; i++) {
-        mfu_run_get(r->run, i, &cur);
-        mfu__derive_row(&cur, has_prev ? &prev : NULL, m, r->ctx.devices, &r->tps[i], &r->t[i],
-                        &r->st[i]);
-        prev = cur;
-        has_prev = true;
+    size_t from = first;
+    mfu_status st = MFU_OK;
+    if (r->fig_dirty || !r->fig) {
+        if (r->fig) {
+            mfu__fctx_free(r->fig);
+            free(r->fig);
+            r->fig = NULL;
+        }
+        mfu__fcols_free(&r->cols);
+        r->fig = calloc(1, sizeof *r->fig);
+        if (!r->fig)
+            return false;
+        mfu_error e;
+        memset(&e, 0, sizeof e);
+        st = mfu__fctx_init(r->fig, r->run, &r->fig_in, &e);
+        if (st == MFU_OK)
+            st = mfu__figures_compute(r->fig, &r->cols, r->run, &e);
+        if (st != MFU_OK) {
+            /* the context cannot be used (a stored device the table lost): no figures */
+            mfu__fctx_free(r->fig);
+            free(r->fig);
+            r->fig = NULL;
+            mfu__fcols_free(&r->cols);
+            ctx_words(g, r);
+            mfu__strlcpy(r->ctx.why, e.message, sizeof r->ctx.why);
+            if (st == MFU_E_NOMEM)
+                return false;
+        }
+        r->fig_dirty = false;
+        from = 0;
+    } else {
+        size_t ch = n;
+        mfu_error e;
+        if (mfu__figures_update(r->fig, &r->cols, r->run, first, &ch, &e) != MFU_OK)
+            return false;
+        from = ch < first ? ch : first;
     }
-    /* the min/max blocks of the three base columns, from the first changed block on */
-    const double *cols[3] = {r->tps, r->st, mfu_run_column(r->run, MFU_COL_LOSS)};
-    for (int k = 0; k < 3 && n > 0; k++)
-        mfu__blocks_update(cols[k], n, first / MFU__BLOCK, r->blo[k], r->bhi[k]);
+    if (r->fig)
+        ctx_words(g, r);
+    if (changed)
+        *changed = from;
+    if (!blocks_reserve(r, n))
+        return false;
+    for (int k = 0; k < MFU__F_COUNT_ && n > 0; k++)
+        mfu__blocks_update(mfu__srun_column(r, (mfu__field)k), n, from / MFU__BLOCK, r->blo[k],
+                           r->bhi[k]);
     const int64_t *steps = mfu_run_steps(r->run);
-    if (first == 0)
+    const mfu_run_meta *m = mfu_run_meta_get(r->run);
+    if (from == 0)
         r->monotonic = true;
-    for (size_t i = first ? first : 1; i < n; i++)
+    for (size_t i = from ? from : 1; i < n; i++)
         if (steps[i] < steps[i - 1])
             r->monotonic = false;
     r->steps = (int64_t)n;
@@ -567,8 +506,8 @@ static mfu_status load(mfu__registry *g, mfu__srun *r, mfu_error *err)
     }
     drop_rows(r);
     r->run = r->run_own = run;
-    ctx_of(g, r, r->posted ? real_ranks(r) : 0);
-    if (!derive_from(r, 0)) {
+    ctx_of(g, r);
+    if (!derive_from(g, r, 0, NULL)) {
         drop_rows(r);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory deriving run '%s'", r->name);
     }
@@ -663,20 +602,24 @@ static void touch(mfu__srun *r)
     r->changed_at = mfu__now();
 }
 
-/* Work out the context again and derive rows from first on (r write-locked, r->run set). */
-static void rederive(mfu__registry *g, mfu__srun *r, size_t first, bool meta_changed)
+/* Work out the context again and derive rows from first on (r write-locked, r->run set).
+ * Returns the first row whose figures changed. */
+static size_t rederive(mfu__registry *g, mfu__srun *r, size_t first, bool meta_changed)
 {
-    mfu__ctx old = r->ctx;
-    ctx_of(g, r, r->posted ? real_ranks(r) : 0);
-    size_t from = (meta_changed || old.devices != r->ctx.devices) ? 0 : first;
-    if (!derive_from(r, from)) {
+    ctx_of(g, r);
+    if (meta_changed)
+        r->fig_dirty = true; /* the header is part of the context */
+    size_t changed = first;
+    if (!derive_from(g, r, first, &changed)) {
         drop_rows(r); /* out of memory: the next read loads it from the store */
+        changed = 0;
     } else {
         r->loaded = true;
         r->stale = false;
     }
     r->version++;
     r->changed_at = mfu__now();
+    return changed;
 }
 
 /* What differs between the rows r holds and run (r locked, read or write): the first row, the
@@ -721,8 +664,8 @@ bool mfu__srun_set(mfu__registry *g, mfu__srun *r, const mfu_run *run, bool borr
             touch(r);
         changed = obs_changed;
     } else {
-        rederive(g, r, k, meta_changed);
-        *first = r->loaded ? k : 0;
+        size_t ch = rederive(g, r, k, meta_changed);
+        *first = r->loaded ? ch : 0;
     }
     pthread_rwlock_unlock(&r->rw);
     return changed;
@@ -765,8 +708,8 @@ size_t mfu__srun_grew(mfu__registry *g, mfu__srun *r, size_t old_n, const mfu_st
             touch(r);
         return n;
     }
-    rederive(g, r, k, meta_changed);
-    return r->loaded ? k : 0;
+    size_t ch = rederive(g, r, k, meta_changed);
+    return r->loaded ? ch : 0;
 }
 
 /* The window of rank (created when absent); NULL past MFU_SERVER_MAX_RANKS. */
@@ -787,27 +730,28 @@ static mfu__rankwin *rank_window(mfu__srun *r, int32_t rank)
     return x;
 }
 
+/* Push the figures of one posted object into its rank's window (the figures module's rule
+ * under the run's context; the context check's verdict of the run's last rows applies). */
 static void rank_push(mfu__srun *r, const mfu_step *s)
 {
     mfu__rankwin *w = rank_window(r, s->rank < 0 ? -1 : s->rank);
-    if (!w)
-        return; /* a rank beyond MFU_SERVER_MAX_RANKS: no window */
-    mfu_step prev;
-    mfu_step_init(&prev);
-    prev.step = w->last_step;
-    prev.time_s = w->last_time_s;
-    double tps, t, st;
-    mfu_run_meta mbuf;
-    mfu__derive_row(s, w->has_prev ? &prev : NULL, derive_meta(r, &mbuf), r->ctx.devices, &tps,
-                    &t, &st);
-    w->tps[w->head] = tps;
-    w->t[w->head] = t;
-    w->st[w->head] = st;
+    if (!w || !r->fig)
+        return; /* a rank beyond MFU_SERVER_MAX_RANKS, or no context: no window */
+    mfu__frow f;
+    size_t row = r->cols.n ? r->cols.n - 1 : 0;
+    mfu__figures_row(r->fig, s, w->has_prev ? &w->prev : NULL, row, &f);
+    size_t h = w->head;
+    w->tps[h] = f.v[MFU__FC_TOKENS_PER_S];
+    w->st[h] = f.v[MFU__FC_STEP_TIME_S];
+    w->mfu[h] = f.v[MFU__FC_MFU];
+    w->hfu[h] = f.v[MFU__FC_HFU];
+    w->mf[h] = f.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE];
+    w->hf[h] = f.v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE];
     w->head = (w->head + 1) % MFU_SERVER_METRICS_WINDOW;
     if (w->n < MFU_SERVER_METRICS_WINDOW)
         w->n++;
     w->last_step = s->step;
-    w->last_time_s = s->time_s;
+    w->prev = *s;
     w->has_prev = true;
 }
 
@@ -910,53 +854,43 @@ mfu_status mfu__srun_append(mfu__registry *g, mfu__srun *r, const mfu_run *rows,
     }
     free(steps);
     free(is_obs);
-    mfu__ctx old_ctx = r->ctx;
     if (st == MFU_OK) {
         for (size_t i = 0; i < nlite; i++) /* windows first: the device count may follow */
             rank_window(r, lite[i].rank < 0 ? -1 : lite[i].rank);
         if (r->nranks != before_ranks)
-            ctx_of(g, r, real_ranks(r));
-        for (size_t i = 0; i < nlite; i++)
-            rank_push(r, &lite[i]);
+            ctx_of(g, r);
     }
     size_t k = any_merged ? (old > MFU_RUN_DEDUP_WINDOW ? old - MFU_RUN_DEDUP_WINDOW : 0) : old;
-    size_t from = old_ctx.devices != r->ctx.devices ? 0 : k;
-    if (!derive_from(r, from)) {
+    size_t changed = k;
+    if (!derive_from(g, r, k, &changed)) {
         drop_rows(r);
         st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory deriving run '%s'", r->name);
+    } else {
+        for (size_t i = 0; i < nlite; i++) /* with the figures context of the rows */
+            rank_push(r, &lite[i]);
     }
     r->version++;
     r->changed_at = mfu__now();
-    *first = k;
+    *first = changed;
     pthread_rwlock_unlock(&r->rw);
     return st;
 }
 
 /* ---- the /metrics window ---------------------------------------------------------------- */
 
-bool mfu__srun_window(const mfu__srun *r, double *tps, double *step_time, size_t *used)
+bool mfu__srun_window(const mfu__srun *r, mfu__fwindow *w)
 {
-    size_t n = r->run ? mfu_run_count(r->run) : 0;
-    double sk = 0, st = 0, sst = 0;
-    size_t m = 0, mst = 0, scanned = 0;
-    for (size_t i = n;
-         i > 0 && m < MFU_SERVER_METRICS_WINDOW && scanned < 20 * MFU_SERVER_METRICS_WINDOW;
-         i--, scanned++) {
-        size_t j = i - 1;
-        if (pos(r->tps[j]) && pos(r->t[j])) {
-            sk += r->tps[j] * r->t[j];
-            st += r->t[j];
-            m++;
-            if (pos(r->st[j])) {
-                sst += r->st[j];
-                mst++;
-            }
-        }
-    }
-    *used = m;
-    *tps = m ? sk / st : NAN;
-    *step_time = mst ? sst / (double)mst : NAN;
-    return m > 0;
+    size_t n = r->fig ? r->cols.n : 0;
+    memset(w, 0, sizeof *w);
+    if (n == 0)
+        return false;
+    size_t first = n > MFU_SERVER_METRICS_WINDOW ? n - MFU_SERVER_METRICS_WINDOW : 0;
+    double *scratch = malloc((n - first) * sizeof *scratch);
+    if (!scratch)
+        return false;
+    mfu__figures_window(&r->cols, first, n - 1, scratch, w);
+    free(scratch);
+    return w->rows > 0;
 }
 
 /* ---- the registry ----------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
- * test_server_registry.c - the runs the server holds (src/server/registry.c): the per-row
- * derivation, the MFU context from model/device options and the run's metadata, loading from a
+ * test_server_registry.c - the runs the server holds (src/server/registry.c): the MFU context
+ * from model/device options and the run's metadata (the figures module's), loading from a
  * store, replacing rows the way a follower does (the first changed row), posted rows with
  * per-rank windows, summaries and the /metrics window.
  */
@@ -20,66 +20,42 @@ static bool near(double a, double b, double rel)
     return fabs(a - b) <= rel * fabs(b);
 }
 
-static void derivation_follows_the_analysis_rules(void **state)
-{
-    (void)state;
-    mfu_run_meta m;
-    memset(&m, 0, sizeof m);
-    m.tokens_per_step = NAN;
-    mfu_step s, p;
-    double tps, t, st;
-
-    mfu_step_init(&s); /* tokens and step time */
-    s.step = 10;
-    s.tokens = 4096;
-    s.step_time_s = 2;
-    mfu__derive_row(&s, NULL, &m, 8, &tps, &t, &st);
-    assert_true(tps == 2048 && t == 2 && st == 2);
-
-    s.tokens_per_s = 2500; /* the log's own global figure wins */
-    s.tokens_per_s_scope = MFU_SCOPE_GLOBAL;
-    mfu__derive_row(&s, NULL, &m, 8, &tps, &t, &st);
-    assert_true(tps == 2500 && near(t, 4096.0 / 2500, 1e-15) && st == 2);
-
-    s.tokens_per_s = 300; /* per device: times the devices */
-    s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
-    mfu__derive_row(&s, NULL, &m, 8, &tps, &t, &st);
-    assert_true(tps == 2400);
-
-    s.tokens_per_s_scope = MFU_SCOPE_UNKNOWN; /* unknown scope: not used */
-    mfu__derive_row(&s, NULL, &m, 8, &tps, &t, &st);
-    assert_true(tps == 2048);
-
-    mfu_step_init(&s); /* no step time: Δtime / Δstep from the previous row */
-    mfu_step_init(&p);
-    p.step = 10;
-    p.time_s = 1000;
-    s.step = 14;
-    s.time_s = 1010;
-    s.tokens = 1000;
-    mfu__derive_row(&s, &p, &m, 1, &tps, &t, &st);
-    assert_true(st == 2.5 && tps == 400);
-    mfu__derive_row(&s, NULL, &m, 1, &tps, &t, &st); /* no previous row: unknown */
-    assert_true(isnan(st) && isnan(tps));
-
-    m.tokens_per_step = 512; /* tokens from the header */
-    mfu_step_init(&s);
-    s.step = 1;
-    s.step_time_s = 0.5;
-    mfu__derive_row(&s, NULL, &m, 1, &tps, &t, &st);
-    assert_true(tps == 1024);
-
-    s.step_time_s = -1; /* an impossible step time gives no rate */
-    mfu__derive_row(&s, NULL, &m, 1, &tps, &t, &st);
-    assert_true(isnan(tps) && st == -1);
-}
-
 static void blank_model(mfu__server_model *m)
 {
     memset(m, 0, sizeof *m);
     m->peak_flops_per_s = NAN;
     m->devices = NAN;
     m->local_devices = NAN;
+}
+
+/* The context of a one-step run with metadata meta, served under model: through a store and
+ * the registry, as a request sees it. */
+static mfu__ctx served_ctx(const mfu__server_model *model, const mfu_run_meta *meta)
+{
+    mfu_store *st = NULL;
+    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, &st, NULL), MFU_OK);
+    mfu_run *run = mfu_run_new();
+    *mfu_run_meta_mut(run) = *meta;
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = 1;
+    s.tokens = 1000;
+    s.step_time_s = 1;
+    mfu_run_append(run, &s, NULL, NULL);
+    assert_int_equal(mfu_store_put_run(st, "r", run, NULL, NULL), MFU_OK);
+    mfu_run_free(run);
+    mfu__registry g;
+    assert_int_equal(mfu__reg_init(&g, st, model, NULL), MFU_OK);
+    mfu__reg_refresh(&g, true);
+    mfu__srun *r = mfu__reg_get(&g, "r", false);
+    assert_non_null(r);
+    assert_true(mfu__srun_read(&g, r, NULL));
+    mfu__ctx c = r->ctx;
+    mfu__srun_unlock(r);
+    mfu__reg_put(&g, r);
+    mfu__reg_destroy(&g);
+    mfu_store_close(st);
+    return c;
 }
 
 static void context(void **state)
@@ -89,14 +65,13 @@ static void context(void **state)
     blank_model(&model);
     mfu_run_meta meta;
     memset(&meta, 0, sizeof meta);
-    mfu__ctx c;
-    mfu__ctx_compute(&model, &meta, 0, &c);
+    meta.model_params = meta.tokens_per_step = meta.reported_peak_flops_per_s = NAN;
+    mfu__ctx c = served_ctx(&model, &meta);
     assert_true(isnan(c.model_flops_per_token) && isnan(c.peak_flops_per_s));
-    assert_true(c.devices == 1);
-    assert_string_equal(c.devices_source, "default");
+    /* no device count anywhere: unknown (figures per device), as `mfu report` has it */
+    assert_true(isnan(c.devices));
+    assert_string_equal(c.devices_source, "unknown");
     assert_non_null(strstr(c.why, "--device"));
-    assert_true(isnan(mfu__field_scale(&c, MFU__F_MFU)));
-    assert_true(mfu__field_scale(&c, MFU__F_TOKENS_PER_S) == 1);
 
     /* The log names its device, dtype, world size and sequence length; the server the model. */
     snprintf(meta.device, sizeof meta.device, "NVIDIA H100 80GB HBM3");
@@ -105,7 +80,7 @@ static void context(void **state)
     meta.seq_len = 8192;
     assert_int_equal(mfu_preset_find("llama3-8b", &model.arch, NULL), MFU_OK);
     model.has_model = true;
-    mfu__ctx_compute(&model, &meta, 0, &c);
+    c = served_ctx(&model, &meta);
     const mfu_device_info *h100;
     assert_int_equal(mfu_device_find("h100-sxm", &h100, NULL), MFU_OK);
     double fp8;
@@ -122,7 +97,6 @@ static void context(void **state)
     assert_int_equal(mfu_flops_compute(&model.arch, &wl, &model.options, &f, NULL), MFU_OK);
     assert_true(c.model_flops_per_token == f.model_flops);
     assert_string_equal(c.why, "");
-    assert_true(near(mfu__field_scale(&c, MFU__F_MFU), f.model_flops / (16 * fp8), 1e-15));
 
     /* Flags win over the log: devices, local devices, dtype, peak. */
     model.devices = 64;
@@ -130,13 +104,14 @@ static void context(void **state)
     model.dtype_given = true;
     model.dtype = MFU_DTYPE_BF16;
     model.peak_flops_per_s = 900e12;
-    mfu__ctx_compute(&model, &meta, 3, &c);
+    c = served_ctx(&model, &meta);
     assert_true(c.devices == 64 && c.local_devices == 8 && c.peak_flops_per_s == 900e12);
     assert_string_equal(c.dtype, "bf16");
+    assert_string_equal(c.devices_source, "--devices");
 
     /* Without a sequence length anywhere the reason names --seq. */
     meta.seq_len = 0;
-    mfu__ctx_compute(&model, &meta, 0, &c);
+    c = served_ctx(&model, &meta);
     assert_true(isnan(c.model_flops_per_token));
     assert_non_null(strstr(c.why, "--seq"));
 }
@@ -193,12 +168,13 @@ static void store_runs_load_and_follow(void **state)
     assert_true(sm.tokens_per_s == 1000 && sm.step_time_s == 1); /* the slow tenth does not
                                                                      move a median */
     assert_true(isnan(sm.mfu));                                  /* no model */
-    size_t used;
-    double tps, stime;
-    assert_true(mfu__srun_window(r, &tps, &stime, &used));
-    assert_int_equal(used, MFU_SERVER_METRICS_WINDOW);
-    /* last 50 rows: 45 of 1 s and 5 of 2 s, 50000 tokens over 55 s */
-    assert_true(near(tps, 50000.0 / 55, 1e-12) && near(stime, 55.0 / 50, 1e-12));
+    mfu__fwindow fw;
+    assert_true(mfu__srun_window(r, &fw));
+    assert_int_equal(fw.rows, MFU_SERVER_METRICS_WINDOW);
+    /* last 50 rows: 45 of 1 s and 5 of 2 s: the typical step (median) 1 s at 1000 tokens/s;
+     * the total 50000 tokens over 55 s, the slow steps costing 5 s */
+    assert_true(fw.median_tokens_per_s == 1000 && fw.median_step_time_s == 1);
+    assert_true(near(fw.tokens_per_s, 50000.0 / 55, 1e-12) && near(fw.stall_s, 5, 1e-12));
     mfu__srun_unlock(r);
 
     /* A follower re-reads its file: the same rows plus two, then a rewritten file. */
@@ -212,6 +188,7 @@ static void store_runs_load_and_follow(void **state)
     assert_int_equal(r->version, v);
     mfu_run *changed = make_run(202, 1);
     mfu_run *tail = mfu_run_new();
+    *mfu_run_meta_mut(tail) = *mfu_run_meta_get(changed); /* the same header */
     for (size_t i = 0; i < 202; i++) { /* row 150 differs in its loss only */
         mfu_step s;
         mfu_run_get(changed, i, &s);
@@ -222,6 +199,12 @@ static void store_runs_load_and_follow(void **state)
     mfu_run_free(changed);
     mfu__srun_set(&g, r, tail, false, &first, &old_n);
     assert_int_equal(first, 150);
+    /* the same rows under another header (the world size gone): every row's figures change */
+    mfu_run *nometa = make_run(202, 1);
+    mfu_run_meta_mut(nometa)->world_size = 0;
+    mfu__srun_set(&g, r, nometa, false, &first, &old_n);
+    assert_int_equal(first, 0);
+    assert_true(isnan(mfu__srun_value(r, MFU__F_TOKENS_PER_S_PER_DEVICE, 0)));
     mfu__srun_set(&g, r, make_run(10, 500), false, &first, &old_n); /* rewritten */
     assert_int_equal(first, 0);
     assert_int_equal(old_n, 202);
@@ -374,7 +357,6 @@ static void field_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(derivation_follows_the_analysis_rules),
         cmocka_unit_test(context),
         cmocka_unit_test(store_runs_load_and_follow),
         cmocka_unit_test(followed_run_grows_in_place),

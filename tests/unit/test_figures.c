@@ -1,0 +1,401 @@
+/*
+ * test_figures.c - the figures of a step (src/figures): the precedence rule of tokens/s and
+ * step time, per-step devices, dtype and padding, the log's own FLOPs per token and peak, the
+ * context check (a hidden sequence-length change, a hidden batch change, a model that no
+ * length explains), log mode, incremental columns equal to a build from scratch, and windows.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "figures/figures.h"
+
+#define REL(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * fabs((double)(b)))
+
+static mfu_report_input model_input(const char *preset, int64_t seq, const char *device)
+{
+    mfu_report_input in;
+    memset(&in, 0, sizeof in);
+    if (preset) {
+        assert_int_equal(mfu_preset_find(preset, &in.arch, NULL), MFU_OK);
+        in.has_arch = true;
+        in.workload.seq = seq;
+    }
+    in.device = device;
+    return in;
+}
+
+static double fpt(const char *preset, int64_t seq, mfu_convention conv)
+{
+    mfu_arch a;
+    assert_int_equal(mfu_preset_find(preset, &a, NULL), MFU_OK);
+    mfu_workload wl;
+    memset(&wl, 0, sizeof wl);
+    wl.seq = seq;
+    mfu_flops_options o;
+    memset(&o, 0, sizeof o);
+    o.convention = conv;
+    mfu_flops f;
+    assert_int_equal(mfu_flops_compute(&a, &wl, &o, &f, NULL), MFU_OK);
+    return f.model_flops;
+}
+
+/* One row's figures under a fresh context of an empty run with meta m. */
+static mfu__frow row_of(const mfu_step *s, const mfu_step *prev, const mfu_report_input *in,
+                        int64_t world)
+{
+    mfu_run *run = mfu_run_new();
+    mfu_run_meta_mut(run)->world_size = world;
+    mfu_run_append(run, s, NULL, NULL);
+    mfu__fctx f;
+    assert_int_equal(mfu__fctx_init(&f, run, in, NULL), MFU_OK);
+    mfu__frow r;
+    mfu__figures_row(&f, s, prev, 0, &r);
+    mfu__fctx_free(&f);
+    mfu_run_free(run);
+    return r;
+}
+
+/* The precedence rule of docs/internals/figures.md, rule by rule. */
+static void precedence(void **state)
+{
+    (void)state;
+    mfu_report_input none;
+    memset(&none, 0, sizeof none);
+    mfu_step s, p;
+    mfu_step_init(&s);
+    s.step = 10;
+    s.tokens = 4096;
+    s.step_time_s = 2;
+    mfu__frow r = row_of(&s, NULL, &none, 8);
+    assert_true(r.v[MFU__FC_TOKENS_PER_S] == 2048 && r.v[MFU__FC_STEP_TIME_S] == 2);
+    assert_int_equal(r.tps_source, MFU__TPS_TOKENS_TIME);
+    assert_true(r.v[MFU__FC_TOKENS_PER_S_PER_DEVICE] == 256);
+
+    /* the log's own tokens/s disagrees: tokens / step time still wins, the printed one is kept */
+    s.tokens_per_s = 2500;
+    s.tokens_per_s_scope = MFU_SCOPE_GLOBAL;
+    r = row_of(&s, NULL, &none, 8);
+    assert_true(r.v[MFU__FC_TOKENS_PER_S] == 2048);
+    assert_true(r.v[MFU__FC_REPORTED_TOKENS_PER_S] == 2500);
+
+    /* no step time: the framework's tokens/s (per device x devices), step time from it */
+    s.step_time_s = NAN;
+    s.tokens_per_s = 300;
+    s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+    r = row_of(&s, NULL, &none, 8);
+    assert_true(r.v[MFU__FC_TOKENS_PER_S] == 2400);
+    assert_int_equal(r.tps_source, MFU__TPS_FRAMEWORK);
+    REL(r.v[MFU__FC_STEP_TIME_S], 4096.0 / 2400, 1e-15);
+    /* per device without a device count: per device only */
+    r = row_of(&s, NULL, &none, 0);
+    assert_true(isnan(r.v[MFU__FC_TOKENS_PER_S]) && r.v[MFU__FC_TOKENS_PER_S_PER_DEVICE] == 300);
+
+    /* samples/s x sequence length */
+    mfu_step_init(&s);
+    s.step = 3;
+    s.samples_per_s = 4;
+    s.samples_per_s_scope = MFU_SCOPE_GLOBAL;
+    s.seq_len = 1024;
+    r = row_of(&s, NULL, &none, 2);
+    assert_true(r.v[MFU__FC_TOKENS_PER_S] == 4096);
+    assert_int_equal(r.tps_source, MFU__TPS_SAMPLES);
+
+    /* time deltas: no step time, no rate: Δtime / Δstep from the previous row */
+    mfu_step_init(&s);
+    mfu_step_init(&p);
+    p.step = 10;
+    p.time_s = 1000;
+    s.step = 14;
+    s.time_s = 1010;
+    s.tokens = 1000;
+    r = row_of(&s, &p, &none, 1);
+    assert_true(r.v[MFU__FC_STEP_TIME_S] == 2.5 && r.v[MFU__FC_TOKENS_PER_S] == 400);
+    assert_int_equal(r.tps_source, MFU__TPS_TIME_DELTA);
+    r = row_of(&s, NULL, &none, 1); /* no previous row: unknown */
+    assert_true(isnan(r.v[MFU__FC_STEP_TIME_S]) && isnan(r.v[MFU__FC_TOKENS_PER_S]));
+
+    /* the caller's tokens per step win over the step's own */
+    mfu_report_input tok = none;
+    tok.tokens_per_step = 8192;
+    mfu_step_init(&s);
+    s.step = 1;
+    s.tokens = 1000;
+    s.step_time_s = 1;
+    r = row_of(&s, NULL, &tok, 1);
+    assert_true(r.v[MFU__FC_TOKENS] == 8192 && r.v[MFU__FC_LOG_TOKENS] == 1000);
+    assert_int_equal(r.tok_source, MFU__TOK_INPUT_TOKENS);
+}
+
+/* A step's own devices, dtype, sequence length and useful tokens win for that step. */
+static void per_step_context(void **state)
+{
+    (void)state;
+    mfu_report_input in = model_input("gpt2", 1024, "h100-sxm");
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = 1;
+    s.tokens = 1 << 20;
+    s.step_time_s = 1;
+    mfu__frow a = row_of(&s, NULL, &in, 8);
+    const mfu_device_info *h100;
+    assert_int_equal(mfu_device_find("h100-sxm", &h100, NULL), MFU_OK);
+    double bf16, fp8;
+    mfu_device_peak_flops_per_s(h100, MFU_DTYPE_BF16, false, &bf16, NULL);
+    mfu_device_peak_flops_per_s(h100, MFU_DTYPE_FP8, false, &fp8, NULL);
+    double f1024 = fpt("gpt2", 1024, MFU_CONV_EXACT), f512 = fpt("gpt2", 512, MFU_CONV_EXACT);
+    REL(a.v[MFU__FC_MFU], f1024 * (double)(1 << 20) / 8 / bf16, 1e-12);
+    s.devices = 16;
+    s.dtype = MFU_DTYPE_FP8;
+    s.seq_len = 512;
+    s.useful_tokens = 0.75 * (double)(1 << 20);
+    mfu__frow b = row_of(&s, NULL, &in, 8);
+    assert_true(b.v[MFU__FC_DEVICES] == 16 && b.v[MFU__FC_PEAK] == fp8);
+    assert_true(b.v[MFU__FC_SEQ] == 512 && b.v[MFU__FC_USEFUL] == 0.75);
+    REL(b.v[MFU__FC_MFU], f512 * (double)(1 << 20) / 16 * 0.75 / fp8, 1e-12);
+    REL(b.v[MFU__FC_HFU], f512 * (double)(1 << 20) / 16 / fp8, 1e-12);
+}
+
+/* A torchtitan log of n lines (every 10 steps): tps per device, tflops and mfu as torchtitan
+ * prints them (its FLOPs per token, its 989 TFLOP/s), the sequence length from change_at on. */
+static mfu_run *torchtitan(size_t n, size_t change_at, int64_t seq_a, int64_t seq_b, double tps_a,
+                           double tps_b)
+{
+    mfu_run *run = mfu_run_new();
+    snprintf(mfu_run_meta_mut(run)->format, sizeof mfu_run_meta_mut(run)->format, "torchtitan");
+    double fa = fpt("llama3-8b", seq_a, MFU_CONV_TORCHTITAN);
+    double fb = fpt("llama3-8b", seq_b, MFU_CONV_TORCHTITAN);
+    for (size_t i = 0; i < n; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = 10 * (int64_t)(i + 1);
+        bool b = i >= change_at;
+        double tps = (b ? tps_b : tps_a) * (1 + 0.002 * (double)(i % 5));
+        double tps_printed = round(tps);
+        double f = b ? fb : fa;
+        s.tokens_per_s = tps_printed;
+        s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+        s.flops_per_s = round(f * tps / 1e10) * 1e10; /* "tflops: 339.16" */
+        s.flops_per_s_scope = MFU_SCOPE_DEVICE;
+        s.mfu = round(f * tps / 989e12 * 1e4) / 1e4; /* "mfu: 34.29%" */
+        s.mfu_scope = MFU_SCOPE_DEVICE;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    return run;
+}
+
+static void compute(const mfu_run *run, const mfu_report_input *in, mfu__fctx *f, mfu__fcols *c)
+{
+    memset(c, 0, sizeof *c);
+    assert_int_equal(mfu__fctx_init(f, run, in, NULL), MFU_OK);
+    assert_int_equal(mfu__figures_compute(f, c, run, NULL), MFU_OK);
+}
+
+/* The context check: with the pre-change context, the stretch after the hidden change takes
+ * the sequence length the log implies; the stretch before holds. */
+static void hidden_sequence_change(void **state)
+{
+    (void)state;
+    mfu_run *run = torchtitan(200, 100, 8192, 2048, 5800, 6500);
+    mfu_report_input in = model_input("llama3-8b", 8192, "h100-sxm");
+    mfu__fctx f;
+    mfu__fcols c;
+    compute(run, &in, &f, &c);
+    assert_int_equal(f.nruns, 2);
+    assert_int_equal(f.runs[1].first, 100);
+    assert_true(f.runs[0].holds && !f.runs[1].holds);
+    assert_true(f.runs[1].seq == 2048);
+    assert_false(f.runs[1].tracks); /* tokens/s are the framework's own */
+    assert_true(c.v[MFU__FC_SEQ][99] == 8192 && c.v[MFU__FC_SEQ][100] == 2048);
+    assert_true(c.flags[150] & MFU__FR_SEQ_INFERRED);
+    /* mfu's own MFU after it: exact FLOPs per token at 2048 */
+    double fe = fpt("llama3-8b", 2048, MFU_CONV_EXACT);
+    REL(c.v[MFU__FC_MODEL_FPT][150], fe, 1e-12);
+    const int64_t *steps = mfu_run_steps(run);
+    mfu__figures_explain(&f, steps, &c);
+    bool named = false;
+    for (size_t i = 0; i < f.nnotes; i++)
+        named = named || (strstr(f.notes[i], "imply seq 2048") && strstr(f.notes[i], "1010"));
+    assert_true(named);
+    assert_int_equal(f.c.context_breaks, 1);
+    mfu__fcols_free(&c);
+    mfu__fctx_free(&f);
+
+    /* without a model: log mode, the FLOPs per token of each stretch are the log's own */
+    mfu_report_input none;
+    memset(&none, 0, sizeof none);
+    compute(run, &none, &f, &c);
+    assert_true(f.log_mode && f.c.mfu_from_log);
+    REL(c.v[MFU__FC_MODEL_FPT][10], fpt("llama3-8b", 8192, MFU_CONV_TORCHTITAN), 2e-3);
+    REL(c.v[MFU__FC_MODEL_FPT][150], fpt("llama3-8b", 2048, MFU_CONV_TORCHTITAN), 2e-3);
+    REL(c.v[MFU__FC_PEAK][150], 989e12, 2e-3);
+    assert_true(c.v[MFU__FC_MFU][150] == c.v[MFU__FC_REPORTED_MFU][150]);
+    mfu__fcols_free(&c);
+    mfu__fctx_free(&f);
+    mfu_run_free(run);
+}
+
+/* Megatron-style: the counted tokens are global batch (printed) x the context's sequence: a
+ * hidden batch change (FLOPs per token unchanged) is a tokens change, not a new length. */
+static void hidden_batch_change(void **state)
+{
+    (void)state;
+    double f4 = fpt("llama3-8b", 4096, MFU_CONV_MEGATRON_2025);
+    mfu_run *run = mfu_run_new();
+    mfu_run_meta *m = mfu_run_meta_mut(run);
+    snprintf(m->format, sizeof m->format, "megatron");
+    m->world_size = 64;
+    for (int i = 0; i < 120; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i + 1;
+        double batch = i < 60 ? 512 : 1024; /* the true batch; the log prints 512 throughout */
+        s.step_time_s = (i < 60 ? 10 : 19) * (1 + 0.001 * (i % 3));
+        s.flops_per_s = f4 * batch * 4096 / s.step_time_s / 64;
+        s.flops_per_s_scope = MFU_SCOPE_DEVICE;
+        mfu_run_append(run, &s, NULL, NULL);
+    }
+    mfu_report_input in = model_input("llama3-8b", 4096, "h100-sxm");
+    in.global_batch = 512;
+    mfu__fctx f;
+    mfu__fcols c;
+    compute(run, &in, &f, &c);
+    assert_int_equal(f.nruns, 2);
+    assert_false(f.runs[1].holds);
+    assert_true(isnan(f.runs[1].seq));
+    REL(f.runs[1].tokens_scale, 2, 1e-3);
+    REL(c.v[MFU__FC_TOKENS][100], 1024.0 * 4096, 1e-3);
+    assert_true(c.v[MFU__FC_SEQ][100] == 4096);
+    mfu__fcols_free(&c);
+    mfu__fctx_free(&f);
+    mfu_run_free(run);
+}
+
+/* Rows added one at a time (a live run) give the same columns as a build from scratch. */
+static void incremental_equals_whole(void **state)
+{
+    (void)state;
+    mfu_run *whole = torchtitan(160, 80, 8192, 2048, 5800, 6500);
+    mfu_report_input in = model_input("llama3-8b", 8192, "h100-sxm");
+    mfu__fctx fw, fi;
+    mfu__fcols cw, ci;
+    compute(whole, &in, &fw, &cw);
+    mfu_run *live = mfu_run_new();
+    snprintf(mfu_run_meta_mut(live)->format, 16, "torchtitan");
+    memset(&ci, 0, sizeof ci);
+    for (size_t i = 0; i < mfu_run_count(whole); i++) {
+        mfu_step s;
+        mfu_run_get(whole, i, &s);
+        mfu_run_append(live, &s, NULL, NULL);
+        if (i == 0) {
+            assert_int_equal(mfu__fctx_init(&fi, live, &in, NULL), MFU_OK);
+            assert_int_equal(mfu__figures_compute(&fi, &ci, live, NULL), MFU_OK);
+        } else {
+            size_t changed = 0;
+            assert_int_equal(mfu__figures_update(&fi, &ci, live, i, &changed, NULL), MFU_OK);
+            assert_true(changed <= i);
+        }
+    }
+    assert_int_equal(ci.n, cw.n);
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        for (size_t i = 0; i < cw.n; i++) {
+            double a = cw.v[k][i], b = ci.v[k][i];
+            if (!(memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b))))
+                fail_msg("column %d row %zu: whole %.17g, incremental %.17g", k, i, a, b);
+        }
+    mfu__fcols_free(&cw);
+    mfu__fcols_free(&ci);
+    mfu__fctx_free(&fw);
+    mfu__fctx_free(&fi);
+    mfu_run_free(whole);
+    mfu_run_free(live);
+}
+
+/* A clean log (printed figures with rounding, 2 % noise) raises no stretch. */
+static void clean_logs_hold(void **state)
+{
+    (void)state;
+    mfu_report_input in = model_input("llama3-8b", 8192, "h100-sxm");
+    for (unsigned seed = 1; seed <= 50; seed++) {
+        mfu_run *run = mfu_run_new();
+        snprintf(mfu_run_meta_mut(run)->format, 16, "torchtitan");
+        double ft = fpt("llama3-8b", 8192, MFU_CONV_TORCHTITAN);
+        uint64_t x = seed * 2654435761u;
+        for (int i = 0; i < 200; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            double u = (double)(x >> 11) / 9007199254740992.0;
+            double tps = 5800 * (1 + 0.04 * (u - 0.5));
+            mfu_step s;
+            mfu_step_init(&s);
+            s.step = 10 * (i + 1);
+            s.tokens_per_s = round(tps);
+            s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+            s.flops_per_s = round(ft * tps / 1e10) * 1e10;
+            s.flops_per_s_scope = MFU_SCOPE_DEVICE;
+            s.mfu = round(ft * tps / 989e12 * 1e4) / 1e4;
+            s.mfu_scope = MFU_SCOPE_DEVICE;
+            mfu_run_append(run, &s, NULL, NULL);
+        }
+        mfu__fctx f;
+        mfu__fcols c;
+        compute(run, &in, &f, &c);
+        if (f.nruns != 1)
+            fail_msg("seed %u: %zu stretches in a clean log", seed, f.nruns);
+        assert_true(f.runs[0].holds);
+        mfu__fcols_free(&c);
+        mfu__fctx_free(&f);
+        mfu_run_free(run);
+    }
+}
+
+/* Windows: the typical step (medians) and the total with the time stalls cost. */
+static void windows(void **state)
+{
+    (void)state;
+    mfu_run *run = mfu_run_new();
+    mfu_run_meta_mut(run)->world_size = 1;
+    for (int i = 0; i < 10; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = i + 1;
+        s.tokens = 1000;
+        s.step_time_s = i == 4 ? 11 : 1; /* one stall of 10 extra seconds */
+        mfu_run_append(run, &s, NULL, NULL);
+    }
+    mfu_report_input none;
+    memset(&none, 0, sizeof none);
+    mfu__fctx f;
+    mfu__fcols c;
+    compute(run, &none, &f, &c);
+    double scratch[10];
+    mfu__fwindow w;
+    mfu__figures_window(&c, 0, 9, scratch, &w);
+    assert_int_equal(w.rows, 10);
+    assert_true(w.median_tokens_per_s == 1000 && w.median_step_time_s == 1);
+    REL(w.tokens_per_s, 10000.0 / 20, 1e-12);
+    REL(w.stall_s, 10, 1e-12);
+    assert_false(w.per_device);
+    mfu__fcols_free(&c);
+    mfu__fctx_free(&f);
+    mfu_run_free(run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(precedence),
+        cmocka_unit_test(per_step_context),
+        cmocka_unit_test(hidden_sequence_change),
+        cmocka_unit_test(hidden_batch_change),
+        cmocka_unit_test(incremental_equals_whole),
+        cmocka_unit_test(clean_logs_hold),
+        cmocka_unit_test(windows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
