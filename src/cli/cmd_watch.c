@@ -2,21 +2,19 @@
  * cmd_watch.c - `mfu watch LOG`: the dashboard's live view in a terminal. Follows a training
  * log like `tail -F` (one ingest session; new complete lines are fed as they arrive, see
  * mfu_ingest_peek) and redraws a compact frame: Unicode sparklines of MFU and tokens/s over the
- * whole run, the newest and median figures, step time, model and hardware TFLOP/s per device.
+ * whole run, the newest figures and the headline (the steady median), step time, model and
+ * hardware TFLOP/s per device.
  *
  * Output: on a terminal, the frame is redrawn in place (ANSI cursor moves) at most every
  * --interval seconds; otherwise (a pipe, a file) one plain line is printed whenever steps
  * arrived. --once prints one frame of what the log holds now and exits.
  *
- * Figures per step: tokens/s = tokens / step time (the log's own tokens/s when that is
- * missing); with --model and --device, MFU = tokens/s x model FLOPs per token / (devices x
- * peak), as `mfu estimate` does for one throughput; without them the MFU the log printed, if
- * any, labelled so.
- *
- * Findings: the analysis (mfu/analysis.h: stalls, throttling, level shifts, bad loss, ...) runs
- * on the run read so far, without bootstrap intervals (they are not shown), at most every
- * WATCH_ANALYSIS_EVERY_S (or 10 x its last duration) while steps arrive; the newest findings are
- * listed under the figures (plain mode: one line per new finding).
+ * Figures: every step's come from the figures module (src/figures), under the run context the
+ * options give (the same options and the same figures as `mfu report`), extended as rows
+ * arrive; without a model, MFU is the log's own under its framework's convention, said so. The
+ * medians are the report's headline: mfu_report_compute on the run read so far (warm-up and
+ * settling steps left out), with its findings, at most every WATCH_ANALYSIS_EVERY_S (or 10 x
+ * its last duration) while steps arrive (plain mode: one line per new finding).
  *
  * Following: a truncated file, or a new file at the path (rotation), starts the run again; a
  * partial last line waits for its newline; compressed logs cannot grow line by line, so they
@@ -38,42 +36,36 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/device_arg.h"
-#include "cli/model_args.h"
+#include "cli/run_context.h"
+#include "figures/figures.h"
 #include "mfu/analysis.h"
 #include "util/util.h"
 
 /* Named limits. */
 #define WATCH_CHUNK_BYTES (1L << 20) /* read at most this much of the log per read call */
-#define WATCH_MEDIAN_ROWS 100000     /* medians are of the newest this many steps */
 #define WATCH_MIN_INTERVAL_S 0.05
 #define WATCH_MAX_WIDTH 400 /* terminal columns used, at most */
-#define WATCH_MAX_MAP MFU_INGEST_MAX_MAP
-/* Findings are recomputed at most this often, and at most every 10 x the last analysis's
- * duration (a run of millions of steps takes seconds to analyse). */
+/* The headline and findings are recomputed at most this often, and at most every 10 x the
+ * last report's duration (a run of millions of steps takes seconds to analyse). */
 #define WATCH_ANALYSIS_EVERY_S 5.0
 #define WATCH_SHOW_FINDINGS 4   /* findings listed in the terminal view, newest first */
 #define WATCH_SEEN_FINDINGS 256 /* plain mode: findings remembered as printed */
 
 static const cli_optspec specs[] = {
-    MODEL_ARGS_OPTSPECS,   {"device", true}, {"dtype", true}, {"devices", true},
-    {"peak-tflops", true}, {"format", true}, {"map", true},   {"interval", true},
-    {"once", false},       {"plain", false}, {"width", true},
+    RUN_CONTEXT_OPTSPECS, {"format", true}, {"map", true},   {"interval", true},
+    {"once", false},      {"plain", false}, {"width", true},
 };
 
 static void help(void)
 {
     printf("usage: mfu watch LOG [MODEL] [--device NAME --devices N] [--once] [OPTIONS]\n\n"
            "Follow a training log as it grows (like tail -F) and show MFU and tokens/s live:\n"
-           "sparklines over the whole run, the newest and median figures, step time, model and\n"
-           "hardware TFLOP/s per device. On a terminal the view is redrawn in place; otherwise\n"
-           "one line is printed whenever steps arrive. Ctrl-C ends it.\n\n"
-           "%s"
-           "Device (with a model, gives MFU; without, the MFU the log printed is shown):\n"
-           "  --device NAME            a device of 'mfu devices'\n"
-           "  --dtype D                precision of the matmuls (default bf16)\n"
-           "  --peak-tflops X          dense peak per device in TFLOP/s instead of --device\n"
-           "  --devices N              devices of the job (default: the log's world size, else 1)\n"
+           "sparklines over the whole run, the newest figures and the steady medians (the\n"
+           "headline of 'mfu report'), step time, model and hardware TFLOP/s per device. On a\n"
+           "terminal the view is redrawn in place; otherwise one line is printed whenever\n"
+           "steps arrive. Ctrl-C ends it. The figures are those of 'mfu report' with the same\n"
+           "options; without a model, MFU is the log's own (its framework's convention).\n\n"
+           "%s%s"
            "Log:\n"
            "  --format NAME            read as this format instead of detecting it\n"
            "  --map FIELD=COLUMN       column mapping for the jsonl / csv formats\n"
@@ -88,221 +80,98 @@ static void help(void)
            "  mfu watch run.log --plain --interval 5 >> mfu-live.txt\n\n"
            "exit status: 0 ok (also after Ctrl-C), 1 the log could not be read or a device is\n"
            "unknown, 2 bad usage.\n",
-           MODEL_ARGS_HELP);
+           MODEL_ARGS_HELP, RUN_CONTEXT_DEVICE_HELP);
 }
 
 /* ---- what to compute with ----------------------------------------------------------------- */
 
 typedef struct watch_cfg {
     const char *path;
-    bool have_model; /* a model was described: MFU is computed, not taken from the log */
-    model_args model;
-    bool flops_tried;     /* FLOPs per token are computed once, when the log's seq is known */
-    double model_fpt;     /* model FLOPs per token, NaN when unknown */
-    double hw_fpt;        /* hardware FLOPs per token */
-    char model_note[600]; /* what the model line says (or why MFU is missing) */
-    const mfu_device_info *dev;
-    mfu_dtype dtype;
-    double peak;         /* dense peak FLOP/s per device, NaN when unknown */
-    double devices_flag; /* --devices, 0 when not given */
-    int width;           /* terminal columns */
-    bool tty;            /* redraw in place */
+    run_context ctx; /* the run context options: the report's input */
+    int width;       /* terminal columns */
+    bool tty;        /* redraw in place */
     double interval_s;
 } watch_cfg;
 
-static int choose_device(const cli_args *a, watch_cfg *c)
-{
-    int64_t n = 0;
-    bool has_n = false;
-    if (!cli_get_pos_int64("watch", a, "devices", &n, &has_n))
-        return CLI_EXIT_USAGE;
-    c->devices_flag = has_n ? (double)n : 0;
-    cli_device_choice d;
-    int rc = cli_device_choose("watch", a, &d);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    c->dev = d.dev;
-    c->dtype = d.dtype;
-    c->peak = d.peak; /* NaN without --device or --peak-tflops */
-    return CLI_EXIT_OK;
-}
-
-/* FLOPs per token, once: the sequence length may come from the log's header. */
-static void compute_flops(watch_cfg *c, const mfu_run_meta *meta)
-{
-    if (c->flops_tried || !c->have_model)
-        return;
-    if (c->model.workload.seq <= 0 && meta->seq_len <= 0) {
-        snprintf(c->model_note, sizeof c->model_note,
-                 "MFU: the log does not say its sequence length; give --seq");
-        return; /* try again when more of the log has been read */
-    }
-    c->flops_tried = true;
-    if (c->model.workload.seq <= 0)
-        c->model.workload.seq = meta->seq_len;
-    mfu_flops f;
-    mfu_error err = {0};
-    if (mfu_flops_compute(&c->model.arch, &c->model.workload, &c->model.options, &f, &err) !=
-        MFU_OK) {
-        snprintf(c->model_note, sizeof c->model_note, "MFU: %s", err.message);
-        return;
-    }
-    c->model_fpt = f.model_flops;
-    c->hw_fpt = f.hardware_flops;
-    char a[32], b[32];
-    cli_fmt_si(a, sizeof a, f.model_flops, "FLOP");
-    cli_fmt_si(b, sizeof b, f.hardware_flops, "FLOP");
-    snprintf(c->model_note, sizeof c->model_note, "%s per token (model), %s (hardware), seq %lld",
-             a, b, (long long)c->model.workload.seq);
-}
-
-/* ---- per-step figures ---------------------------------------------------------------------- */
-
-enum { F_MFU, F_TPS, F_STEP, F_MODEL, F_HW, F_LOSS, F_COUNT };
+/* ---- per-step figures (the figures module's) ----------------------------------------------- */
 
 typedef struct figures {
-    size_t rows, cap;
-    size_t done;          /* rows derived so far (the tail is derived again: merges) */
-    double *col[F_COUNT]; /* per row; NaN when unknown */
-    double devices;
-    bool devices_assumed; /* neither --devices nor the log's world size: 1 */
-    bool mfu_logged;      /* MFU is the log's own figure */
-    double *scratch;      /* for medians */
+    const mfu_run *run;   /* the run the figures are of (the session's; NULL none) */
+    mfu__fctx *fig;       /* NULL before the first row */
+    mfu__fcols cols;
+    mfu_run_meta meta;    /* the header the context was made from */
+    size_t rows;
+    char error[MFU_ERROR_MESSAGE_MAX]; /* why there are no figures ("" when there are) */
 } figures;
 
 static void figures_free(figures *f)
 {
-    for (int k = 0; k < F_COUNT; k++)
-        free(f->col[k]);
-    free(f->scratch);
+    if (f->fig) {
+        mfu__fctx_free(f->fig);
+        free(f->fig);
+    }
+    mfu__fcols_free(&f->cols);
     memset(f, 0, sizeof *f);
 }
 
-static bool figures_reserve(figures *f, size_t n)
-{
-    if (n <= f->cap)
-        return true;
-    size_t cap = f->cap ? f->cap : 1024;
-    while (cap < n)
-        cap *= 2;
-    for (int k = 0; k < F_COUNT; k++) {
-        double *p = realloc(f->col[k], cap * sizeof *p);
-        if (!p)
-            return false;
-        f->col[k] = p;
-    }
-    double *s =
-        realloc(f->scratch, (cap < WATCH_MEDIAN_ROWS ? cap : WATCH_MEDIAN_ROWS) * sizeof *s);
-    if (!s)
-        return false;
-    f->scratch = s;
-    f->cap = cap;
-    return true;
-}
-
-static double pos_or_nan(double v)
-{
-    return isfinite(v) && v > 0 ? v : NAN;
-}
-
-/* Derive the figures of rows [f->done - dedup window, count) of run. */
-static bool figures_update(figures *f, const mfu_run *run, watch_cfg *c)
+/* Bring the figures up to run: extended from the rows that may have changed (a repeated step
+ * merges into one of the last MFU_RUN_DEDUP_WINDOW rows), made again when the run is another
+ * one or its header changed. false when out of memory. */
+static bool figures_update(figures *f, const mfu_run *run, const watch_cfg *c)
 {
     size_t n = mfu_run_count(run);
-    if (n < f->rows || n == 0)
-        f->done = 0; /* a new run (the log was replaced) */
-    if (!figures_reserve(f, n))
-        return false;
-    const mfu_run_meta *meta = mfu_run_meta_get(run);
-    compute_flops(c, meta);
-    double devices = c->devices_flag > 0    ? c->devices_flag
-                     : meta->world_size > 0 ? (double)meta->world_size
-                                            : 1;
-    f->devices_assumed = !(c->devices_flag > 0) && !(meta->world_size > 0);
-    if (devices != f->devices)
-        f->done = 0;
-    f->devices = devices;
-    double capacity = devices * c->peak;
-    bool computed = isfinite(c->model_fpt) && isfinite(capacity);
-    f->mfu_logged = !computed;
-    size_t from = f->done > MFU_RUN_DEDUP_WINDOW ? f->done - MFU_RUN_DEDUP_WINDOW : 0;
-    mfu_step prev, s;
-    bool have_prev = from > 0 && mfu_run_get(run, from - 1, &prev);
-    for (size_t i = from; i < n; i++) {
-        if (!mfu_run_get(run, i, &s))
-            break;
-        double tokens = isfinite(s.tokens) ? s.tokens : meta->tokens_per_step;
-        double st = pos_or_nan(s.step_time_s);
-        if (!isfinite(st) && have_prev && isfinite(s.time_s) && isfinite(prev.time_s) &&
-            s.step > prev.step)
-            st = pos_or_nan((s.time_s - prev.time_s) / (double)(s.step - prev.step));
-        double tps = pos_or_nan(tokens / st);
-        if (!isfinite(tps) && isfinite(s.tokens_per_s))
-            tps = s.tokens_per_s_scope == MFU_SCOPE_DEVICE ? s.tokens_per_s * devices
-                                                           : s.tokens_per_s;
-        if (!isfinite(st) && isfinite(tps) && isfinite(tokens))
-            st = tokens / tps;
-        f->col[F_TPS][i] = tps;
-        f->col[F_STEP][i] = st;
-        f->col[F_LOSS][i] = s.loss;
-        if (computed) {
-            f->col[F_MFU][i] = tps * c->model_fpt / capacity;
-            f->col[F_MODEL][i] = tps * c->model_fpt / devices;
-            f->col[F_HW][i] = tps * c->hw_fpt / devices;
-        } else {
-            f->col[F_MFU][i] = s.mfu;
-            double fl = s.flops_per_s;
-            if (isfinite(fl) && s.flops_per_s_scope == MFU_SCOPE_GLOBAL)
-                fl /= devices;
-            f->col[F_MODEL][i] = isfinite(c->model_fpt) ? tps * c->model_fpt / devices : fl;
-            f->col[F_HW][i] = isfinite(c->hw_fpt) ? tps * c->hw_fpt / devices : NAN;
-        }
-        prev = s;
-        have_prev = true;
+    const mfu_run_meta *m = mfu_run_meta_get(run);
+    bool fresh = !f->fig || run != f->run || n < f->rows || memcmp(m, &f->meta, sizeof *m) != 0;
+    if (n == 0) {
+        figures_free(f);
+        return true;
     }
+    mfu_error e = {0};
+    mfu_status st;
+    if (fresh) {
+        figures_free(f);
+        f->fig = calloc(1, sizeof *f->fig);
+        if (!f->fig)
+            return false;
+        st = mfu__fctx_init(f->fig, run, &c->ctx.in, &e);
+        if (st == MFU_OK)
+            st = mfu__figures_compute(f->fig, &f->cols, run, &e);
+    } else {
+        size_t from = f->rows > MFU_RUN_DEDUP_WINDOW ? f->rows - MFU_RUN_DEDUP_WINDOW : 0, ch;
+        st = mfu__figures_update(f->fig, &f->cols, run, from, &ch, &e);
+    }
+    f->run = run;
+    f->meta = *m;
     f->rows = n;
-    f->done = n;
+    if (st == MFU_E_NOMEM)
+        return false;
+    if (st != MFU_OK) {
+        mfu__strlcpy(f->error, e.message, sizeof f->error);
+        mfu__fcols_free(&f->cols);
+    } else {
+        f->error[0] = '\0';
+    }
     return true;
-}
-
-/* Median of the finite values among the newest WATCH_MEDIAN_ROWS rows; NaN when none. */
-static double median_of(figures *f, int k)
-{
-    size_t from = f->rows > WATCH_MEDIAN_ROWS ? f->rows - WATCH_MEDIAN_ROWS : 0, m = 0;
-    for (size_t i = from; i < f->rows; i++)
-        if (isfinite(f->col[k][i]))
-            f->scratch[m++] = f->col[k][i];
-    if (m == 0)
-        return NAN;
-    /* selection, not a sort: this runs at every redraw over up to WATCH_MEDIAN_ROWS rows */
-    double upper = mfu__select_kth(f->scratch, m, m / 2);
-    if (m % 2)
-        return upper;
-    double lower = f->scratch[0]; /* the largest of the half below */
-    for (size_t i = 1; i < m / 2; i++)
-        if (f->scratch[i] > lower)
-            lower = f->scratch[i];
-    return (lower + upper) / 2;
 }
 
 /* The newest finite value of column k; NaN when none. */
-static double newest(const figures *f, int k)
+static double newest(const figures *f, mfu__fcol k)
 {
-    for (size_t i = f->rows; i-- > 0;)
-        if (isfinite(f->col[k][i]))
-            return f->col[k][i];
+    for (size_t i = f->cols.n; i-- > 0;)
+        if (isfinite(f->cols.v[k][i]))
+            return f->cols.v[k][i];
     return NAN;
 }
 
-/* ---- findings ------------------------------------------------------------------------------ */
+/* ---- the headline and findings (the report of the run read so far) -------------------------- */
 
 typedef struct watch_analysis {
-    mfu_analysis *a; /* NULL before the first analysis, or when it failed */
-    size_t rows;     /* rows it saw */
-    double at_s;     /* monotonic time it ran */
-    double cost_s;   /* how long it took */
-    char note[600];  /* why there are no findings (an analysis error), "" otherwise */
-    size_t nseen;    /* plain mode: findings printed, by kind and first step */
+    mfu_report *r;  /* NULL before the first report, or when it failed */
+    size_t rows;    /* rows it saw */
+    double at_s;    /* monotonic time it ran */
+    double cost_s;  /* how long it took */
+    char note[600]; /* why there are no medians or findings, "" otherwise */
+    size_t nseen;   /* plain mode: findings printed, by kind and first step */
     struct {
         char kind[MFU_FINDING_KIND_MAX];
         int64_t first;
@@ -316,7 +185,7 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Analyse the run again when it changed, at most every WATCH_ANALYSIS_EVERY_S (force: now). */
+/* The report again when the run changed, at most every WATCH_ANALYSIS_EVERY_S (force: now). */
 static void analyse(watch_analysis *w, const watch_cfg *c, const figures *f, const mfu_run *run,
                     bool force)
 {
@@ -326,31 +195,37 @@ static void analyse(watch_analysis *w, const watch_cfg *c, const figures *f, con
     /* a long run takes long to analyse: then wait ten times as long as it took */
     double every =
         10 * w->cost_s > WATCH_ANALYSIS_EVERY_S ? 10 * w->cost_s : WATCH_ANALYSIS_EVERY_S;
-    if (!force && w->a && now - w->at_s < every)
+    if (!force && w->r && now - w->at_s < every)
         return;
     w->rows = f->rows;
     w->at_s = now;
     w->note[0] = '\0';
+    mfu_analysis_options o;
+    mfu_analysis_options_init(&o);
+    o.intervals = false; /* the view shows medians and findings only */
+    mfu_report_input in = c->ctx.in;
+    in.analysis = &o;
     mfu_error err = {0};
-    mfu_series *series = NULL;
-    double peak = c->peak;
-    mfu_status st =
-        mfu_series_from_run(run, c->model_fpt, c->hw_fpt, f->devices, peak, &series, &err);
-    mfu_analysis *a = NULL;
-    if (st == MFU_OK) {
-        mfu_analysis_options o;
-        mfu_analysis_options_init(&o);
-        o.intervals = false; /* the view shows levels and findings only */
-        st = mfu_analyze(series, &o, &a, &err);
-    }
-    mfu_series_free(series);
+    mfu_report *r = NULL;
+    mfu_status st = mfu_report_compute(run, &in, &r, &err);
     w->cost_s = mono_s() - now;
     if (st != MFU_OK) {
         snprintf(w->note, sizeof w->note, "findings: %s", err.message);
         return;
     }
-    mfu_analysis_free(w->a);
-    w->a = a;
+    mfu_report_free(w->r);
+    w->r = r;
+}
+
+static const mfu_analysis *analysis_of(const watch_analysis *w)
+{
+    return w && w->r ? mfu_report_analysis(w->r) : NULL;
+}
+
+/* The headline (steady median) of series s, NaN before the first report. */
+static double median_of(const watch_analysis *w, mfu_report_series s)
+{
+    return w && w->r ? mfu_report_summary(w->r, s).median : NAN;
 }
 
 /* Indices of up to max findings, newest (by last step) first. */
@@ -406,20 +281,21 @@ static const char *const bars[8] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x8
  * is the mean of its share of the steps; the bars span the smallest to the largest mean, but
  * never less than a quarter of the largest (so a 1 % ripple stays flat while a 10 % dip
  * shows); a space where a share has no value. */
-static void sparkline(const figures *f, int k, int cols, char *buf, size_t n)
+static void sparkline(const figures *f, mfu__fcol k, int cols, char *buf, size_t n)
 {
     buf[0] = '\0';
-    if (cols < 1 || f->rows == 0)
+    size_t rows = f->cols.n;
+    if (cols < 1 || rows == 0)
         return;
-    size_t nb = f->rows < (size_t)cols ? f->rows : (size_t)cols;
+    size_t nb = rows < (size_t)cols ? rows : (size_t)cols;
     double means[WATCH_MAX_WIDTH], top = 0, bottom = INFINITY;
     for (size_t b = 0; b < nb; b++) {
-        size_t lo = b * f->rows / nb, hi = (b + 1) * f->rows / nb;
+        size_t lo = b * rows / nb, hi = (b + 1) * rows / nb;
         double sum = 0;
         size_t m = 0;
         for (size_t i = lo; i < hi; i++)
-            if (isfinite(f->col[k][i])) {
-                sum += f->col[k][i];
+            if (isfinite(f->cols.v[k][i])) {
+                sum += f->cols.v[k][i];
                 m++;
             }
         means[b] = m ? sum / (double)m : NAN;
@@ -495,6 +371,35 @@ static void emit(const frame_out *o, const char *fmt, ...)
     fputs(o->ansi ? "\033[K\n" : "\n", o->out);
 }
 
+/* The context line: devices, device and peak, where MFU comes from. */
+static void context_lines(const frame_out *o, const watch_cfg *c, const figures *f)
+{
+    if (!f->fig) {
+        if (f->error[0])
+            emit(o, "context    %s", f->error);
+        return;
+    }
+    const mfu_report_context *x = &f->fig->c;
+    char a[32], peak[32] = "-";
+    if (x->has_model) {
+        cli_fmt_si(a, sizeof a, x->model_flops_per_token, "FLOP");
+        emit(o, "model      %s, seq %lld: %s per token (%s)", x->model[0] ? x->model : "(flags)",
+             (long long)x->seq, a, mfu_convention_name(x->convention));
+    } else if (c->ctx.has_model) {
+        emit(o, "model      no FLOPs per token: the log gives no sequence length; give --seq");
+    }
+    if (isfinite(x->peak_flops_per_s))
+        cli_fmt_si(peak, sizeof peak, x->peak_flops_per_s, "FLOP/s");
+    char dev[64] = "unknown (figures per device; give --devices N)";
+    if (isfinite(x->devices))
+        snprintf(dev, sizeof dev, "%g", x->devices);
+    emit(o, "devices    %s%s%s, peak %s per device%s", dev, x->device ? " x " : "",
+         x->device ? x->device->id : "", peak,
+         x->mfu_from_log ? "  (MFU: the log's own, its framework's convention)" : "");
+    if (!x->has_model && !x->mfu_from_log)
+        emit(o, "           MFU needs a model and a device (or a log that prints its own)");
+}
+
 static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_run *run,
                        const watch_analysis *wa, const char *status)
 {
@@ -511,18 +416,7 @@ static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_r
              (long long)steps[f->rows - 1], now);
     else
         emit(o, "mfu watch  %s  %s  %s", c->path, status ? status : "waiting for steps", now);
-    char peak[32] = "-";
-    if (isfinite(c->peak))
-        cli_fmt_si(peak, sizeof peak, c->peak, "FLOP/s");
-    if (c->have_model)
-        emit(o, "model      %s", c->model_note);
-    emit(o, "devices    %g%s%s%s, peak %s per device%s", f->devices,
-         f->devices_assumed ? " (assumed: give --devices)" : "", c->dev ? " x " : "",
-         c->dev ? c->dev->id : "", peak,
-         f->mfu_logged ? (c->have_model || c->dev ? "" : "  (MFU as the log printed it)") : "");
-    if (f->mfu_logged && (c->have_model || c->dev) &&
-        !(isfinite(c->model_fpt) && isfinite(c->peak)))
-        emit(o, "           MFU needs both a model and a device; shown as the log printed it");
+    context_lines(o, c, f);
     emit(o, "%s", "");
     int spark_cols = c->width - 11 - 34;
     if (spark_cols < 8)
@@ -530,32 +424,37 @@ static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_r
     if (spark_cols > WATCH_MAX_WIDTH - 1)
         spark_cols = WATCH_MAX_WIDTH - 1;
     char sp[WATCH_MAX_WIDTH * 4 + 1], a[32], b[32];
-    sparkline(f, F_MFU, spark_cols, sp, sizeof sp);
-    fmt_pct(a, sizeof a, newest(f, F_MFU));
-    fmt_pct(b, sizeof b, median_of(f, F_MFU));
+    bool per_dev = isnan(newest(f, MFU__FC_TOKENS_PER_S));
+    mfu__fcol tcol = per_dev ? MFU__FC_TOKENS_PER_S_PER_DEVICE : MFU__FC_TOKENS_PER_S;
+    mfu_report_series tser = per_dev ? MFU_RS_TOKENS_PER_S_PER_DEVICE : MFU_RS_TOKENS_PER_S;
+    sparkline(f, MFU__FC_MFU, spark_cols, sp, sizeof sp);
+    fmt_pct(a, sizeof a, newest(f, MFU__FC_MFU));
+    fmt_pct(b, sizeof b, median_of(wa, MFU_RS_MFU));
     emit(o, "MFU        %s  now %-8s median %s", sp, a, b);
-    sparkline(f, F_TPS, spark_cols, sp, sizeof sp);
-    fmt_rate(a, sizeof a, newest(f, F_TPS));
-    fmt_rate(b, sizeof b, median_of(f, F_TPS));
-    emit(o, "tokens/s   %s  now %-8s median %s", sp, a, b);
-    fmt_secs(a, sizeof a, newest(f, F_STEP));
-    fmt_secs(b, sizeof b, median_of(f, F_STEP));
+    sparkline(f, tcol, spark_cols, sp, sizeof sp);
+    fmt_rate(a, sizeof a, newest(f, tcol));
+    fmt_rate(b, sizeof b, median_of(wa, tser));
+    emit(o, "%s %s  now %-8s median %s", per_dev ? "tok/s/dev " : "tokens/s  ", sp, a, b);
+    fmt_secs(a, sizeof a, newest(f, MFU__FC_STEP_TIME_S));
+    fmt_secs(b, sizeof b, median_of(wa, MFU_RS_STEP_TIME_S));
     emit(o, "step time  now %-10s median %s", a, b);
-    fmt_tflops(a, sizeof a, median_of(f, F_MODEL));
-    fmt_tflops(b, sizeof b, median_of(f, F_HW));
+    fmt_tflops(a, sizeof a, median_of(wa, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE));
+    fmt_tflops(b, sizeof b, median_of(wa, MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE));
     emit(o, "TFLOP/s    model %s, hardware %s per device (median)", a, b);
-    double loss = newest(f, F_LOSS);
+    double loss = newest(f, MFU__FC_LOSS);
     if (isfinite(loss))
         emit(o, "loss       %.4g", loss);
-    if (f->rows > WATCH_MEDIAN_ROWS)
-        emit(o, "           (medians of the newest %d steps)", WATCH_MEDIAN_ROWS);
+    if (wa && wa->r)
+        emit(o, "           (medians: the steady steps of the %zu steps read, as 'mfu report')",
+             wa->rows);
+    const mfu_analysis *an = analysis_of(wa);
     if (wa && wa->note[0]) {
         emit(o, "%s", "");
         emit(o, "%s", wa->note);
-    } else if (wa && wa->a) {
+    } else if (an) {
         size_t idx[WATCH_SHOW_FINDINGS];
-        size_t k = newest_findings(wa->a, idx, WATCH_SHOW_FINDINGS);
-        size_t total = mfu_analysis_finding_count(wa->a);
+        size_t k = newest_findings(an, idx, WATCH_SHOW_FINDINGS);
+        size_t total = mfu_analysis_finding_count(an);
         emit(o, "%s", "");
         if (total == 0)
             emit(o, "findings   none so far (%zu steps analysed)", wa->rows);
@@ -563,7 +462,7 @@ static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_r
             emit(o, "findings   %zu, newest first (%zu steps analysed)", total, wa->rows);
         char line[1024], text[1024];
         for (size_t i = 0; i < k; i++) {
-            const mfu_finding *fi = mfu_analysis_finding(wa->a, idx[i]);
+            const mfu_finding *fi = mfu_analysis_finding(an, idx[i]);
             snprintf(text, sizeof text, "%-7s %s, steps %lld-%lld: %s",
                      mfu_severity_name(fi->severity), fi->kind, (long long)fi->first_step,
                      (long long)fi->last_step, fi->summary);
@@ -581,28 +480,33 @@ static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_r
 }
 
 /* One plain line: the newest step and its figures. */
-static void draw_line(FILE *out, figures *f, const mfu_run *run)
+static void draw_line(FILE *out, figures *f, const watch_analysis *wa, const mfu_run *run)
 {
     if (!f->rows)
         return;
     char a[32], b[32], c1[32], d[32], e[32];
-    fmt_pct(a, sizeof a, newest(f, F_MFU));
-    fmt_pct(b, sizeof b, median_of(f, F_MFU));
-    fmt_rate(c1, sizeof c1, newest(f, F_TPS));
-    fmt_rate(d, sizeof d, median_of(f, F_TPS));
-    fmt_secs(e, sizeof e, newest(f, F_STEP));
-    fprintf(out, "step %lld: MFU %s (median %s), tokens/s %s (median %s), step time %s\n",
-            (long long)mfu_run_steps(run)[f->rows - 1], a, b, c1, d, e);
+    bool per_dev = isnan(newest(f, MFU__FC_TOKENS_PER_S));
+    fmt_pct(a, sizeof a, newest(f, MFU__FC_MFU));
+    fmt_pct(b, sizeof b, median_of(wa, MFU_RS_MFU));
+    fmt_rate(c1, sizeof c1,
+             newest(f, per_dev ? MFU__FC_TOKENS_PER_S_PER_DEVICE : MFU__FC_TOKENS_PER_S));
+    fmt_rate(d, sizeof d,
+             median_of(wa, per_dev ? MFU_RS_TOKENS_PER_S_PER_DEVICE : MFU_RS_TOKENS_PER_S));
+    fmt_secs(e, sizeof e, newest(f, MFU__FC_STEP_TIME_S));
+    fprintf(out, "step %lld: MFU %s (median %s), tokens/s%s %s (median %s), step time %s\n",
+            (long long)mfu_run_steps(run)[f->rows - 1], a, b, per_dev ? " per device" : "", c1,
+            d, e);
     fflush(out);
 }
 
 /* Plain mode: one line for each finding not printed before (by kind and first step). */
 static void print_new_findings(FILE *out, watch_analysis *wa)
 {
-    if (!wa->a)
+    const mfu_analysis *an = analysis_of(wa);
+    if (!an)
         return;
-    for (size_t i = 0; i < mfu_analysis_finding_count(wa->a); i++) {
-        const mfu_finding *fi = mfu_analysis_finding(wa->a, i);
+    for (size_t i = 0; i < mfu_analysis_finding_count(an); i++) {
+        const mfu_finding *fi = mfu_analysis_finding(an, i);
         bool seen = false;
         for (size_t j = 0; j < wa->nseen && !seen; j++)
             seen = wa->seen[j].first == fi->first_step && strcmp(wa->seen[j].kind, fi->kind) == 0;
@@ -866,7 +770,8 @@ static int run_watch(watch_cfg *c, follower *w, bool once)
                 fflush(stdout);
             }
         } else if (run && f.rows != before) {
-            draw_line(stdout, &f, run);
+            analyse(wa, c, &f, run, false);
+            draw_line(stdout, &f, wa, run);
         }
         if (!o.ansi && reanalysed)
             print_new_findings(stdout, wa);
@@ -881,7 +786,7 @@ static int run_watch(watch_cfg *c, follower *w, bool once)
         fputs("\033[?25h\n", stdout); /* show the cursor again */
     fflush(stdout);
     figures_free(&f);
-    mfu_analysis_free(wa->a);
+    mfu_report_free(wa->r);
     free(wa);
     return rc;
 }
@@ -907,7 +812,6 @@ int cmd_watch(int argc, char **argv)
     watch_cfg c;
     memset(&c, 0, sizeof c);
     c.path = a.pos[0];
-    c.model_fpt = c.hw_fpt = NAN;
     c.interval_s = 1;
     bool has_iv = false;
     if (!cli_get_pos_double("watch", &a, "interval", &c.interval_s, &has_iv))
@@ -920,30 +824,23 @@ int cmd_watch(int argc, char **argv)
     c.width = terminal_width(&a, c.tty);
     if (c.width < 0)
         return CLI_EXIT_USAGE;
-    int rc = choose_device(&a, &c);
+    /* run_context_build owns nothing yet when it fails; everything after goes through done */
+    int rc = run_context_build("watch", &a, &c.ctx);
     if (rc != CLI_EXIT_OK)
         return rc;
-    static const char *const model_flags[] = {"model", "config", "layers", "params"};
-    for (size_t i = 0; i < MFU__ARRAY_LEN(model_flags); i++)
-        c.have_model = c.have_model || cli_has(&a, model_flags[i]);
-    if (c.have_model) {
-        rc = model_args_build("watch", &a, false, &c.model);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-    }
-    const char *maps[WATCH_MAX_MAP];
-    size_t nmap = 0;
-    for (size_t i = 0; i < a.nocc; i++) {
-        if (strcmp(specs[a.occ_spec[i]].name, "map") != 0)
-            continue;
-        if (nmap == WATCH_MAX_MAP) {
-            rc = cli_failf("watch", CLI_EXIT_USAGE,
-                           "--map: at most %d entries; separate pairs "
-                           "with commas",
-                           WATCH_MAX_MAP);
+    if (c.ctx.in.device) { /* an unknown device is an error now, before the log exists */
+        mfu_device_slot slot;
+        const mfu_device_info *dev = NULL;
+        mfu_error e = {0};
+        if (mfu_device_resolve(c.ctx.in.device, &slot, &dev, &e) != MFU_OK) {
+            rc = cli_fail("watch", &e, CLI_EXIT_FAIL);
             goto done;
         }
-        maps[nmap++] = a.occ_value[i];
+    }
+    cli_maps maps;
+    if (!cli_get_maps("watch", &a, &maps)) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
     }
     follower w;
     memset(&w, 0, sizeof w);
@@ -951,8 +848,8 @@ int cmd_watch(int argc, char **argv)
     w.whole_size = -1;
     w.path = c.path;
     w.opts.format = cli_get(&a, "format");
-    w.opts.map = maps;
-    w.opts.nmap = nmap;
+    w.opts.map = maps.v;
+    w.opts.nmap = maps.n;
     /* validate --format and --map now, before the file exists */
     mfu_ingest *probe = NULL;
     mfu_error err = {0};
@@ -979,7 +876,6 @@ int cmd_watch(int argc, char **argv)
     follower_reset(&w);
     free(w.buf);
 done:
-    if (c.have_model)
-        model_args_free(&c.model);
+    run_context_free(&c.ctx);
     return rc;
 }

@@ -1,14 +1,13 @@
 /*
  * monitor.c - MFU inside a training loop (mfu/monitor.h).
  *
- * The monitor resolves its context once (the model's FLOPs per token at the configured
- * sequence length, the device's dense peak for the dtype), then each record is one run append
- * plus a few multiplications: the step's figures follow report.c's per-row rule (tokens / step
- * time, per device, times FLOPs per token and the step's non-padding share, over the peak), so
- * mfu_monitor_report()'s MFU series holds exactly the values mfu_monitor_record() returned
- * (tests/unit/test_monitor.c checks that). A step that prints its own sequence length,
- * device count or dtype is counted with those, as the report does; the FLOPs per token of the
- * last sequence length seen are kept.
+ * The monitor resolves its context once (the figures module's context of its run: the model's
+ * FLOPs per token at the configured sequence length, the device's dense peak for the dtype),
+ * then each record is one run append plus the figures module's per-step rule
+ * (mfu__figures_row: the one every view of a run uses), so mfu_monitor_report()'s MFU series
+ * holds exactly the values mfu_monitor_record() returned (tests/unit/test_monitor.c checks
+ * that). A step that gives its own sequence length, device count or dtype is counted with
+ * those, as the report does; the FLOPs per token of the few lengths a run has are cached.
  */
 #include "mfu/monitor.h"
 
@@ -18,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "figures/figures.h"
 #include "mfu/device.h"
 #include "mfu/ingest.h"
 #include "run/step.h"
@@ -29,11 +29,7 @@ struct mfu_monitor {
     mfu_arch arch;
     mfu_workload wl;
     mfu_flops_options fo;
-    double fpt, hfpt;         /* model / hardware FLOPs per token at fpt_seq */
-    int64_t fpt_seq;          /* the sequence length fpt was counted at */
-    double alt_fpt, alt_hfpt; /* FLOPs per token at the last other (length, recompute) */
-    int64_t alt_seq;          /* that length (0: none) */
-    int alt_rec;              /* that recompute mode */
+    double fpt, hfpt;         /* model / hardware FLOPs per token at the configured length */
     const mfu_device_info *dev; /* a table entry, or this machine's CPU in cpu_slot */
     mfu_device_slot cpu_slot;
     mfu_dtype dtype;
@@ -44,6 +40,7 @@ struct mfu_monitor {
     FILE *file;          /* jsonl_path, appended to; NULL when none */
     size_t written;      /* rows of run already in the file */
     mfu_report_input in; /* the report's input (its device points at device_name) */
+    mfu__fctx fig;       /* the figures context of the run (what every record is counted with) */
     mfu_nvml *nvml;      /* with cfg->nvml: the session sampled at each record; else NULL */
     size_t nvml_index;
 };
@@ -97,7 +94,6 @@ static mfu_status resolve_model(mfu_monitor *m, const mfu_monitor_config *c, mfu
         return st;
     if ((st = count_flops(m, c->seq, m->wl.recompute, &m->fpt, &m->hfpt, err)) != MFU_OK)
         return st;
-    m->fpt_seq = c->seq;
     m->has_model = true;
     return MFU_OK;
 }
@@ -225,6 +221,11 @@ mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out, mfu
     in->dtype = m->dtype;
     in->peak_flops_per_s = cfg->peak_flops_per_s > 0 ? cfg->peak_flops_per_s : 0;
     in->devices = (int64_t)m->devices;
+    st = mfu__fctx_init(&m->fig, m->run, in, err);
+    if (st != MFU_OK) {
+        mfu_monitor_free(m);
+        return st;
+    }
     *out = m;
     return MFU_OK;
 }
@@ -236,62 +237,24 @@ void mfu_monitor_free(mfu_monitor *m)
     if (m->file)
         fclose(m->file);
     mfu_nvml_free(m->nvml);
+    mfu__fctx_free(&m->fig);
     mfu_run_free(m->run);
     free(m);
 }
 
-/* FLOPs per token at the step's sequence length and recompute mode (the configured ones when
- * it printed none), as report.c's step_context takes them. */
-static void step_flops(mfu_monitor *m, const mfu_step *s, double *model, double *hw)
+/* The figures of row i of the run, by the figures module's per-step rule. */
+static void sample_of(mfu_monitor *m, size_t i, mfu_monitor_sample *o)
 {
-    *model = m->fpt;
-    *hw = m->hfpt;
-    if (!m->has_model)
-        return;
-    int64_t seq = s->seq_len >= 1 && s->seq_len < 9e15 ? (int64_t)floor(s->seq_len) : m->fpt_seq;
-    int rec = s->recompute >= 0 && s->recompute <= MFU_RECOMPUTE_FULL ? s->recompute
-                                                                      : (int)m->wl.recompute;
-    if (seq == m->fpt_seq && rec == (int)m->wl.recompute)
-        return;
-    if (seq != m->alt_seq || rec != m->alt_rec) {
-        double a, b;
-        if (count_flops(m, seq, (mfu_recompute)rec, &a, &b, NULL) != MFU_OK) {
-            *model = *hw = NAN;
-            return;
-        }
-        m->alt_seq = seq;
-        m->alt_rec = rec;
-        m->alt_fpt = a;
-        m->alt_hfpt = b;
-    }
-    *model = m->alt_fpt;
-    *hw = m->alt_hfpt;
-}
-
-/* The step's figures, by report.c's per-row rule (derive_series). */
-static void sample_of(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *o)
-{
-    o->step = s->step;
-    double dev = s->devices >= 1 && s->devices < 1e9 ? floor(s->devices) : m->devices;
-    double peak = m->peak;
-    if (m->dev && !(m->in.peak_flops_per_s > 0) && s->dtype >= 0 &&
-        s->dtype < (int32_t)MFU_DTYPE_COUNT && s->dtype != (int32_t)m->dtype) {
-        double p = NAN;
-        peak = mfu_device_peak_flops_per_s(m->dev, (mfu_dtype)s->dtype, false, &p, NULL) == MFU_OK
-                   ? p
-                   : NAN;
-    }
-    double tps = s->tokens / s->step_time_s;
-    double tpd = tps / dev;
-    double rho = 1.0;
-    if (isfinite(s->useful_tokens) && s->useful_tokens >= 0)
-        rho = s->useful_tokens >= s->tokens ? 1.0 : s->useful_tokens / s->tokens;
-    double fpt, hfpt;
-    step_flops(m, s, &fpt, &hfpt);
-    o->tokens_per_s = tps;
-    o->model_flops_per_s_per_device = fpt * tpd * rho;
-    o->mfu = o->model_flops_per_s_per_device / peak;
-    o->hfu = hfpt * tpd / peak;
+    mfu_step s, prev;
+    mfu_run_get(m->run, i, &s);
+    bool has_prev = i > 0 && mfu_run_get(m->run, i - 1, &prev);
+    mfu__frow f;
+    mfu__figures_row(&m->fig, &s, has_prev ? &prev : NULL, i, &f);
+    o->step = s.step;
+    o->tokens_per_s = f.v[MFU__FC_TOKENS_PER_S];
+    o->model_flops_per_s_per_device = f.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE];
+    o->mfu = f.v[MFU__FC_MFU];
+    o->hfu = f.v[MFU__FC_HFU];
 }
 
 mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
@@ -335,20 +298,18 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
             return st; /* the step is in the run; the file lacks it (a full disk) */
         m->written = mfu_run_count(m->run);
     }
-    if (out && merged) {
-        /* a repeat merged into its row, which kept its own values: the figures are the row's,
-         * as the report computes them (the row is among the last MFU_RUN_DEDUP_WINDOW) */
+    if (out) {
+        /* the row the step went to: the last one, or (a repeat merged into its row, which
+         * kept its own values) that row, among the last MFU_RUN_DEDUP_WINDOW */
         const int64_t *steps = mfu_run_steps(m->run);
-        size_t n = mfu_run_count(m->run);
-        mfu_step row;
-        for (size_t i = n; i-- > 0 && i + MFU_RUN_DEDUP_WINDOW >= n;)
-            if (steps[i] == s->step && mfu_run_get(m->run, i, &row)) {
-                sample_of(m, &row, out);
-                return MFU_OK;
+        size_t n = mfu_run_count(m->run), row = n - 1;
+        for (size_t i = n; merged && i-- > 0 && i + MFU_RUN_DEDUP_WINDOW >= n;)
+            if (steps[i] == s->step) {
+                row = i;
+                break;
             }
+        sample_of(m, row, out);
     }
-    if (out)
-        sample_of(m, s, out);
     return MFU_OK;
 }
 

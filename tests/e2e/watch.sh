@@ -71,28 +71,26 @@ expect 0 "$mfu" watch "$llmc" --once --model gpt2-xl --device h100-sxm --width 1
 cp "$tmp/out" "$tmp/frame"
 has frame "llmc, 10 steps (1-10)"
 has frame "8 x h100-sxm"
-# tokens/s of each step = 1048576 tokens (the header's total_batch_size) / its time in ms;
-# MFU = tokens/s x model FLOPs per token / (8 x the bf16 dense peak)
+# the medians are the headline of `mfu report` with the same options (the steady steps);
+# "now" is the last step's own figures, tokens/s = 1048576 tokens (the header's
+# total_batch_size) / its time in ms, MFU = tokens/s x model FLOPs per token / (8 x bf16 peak)
+"$mfu" report "$llmc" --model gpt2-xl --device h100-sxm --json >"$tmp/rep.json"
+tps_k=$(jq -r '.summary.tokens_per_second.median / 1000 * 10 | round / 10' "$tmp/rep.json")
+mfu_pct=$(jq -r '.summary.mfu.median * 1000 | round / 10' "$tmp/rep.json")
 fpt=$("$mfu" flops --model gpt2-xl --seq 1024 --json | jq '.flops_per_token.model')
 peak=$("$mfu" devices h100-sxm --json | jq '.device.dense_flops_per_s.bf16')
-want=$(grep '^step' "$llmc" | awk -F'|' -v fpt="$fpt" -v peak="$peak" '
-  { split($5, a, " "); t[NR] = 1048576 / (a[1] / 1000) }
-  END {
-    n = NR; for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (t[j] < t[i]) { x = t[i]; t[i] = t[j]; t[j] = x }
-    med = n % 2 ? t[(n + 1) / 2] : (t[n / 2] + t[n / 2 + 1]) / 2
-    printf "%.1f %.1f\n", med / 1000, 100 * med * fpt / (8 * peak)
-  }')
-tps_k=${want% *}
-mfu_pct=${want#* }
+now_mfu=$(grep '^step' "$llmc" | tail -1 | awk -F'|' -v fpt="$fpt" -v peak="$peak" '
+  { split($5, a, " "); printf "%.1f", 100 * 1048576 / (a[1] / 1000) * fpt / (8 * peak) }')
 grep -E "^tokens/s .*median ${tps_k} k" "$tmp/frame" >/dev/null && ok || bad "median tokens/s ${tps_k} k not in: $(grep tokens/s "$tmp/frame")"
 grep -E "^MFU .*median ${mfu_pct}%" "$tmp/frame" >/dev/null && ok || bad "median MFU ${mfu_pct}% not in: $(grep ^MFU "$tmp/frame")"
+grep -E "^MFU .*now ${now_mfu}%" "$tmp/frame" >/dev/null && ok || bad "newest MFU ${now_mfu}% not in: $(grep ^MFU "$tmp/frame")"
 # the sparkline: one bar per step (10 steps < the columns); step 1 runs at 90 % of the others
 # and the bars span the top quarter (0.75 .. 1 of the largest), so it stands at level 5 of 8
 grep '^MFU' "$tmp/frame" | grep -q 'MFU        ▅█████████  now' && ok || bad "sparkline: $(grep ^MFU "$tmp/frame")"
-# without a model, the MFU the log printed (step 10's: the log's last line)
+# without a model, the MFU the log printed (step 10's: the log's last line), said to be the log's
 last_mfu=$(grep '^step' "$llmc" | tail -1 | awk -F'|' '{ split($6, a, "%"); gsub(/ /, "", a[1]); print a[1] }')
 expect 0 "$mfu" watch "$llmc" --once
-has out "MFU as the log printed it"
+has out "MFU: the log's own"
 grep -E "^MFU .*now ${last_mfu}%" "$tmp/out" >/dev/null && ok || bad "logged MFU ${last_mfu}%: $(grep ^MFU "$tmp/out")"
 
 # ---- findings: the analysis of what was read so far --------------------------------------------
