@@ -147,18 +147,6 @@ MFU_API bool mfu_series_get(const mfu_series *s, size_t i, mfu_series_row *out);
  * NULL for an empty series or an out-of-range column. */
 MFU_API const double *mfu_series_column(const mfu_series *s, mfu_series_col col);
 
-/* Build a series from a run, with the constant context given as plain numbers (from
- * mfu/model.h and mfu/device.h or the user's flags; NaN when unknown). Per row: step, time_s,
- * step_time_s, tokens (or meta tokens_per_step), loss and its flags, rank; tokens_per_s when
- * the run's figure is global (per-device figures are multiplied by devices); seq_len,
- * global_batch and dtype from the run's metadata; the step's own devices and seq_len when it
- * has them, and its useful tokens, clock, power, power limit and timers. (FLOPs per token stay
- * the constants given: mfu_report_compute counts them per step.) *out is NULL on error. Errors: MFU_E_INVALID
- * (NULL run/out), MFU_E_EMPTY (no rows), MFU_E_NOMEM. */
-MFU_API mfu_status mfu_series_from_run(const mfu_run *run, double model_flops_per_token,
-                                       double hardware_flops_per_token, double devices,
-                                       double peak_flops_per_s, mfu_series **out, mfu_error *err);
-
 /* ---- options ------------------------------------------------------------------------------- */
 
 typedef struct mfu_analysis_options {

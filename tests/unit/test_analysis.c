@@ -87,52 +87,6 @@ static void series_round_trip_and_limits(void **state)
     mfu_series_free(NULL);
 }
 
-static void series_from_run(void **state)
-{
-    (void)state;
-    mfu_run *run = mfu_run_new();
-    assert_non_null(run);
-    mfu_run_meta *m = mfu_run_meta_mut(run);
-    m->seq_len = 2048;
-    m->global_batch = 512;
-    m->tokens_per_step = 2048.0 * 512;
-    snprintf(m->dtype, sizeof m->dtype, "bf16");
-    for (int i = 1; i <= 3; i++) {
-        mfu_step st;
-        mfu_step_init(&st);
-        st.step = i;
-        st.step_time_s = 2.0;
-        st.tokens_per_s = 1000.0 * i;
-        st.tokens_per_s_scope = MFU_SCOPE_DEVICE;
-        if (i == 3) {
-            st.flags = MFU_STEP_LOSS_NAN;
-        } else
-            st.loss = 3.0;
-        assert_int_equal(mfu_run_append(run, &st, NULL, NULL), MFU_OK);
-    }
-    mfu_series *s = NULL;
-    assert_int_equal(mfu_series_from_run(run, 6e9, 8e9, 8, 989e12, &s, NULL), MFU_OK);
-    assert_int_equal(mfu_series_count(s), 3);
-    mfu_series_row r;
-    assert_true(mfu_series_get(s, 1, &r));
-    assert_int_equal(r.step, 2);
-    assert_true(r.tokens == 2048.0 * 512);   /* from the metadata */
-    assert_true(r.tokens_per_s == 2000 * 8); /* per device × devices */
-    assert_true(r.seq_len == 2048 && r.global_batch == 512);
-    assert_true(r.model_flops_per_token == 6e9 && r.hardware_flops_per_token == 8e9);
-    assert_string_equal(r.dtype, "bf16");
-    assert_true(mfu_series_get(s, 2, &r));
-    assert_int_equal(r.flags & MFU_STEP_LOSS_NAN, MFU_STEP_LOSS_NAN);
-    mfu_series_free(s);
-
-    mfu_run *empty = mfu_run_new();
-    mfu_error err = {0};
-    assert_int_equal(mfu_series_from_run(empty, 1, 1, 1, 1, &s, &err), MFU_E_EMPTY);
-    assert_null(s);
-    mfu_run_free(empty);
-    mfu_run_free(run);
-}
-
 /* ---- derived figures ------------------------------------------------------------------------ */
 
 static void derived_mfu_hfu_exact(void **state)
@@ -647,7 +601,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(series_round_trip_and_limits),
-        cmocka_unit_test(series_from_run),
         cmocka_unit_test(derived_mfu_hfu_exact),
         cmocka_unit_test(warmup_detected_and_excluded),
         cmocka_unit_test(seq_len_drop),

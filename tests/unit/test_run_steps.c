@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "ingest_test.h"
+#include "mfu/report.h"
 #include "mfu/analysis.h"
 #include "mfu/device.h"
 #include "util/util.h"
@@ -309,8 +310,9 @@ static void jsonl_reads_step_fields(void **state)
     mfu_run_free(run);
 }
 
-/* mfu_series_from_run takes a step's own devices, sequence length and telemetry. */
-static void series_from_run_per_step(void **state)
+/* The report's analysis sees a step's own devices, sequence length, useful tokens and
+ * telemetry (the figures module's per-step rule), the run's where the step gives none. */
+static void analysis_sees_per_step_fields(void **state)
 {
     (void)state;
     mfu_run *run = mfu_run_new();
@@ -322,21 +324,29 @@ static void series_from_run_per_step(void **state)
     b.tokens_per_s_scope = MFU_SCOPE_DEVICE;
     assert_int_equal(mfu_run_append(run, &a, NULL, NULL), MFU_OK);
     assert_int_equal(mfu_run_append(run, &b, NULL, NULL), MFU_OK);
-    mfu_series *s = NULL;
-    assert_int_equal(mfu_series_from_run(run, 1e9, 1e9, 8, 1e15, &s, NULL), MFU_OK);
-    mfu_series_row r;
-    assert_true(mfu_series_get(s, 0, &r));
-    assert_near(r.devices, 64, 0);   /* the step's */
-    assert_near(r.seq_len, 4096, 0); /* full_step(1) prints 4096 too */
-    assert_near(r.useful_tokens, 4096.0 * 60, 0);
-    assert_near(r.clock_mhz, 1979, 0);
-    assert_near(r.power_limit_w, 700, 0);
-    assert_near(r.comm_s, 0.1 / 3.0, 0);
-    assert_true(mfu_series_get(s, 1, &r));
-    assert_near(r.devices, 8, 0); /* the run's */
-    assert_near(r.tokens_per_s, 800, 0);
-    assert_true(isnan(r.clock_mhz));
-    mfu_series_free(s);
+    mfu_report_input in;
+    memset(&in, 0, sizeof in);
+    in.devices = 8;
+    in.tokens_per_step = 4096.0 * 80;
+    mfu_report *r = NULL;
+    assert_int_equal(mfu_report_compute(run, &in, &r, NULL), MFU_OK);
+    const mfu_analysis *an = mfu_report_analysis(r);
+    assert_non_null(an);
+    const double *dev = mfu_analysis_input(an, MFU_SC_DEVICES);
+    const double *seq = mfu_analysis_input(an, MFU_SC_SEQ_LEN);
+    const double *clk = mfu_analysis_input(an, MFU_SC_CLOCK_MHZ);
+    const double *lim = mfu_analysis_input(an, MFU_SC_POWER_LIMIT_W);
+    const double *comm = mfu_analysis_input(an, MFU_SC_COMM_S);
+    const double *tps = mfu_analysis_input(an, MFU_SC_TOKENS_PER_S);
+    assert_near(dev[0], 64, 0);   /* the step's */
+    assert_near(seq[0], 4096, 0); /* full_step(1) prints 4096 too */
+    assert_near(clk[0], 1979, 0);
+    assert_near(lim[0], 700, 0);
+    assert_near(comm[0], 0.1 / 3.0, 0);
+    assert_near(dev[1], 8, 0); /* the run's */
+    assert_near(tps[1], 800, 0);
+    assert_true(isnan(clk[1]));
+    mfu_report_free(r);
     mfu_run_free(run);
 }
 
@@ -346,7 +356,7 @@ int main(void)
         cmocka_unit_test(init_is_absent),          cmocka_unit_test(store_and_merge),
         cmocka_unit_test(rank_observations),       cmocka_unit_test(canonical_round_trip),
         cmocka_unit_test(canonical_bad_values),    cmocka_unit_test(megatron_timers_power_seqlen),
-        cmocka_unit_test(jsonl_reads_step_fields), cmocka_unit_test(series_from_run_per_step),
+        cmocka_unit_test(jsonl_reads_step_fields), cmocka_unit_test(analysis_sees_per_step_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
