@@ -128,7 +128,14 @@ bad 2 --model llama3-8b --seq 2048 --device h100-sxm --micro-batch 99999999999
 bad 2 --model llama3-8b --seq 2048 --device h100-sxm --bandwidth-tbs -1
 bad 2 --model llama3-8b --seq 2048 --device h100-sxm --peak-tflops nan
 bad 2 --model llama3-8b --seq 2048 --device h100-sxm --convention palm
-bad 2 --model llama3-8b --device h100-sxm
+bad 2 --config "$data/model/llama3-8b.json" --device h100-sxm   # no trained length: --seq
+# a preset's trained length is the default, and said
+run --model llama3-8b --device h100-sxm --json
+[ "$rc" = 0 ] || fail "preset without --seq: exit $rc"
+jq_is '.workload.seq' 8192
+jq_is '.workload.seq_source' trained_seq
+run --model llama3-8b --device h100-sxm
+grep -q '^note        seq 8192, the length llama3-8b was trained at' "$tmp/out" || fail "no trained-length note"
 bad 2 --layers 2 --hidden 64 --heads 4 --seq 32 --device h100-sxm
 grep -q -- '--vocab' "$tmp/err" || fail "missing vocab: message does not name --vocab"
 bad 2 --model llama3-8b --seq 2048 --device h100-sxm --bogus
