@@ -521,8 +521,9 @@ bool mfu_roofline_sentence(const mfu_roofline *r, char *buf, size_t n)
     }
     /* a ceiling near 100 % tells nothing as a number ("at most 99 %"): say what it means */
     if (r->ceiling >= ROOFLINE_NO_LIMIT)
-        return ok && mfu__appendf(buf, n, k == 0 ? ": their shapes do not limit MFU"
-                                                 : ", yet the shapes allow MFU above %.0f %%",
+        return ok && mfu__appendf(buf, n,
+                                  k == 0 ? ": their shapes do not limit MFU"
+                                         : ", yet the shapes allow MFU above %.0f %%",
                                   100 * ROOFLINE_NO_LIMIT);
     char pct[32];
     fmt_pct(pct, sizeof pct, r->ceiling);

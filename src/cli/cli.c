@@ -72,11 +72,12 @@ static void unknown_option(const char *cmd, const cli_optspec *specs, size_t n, 
     free(names);
     free(dashed);
     if (near[0])
-        cli_failf(cmd, CLI_EXIT_USAGE, "unknown option '%.*s' (did you mean %s? see 'mfu %s --help')",
-                  (int)(len + 2), q, near, cmd);
+        cli_failf(cmd, CLI_EXIT_USAGE,
+                  "unknown option '%.*s' (did you mean %s? see 'mfu %s --help')", (int)(len + 2), q,
+                  near, cmd);
     else
-        cli_failf(cmd, CLI_EXIT_USAGE, "unknown option '%.*s' (see 'mfu %s --help')", (int)(len + 2),
-                  q, cmd);
+        cli_failf(cmd, CLI_EXIT_USAGE, "unknown option '%.*s' (see 'mfu %s --help')",
+                  (int)(len + 2), q, cmd);
 }
 
 bool cli_parse(const char *cmd, int argc, char **argv, const cli_optspec *specs, size_t nspecs,

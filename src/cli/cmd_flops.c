@@ -202,9 +202,9 @@ static int list_presets(bool json)
             json_object_set_new(o, "source", json_string(a.source));
             json_object_set_new(o, "trained_seq",
                                 flops_out_count_json(a.trained_seq, a.trained_seq > 0));
-            json_object_set_new(o, "trained_seq_source", a.trained_seq > 0
-                                                             ? json_string(a.trained_seq_source)
-                                                             : json_null());
+            json_object_set_new(o, "trained_seq_source",
+                                a.trained_seq > 0 ? json_string(a.trained_seq_source)
+                                                  : json_null());
             json_array_append_new(arr, o);
             continue;
         }

@@ -77,7 +77,8 @@ int main(int argc, char **argv)
         names[i] = commands[i].name;
     char near[64];
     if (mfu__did_you_mean(name, names, sizeof names / sizeof names[0], near, sizeof near))
-        fprintf(stderr, "mfu: unknown command '%s' (did you mean %s? run 'mfu --help' for the list)\n",
+        fprintf(stderr,
+                "mfu: unknown command '%s' (did you mean %s? run 'mfu --help' for the list)\n",
                 name, near);
     else
         fprintf(stderr, "mfu: unknown command '%s' (run 'mfu --help' for the list)\n", name);

@@ -290,12 +290,12 @@ void model_args_seq_json(const model_args *m, json_t *w)
 {
     const char *src = m->seq_from_arch ? "trained_seq" : m->workload.seq > 0 ? "--seq" : NULL;
     json_object_set_new(w, "seq_source", src ? json_string(src) : json_null());
-    json_object_set_new(w, "trained_seq", m->arch.trained_seq > 0
-                                              ? json_integer((json_int_t)m->arch.trained_seq)
-                                              : json_null());
-    json_object_set_new(w, "trained_seq_source", m->arch.trained_seq > 0
-                                                     ? json_string(m->arch.trained_seq_source)
-                                                     : json_null());
+    json_object_set_new(w, "trained_seq",
+                        m->arch.trained_seq > 0 ? json_integer((json_int_t)m->arch.trained_seq)
+                                                : json_null());
+    json_object_set_new(w, "trained_seq_source",
+                        m->arch.trained_seq > 0 ? json_string(m->arch.trained_seq_source)
+                                                : json_null());
 }
 
 int model_args_build(const char *cmd, const cli_args *a, bool allow_all, model_args *out)

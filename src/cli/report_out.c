@@ -79,8 +79,7 @@ static void print_steady(FILE *out, const mfu_report *r)
                 (long long)w->first_step, 1 / (1 + w->slowdown));
     else
         fprintf(out, "; warm-up excluded: steps %lld-%lld (%zu steps, %.3g× the steady step time)",
-                (long long)w->first_step, (long long)w->last_step, w->steps,
-                1 / (1 + w->slowdown));
+                (long long)w->first_step, (long long)w->last_step, w->steps, 1 / (1 + w->slowdown));
     if (w->artifacts)
         fprintf(out, "; %zu timing artifact%s excluded (>5x faster than the median)", w->artifacts,
                 w->artifacts == 1 ? "" : "s");

@@ -485,8 +485,8 @@ static void read_meta(json_t *root, mfu_arch *a, const char *type)
     /* the length the model was trained at: only when stated with its source */
     v = json_object_get(root, "_trained_seq");
     json_t *src = json_object_get(root, "_trained_seq_source");
-    if (json_is_integer(v) && json_integer_value(v) > 0 &&
-        json_integer_value(v) <= MFU_DIM_MAX && json_is_string(src)) {
+    if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= MFU_DIM_MAX &&
+        json_is_string(src)) {
         a->trained_seq = (int64_t)json_integer_value(v);
         mfu__strlcpy(a->trained_seq_source, json_string_value(src), sizeof a->trained_seq_source);
     }

@@ -184,11 +184,10 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     if (c->stack.name[0]) {
         snprintf(v, sizeof v, "%s", c->stack.framework);
         if (c->stack.has_convention)
-            mfu__appendf(v, sizeof v, ": counts FLOPs as %s (%s attention)",
-                         mfu_convention_name(c->stack.convention),
-                         c->stack.convention == MFU_CONV_6N
-                             ? "no"
-                             : mfu_attention_name(c->stack.attention));
+            mfu__appendf(
+                v, sizeof v, ": counts FLOPs as %s (%s attention)",
+                mfu_convention_name(c->stack.convention),
+                c->stack.convention == MFU_CONV_6N ? "no" : mfu_attention_name(c->stack.attention));
         if (c->stack_peak_rule[0])
             mfu__appendf(v, sizeof v, "; peak: %s", c->stack_peak_rule);
         if (c->stack.rule[0])

@@ -387,8 +387,8 @@ static void hover_bands(mfu__rbuf *b, const double *X, const double *Y, size_t n
             count++;
         }
         if (count)
-            hover_rect(b, L + bw * (double)k, L + bw * (double)(k + 1), T, ph, what, x0, x1, y0,
-                       y1, count);
+            hover_rect(b, L + bw * (double)k, L + bw * (double)(k + 1), T, ph, what, x0, x1, y0, y1,
+                       count);
     }
 }
 
@@ -548,7 +548,9 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
     }
     free(keep);
     hover_bands(&b, X, Y, c->n, ys, xmin, xmax, L, T, pw, ph,
-                c->y_label ? c->y_label : c->title ? c->title : "value");
+                c->y_label ? c->y_label
+                : c->title ? c->title
+                           : "value");
     for (size_t i = 0; i < c->nmarkers; i++) {
         const mfu__svg_marker *m = &c->markers[i];
         if (!(m->x >= xmin && m->x <= xmax))

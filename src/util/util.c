@@ -176,7 +176,10 @@ size_t mfu__did_you_mean(const char *query, const char *const *names, size_t n, 
             pick[npick++] = i;
     }
     for (size_t k = 0; k < npick; k++)
-        mfu__appendf(buf, bufn, "%s%s", k == 0 ? "" : k + 1 == npick ? " or " : ", ",
+        mfu__appendf(buf, bufn, "%s%s",
+                     k == 0           ? ""
+                     : k + 1 == npick ? " or "
+                                      : ", ",
                      names[pick[k]]);
     return npick;
 }

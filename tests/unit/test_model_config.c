@@ -390,8 +390,8 @@ static void trained_seq(void **state)
     struct {
         const char *preset;
         int64_t seq;
-    } rows[] = {{"llama3-8b", 8192},  {"llama3-405b", 8192}, {"llama2-70b", 4096},
-                {"gpt2", 1024},       {"gpt3-175b", 2048},   {"deepseek-v3", 4096},
+    } rows[] = {{"llama3-8b", 8192},  {"llama3-405b", 8192},   {"llama2-70b", 4096},
+                {"gpt2", 1024},       {"gpt3-175b", 2048},     {"deepseek-v3", 4096},
                 {"qwen2.5-7b", 4096}, {"mixtral-8x7b", 32768}, {"mpt-30b", 8192}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         mfu_arch a;
@@ -411,9 +411,10 @@ static void trained_seq(void **state)
     assert_int_equal(mfu_arch_from_config_text(with, strlen(with), NULL, &a, &err), MFU_OK);
     assert_int_equal(a.trained_seq, 2048);
     assert_string_equal(a.trained_seq_source, "my run");
-    const char *nosrc = "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
-                        "\"num_attention_heads\": 4, \"num_key_value_heads\": 4, "
-                        "\"intermediate_size\": 128, \"vocab_size\": 100, \"_trained_seq\": 2048}";
+    const char *nosrc =
+        "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+        "\"num_attention_heads\": 4, \"num_key_value_heads\": 4, "
+        "\"intermediate_size\": 128, \"vocab_size\": 100, \"_trained_seq\": 2048}";
     assert_int_equal(mfu_arch_from_config_text(nosrc, strlen(nosrc), NULL, &a, &err), MFU_OK);
     assert_int_equal(a.trained_seq, 0);
     /* an override carries it over; the FLOPs never read it */
@@ -437,9 +438,9 @@ static void trained_seq(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(llama_family),   cmocka_unit_test(mistral_mixtral),
-        cmocka_unit_test(qwen_family),    cmocka_unit_test(gemma_family),
-        cmocka_unit_test(phi3_olmo),      cmocka_unit_test(gpt2_neox_mpt),
+        cmocka_unit_test(llama_family),    cmocka_unit_test(mistral_mixtral),
+        cmocka_unit_test(qwen_family),     cmocka_unit_test(gemma_family),
+        cmocka_unit_test(phi3_olmo),       cmocka_unit_test(gpt2_neox_mpt),
         cmocka_unit_test(deepseek_family), cmocka_unit_test(config_errors),
         cmocka_unit_test(overrides_apply), cmocka_unit_test(presets),
         cmocka_unit_test(trained_seq),

@@ -266,7 +266,8 @@ static void hover_titles(void **state)
     svg = mfu__svg_line_chart(&c);
     assert_well_formed(svg);
     size_t bands = count_of(svg, "class=\"mfu-hover\"");
-    assert_int_equal(bands, (720 - MFU__SVG_MARGIN_LEFT - MFU__SVG_MARGIN_RIGHT) / MFU__SVG_HOVER_PX);
+    assert_int_equal(bands,
+                     (720 - MFU__SVG_MARGIN_LEFT - MFU__SVG_MARGIN_RIGHT) / MFU__SVG_HOVER_PX);
     /* the first of 160 bands holds steps 0..624 and the spike at 150 */
     assert_string_equal(nth_title(svg, "class=\"mfu-hover\"", 0),
                         "tokens/s at steps 0–624: 1.000M to 9.000M (625 steps)");

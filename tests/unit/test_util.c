@@ -78,8 +78,8 @@ static void edit_distance_and_did_you_mean(void **state)
     big[MFU__EDIT_DISTANCE_MAX] = '\0';
     assert_int_equal(mfu__edit_distance(big, big), 0);
 
-    const char *names[] = {"llama3-8b", "llama3-70b", NULL, "llama3-405b", "gpt2", "qwen3-8b",
-                           "qwen3-30b-a3b"};
+    const char *names[] = {"llama3-8b", "llama3-70b", NULL,           "llama3-405b",
+                           "gpt2",      "qwen3-8b",   "qwen3-30b-a3b"};
     size_t n = sizeof names / sizeof names[0];
     char buf[128];
     assert_int_equal(mfu__did_you_mean("llama-3-70b", names, n, buf, sizeof buf), 1);
