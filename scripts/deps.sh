@@ -23,13 +23,17 @@ pkgs=(
 command -v node >/dev/null || pkgs+=(nodejs)
 command -v npm >/dev/null || pkgs+=(npm)
 
-# web/node_modules: uPlot (embedded into mfu serve) and playwright-core (the browser test),
-# at the versions in web/package-lock.json, from the npm registry; then web/dist.
+# web/node_modules: uPlot (embedded into mfu serve), playwright-core (the browser test),
+# typescript and @grafana/schema (the Grafana dashboard's schema test), at the versions in
+# web/package-lock.json, from the npm registry; then web/dist.
 web_deps() {
   local web
   web="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"
-  if [ -f "$web/package-lock.json" ] && { [ ! -f "$web/node_modules/uplot/package.json" ] ||
-       [ ! -f "$web/node_modules/playwright-core/package.json" ]; }; then
+  local missing_pkg=0 p
+  for p in uplot playwright-core typescript @grafana/schema; do
+    [ -f "$web/node_modules/$p/package.json" ] || missing_pkg=1
+  done
+  if [ -f "$web/package-lock.json" ] && [ "$missing_pkg" = 1 ]; then
     echo "deps.sh: npm ci in web/" >&2
     (cd "$web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   fi

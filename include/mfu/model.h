@@ -104,6 +104,13 @@ typedef struct mfu_arch {
     int64_t window;        /* window size in tokens */
     int64_t global_every;  /* every n-th block is global ((i + 1) % n == 0); 0 = all windowed */
     int64_t window_layers; /* explicit count of windowed blocks (overrides global_every) */
+
+    /* What the model was trained on, as its source publishes it: not part of the architecture
+     * and never read by a FLOPs count. A caller may take it as the default of
+     * mfu_workload.seq and must then say so (the CLI's flops, estimate and roofline do; a log's
+     * own sequence length comes first where there is a log). */
+    int64_t trained_seq; /* tokens per sequence of the main pre-training stage; 0 = unknown */
+    char trained_seq_source[MFU_ARCH_SOURCE_MAX]; /* where trained_seq comes from; "" when 0 */
 } mfu_arch;
 
 /* Copy into *arch every field of *overrides that is set (non-zero, non-UNSET, non-empty name
@@ -278,6 +285,9 @@ MFU_API mfu_status mfu_flops_compute(const mfu_arch *arch, const mfu_workload *w
  * (err->line and err->column set) or a field of the wrong type; MFU_E_MISSING for a missing
  * field (the message names the field and the flag that supplies it); MFU_E_UNKNOWN for an
  * unsupported model_type. On failure *out is unchanged.
+ * trained_seq is read from the mfu keys "_trained_seq" (a whole number > 0) and
+ * "_trained_seq_source" (a string), never from max_position_embeddings: a model's longest
+ * context is often not the length most of its training ran at.
  */
 MFU_API mfu_status mfu_arch_from_config_json(const char *path, const mfu_arch *overrides,
                                              mfu_arch *out, mfu_error *err);
@@ -291,9 +301,10 @@ MFU_API size_t mfu_preset_count(void);
 /* Name of preset i in alphabetical order ("llama3-8b"), NULL when i >= mfu_preset_count().
  * The string is static. */
 MFU_API const char *mfu_preset_name(size_t i);
-/* Load the preset called name (ASCII case-insensitive) into *out, resolved, with name, source
- * and published totals filled. MFU_E_UNKNOWN (field "--model") when there is no such preset.
- * On failure *out is unchanged. */
+/* Load the preset called name (ASCII case-insensitive) into *out, resolved, with name, source,
+ * published totals and the trained sequence length (trained_seq, trained_seq_source) filled.
+ * MFU_E_UNKNOWN (field "--model") when there is no such preset; its message names the closest
+ * presets ("did you mean llama3-70b?"). On failure *out is unchanged. */
 MFU_API mfu_status mfu_preset_find(const char *name, mfu_arch *out, mfu_error *err);
 
 #ifdef __cplusplus

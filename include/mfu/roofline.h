@@ -208,8 +208,10 @@ MFU_API const char *mfu_roofline_pass_name(mfu_roofline_pass p);
  * "at micro-batch 1 × 512 tokens the MLP products are memory-bound; expect MFU at most 43 %
  * (a roofline ceiling, not a prediction)". A group is named when at least half of its FLOPs
  * are in memory-bound products (largest share first, at most three); with none it says the
- * main products are compute-bound. TP and EP above 1 are named. Returns false when r or buf is
- * NULL, n is 0, or the text was truncated. */
+ * main products are compute-bound. A ceiling of 90 % or more gets no number (it would tell
+ * nothing): "...compute-bound: their shapes do not limit MFU", or, with memory-bound groups,
+ * "..., yet the shapes allow MFU above 90 %". TP and EP above 1 are named. Returns false when r or
+ * buf is NULL, n is 0, or the text was truncated. */
 MFU_API bool mfu_roofline_sentence(const mfu_roofline *r, char *buf, size_t n);
 
 /* Turn r into an analysis finding for mfu_analysis_add_finding(): kind "roofline", severity

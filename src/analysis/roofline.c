@@ -477,6 +477,9 @@ static void fmt_pct(char *buf, size_t n, double f)
     snprintf(buf, n, p < 10 || p >= 99.5 ? "%.1f %%" : "%.0f %%", p);
 }
 
+/* Above this ceiling the shapes are no limit worth a number (issue 15: "at most 99 %"). */
+#define ROOFLINE_NO_LIMIT 0.9
+
 bool mfu_roofline_sentence(const mfu_roofline *r, char *buf, size_t n)
 {
     if (!r || !buf || n == 0)
@@ -516,6 +519,12 @@ bool mfu_roofline_sentence(const mfu_roofline *r, char *buf, size_t n)
                                     group_words((mfu_roofline_group)order[i]));
         ok = ok && mfu__appendf(buf, n, " products are memory-bound");
     }
+    /* a ceiling near 100 % tells nothing as a number ("at most 99 %"): say what it means */
+    if (r->ceiling >= ROOFLINE_NO_LIMIT)
+        return ok && mfu__appendf(buf, n,
+                                  k == 0 ? ": their shapes do not limit MFU"
+                                         : ", yet the shapes allow MFU above %.0f %%",
+                                  100 * ROOFLINE_NO_LIMIT);
     char pct[32];
     fmt_pct(pct, sizeof pct, r->ceiling);
     ok = ok && mfu__appendf(buf, n,

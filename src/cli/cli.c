@@ -10,12 +10,74 @@
 
 #include "util/util.h"
 
-static long find_spec(const cli_optspec *specs, size_t n, const char *name, size_t len)
+static long find_exact(const cli_optspec *specs, size_t n, const char *name, size_t len)
 {
     for (size_t i = 0; i < n; i++)
         if (strlen(specs[i].name) == len && strncmp(specs[i].name, name, len) == 0)
             return (long)i;
     return -1;
+}
+
+/* Two spellings of one quantity that different commands grew (docs/cli.md, "Aliases"): a
+ * command that knows one side accepts the other as that option. */
+static const struct alias {
+    const char *a, *b;
+} aliases[] = {
+    {"batch-size", "global-batch"},      /* sequences per optimizer step, whole job */
+    {"batch-tokens", "tokens-per-step"}, /* tokens per optimizer step, whole job */
+};
+
+static long find_spec(const cli_optspec *specs, size_t n, const char *name, size_t len)
+{
+    long k = find_exact(specs, n, name, len);
+    for (size_t i = 0; k < 0 && i < MFU__ARRAY_LEN(aliases); i++) {
+        const struct alias *al = &aliases[i];
+        if (strlen(al->a) == len && strncmp(al->a, name, len) == 0)
+            k = find_exact(specs, n, al->b, strlen(al->b));
+        else if (strlen(al->b) == len && strncmp(al->b, name, len) == 0)
+            k = find_exact(specs, n, al->a, strlen(al->a));
+    }
+    return k;
+}
+
+const char *cli_alias_of(const char *name)
+{
+    for (size_t i = 0; i < MFU__ARRAY_LEN(aliases); i++) {
+        if (strcmp(aliases[i].a, name) == 0)
+            return aliases[i].b;
+        if (strcmp(aliases[i].b, name) == 0)
+            return aliases[i].a;
+    }
+    return NULL;
+}
+
+/* "unknown option '--X'", with the nearest options of specs when some are near. */
+enum { OPTION_NAME_MAX = 64 };
+static void unknown_option(const char *cmd, const cli_optspec *specs, size_t n, const char *name,
+                           size_t len)
+{
+    char q[OPTION_NAME_MAX + 2];
+    snprintf(q, sizeof q, "--%.*s", (int)(len < OPTION_NAME_MAX ? len : OPTION_NAME_MAX), name);
+    char(*dashed)[OPTION_NAME_MAX + 2] = malloc((n + 1) * sizeof *dashed);
+    const char **names = malloc((n + 1) * sizeof *names);
+    char near[3 * (OPTION_NAME_MAX + 2) + 16] = "";
+    if (dashed && names) {
+        for (size_t i = 0; i < n; i++) {
+            snprintf(dashed[i], sizeof dashed[i], "--%s", specs[i].name);
+            names[i] = dashed[i];
+        }
+        names[n] = "--help";
+        mfu__did_you_mean(q, names, n + 1, near, sizeof near);
+    }
+    free(names);
+    free(dashed);
+    if (near[0])
+        cli_failf(cmd, CLI_EXIT_USAGE,
+                  "unknown option '%.*s' (did you mean %s? see 'mfu %s --help')", (int)(len + 2), q,
+                  near, cmd);
+    else
+        cli_failf(cmd, CLI_EXIT_USAGE, "unknown option '%.*s' (see 'mfu %s --help')",
+                  (int)(len + 2), q, cmd);
 }
 
 bool cli_parse(const char *cmd, int argc, char **argv, const cli_optspec *specs, size_t nspecs,
@@ -54,8 +116,7 @@ bool cli_parse(const char *cmd, int argc, char **argv, const cli_optspec *specs,
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         long k = find_spec(specs, nspecs, name, len);
         if (k < 0) {
-            cli_failf(cmd, CLI_EXIT_USAGE, "unknown option '--%.*s' (see 'mfu %s --help')",
-                      (int)len, name, cmd);
+            unknown_option(cmd, specs, nspecs, name, len);
             return false;
         }
         const char *value = NULL;

@@ -55,6 +55,12 @@ typedef struct cli_args {
 bool cli_parse(const char *cmd, int argc, char **argv, const cli_optspec *specs, size_t nspecs,
                cli_args *out);
 
+/* The other spelling of an option that has one (documented in docs/cli.md, "Aliases"):
+ * "batch-size" <-> "global-batch", "batch-tokens" <-> "tokens-per-step"; NULL when none.
+ * cli_parse() accepts either for the option a command knows; an unknown option gets a
+ * "did you mean" of the nearest options the command knows. */
+const char *cli_alias_of(const char *name);
+
 /* The value of the last occurrence of option name, or NULL when absent (or a flag). */
 const char *cli_get(const cli_args *a, const char *name);
 /* True when option name (flag or valued) occurred at least once. */

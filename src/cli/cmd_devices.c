@@ -2,7 +2,8 @@
  * cmd_devices.c - `mfu devices [NAME]`: the accelerator table, or one device in full.
  *
  * Without NAME: one aligned row per device with the dense TFLOP/s of bf16, fp16, fp8 and fp32
- * (or of the --dtype given), memory and bandwidth. With NAME (several words are joined, so
+ * (or of the --dtype given), memory and bandwidth. A NAME that selects several entries with
+ * different peaks ("h100"): their rows. With NAME (several words are joined, so
  * `mfu devices NVIDIA H100 80GB HBM3` needs no quotes): every dtype dense and sparse, clocks,
  * the reported names it answers to, its source and notes. --json prints the same data with
  * stable keys, peaks in FLOP/s, and null where the table has no figure.
@@ -41,7 +42,8 @@ static void help(void)
            "\n"
            "  NAME        show one device in full: an id (h100-sxm), or what the driver or\n"
            "              framework reports ('NVIDIA H100 80GB HBM3', 'TPU v5 lite'). Words\n"
-           "              may be given without quotes. Unknown or ambiguous: exit 1.\n"
+           "              may be given without quotes. A name several devices answer to\n"
+           "              (h100) lists them; an unknown one: exit 1 with the closest ids.\n"
            "  --dtype D   show only dtype D: fp64 fp32 tf32 bf16 fp16 fp8 int8 (bfloat16,\n"
            "              half, e4m3, ... are accepted)\n"
            "  --json      print JSON: peaks in FLOP/s, null where the table has no figure\n"
@@ -146,7 +148,9 @@ static void print_wrapped(const char *label, const char *text)
     putchar('\n');
 }
 
-static void print_list(int ndtypes, const mfu_dtype *dtypes)
+/* The table rows of devs[0..n), or of the whole table when devs is NULL. */
+static void print_list(const mfu_device_info *const *devs, size_t n, int ndtypes,
+                       const mfu_dtype *dtypes)
 {
     /* column widths from the data, numbers right-aligned under right-aligned headers */
     enum { MAXC = 8 };
@@ -159,7 +163,8 @@ static void print_list(int ndtypes, const mfu_dtype *dtypes)
     }
     head[ncols++] = "mem GB";
     head[ncols++] = "TB/s";
-    size_t n = mfu_device_count();
+    if (!devs)
+        n = mfu_device_count();
     size_t w[MAXC] = {0};
     for (size_t c = 0; c < ncols; c++)
         w[c] = strlen(head[c]);
@@ -172,7 +177,7 @@ static void print_list(int ndtypes, const mfu_dtype *dtypes)
             putchar('\n');
         }
         for (size_t i = 0; i < n; i++) {
-            const mfu_device_info *d = mfu_device_at(i);
+            const mfu_device_info *d = devs ? devs[i] : mfu_device_at(i);
             size_t c = 0;
             snprintf(cell[c++], sizeof cell[0], "%s", d->id);
             snprintf(cell[c++], sizeof cell[0], "%s", d->name);
@@ -710,6 +715,34 @@ static char **probe_argv(int argc, char **argv)
     return v;
 }
 
+/* A name that selects several entries with different peaks ("h100"): the question was "which
+ * devices are these?", so the answer is their rows (JSON: every entry in full), exit 0, with a
+ * line saying how to get one. Only the first MFU_DEVICE_CANDIDATES_MAX are kept by the match;
+ * more are counted. */
+static int show_matches(const mfu_device_match *m, const char *query, bool json,
+                        const mfu_dtype *only, const mfu_dtype *list_dtypes)
+{
+    size_t shown =
+        m->ncandidates < MFU_DEVICE_CANDIDATES_MAX ? m->ncandidates : MFU_DEVICE_CANDIDATES_MAX;
+    if (json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "query", str_or_null(query));
+        json_object_set_new(root, "match", json_string("several"));
+        json_object_set_new(root, "count", json_integer((json_int_t)m->ncandidates));
+        json_t *arr = json_array();
+        for (size_t i = 0; i < shown; i++)
+            json_array_append_new(arr, device_json(m->candidates[i], only));
+        json_object_set_new(root, "devices", arr);
+        return cli_print_json(root);
+    }
+    printf("'%s' matches %zu devices whose peaks differ", query, m->ncandidates);
+    if (shown < m->ncandidates)
+        printf(" (the first %zu shown)", shown);
+    printf("; name one for its full entry, e.g. 'mfu devices %s'\n\n", m->candidates[0]->id);
+    print_list(m->candidates, shown, only ? 1 : 4, only ? only : list_dtypes);
+    return CLI_EXIT_OK;
+}
+
 /* ---- the command ------------------------------------------------------------------------ */
 
 int cmd_devices(int argc, char **argv)
@@ -834,15 +867,18 @@ static int devices_main(const cli_args *ap)
             return cli_print_json(root);
         }
         if (have_only)
-            print_list(1, &only);
+            print_list(NULL, 0, 1, &only);
         else
-            print_list(4, list_dtypes);
+            print_list(NULL, 0, 4, list_dtypes);
         return CLI_EXIT_OK;
     }
 
     mfu_device_match m;
     mfu_error err = {0};
-    if (mfu_device_match_name(name, &m, &err) != MFU_OK)
+    mfu_status st = mfu_device_match_name(name, &m, &err);
+    if (st == MFU_E_AMBIGUOUS)
+        return show_matches(&m, name, json, have_only ? &only : NULL, list_dtypes);
+    if (st != MFU_OK)
         return cli_fail(CMD, &err, CLI_EXIT_FAIL);
     if (json) {
         json_t *root = json_object();

@@ -279,6 +279,7 @@ int cmd_estimate(int argc, char **argv)
     int rc = model_args_build("estimate", &a, false, &m);
     if (rc != CLI_EXIT_OK)
         return rc;
+    model_args_default_seq(&m);
     device_choice d;
     request r;
     if ((rc = choose_device(&a, &d)) != CLI_EXIT_OK ||

@@ -17,19 +17,21 @@ static const cli_optspec specs[] = {MODEL_ARGS_OPTSPECS, {"json", false}, {"list
 
 static void help(void)
 {
-    printf("usage: mfu flops (--model NAME | --config PATH | --layers N ...) --seq N [OPTIONS]\n"
+    printf("usage: mfu flops (--model NAME | --config PATH | --layers N ...) [--seq N] [OPTIONS]\n"
            "       mfu flops --list-presets [--json]\n\n"
            "Training FLOPs per token of a model: forward and training, model (the MFU\n"
            "numerator) and hardware (with recomputation, the HFU numerator), by component,\n"
            "with the counting convention and its source printed beside the figures.\n\n"
            "%s"
-           "  (--convention all prints every convention side by side)\n"
+           "  (--convention all prints every convention side by side; without --seq, a\n"
+           "  preset's trained sequence length is used and named: see --list-presets)\n"
            "Output:\n"
            "  --json                   one JSON object (an array with --convention all)\n"
-           "  --list-presets           the bundled models with their parameter counts\n\n"
+           "  --list-presets           the bundled models with their parameter counts and\n"
+           "                           trained sequence lengths\n\n"
            "Examples:\n"
            "  mfu flops --model llama3-8b --seq 8192\n"
-           "  mfu flops --model llama3-8b --seq 8192 --convention all\n"
+           "  mfu flops --model llama3-8b --convention all\n"
            "  mfu flops --config ./config.json --seq 4096 --recompute selective --json\n"
            "  mfu flops --model mixtral-8x7b --seq 4096 --doc-lengths 1024,2048,1024\n"
            "  mfu flops --convention palm --params 540e9 --layers 118 --heads 48 \\\n"
@@ -175,8 +177,8 @@ static int list_presets(bool json)
     if (!json && !t)
         return cli_failf("flops", CLI_EXIT_FAIL, "out of memory");
     if (t) {
-        const char *head[] = {"preset", "params", "active", "published", "source"};
-        cli_table_row(t, 5, head);
+        const char *head[] = {"preset", "params", "active", "published", "trained seq", "source"};
+        cli_table_row(t, 6, head);
         cli_table_rule(t);
     }
     for (size_t i = 0; i < n; i++) {
@@ -198,16 +200,23 @@ static int list_presets(bool json)
             json_object_set_new(o, "published_params",
                                 flops_out_count_json(a.published_params, a.published_params > 0));
             json_object_set_new(o, "source", json_string(a.source));
+            json_object_set_new(o, "trained_seq",
+                                flops_out_count_json(a.trained_seq, a.trained_seq > 0));
+            json_object_set_new(o, "trained_seq_source",
+                                a.trained_seq > 0 ? json_string(a.trained_seq_source)
+                                                  : json_null());
             json_array_append_new(arr, o);
             continue;
         }
-        char tot[32], act[32], pub[32] = "-";
+        char tot[32], act[32], pub[32] = "-", seq[32] = "-";
+        if (a.trained_seq > 0)
+            snprintf(seq, sizeof seq, "%lld", (long long)a.trained_seq);
         cli_fmt_count(tot, sizeof tot, (double)p.total);
         cli_fmt_count(act, sizeof act, (double)p.active);
         if (a.published_params > 0)
             cli_fmt_count(pub, sizeof pub, (double)a.published_params);
-        const char *row[] = {a.name, tot, act, pub, a.source};
-        cli_table_row(t, 5, row);
+        const char *row[] = {a.name, tot, act, pub, seq, a.source};
+        cli_table_row(t, 6, row);
     }
     if (json)
         return cli_print_json(arr);
@@ -235,6 +244,7 @@ int cmd_flops(int argc, char **argv)
     int rc = model_args_build("flops", &a, true, &m);
     if (rc != CLI_EXIT_OK)
         return rc;
+    model_args_default_seq(&m);
     if (m.all_conventions) {
         rc = run_all(&m, json);
     } else {

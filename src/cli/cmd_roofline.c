@@ -170,7 +170,9 @@ static void print_text(const model_args *m, const device_choice *d, const mfu_ro
         printf(", %zu packed documents", m->workload.doc_count);
     if (m->workload.mean_doc_len > 0)
         printf(", packed documents of mean length %g", m->workload.mean_doc_len);
-    printf("\nparallel    TP %lld", (long long)r->tp);
+    printf("\n");
+    model_args_print_seq_note(m, "note        ");
+    printf("parallel    TP %lld", (long long)r->tp);
     if (r->tokens_per_expert > 0) {
         fmt_dim(a, sizeof a, r->tokens_per_expert);
         printf(", EP %lld, expert TP %lld: %s tokens per expert (average)", (long long)r->ep,
@@ -260,6 +262,7 @@ static json_t *roofline_json(const model_args *m, const device_choice *d, const 
     json_object_set_new(wl, "mean_doc_len",
                         m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
                                                      : json_null());
+    model_args_seq_json(m, wl);
     json_object_set_new(o, "workload", wl);
     json_t *par = json_object();
     json_object_set_new(par, "tp", json_integer((json_int_t)r->tp));
@@ -344,6 +347,7 @@ int cmd_roofline(int argc, char **argv)
     int rc = model_args_build(CMD, &a, false, &m);
     if (rc != CLI_EXIT_OK)
         return rc;
+    model_args_default_seq(&m);
     mfu_roofline_config cfg;
     mfu_roofline_config_init(&cfg);
     device_choice d;

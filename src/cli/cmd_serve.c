@@ -63,11 +63,12 @@ static void help(void)
            "Examples:\n"
            "  mfu serve train.log --model llama3-8b --device h100-sxm --devices 8\n"
            "  mfu serve --db runs.db --listen 127.0.0.1:0\n"
-           "  MFU_TOKEN=$(head -c 24 /dev/urandom | base64) \\\n"
-           "      mfu serve node3.log --listen 0.0.0.0:9464 --devices 64 --local-devices 8 \\\n"
-           "      --model llama3-70b --device h100-sxm\n"
-           "  curl -H \"Authorization: Bearer $MFU_TOKEN\" --data-binary @steps.jsonl \\\n"
-           "      http://127.0.0.1:8080/api/runs/myrun/steps\n",
+           "  export MFU_TOKEN=$(head -c 24 /dev/urandom | base64)\n"
+           "  mfu serve node3.log --listen 0.0.0.0:9464 --devices 64 --local-devices 8 \\\n"
+           "      --model llama3-70b --device h100-sxm &\n"
+           "  curl --fail-with-body -H \"Authorization: Bearer $MFU_TOKEN\" \\\n"
+           "      --data-binary @steps.jsonl \\\n"
+           "      http://127.0.0.1:9464/api/runs/myrun/steps\n",
            MFU_SERVER_TOKEN_MIN, MFU_SERVER_TOKEN_MAX, MFU_SERVER_POINTS_LIMIT, MODEL_ARGS_HELP,
            RUN_CONTEXT_DEVICE_HELP);
 }

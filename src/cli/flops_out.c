@@ -93,6 +93,7 @@ json_t *flops_out_json(const model_args *m, const mfu_flops *f)
     json_object_set_new(w, "mean_doc_len",
                         m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
                                                      : json_null());
+    model_args_seq_json(m, w);
     json_object_set_new(o, "workload", w);
     return o;
 }
@@ -110,6 +111,7 @@ void flops_out_print_model(const model_args *m)
     if (m->workload.mean_doc_len > 0)
         printf(", packed documents of mean length %g", m->workload.mean_doc_len);
     printf("\n");
+    model_args_print_seq_note(m, "note        ");
 }
 
 void flops_out_print_params(const model_args *m, const mfu_flops *f)

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/util.h"
 
 #ifndef MFU_VERSION
 #define MFU_VERSION "0.0.0"
@@ -71,6 +72,15 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(name, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "mfu: unknown command '%s' (run 'mfu --help' for the list)\n", name);
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    char near[64];
+    if (mfu__did_you_mean(name, names, sizeof names / sizeof names[0], near, sizeof near))
+        fprintf(stderr,
+                "mfu: unknown command '%s' (did you mean %s? run 'mfu --help' for the list)\n",
+                name, near);
+    else
+        fprintf(stderr, "mfu: unknown command '%s' (run 'mfu --help' for the list)\n", name);
     return CLI_EXIT_USAGE;
 }

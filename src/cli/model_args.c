@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,35 +35,38 @@ void model_args_free(model_args *m)
     m->workload.doc_count = 0;
 }
 
-/* Integer flags that set one int64 field of mfu_arch. */
+/* Integer flags that set one int64 field of mfu_arch. A few take 0 as a real value, as the
+ * configs they come from write it (first_k_dense_replace: 0, n_shared_experts: 0,
+ * q_lora_rank: null): zero_ok, and 0 then clears what a preset or config set. */
 static const struct int_flag {
     const char *name;
     size_t offset;
+    bool zero_ok;
 } int_flags[] = {
-    {"layers", offsetof(mfu_arch, layers)},
-    {"hidden", offsetof(mfu_arch, hidden)},
-    {"heads", offsetof(mfu_arch, heads)},
-    {"kv-heads", offsetof(mfu_arch, kv_heads)},
-    {"head-dim", offsetof(mfu_arch, head_dim)},
-    {"ffn", offsetof(mfu_arch, ffn)},
-    {"vocab", offsetof(mfu_arch, vocab)},
-    {"learned-positions", offsetof(mfu_arch, learned_positions)},
-    {"norms-per-layer", offsetof(mfu_arch, norms_per_layer)},
-    {"experts", offsetof(mfu_arch, experts)},
-    {"experts-per-token", offsetof(mfu_arch, experts_per_token)},
-    {"shared-experts", offsetof(mfu_arch, shared_experts)},
-    {"moe-ffn", offsetof(mfu_arch, moe_ffn)},
-    {"shared-ffn", offsetof(mfu_arch, shared_ffn)},
-    {"first-dense", offsetof(mfu_arch, first_dense_layers)},
-    {"moe-layer-freq", offsetof(mfu_arch, moe_layer_freq)},
-    {"moe-layers", offsetof(mfu_arch, moe_layers)},
-    {"q-lora-rank", offsetof(mfu_arch, q_lora_rank)},
-    {"kv-lora-rank", offsetof(mfu_arch, kv_lora_rank)},
-    {"qk-nope-dim", offsetof(mfu_arch, qk_nope_head_dim)},
-    {"qk-rope-dim", offsetof(mfu_arch, qk_rope_head_dim)},
-    {"v-head-dim", offsetof(mfu_arch, v_head_dim)},
-    {"global-every", offsetof(mfu_arch, global_every)},
-    {"window-layers", offsetof(mfu_arch, window_layers)},
+    {"layers", offsetof(mfu_arch, layers), false},
+    {"hidden", offsetof(mfu_arch, hidden), false},
+    {"heads", offsetof(mfu_arch, heads), false},
+    {"kv-heads", offsetof(mfu_arch, kv_heads), false},
+    {"head-dim", offsetof(mfu_arch, head_dim), false},
+    {"ffn", offsetof(mfu_arch, ffn), false},
+    {"vocab", offsetof(mfu_arch, vocab), false},
+    {"learned-positions", offsetof(mfu_arch, learned_positions), true},
+    {"norms-per-layer", offsetof(mfu_arch, norms_per_layer), false},
+    {"experts", offsetof(mfu_arch, experts), false},
+    {"experts-per-token", offsetof(mfu_arch, experts_per_token), false},
+    {"shared-experts", offsetof(mfu_arch, shared_experts), true},
+    {"moe-ffn", offsetof(mfu_arch, moe_ffn), false},
+    {"shared-ffn", offsetof(mfu_arch, shared_ffn), false},
+    {"first-dense", offsetof(mfu_arch, first_dense_layers), true},
+    {"moe-layer-freq", offsetof(mfu_arch, moe_layer_freq), false},
+    {"moe-layers", offsetof(mfu_arch, moe_layers), false},
+    {"q-lora-rank", offsetof(mfu_arch, q_lora_rank), true},
+    {"kv-lora-rank", offsetof(mfu_arch, kv_lora_rank), false},
+    {"qk-nope-dim", offsetof(mfu_arch, qk_nope_head_dim), false},
+    {"qk-rope-dim", offsetof(mfu_arch, qk_rope_head_dim), false},
+    {"v-head-dim", offsetof(mfu_arch, v_head_dim), false},
+    {"global-every", offsetof(mfu_arch, global_every), true},
+    {"window-layers", offsetof(mfu_arch, window_layers), false},
 };
 
 /* A yes/no pair: --gated / --no-gated; the last one given wins. */
@@ -165,9 +169,18 @@ static int lib_fail(const char *cmd, mfu_status st, const mfu_error *err)
 static int build(const char *cmd, const cli_args *a, bool allow_all, model_args *out)
 {
     mfu_arch o = {0};
+    bool zero[MFU__ARRAY_LEN(int_flags)] = {false};
     for (size_t i = 0; i < MFU__ARRAY_LEN(int_flags); i++) {
         int64_t v = 0;
         bool present = false;
+        const char *z = cli_get(a, int_flags[i].name);
+        if (int_flags[i].zero_ok && z && mfu__parse_int64(z, &v) && v <= 0) {
+            if (v < 0)
+                return cli_failf(cmd, CLI_EXIT_USAGE, "--%s must be 0 or more (got %s)",
+                                 int_flags[i].name, z);
+            zero[i] = true;
+            continue;
+        }
         if (!cli_get_pos_int64(cmd, a, int_flags[i].name, &v, &present))
             return CLI_EXIT_USAGE;
         if (present)
@@ -208,6 +221,17 @@ static int build(const char *cmd, const cli_args *a, bool allow_all, model_args 
         out->arch.global_every = 0;
         out->arch.window_layers = 0;
     }
+    for (size_t i = 0; i < MFU__ARRAY_LEN(int_flags); i++) {
+        if (!zero[i])
+            continue;
+        int64_t z0 = 0;
+        memcpy((char *)&out->arch + int_flags[i].offset, &z0, sizeof z0);
+        /* a layer pattern replaces the count a config derived from its own (mfu_arch_apply) */
+        if (int_flags[i].offset == offsetof(mfu_arch, first_dense_layers))
+            out->arch.moe_layers = 0;
+        if (int_flags[i].offset == offsetof(mfu_arch, global_every))
+            out->arch.window_layers = 0;
+    }
 
     if (!cli_get_pos_int64(cmd, a, "seq", &out->workload.seq, NULL))
         return CLI_EXIT_USAGE;
@@ -243,6 +267,35 @@ static int build(const char *cmd, const cli_args *a, bool allow_all, model_args 
                          "most 2^53)",
                          params);
     return CLI_EXIT_OK;
+}
+
+void model_args_default_seq(model_args *m)
+{
+    if (m->workload.seq > 0 || m->arch.trained_seq <= 0)
+        return;
+    m->workload.seq = m->arch.trained_seq;
+    m->seq_from_arch = true;
+}
+
+void model_args_print_seq_note(const model_args *m, const char *label)
+{
+    if (!m->seq_from_arch)
+        return;
+    printf("%sseq %lld, the length %s was trained at: %s. --seq N overrides it\n", label,
+           (long long)m->workload.seq, m->arch.name[0] ? m->arch.name : "the model",
+           m->arch.trained_seq_source);
+}
+
+void model_args_seq_json(const model_args *m, json_t *w)
+{
+    const char *src = m->seq_from_arch ? "trained_seq" : m->workload.seq > 0 ? "--seq" : NULL;
+    json_object_set_new(w, "seq_source", src ? json_string(src) : json_null());
+    json_object_set_new(w, "trained_seq",
+                        m->arch.trained_seq > 0 ? json_integer((json_int_t)m->arch.trained_seq)
+                                                : json_null());
+    json_object_set_new(w, "trained_seq_source",
+                        m->arch.trained_seq > 0 ? json_string(m->arch.trained_seq_source)
+                                                : json_null());
 }
 
 int model_args_build(const char *cmd, const cli_args *a, bool allow_all, model_args *out)

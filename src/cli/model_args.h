@@ -76,6 +76,7 @@ typedef struct model_args {
     mfu_workload workload;     /* doc_lengths points into this object's own array */
     mfu_flops_options options; /* convention is EXACT when all_conventions */
     bool all_conventions;      /* --convention all (only when the command allows it) */
+    bool seq_from_arch;        /* workload.seq is arch.trained_seq (model_args_default_seq) */
     int64_t *docs;             /* owned: the parsed --doc-lengths */
 } model_args;
 
@@ -84,6 +85,21 @@ typedef struct model_args {
  * unknown preset) or CLI_EXIT_FAIL (a config.json that cannot be read). *out needs
  * model_args_free() after CLI_EXIT_OK only. */
 int model_args_build(const char *cmd, const cli_args *a, bool allow_all, model_args *out);
+
+/* For the commands without a log (flops, estimate, roofline): when --seq was not given and
+ * the preset states the length it was trained at (arch.trained_seq), make it the workload's
+ * sequence length and set seq_from_arch, so that the output says so (model_args_print_seq_note,
+ * model_args_seq_json). Commands that read a log never call this: there --seq comes first, then
+ * the log's own length, then the preset's. */
+void model_args_default_seq(model_args *m);
+
+/* The note "seq N, the length MODEL was trained at: SOURCE. --seq N overrides it" on stdout,
+ * prefixed by label (e.g. "note        "); nothing unless seq_from_arch. */
+void model_args_print_seq_note(const model_args *m, const char *label);
+
+/* Add "seq_source" ("--seq", "trained_seq" or null), "trained_seq" and "trained_seq_source"
+ * (null when the preset states none) to the workload object w. */
+void model_args_seq_json(const model_args *m, json_t *w);
 
 /* Free what model_args_build() allocated; accepts NULL. */
 void model_args_free(model_args *m);

@@ -75,11 +75,11 @@ static void print_steady(FILE *out, const mfu_report *r)
     else if (w->steps == 0)
         fprintf(out, "; no warm-up found");
     else if (w->steps == 1)
-        fprintf(out, "; warm-up excluded: step %lld (%.0f%% slower)", (long long)w->first_step,
-                -100 * w->slowdown);
+        fprintf(out, "; warm-up excluded: step %lld (%.3g× the steady step time)",
+                (long long)w->first_step, 1 / (1 + w->slowdown));
     else
-        fprintf(out, "; warm-up excluded: steps %lld-%lld (%zu steps, %.0f%% slower)",
-                (long long)w->first_step, (long long)w->last_step, w->steps, -100 * w->slowdown);
+        fprintf(out, "; warm-up excluded: steps %lld-%lld (%zu steps, %.3g× the steady step time)",
+                (long long)w->first_step, (long long)w->last_step, w->steps, 1 / (1 + w->slowdown));
     if (w->artifacts)
         fprintf(out, "; %zu timing artifact%s excluded (>5x faster than the median)", w->artifacts,
                 w->artifacts == 1 ? "" : "s");

@@ -170,30 +170,6 @@ static bool same_dense_peaks(const mfu_device_info *a, const mfu_device_info *b)
     return true;
 }
 
-/* Levenshtein distance between a and b (both at most MFU_DEVICE_NAME_MAX bytes). */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    size_t row[MFU_DEVICE_NAME_MAX + 1];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* Fill out->candidates with the 3 entries whose names are closest to the query: first those
  * with a name containing every word of it (a more specific model: "RTX 6000" -> rtx-6000-ada),
  * then by edit distance between the joined words ("MI300" -> mi300x). Ties: table order. */
@@ -212,7 +188,7 @@ static void closest(const words *q, mfu_device_match *out, words *scratch)
             bool all = true;
             for (size_t w = 0; w < q->n && all; w++)
                 all = has_word(scratch, q->w[w]);
-            size_t e = all ? 0 : edit_distance(q->joined, scratch->joined) + 1;
+            size_t e = all ? 0 : mfu__edit_distance(q->joined, scratch->joined) + 1;
             if (e < dist)
                 dist = e;
         }

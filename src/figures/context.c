@@ -325,6 +325,16 @@ mfu_status mfu__fctx_init(mfu__fctx *f, const mfu_run *run, const mfu_report_inp
             c->seq_source = MFU_SRC_LOG;
         }
     }
+    /* nothing in the input or the log: the length the model was trained at (a preset's), said */
+    if (f->wl.seq <= 0 && in->has_arch && in->arch.trained_seq > 0) {
+        f->wl.seq = in->arch.trained_seq;
+        c->seq_source = MFU_SRC_INFERRED;
+        mfu__fctx_note(f,
+                       "sequence length %lld: the length %s was trained at (%s); the log gives "
+                       "none: give --seq if the run used another",
+                       (long long)in->arch.trained_seq,
+                       in->arch.name[0] ? in->arch.name : "the model", in->arch.trained_seq_source);
+    }
     c->seq = f->wl.seq > 0 ? f->wl.seq : 0;
 
     st = resolve_device(f, run, m, err);

@@ -231,7 +231,8 @@ static void date_str(int64_t t, char *buf, size_t n)
 }
 
 /* Attention by a change date: full before it, causal from it; causal (the current formula)
- * when the log has no date. */
+ * when the log has no date. The rule names the change, not a formula: the convention keeps its
+ * name (megatron-2025) on either side of it, only the attention term differs. */
 static void by_date(mfu_report_stack *o, int64_t start, int64_t change, const char *what)
 {
     char d[24], c[24];
@@ -239,13 +240,18 @@ static void by_date(mfu_report_stack *o, int64_t start, int64_t change, const ch
     if (start <= 0) {
         o->attention = MFU_ATTENTION_CAUSAL;
         snprintf(o->rule, sizeof o->rule,
-                 "no date in the log: assumed %s's formula since %s (causal attention)", what, c);
+                 "no date in the log: assumed after %s, when %s began halving causal attention", c,
+                 what);
         return;
     }
     date_str(start, d, sizeof d);
     o->attention = start < change ? MFU_ATTENTION_FULL : MFU_ATTENTION_CAUSAL;
-    snprintf(o->rule, sizeof o->rule, "log dated %s: %s's formula %s %s (%s attention)", d, what,
-             start < change ? "before" : "since", c, start < change ? "full" : "causal");
+    if (start < change)
+        snprintf(o->rule, sizeof o->rule,
+                 "log dated %s: before %s, when %s began halving causal attention", d, c, what);
+    else
+        snprintf(o->rule, sizeof o->rule, "log dated %s: %s halves causal attention since %s", d,
+                 what, c);
 }
 
 static bool any_tokens_per_s(const mfu_run *run)

@@ -63,6 +63,11 @@ void mfu_arch_apply(mfu_arch *arch, const mfu_arch *o)
         arch->window_layers = 0;
     APPLY(global_every);
     APPLY(window_layers);
+    if (o->trained_seq != 0) {
+        arch->trained_seq = o->trained_seq;
+        mfu__strlcpy(arch->trained_seq_source, o->trained_seq_source,
+                     sizeof arch->trained_seq_source);
+    }
 #undef APPLY
 }
 
@@ -148,6 +153,9 @@ mfu_status mfu_arch_resolve(const mfu_arch *in, mfu_arch *out, mfu_error *err)
                                    "%s %lld is above the limit %lld: check %s", dims[i].what,
                                    (long long)v, (long long)MFU_DIM_MAX, dims[i].flag);
     }
+    if (r.trained_seq < 0 || r.trained_seq > MFU_DIM_MAX)
+        return invalid(err, "--seq", "the trained sequence length %lld is out of range: fix it",
+                       (long long)r.trained_seq);
     if (!flag_ok(r.gated_mlp) || !flag_ok(r.tied_embeddings) || !flag_ok(r.qkv_bias) ||
         !flag_ok(r.out_bias) || !flag_ok(r.mlp_bias) || r.norm < MFU_NORM_UNSET ||
         r.norm > MFU_NORM_NONPARAMETRIC)

@@ -482,6 +482,14 @@ static void read_meta(json_t *root, mfu_arch *a, const char *type)
     if (json_is_number(v) && json_number_value(v) > 0 &&
         json_number_value(v) < (double)MFU_PARAMS_MAX)
         a->published_active_params = (int64_t)json_number_value(v);
+    /* the length the model was trained at: only when stated with its source */
+    v = json_object_get(root, "_trained_seq");
+    json_t *src = json_object_get(root, "_trained_seq_source");
+    if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= MFU_DIM_MAX &&
+        json_is_string(src)) {
+        a->trained_seq = (int64_t)json_integer_value(v);
+        mfu__strlcpy(a->trained_seq_source, json_string_value(src), sizeof a->trained_seq_source);
+    }
 }
 
 static mfu_status from_json(json_t *root, const mfu_arch *overrides, mfu_arch *out,

@@ -47,6 +47,13 @@ mfu_status mfu__preset_find_with(const char *name, const mfu_arch *overrides, mf
         *out = a;
         return MFU_OK;
     }
+    char near[3 * MFU_ARCH_NAME_MAX + 16];
+    if (mfu__did_you_mean(name, mfu__model_preset_names, mfu_preset_count(), near, sizeof near))
+        return mfu__fail_field(err, MFU_E_UNKNOWN, "--model",
+                               "unknown model preset '%.64s' (did you mean %s?): pass --model "
+                               "with a name from 'mfu flops --list-presets', or --config with a "
+                               "config.json",
+                               name, near);
     return mfu__fail_field(err, MFU_E_UNKNOWN, "--model",
                            "unknown model preset '%.64s': pass --model with a name from 'mfu "
                            "flops --list-presets', or --config with a config.json",

@@ -272,6 +272,74 @@ static mfu_status roofline_finding(mfu_report *r, const mfu_run *run, const mfu_
     return st == MFU_E_LIMIT ? MFU_OK : st;
 }
 
+/* MFU below what any healthy run reaches on its kind of device: the number is then about the
+ * setup, not about kernels. On a CPU an optimised BLAS (OpenBLAS, MKL, BLIS) runs large
+ * products at half the fp32 peak or more, and a reference BLAS at a few percent (measured in
+ * docs/analysis.md: Debian's libblas3 2.7 %); on an accelerator published training runs sit at
+ * 20-60 % (published-cases.md), and under 1 % is a device count, device or dtype that is not the
+ * run's, or a run that is not on the device at all. A roofline ceiling near the MFU (a workload
+ * too small for the device) explains a low one: then no finding. */
+#define LOW_MFU_CPU 0.05
+#define LOW_MFU_ACCELERATOR 0.01
+
+static mfu_status low_mfu_finding(mfu_report *r, mfu_error *err)
+{
+    const mfu_report_context *c = &r->fig.c;
+    const mfu_level *L = r->analysis ? mfu_analysis_steady(r->analysis) : NULL;
+    if (!L || !c->device || !(L->mfu.value > 0))
+        return MFU_OK;
+    bool cpu = strcmp(c->device->id, "cpu") == 0;
+    double floor = cpu ? LOW_MFU_CPU : LOW_MFU_ACCELERATOR;
+    if (!(L->mfu.value < floor))
+        return MFU_OK;
+    for (size_t i = 0; i < mfu_analysis_finding_count(r->analysis); i++) {
+        const mfu_finding *g = mfu_analysis_finding(r->analysis, i);
+        for (size_t e = 0; strcmp(g->kind, "roofline") == 0 && e < g->nevidence; e++)
+            if (strcmp(g->evidence[e].name, "ceiling_fraction") == 0 &&
+                g->evidence[e].value < 4 * L->mfu.value)
+                return MFU_OK;
+    }
+    mfu_finding f;
+    memset(&f, 0, sizeof f);
+    mfu__strlcpy(f.kind, "implausible_mfu", sizeof f.kind);
+    f.severity = MFU_SEV_WARNING;
+    f.first_step = L->first_step;
+    f.last_step = L->last_step;
+    const char *names[] = {"mfu", "floor", "peak_flops_per_s", "devices"};
+    double vals[] = {L->mfu.value, floor, c->peak_flops_per_s, c->devices};
+    for (size_t q = 0; q < 4; q++) {
+        mfu__strlcpy(f.evidence[q].name, names[q], sizeof f.evidence[q].name);
+        f.evidence[q].value = vals[q];
+    }
+    f.nevidence = 4;
+    char peak[32];
+    snprintf(peak, sizeof peak, "%.3g TFLOP/s", c->peak_flops_per_s / 1e12);
+    if (cpu) {
+        snprintf(f.summary, sizeof f.summary,
+                 "MFU %.2g %% of this CPU's %s peak (%s), below %.0f %%: an optimised BLAS "
+                 "(OpenBLAS, MKL, BLIS) runs large matrix products at half the peak or more, a "
+                 "reference BLAS or a single thread at a few percent",
+                 100 * L->mfu.value, mfu_dtype_name(c->dtype), peak, 100 * floor);
+        snprintf(f.next_step, sizeof f.next_step,
+                 "Check which BLAS the framework uses (torch.__config__.show(), "
+                 "numpy.show_config(): OpenBLAS, MKL or BLIS, not the reference libblas), its "
+                 "threads (torch.get_num_threads(), OMP_NUM_THREADS), and that --dtype is the "
+                 "run's (fp32 on most CPUs)");
+    } else {
+        snprintf(f.summary, sizeof f.summary,
+                 "MFU %.2g %% of %s's dense %s peak (%s per device): below %.0f %%, far under "
+                 "the 20-60 %% that training runs publish; the figure is likely about the setup "
+                 "given to mfu, not about the kernels",
+                 100 * L->mfu.value, c->device->id, mfu_dtype_name(c->dtype), peak, 100 * floor);
+        snprintf(f.next_step, sizeof f.next_step,
+                 "Check --devices (every device of the job, not nodes), --device and --dtype "
+                 "against the run, the tokens per step, and that the model ran on the "
+                 "accelerator, not on the CPU");
+    }
+    mfu_status st = mfu_analysis_add_finding(r->analysis, &f, err);
+    return st == MFU_E_LIMIT ? MFU_OK : st;
+}
+
 /* The report's step states and warm-up from the analysis's row states: one rule decides which
  * steps count, for the summaries and for the levels. */
 static void states_from(mfu_report *r, const mfu_analysis *a)
@@ -365,7 +433,9 @@ mfu_status mfu__report_findings(mfu_report *r, const mfu_run *run, const mfu_rep
     if (!r->analysis)
         return MFU_OK;
     mfu_status ms = mismatch_findings(r, err);
-    return ms == MFU_OK ? roofline_finding(r, run, in, wl, err) : ms;
+    if (ms == MFU_OK)
+        ms = roofline_finding(r, run, in, wl, err);
+    return ms == MFU_OK ? low_mfu_finding(r, err) : ms;
 }
 
 /* ---- accessors ------------------------------------------------------------------------------ */

@@ -184,10 +184,14 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     if (c->stack.name[0]) {
         snprintf(v, sizeof v, "%s", c->stack.framework);
         if (c->stack.has_convention)
-            mfu__appendf(v, sizeof v, ": counts FLOPs as %s",
-                         mfu_convention_name(c->stack.convention));
+            mfu__appendf(
+                v, sizeof v, ": counts FLOPs as %s (%s attention)",
+                mfu_convention_name(c->stack.convention),
+                c->stack.convention == MFU_CONV_6N ? "no" : mfu_attention_name(c->stack.attention));
         if (c->stack_peak_rule[0])
             mfu__appendf(v, sizeof v, "; peak: %s", c->stack_peak_rule);
+        if (c->stack.rule[0])
+            mfu__appendf(v, sizeof v, "; %s", c->stack.rule);
         dd_row(b, "framework", v);
     }
     if (c->has_model) {
@@ -220,9 +224,12 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     if (v[0])
         dd_row(b, "job", v);
     snprintf(v, sizeof v, "%zu of %zu steps", w->steady, mfu_report_step_count(r));
-    if (w->steps)
-        mfu__appendf(v, sizeof v, "; warm-up %lld–%lld excluded", (long long)w->first_step,
-                     (long long)w->last_step);
+    if (w->steps == 1)
+        mfu__appendf(v, sizeof v, "; warm-up step %lld excluded (%.3g× the steady step time)",
+                     (long long)w->first_step, 1 / (1 + w->slowdown));
+    else if (w->steps)
+        mfu__appendf(v, sizeof v, "; warm-up %lld–%lld excluded (%.3g× the steady step time)",
+                     (long long)w->first_step, (long long)w->last_step, 1 / (1 + w->slowdown));
     if (w->artifacts)
         mfu__appendf(v, sizeof v, "; %zu timing artifact%s excluded", w->artifacts,
                      w->artifacts == 1 ? "" : "s");

@@ -302,6 +302,96 @@ static void open_svg(mfu__rbuf *b, int w, int h, const char *title, const char *
     }
 }
 
+/* A value for a hover title: 4 significant digits, plain below 10000 (step numbers), with the
+ * axis's SI suffix above. */
+static void fmt_value(char *buf, size_t n, double v)
+{
+    if (fabs(v) < 10000 && v == floor(v))
+        snprintf(buf, n, "%.0f", v);
+    else if (fabs(v) < 10000)
+        snprintf(buf, n, "%.4g", v);
+    else
+        fmt_tick(buf, n, v, fabs(v) / 1000, fabs(v));
+}
+
+/* One hover rectangle from pixel x0 to x1 over the plot, titled "WHAT at step S: V" or, for
+ * several points, "WHAT at steps S0–S1: V0 to V1 (N steps)". */
+static void hover_rect(mfu__rbuf *b, double x0, double x1, double T, int ph, const char *what,
+                       double s0, double s1, double v0, double v1, size_t count)
+{
+    char a[32], z[32], lo[32], hi[32];
+    fmt_value(a, sizeof a, s0);
+    fmt_value(z, sizeof z, s1);
+    fmt_value(lo, sizeof lo, v0);
+    fmt_value(hi, sizeof hi, v1);
+    mfu__rbuf_printf(b,
+                     "<rect class=\"mfu-hover\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                     "height=\"%d\" fill=\"#000\" fill-opacity=\"0\"><title>",
+                     x0, T, x1 - x0, ph);
+    mfu__rbuf_esc(b, what);
+    if (count == 1)
+        mfu__rbuf_printf(b, " at step %s: %s", a, lo);
+    else if (v0 == v1)
+        mfu__rbuf_printf(b, " at steps %s–%s: %s (%zu steps)", a, z, lo, count);
+    else
+        mfu__rbuf_printf(b, " at steps %s–%s: %s to %s (%zu steps)", a, z, lo, hi, count);
+    mfu__rbuf_printf(b, "</title></rect>");
+}
+
+/* Hover values without script: invisible rectangles over the plot whose <title> a browser
+ * shows as a tooltip. With fewer points than bands of MFU__SVG_HOVER_PX pixels, one per point,
+ * reaching halfway to its neighbours; else one per band that has points, with their range.
+ * X is sorted; points outside [xmin, xmax] or without a value are skipped. */
+static void hover_bands(mfu__rbuf *b, const double *X, const double *Y, size_t n, double ys,
+                        double xmin, double xmax, double L, double T, int pw, int ph,
+                        const char *what)
+{
+    size_t nb = (size_t)pw / MFU__SVG_HOVER_PX, nf = 0;
+    if (nb < 1)
+        nb = 1;
+    for (size_t i = 0; i < n; i++)
+        nf += X[i] >= xmin && X[i] <= xmax && isfinite(Y[i]);
+#define HX(v) (L + ((v)-xmin) / (xmax - xmin) * pw)
+    if (nf <= nb) {
+        double left = L;
+        for (size_t i = 0; i < n; i++) {
+            if (!(X[i] >= xmin && X[i] <= xmax && isfinite(Y[i])))
+                continue;
+            size_t j = i + 1;
+            while (j < n && !(X[j] >= xmin && X[j] <= xmax && isfinite(Y[j])))
+                j++;
+            double right = j < n ? (HX(X[i]) + HX(X[j])) / 2 : L + pw;
+            if (right > left)
+                hover_rect(b, left, right, T, ph, what, X[i], X[i], Y[i] * ys, Y[i] * ys, 1);
+            left = right;
+        }
+        return;
+    }
+#undef HX
+    double bw = (double)pw / (double)nb;
+    size_t i = 0;
+    while (i < n && !(X[i] >= xmin))
+        i++;
+    for (size_t k = 0; k < nb && i < n; k++) {
+        double hi = xmin + (xmax - xmin) * (double)(k + 1) / (double)nb;
+        size_t count = 0;
+        double x0 = NAN, x1 = NAN, y0 = INFINITY, y1 = -INFINITY;
+        for (; i < n && (X[i] < hi || (k + 1 == nb && X[i] <= xmax)); i++) {
+            if (!isfinite(Y[i]))
+                continue;
+            if (count == 0)
+                x0 = X[i];
+            x1 = X[i];
+            y0 = fmin(y0, Y[i] * ys);
+            y1 = fmax(y1, Y[i] * ys);
+            count++;
+        }
+        if (count)
+            hover_rect(b, L + bw * (double)k, L + bw * (double)(k + 1), T, ph, what, x0, x1, y0, y1,
+                       count);
+    }
+}
+
 char *mfu__svg_line_chart(const mfu__svg_line *c)
 {
     if (!c || (c->n && (!c->x || !c->y)) || (c->nboundaries && !c->boundaries) ||
@@ -457,6 +547,10 @@ char *mfu__svg_line_chart(const mfu__svg_line *c)
         mfu__rbuf_printf(&b, "\"/>");
     }
     free(keep);
+    hover_bands(&b, X, Y, c->n, ys, xmin, xmax, L, T, pw, ph,
+                c->y_label ? c->y_label
+                : c->title ? c->title
+                           : "value");
     for (size_t i = 0; i < c->nmarkers; i++) {
         const mfu__svg_marker *m = &c->markers[i];
         if (!(m->x >= xmin && m->x <= xmax))
@@ -562,12 +656,17 @@ char *mfu__svg_waterfall(const mfu_decomposition *d, const char *title, int widt
         double y0 = PY(hi[i]), y1 = PY(lo[i]);
         if (y1 - y0 < 1)
             y1 = y0 + 1;
-        mfu__rbuf_printf(&b,
-                         "<rect class=\"mfu-bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                         "height=\"%.1f\" fill=\"%s\"/>",
-                         cls, x, y0, bw, y1 - y0, fill);
         char pct[40];
         mfu__fmt_pct(pct, sizeof pct, ok[i] ? expm1(val[i]) : NAN);
+        mfu__rbuf_printf(&b,
+                         "<rect class=\"mfu-bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                         "height=\"%.1f\" fill=\"%s\"><title>%s: %s",
+                         cls, x, y0, bw, y1 - y0, fill, bars[i].label, pct);
+        if (ok[i])
+            mfu__rbuf_printf(&b, " (Δln %+.4f)", val[i]);
+        else
+            mfu__rbuf_printf(&b, " (not known)");
+        mfu__rbuf_printf(&b, "</title></rect>");
         mfu__rbuf_printf(&b,
                          "<text class=\"mfu-bar-label\" x=\"%.1f\" y=\"%.1f\" "
                          "text-anchor=\"middle\">%s</text>",
@@ -663,11 +762,20 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
             break;
         double x = L + bw * (k == nb ? nb + 1 : k);
         double h = (double)cnt[k] / cmaxp * ph;
+        char e0[32], e1[32];
+        fmt_value(e0, sizeof e0, lo + (hi - lo) * k / nb);
+        fmt_value(e1, sizeof e1, lo + (hi - lo) * (k + 1) / nb);
         mfu__rbuf_printf(&b,
                          "<rect class=\"mfu-bar%s\" data-count=\"%zu\" x=\"%.1f\" y=\"%.1f\" "
-                         "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
+                         "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                          k == nb ? " overflow" : "", cnt[k], x + 0.5, T + ph - h, bw - 1, h,
                          k == nb ? "#c0392b" : "#1f618d");
+        if (k == nb)
+            mfu__rbuf_printf(&b, "above %s s: %zu step%s</title></rect>", e0, cnt[k],
+                             cnt[k] == 1 ? "" : "s");
+        else
+            mfu__rbuf_printf(&b, "%s–%s s: %zu step%s</title></rect>", e0, e1, cnt[k],
+                             cnt[k] == 1 ? "" : "s");
     }
     double xt[16], xstep = 1;
     size_t nxt = mfu__svg_nice_ticks(lo, hi, 6, xt, &xstep);

@@ -28,6 +28,12 @@
 #include "mfu/analysis.h"
 #include "util/util.h"
 
+/* Hover values: the line chart cuts its plot into bands this many pixels wide, each with an
+ * invisible <rect class="mfu-hover"> whose <title> ("MFU (%) at steps 1200–1210: 44.8 to 45.3
+ * (11 steps)") a browser shows as a tooltip; waterfall and histogram bars carry a <title> of
+ * their own value. No script. */
+#define MFU__SVG_HOVER_PX 4
+
 /* Largest SVG one call produces. */
 #define MFU__SVG_MAX_BYTES (16u << 20)
 /* Fixed plot margins (pixels) that keep x axes aligned across charts of one width. */

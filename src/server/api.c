@@ -309,6 +309,7 @@ typedef struct series_req {
     size_t max_points;
     bool has_from, has_to;
     int64_t from, to;
+    bool axes; /* axes=1: also elapsed_s and tokens_cum per point (the dashboard's x axes) */
 } series_req;
 
 static bool parse_series(mfu__server *s, mfu__arg_fn arg, void *ctx, series_req *q, mfu__reply *out)
@@ -369,6 +370,12 @@ static bool parse_series(mfu__server *s, mfu__arg_fn arg, void *ctx, series_req 
         return false;
     }
     q->has_to = to != NULL;
+    const char *ax = get_arg(arg, ctx, "axes", buf, sizeof buf, &bad);
+    if (bad || (ax && strcmp(ax, "0") != 0 && strcmp(ax, "1") != 0)) {
+        mfu__api_error(out, 400, "axes: 0 or 1");
+        return false;
+    }
+    q->axes = ax && strcmp(ax, "1") == 0;
     if (q->has_from && q->has_to && q->from > q->to) {
         mfu__api_error(out, 400, "from must not be after to");
         return false;
@@ -494,6 +501,42 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     for (size_t j = 0; j < nkeep; j++)
         mfu__jw_int(&w, steps[ROW(j)]);
     mfu__jw_end_arr(&w);
+    if (q.axes) {
+        /* Running sums from the run's first row to each point (rows kept ascend): seconds of
+         * steps (step times) and tokens (tokens/s x step time of each row; rows without
+         * either add 0). A live page extends both from the steps events the same way. */
+        double el = 0, tok = 0;
+        size_t i = 0;
+        mfu__jw_key(&w, "elapsed_s");
+        mfu__jw_arr(&w);
+        double *tc = malloc((nkeep ? nkeep : 1) * sizeof *tc);
+        const double *stc = mfu__srun_column(r, MFU__F_STEP_TIME_S);
+        const double *tpc = mfu__srun_column(r, MFU__F_TOKENS_PER_S);
+        const double *tdc = mfu__srun_column(r, MFU__F_TOKENS_PER_S_PER_DEVICE);
+        for (size_t j = 0; j < nkeep; j++) {
+            for (size_t row = ROW(j); i <= row; i++) {
+                /* the figures of the row (tokens per device where the job's are unknown) */
+                double st = stc ? stc[i] : NAN, tps = tpc ? tpc[i] : NAN;
+                if (!isfinite(tps) && tdc)
+                    tps = tdc[i];
+                if (isfinite(st) && st > 0) {
+                    el += st;
+                    if (isfinite(tps) && tps > 0)
+                        tok += tps * st;
+                }
+            }
+            mfu__jw_num17(&w, el);
+            if (tc)
+                tc[j] = tok;
+        }
+        mfu__jw_end_arr(&w);
+        mfu__jw_key(&w, "tokens_cum");
+        mfu__jw_arr(&w);
+        for (size_t j = 0; j < nkeep; j++)
+            mfu__jw_num17(&w, tc ? tc[j] : NAN);
+        mfu__jw_end_arr(&w);
+        free(tc);
+    }
     mfu__jw_key(&w, "columns");
     mfu__jw_obj(&w);
     for (size_t f = 0; f < q.nfields; f++) {

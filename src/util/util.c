@@ -101,6 +101,89 @@ const char *mfu__strcasestr(const char *hay, const char *needle)
     return NULL;
 }
 
+size_t mfu__edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > MFU__EDIT_DISTANCE_MAX || lb > MFU__EDIT_DISTANCE_MAX)
+        return SIZE_MAX;
+    /* optimal string alignment: insert, delete, substitute, swap two neighbours; three rows */
+    size_t rows[3][MFU__EDIT_DISTANCE_MAX + 1];
+    size_t *two = rows[0], *one = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= lb; j++)
+        one[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        int ca = lower((unsigned char)a[i - 1]);
+        for (size_t j = 1; j <= lb; j++) {
+            int cb = lower((unsigned char)b[j - 1]);
+            size_t best = one[j - 1] + (ca == cb ? 0 : 1);
+            if (one[j] + 1 < best)
+                best = one[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && ca == lower((unsigned char)b[j - 2]) &&
+                lower((unsigned char)a[i - 2]) == cb && two[j - 2] + 1 < best)
+                best = two[j - 2] + 1;
+            cur[j] = best;
+        }
+        size_t *t = two;
+        two = one;
+        one = cur;
+        cur = t;
+    }
+    return one[lb];
+}
+
+/* s without what is not a letter or a digit, into buf (size MFU__EDIT_DISTANCE_MAX + 1). */
+static void alnum_only(const char *s, char *buf)
+{
+    size_t k = 0;
+    for (; *s && k < MFU__EDIT_DISTANCE_MAX; s++)
+        if (isalnum((unsigned char)*s))
+            buf[k++] = *s;
+    buf[k] = '\0';
+}
+
+size_t mfu__did_you_mean(const char *query, const char *const *names, size_t n, char *buf,
+                         size_t bufn)
+{
+    if (bufn > 0)
+        buf[0] = '\0';
+    if (!query || !names || bufn == 0)
+        return 0;
+    char q[MFU__EDIT_DISTANCE_MAX + 1], c[MFU__EDIT_DISTANCE_MAX + 1];
+    alnum_only(query, q);
+    size_t limit = strlen(q) / 3 > 1 ? strlen(q) / 3 : 1;
+    size_t best = SIZE_MAX, pick[3], npick = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!names[i])
+            continue;
+        alnum_only(names[i], c);
+        size_t d = mfu__edit_distance(query, names[i]);
+        size_t d2 = q[0] ? mfu__edit_distance(q, c) : SIZE_MAX;
+        if (d2 < d)
+            d = d2;
+        /* the start of a longer name ("qwen3-30b" of qwen3-30b-a3b) is as near as one typo */
+        if (d > 1 && strlen(query) >= 3 && mfu__strncasecmp(names[i], query, strlen(query)) == 0)
+            d = 1;
+        if (d > limit || d > best)
+            continue;
+        if (d < best) {
+            best = d;
+            npick = 0;
+        }
+        if (npick < 3)
+            pick[npick++] = i;
+    }
+    for (size_t k = 0; k < npick; k++)
+        mfu__appendf(buf, bufn, "%s%s",
+                     k == 0           ? ""
+                     : k + 1 == npick ? " or "
+                                      : ", ",
+                     names[pick[k]]);
+    return npick;
+}
+
 static const char *skip_blank(const char *s)
 {
     while (*s && isspace((unsigned char)*s))

@@ -46,6 +46,22 @@ int mfu__strncasecmp(const char *a, const char *b, size_t n);
 /* First occurrence of needle in hay, ignoring ASCII case; NULL when absent. */
 const char *mfu__strcasestr(const char *hay, const char *needle);
 
+/* Edit distance between a and b (insertions, deletions, substitutions and swaps of two
+ * neighbours: "modle" is 1 from "model"), ASCII case-insensitive; SIZE_MAX when either is
+ * longer than MFU__EDIT_DISTANCE_MAX bytes. */
+#define MFU__EDIT_DISTANCE_MAX 256
+size_t mfu__edit_distance(const char *a, const char *b);
+
+/* "Did you mean": the names[0..n) nearest to query (NULL entries skipped), written into buf
+ * (size bufn) as "x", "x or y" or "x, y or z" (at most 3, ties in list order). Near means an
+ * edit distance of at most max(1, L / 3), L the letters and digits of query, counted on the
+ * whole names or on their
+ * letters and digits alone (so "llama-3-70b" finds "llama3-70b"); a name that starts with
+ * query (3 bytes or more) counts as one edit away. Returns how many were written;
+ * 0 leaves buf "". */
+size_t mfu__did_you_mean(const char *query, const char *const *names, size_t n, char *buf,
+                         size_t bufn);
+
 /* Strict parsers: the whole of s (no leading/trailing junk except surrounding blanks) must be
  * a number. parse_double rejects NaN and infinities. Return false without touching *out on
  * failure. */

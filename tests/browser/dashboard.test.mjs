@@ -12,9 +12,16 @@
 //    check run whatever the server build has.
 // 3. The page on a 10-million-step run (mock API: rows computed on request): it asks for about
 //    one point per pixel, draws that many, and is ready within a bound.
+// 4. Every control on both servers: the loss chart; smoothing (the EMA against the test's own,
+//    the raw points kept faint); the x axis by tokens and by time (their last values against the
+//    log's own sums); the log scale; N runs overlaid, each in its colour with a legend, aligned
+//    at their start or by step (runs whose step ranges do not overlap); the findings and the
+//    waterfall drawn without clipping; no console error and no failed request (a 404) anywhere.
 // Screenshots (1366x768 and 1920x1080) go to $MFU_TEST_OUT/browser (default build/test-out):
 // run-*.png and compare-*.png from mfu serve when it has them all, else from the mock;
-// serve-run-1366x768.png always from mfu serve.
+// serve-run-1366x768.png always from mfu serve; run-smooth, run-log-tokens, run-findings-1100x700,
+// compare-overlay and compare-overlay-by-step for the controls; mock-findings-1366x768.png
+// always from the mock (six long findings).
 //
 // env: MFU_BIN (the CLI), MFU_SOURCE_DIR, MFU_TEST_OUT, MFU_CHROMIUM (default /usr/bin/chromium)
 import { test, describe, before, after } from 'node:test';
@@ -54,21 +61,27 @@ function alphaTime(s) {
 }
 const header = (model) => JSON.stringify({ mfu_run: 1, format: 'mfu', model, seq_len: 2048, world_size: 8, tokens_per_step: TOKENS });
 const stepLine = (s, t) => JSON.stringify({ step: s, step_time_s: t, tokens: TOKENS, loss: +(3 + 5 / Math.sqrt(s)).toFixed(4) });
-function writeLog(file, model, from, to, timeOf) {
+function writeLog(file, model, from, to, timeOf, first = 1) {
   const lines = [];
-  if (from === 1) lines.push(header(model));
+  if (from === first) lines.push(header(model));
   for (let s = from; s <= to; s++) lines.push(stepLine(s, timeOf(s)));
   fs.appendFileSync(file, lines.join('\n') + '\n');
 }
 
 const N_ALPHA = 400, N_BETA = 300, N_EVIL = 60, N_MORE = 25;
+/* "late" resumes at step 10001 (a restarted job): its steps never meet alpha's or beta's, the
+ * case where an overlay by absolute step squeezes the runs to opposite edges. */
+const LATE_FIRST = 10001, N_LATE = 300;
+const lateTime = (s) => +(0.45 * (1 + 0.02 * Math.sin(s / 7))).toFixed(5);
 /* The logs of one server under test, in a folder of their own (each server sees its own
- * appends): alpha, beta, and evil (served under the HTML run name). */
+ * appends): alpha, beta, late, and evil (served under the HTML run name). */
 function makeLogs(dir) {
   fs.mkdirSync(dir, { recursive: true });
-  const logs = { alpha: path.join(dir, 'alpha.jsonl'), beta: path.join(dir, 'beta.jsonl'), evil: path.join(dir, 'evil.jsonl'), dir };
+  const logs = { alpha: path.join(dir, 'alpha.jsonl'), beta: path.join(dir, 'beta.jsonl'), late: path.join(dir, 'late.jsonl'),
+    evil: path.join(dir, 'evil.jsonl'), dir };
   writeLog(logs.alpha, 'gpt-test', 1, N_ALPHA, alphaTime);
   writeLog(logs.beta, 'gpt-test', 1, N_BETA, (s) => +(0.55 * (1 + 0.01 * Math.cos(s))).toFixed(5));
+  writeLog(logs.late, 'gpt-test', LATE_FIRST, LATE_FIRST + N_LATE - 1, lateTime, LATE_FIRST);
   writeLog(logs.evil, XSS_MODEL, 1, N_EVIL, () => 0.5);
   return logs;
 }
@@ -82,12 +95,12 @@ const hasServe = fs.existsSync(bin) && spawnSync(bin, ['serve', '--help'], { enc
 /* Start `mfu serve` following the logs; resolve with its URL once it answers. */
 async function startReal() {
   const logs = makeLogs(path.join(tmp, 'serve'));
-  const { alpha: ALPHA, beta: BETA, evil: EVIL } = logs;
+  const { alpha: ALPHA, beta: BETA, late: LATE, evil: EVIL } = logs;
   const db = path.join(logs.dir, 'runs.db');
   const ing = spawnSync(bin, ['ingest', EVIL, '--run', XSS, '--db', db], { encoding: 'utf8' });
   assert.equal(ing.status, 0, 'mfu ingest: ' + ing.stderr);
-  // runs are named after their files: alpha, beta
-  const args = ['serve', ALPHA, BETA, '--listen', '127.0.0.1:0', '--db', db,
+  // runs are named after their files: alpha, beta, late
+  const args = ['serve', ALPHA, BETA, LATE, '--listen', '127.0.0.1:0', '--db', db,
     '--model', 'gpt2', '--seq', '2048', '--device', 'h100-sxm', '--devices', '8'];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -109,14 +122,21 @@ async function startReal() {
 
 async function startFake() {
   const logs = makeLogs(path.join(tmp, 'mock'));
-  const { alpha: ALPHA, beta: BETA, evil: EVIL } = logs;
+  const { alpha: ALPHA, beta: BETA, late: LATE, evil: EVIL } = logs;
+  /* alpha's findings: the stall, and more with long sentences, so that a panel that cut them
+   * (a fixed height, a fixed width) would show in the clipping check */
+  const long = (k) => ({ kind: 'roofline', severity: k % 2 ? 'info' : 'warning', steps: [201 + k, 400],
+    evidence: [], message: `at micro-batch 1 x 2048 tokens the attention projection and logit products are memory-bound (finding ${k}), yet the shapes allow MFU above 90 %; this sentence is long on purpose so that it wraps over several lines in the side panel`,
+    next_step: 'raise the tokens per product (micro-batch x sequence, fewer TP ranks) until the memory-bound products pass the ridge point' });
   const m = await startMock({
     distDir: dist,
     runs: [
       { name: 'alpha', path: ALPHA, live: true, context: CONTEXT, boundaries: [201],
         findings: [{ kind: 'stall', severity: 'warning', steps: [50, 400], evidence: [{ name: 'period_steps', value: 50 }],
-          message: 'every 50th step takes 3x as long: 4.8% of the time is lost', next_step: 'look at what runs every 50 steps (checkpoints, evaluation)' }] },
+          message: 'every 50th step takes 3x as long: 4.8% of the time is lost', next_step: 'look at what runs every 50 steps (checkpoints, evaluation)' },
+        ...[1, 2, 3, 4, 5].map(long)] },
       { name: 'beta', path: BETA, live: true, context: CONTEXT },
+      { name: 'late', path: LATE, live: true, context: CONTEXT },
       { name: XSS, path: EVIL, context: null, tags: { note: XSS } },
     ],
   });
@@ -143,6 +163,11 @@ async function openPage(browser, url, viewport) {
   const errors = [];
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
   page.on('pageerror', (e) => errors.push(String(e)));
+  /* a console error (a 404 shows as one: "Failed to load resource") or a failed request is a
+   * page error too; 501 is how a server without the analysis answers, and the page says so */
+  page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+  page.on('response', (r) => { if (r.status() >= 400 && r.status() !== 501) errors.push(`HTTP ${r.status()} ${r.url()}`); });
+  page.on('requestfailed', (r) => { if (!/api\/events/.test(r.url())) errors.push('request failed: ' + r.url()); });
   await page.goto(url);
   await page.waitForFunction(() => window.mfuDash && window.mfuDash.ready === true);
   return { page, dialogs, errors };
@@ -205,7 +230,7 @@ test('run view: every step drawn, findings listed, live appends', async () => {
   try {
     assert.equal(await page.textContent('#run-title'), 'alpha');
     // one point per step: 400 steps fit in a chart's width, so none is dropped
-    for (const id of ['chart-mfu', 'chart-tps', 'chart-step', 'chart-flops'])
+    for (const id of ['chart-mfu', 'chart-tps', 'chart-step', 'chart-flops', 'chart-loss'])
       assert.equal(await points(page, id), N_ALPHA, id);
     // the MFU chart draws numbers, not an empty frame: its last point matches the API's
     const s = await api(server.url, 'api/runs/alpha/series?fields=mfu&max_points=2000');
@@ -239,7 +264,7 @@ test('run view: every step drawn, findings listed, live appends', async () => {
     writeLog(server.logs.alpha, 'gpt-test', N_ALPHA + 1, N_ALPHA + N_MORE, alphaTime);
     await page.waitForFunction((n) => Number(document.getElementById('chart-mfu').dataset.points) === n, N_ALPHA + N_MORE);
     assert.ok((await page.evaluate(() => window.mfuDash.updates)) > before);
-    for (const id of ['chart-tps', 'chart-step', 'chart-flops'])
+    for (const id of ['chart-tps', 'chart-step', 'chart-flops', 'chart-loss'])
       assert.equal(await points(page, id), N_ALPHA + N_MORE, id);
     await page.waitForFunction((n) => document.querySelector('#run-list li[data-run="alpha"] .steps').textContent === n + ' steps', N_ALPHA + N_MORE);
     assert.deepEqual(dialogs, []);
@@ -285,11 +310,205 @@ test('compare view and a wide screen', async () => {
     const v = parseFloat(change);
     assert.ok(v > 30 && v < 45, 'tokens/s change ' + change);
     assert.ok((await page.$$('#cmp-waterfall svg rect')).length >= 2);
-    await page.waitForFunction(() => Number(document.getElementById('chart-cmp').dataset.points) > 0);
+    // the overlay shows A and B
+    const ov = JSON.parse(await page.$eval('#chart-overlay', (e) => e.dataset.series));
+    assert.deepEqual(ov.map((r) => r.run), ['beta', 'alpha']);
     await shot(page, server, 'compare-1920x1080.png');
     await page.goto(server.url + '#/run/alpha');
     await page.waitForFunction(() => window.mfuDash.ready && window.mfuDash.view === 'run');
     await shot(page, server, 'run-1920x1080.png');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+/* alpha's x values as its log has them: the sum of its step times, and TOKENS per step. */
+function alphaSums(n) {
+  let t = 0;
+  for (let st = 1; st <= n; st++) t += alphaTime(st);
+  return { time: t, tokens: n * TOKENS };
+}
+const near = (got, want, rel, what) => assert.ok(Math.abs(got - want) <= rel * Math.abs(want), `${what}: ${got}, want ${want}`);
+const setSmooth = (page, v) => page.$eval('#smooth', (e, x) => { e.value = x; e.dispatchEvent(new Event('input', { bubbles: true })); }, String(v));
+const RUN_CHARTS = ['chart-mfu', 'chart-tps', 'chart-step', 'chart-flops', 'chart-loss'];
+
+test('chart controls: loss, smoothing, x axis by tokens and time, log scale', async () => {
+  const { page, errors } = await openPage(browser, server.url + '#/run/alpha', { width: 1366, height: 768 });
+  try {
+    assert.ok(await page.isVisible('#chart-controls'));
+    const s = await api(server.url, 'api/runs/alpha/series?fields=loss,tokens_per_second&max_points=2000&axes=1');
+    const n = s.total; // the first test appended to alpha
+    // the loss chart: every point, the log's values (step 1: 3 + 5 / sqrt(1))
+    assert.equal(await points(page, 'chart-loss'), n);
+    let c = await page.evaluate(() => window.mfuDash.chart('chart-loss'));
+    assert.equal(c.data[0].length, n);
+    near(c.data[2][0], 8, 1e-12, 'loss at step 1');
+    near(c.data[2][n - 1], s.columns.loss[n - 1], 1e-12, 'last loss');
+    assert.equal(c.series[1].show, false, 'no raw line under the line while smoothing is off');
+    assert.equal(await page.textContent('#smooth-value'), 'off');
+
+    // smoothing 0.9: the smoothed line is the debiased EMA of the raw points, drawn over them
+    await setSmooth(page, 0.9);
+    for (const id of RUN_CHARTS)
+      await page.waitForFunction((x) => document.getElementById(x).dataset.smooth === '0.9', id);
+    assert.equal(await page.textContent('#smooth-value'), '0.90');
+    c = await page.evaluate(() => window.mfuDash.chart('chart-tps'));
+    assert.equal(c.series[1].show, true, 'the raw points stay drawn');
+    assert.match(c.series[1].stroke, /^rgba\(\d+,\d+,\d+,0\.28\)$/, 'faint');
+    assert.equal(c.series[2].stroke, '#0f9d76');
+    const raw = c.data[1], sm = c.data[2];
+    let acc = 0, k = 0;
+    for (let i = 0; i < raw.length; i++) {
+      if (raw[i] === null) { assert.equal(sm[i], null); continue; }
+      acc = acc * 0.9 + 0.1 * raw[i];
+      k++;
+      near(sm[i], acc / (1 - 0.9 ** k), 1e-12, 'EMA at point ' + i);
+    }
+    const at100 = s.step.indexOf(100);
+    assert.ok(sm[at100] > 2 * raw[at100], 'the stall at step 100 is smoothed away');
+    await shot(page, server, 'run-smooth-1366x768.png');
+
+    // x axis by tokens: each chart's last x is the tokens of the whole run (TOKENS a step)
+    await page.selectOption('#x-axis', 'tokens');
+    for (const id of RUN_CHARTS)
+      await page.waitForFunction((x) => document.getElementById(x).dataset.x === 'tokens', id);
+    const sums = alphaSums(n);
+    for (const id of RUN_CHARTS) {
+      near(Number(await page.$eval('#' + id, (e) => e.dataset.xMax)), sums.tokens, 1e-9, id + ' tokens');
+      assert.equal(await points(page, id), n, id);
+    }
+    near(Number(await page.$eval('#chart-tps', (e) => e.dataset.xMin)), TOKENS, 1e-9, 'tokens after step 1');
+    // and a log scale on it
+    await page.check('#log-y');
+    for (const id of RUN_CHARTS)
+      await page.waitForFunction((x) => document.getElementById(x).dataset.log === '1' && document.getElementById(x).dataset.points > 0, id);
+    c = await page.evaluate(() => window.mfuDash.chart('chart-loss'));
+    assert.equal(c.distr, 3, 'log distribution');
+    assert.equal(await points(page, 'chart-loss'), n);
+    await shot(page, server, 'run-log-tokens-1366x768.png');
+    await page.uncheck('#log-y');
+    await page.waitForFunction(() => document.getElementById('chart-loss').dataset.log === '0');
+    assert.notEqual((await page.evaluate(() => window.mfuDash.chart('chart-loss'))).distr, 3);
+
+    // x axis by time: the last x is the sum of the log's step times
+    await page.selectOption('#x-axis', 'time');
+    for (const id of RUN_CHARTS)
+      await page.waitForFunction((x) => document.getElementById(x).dataset.x === 'time', id);
+    near(Number(await page.$eval('#chart-step', (e) => e.dataset.xMax)), sums.time, 1e-9, 'elapsed');
+    near(Number(await page.$eval('#chart-step', (e) => e.dataset.xMin)), alphaTime(1), 1e-9, 'elapsed after step 1');
+    // the controls hold across runs: beta opens by time, smoothed
+    await page.goto(server.url + '#/run/beta');
+    await page.waitForFunction(() => window.mfuDash.ready && document.getElementById('run-title').textContent === 'beta');
+    await page.waitForFunction(() => document.getElementById('chart-tps').dataset.x === 'time');
+    assert.equal(await page.$eval('#chart-tps', (e) => e.dataset.smooth), '0.9');
+    // back to the defaults
+    await page.selectOption('#x-axis', 'step');
+    await setSmooth(page, 0);
+    await page.waitForFunction(() => document.getElementById('chart-tps').dataset.x === 'step' && document.getElementById('chart-tps').dataset.smooth === '0');
+    c = await page.evaluate(() => window.mfuDash.chart('chart-tps'));
+    assert.equal(c.series[1].show, false);
+    assert.deepEqual(c.data[1], c.data[2], 'smoothing off: the line is the raw points');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test('findings and the waterfall are drawn whole, on a laptop and a narrow window', async () => {
+  for (const vp of [{ width: 1366, height: 768 }, { width: 1100, height: 700 }]) {
+    const { page, errors } = await openPage(browser, server.url + '#/run/alpha', vp);
+    try {
+      const r = await page.evaluate(() => {
+        const ol = document.getElementById('findings');
+        const lis = [...ol.querySelectorAll('li')];
+        const side = document.querySelector('.side').getBoundingClientRect();
+        const cut = lis.filter((li) => [li, ...li.querySelectorAll('p, .head')].some((e) => e.scrollWidth > e.clientWidth + 1));
+        const over = [];
+        for (const sv of document.querySelectorAll('#waterfall svg')) {
+          const w = sv.viewBox.baseVal.width;
+          for (const t of sv.querySelectorAll('text')) {
+            const b = t.getBBox();
+            if (b.x < -0.5 || b.x + b.width > w + 0.5) over.push(t.textContent);
+          }
+        }
+        return { n: lis.length, hidden: ol.scrollHeight - ol.clientHeight, right: side.right, vw: document.documentElement.clientWidth,
+          cut: cut.length, over, rects: document.querySelectorAll('#waterfall svg rect').length };
+      });
+      assert.ok(r.n >= 1, 'findings listed');
+      assert.ok(r.hidden <= 1, `${r.hidden} px of the findings hidden inside the panel at ${vp.width}x${vp.height}`);
+      assert.ok(r.right <= r.vw + 0.5, `the side panel ends at ${r.right} px of ${r.vw}`);
+      assert.equal(r.cut, 0, 'a finding cut at its right edge');
+      assert.deepEqual(r.over, [], 'waterfall labels outside the drawing');
+      /* the mock's alpha has six findings with long sentences: the case a fixed panel cut */
+      if (server.kind === 'mock' && vp.width === 1366) await page.screenshot({ path: path.join(outDir, 'mock-findings-1366x768.png') });
+      if (vp.width === 1100) {
+        await page.$eval('#findings', (e) => e.closest('.panel').scrollIntoView());
+        await shot(page, server, 'run-findings-1100x700.png');
+      }
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
+  }
+});
+
+test('compare: N runs overlaid in their colours, aligned at their start or by step', async () => {
+  const { page, errors } = await openPage(browser, server.url + '#/compare?runs=alpha,beta,late', { width: 1920, height: 1080 });
+  try {
+    const info = () => page.$eval('#chart-overlay', (e) => JSON.parse(e.dataset.series));
+    assert.ok(await page.isVisible('#chart-controls'));
+    let ov = await info();
+    assert.deepEqual(ov.map((r) => r.run), ['alpha', 'beta', 'late']);
+    assert.equal(new Set(ov.map((r) => r.color)).size, 3, 'a colour each');
+    const nA = (await api(server.url, 'api/runs/alpha')).steps;
+    // at their start: every run from 0, the x axis as long as the longest (not 1..10300)
+    for (const r of ov) assert.equal(r.x_min, 0, r.run);
+    assert.equal(Number(await page.$eval('#chart-overlay', (e) => e.dataset.xMax)), nA - 1);
+    assert.deepEqual(ov.map((r) => r.points), [nA, N_BETA, N_LATE]);
+    // the legend names each run in its colour, and so does the list of runs
+    const rgb = (hex) => { const v = parseInt(hex.slice(1), 16); return `rgb(${v >> 16}, ${(v >> 8) & 255}, ${v & 255})`; };
+    const legend = await page.$$eval('#chart-overlay .u-legend .u-series', (ns) => ns.map((n) => ({
+      label: (n.querySelector('.u-label') || n).textContent, off: n.classList.contains('u-off'),
+      color: n.querySelector('.u-marker') ? getComputedStyle(n.querySelector('.u-marker')).borderColor : '' })));
+    for (const r of ov) {
+      const l = legend.find((x) => x.label === r.run);
+      assert.ok(l && !l.off, 'legend entry for ' + r.run);
+      assert.equal(l.color, rgb(r.color), 'legend colour of ' + r.run);
+      const sw = await page.$eval(`#ov-runs input[data-run="${r.run}"]`, (b) => ({ on: b.checked, color: getComputedStyle(b.parentNode.querySelector('.swatch')).backgroundColor }));
+      assert.ok(sw.on);
+      assert.equal(sw.color, rgb(r.color));
+    }
+    assert.equal(await page.$eval('#ov-runs input[data-run="' + XSS.replace(/"/g, '\\"') + '"]', (b) => b.checked), false);
+    await shot(page, server, 'compare-overlay-1920x1080.png');
+
+    // by step: late stays at its own steps, 10001-10300, the others from 1
+    await page.selectOption('#ov-align', 'step');
+    await page.waitForFunction(() => document.getElementById('chart-overlay').dataset.align === 'step');
+    ov = await info();
+    assert.deepEqual(ov.map((r) => r.x_min), [1, 1, LATE_FIRST]);
+    assert.equal(Number(await page.$eval('#chart-overlay', (e) => e.dataset.xMax)), LATE_FIRST + N_LATE - 1);
+    await shot(page, server, 'compare-overlay-by-step-1920x1080.png');
+
+    // untick beta; loss by tokens, smoothed
+    await page.uncheck('#ov-runs input[data-run="beta"]');
+    await page.waitForFunction(() => JSON.parse(document.getElementById('chart-overlay').dataset.series).length === 2);
+    await page.selectOption('#ov-metric', 'loss');
+    await page.waitForFunction(() => /^loss of 2 runs/.test(document.querySelector('#chart-overlay .u-title').textContent));
+    await page.selectOption('#x-axis', 'tokens');
+    await page.waitForFunction(() => document.getElementById('chart-overlay').dataset.x === 'tokens');
+    assert.equal(await page.isDisabled('#ov-align'), true, 'align applies to the step axis only');
+    ov = await info();
+    near(ov[0].x_max, nA * TOKENS, 1e-9, 'alpha tokens');
+    near(ov[1].x_max, N_LATE * TOKENS, 1e-9, 'late tokens');
+    await setSmooth(page, 0.5);
+    await page.waitForFunction(() => document.getElementById('chart-overlay').dataset.smooth === '0.5');
+    const c = await page.evaluate(() => window.mfuDash.chart('chart-overlay'));
+    assert.equal(c.series.length, 1 + 2 * 2, 'x, then raw and smoothed per run');
+    assert.equal(c.series[1].show, true);
+    await page.selectOption('#x-axis', 'step');
+    await setSmooth(page, 0);
+    await page.waitForFunction(() => document.getElementById('chart-overlay').dataset.x === 'step');
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

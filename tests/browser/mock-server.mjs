@@ -130,7 +130,7 @@ class Run {
     while (b > a && Number.isFinite(to) && this.rows[b - 1].step > to) b--;
     return [a, b];
   }
-  series(fields, maxPoints, from, to) {
+  series(fields, maxPoints, from, to, axes) {
     const [a, b] = this.range(from, to);
     const total = b - a;
     const idx = [];
@@ -139,8 +139,26 @@ class Run {
     const rows = idx.map((i) => this.row(i));
     const columns = {};
     for (const f of fields) columns[f] = rows.map((r) => r[f]);
-    return { run: this.name, fields, total, downsampled: total > maxPoints, method: total > maxPoints ? 'stride' : 'none',
+    const out = { run: this.name, fields, total, downsampled: total > maxPoints, method: total > maxPoints ? 'stride' : 'none',
       step: rows.map((r) => r.step), columns };
+    if (axes) {
+      /* as mfu serve: running sums from the run's first row of step time and tokens/s x step time */
+      out.elapsed_s = [];
+      out.tokens_cum = [];
+      let el = 0, tok = 0, i = 0;
+      for (const k of idx) {
+        for (; i <= k; i++) {
+          const r = this.row(i);
+          if (r.step_time_s > 0) {
+            el += r.step_time_s;
+            if (r.tokens_per_second > 0) tok += r.tokens_per_second * r.step_time_s;
+          }
+        }
+        out.elapsed_s.push(el);
+        out.tokens_cum.push(tok);
+      }
+    }
+    return out;
   }
   level(a, b) {
     const rows = [];
@@ -249,7 +267,9 @@ export function startMock({ distDir, runs, port = 0, pollMs = 200 }) {
         const mp = Math.min(20000, Math.max(2, +(url.searchParams.get('max_points') || 2000)));
         const from = url.searchParams.has('from') ? +url.searchParams.get('from') : NaN;
         const to = url.searchParams.has('to') ? +url.searchParams.get('to') : NaN;
-        return send(res, 200, r.series(fields, mp, from, to));
+        const axes = url.searchParams.get('axes');
+        if (axes !== null && axes !== '0' && axes !== '1') return send(res, 400, { error: 'axes: 0 or 1' });
+        return send(res, 200, r.series(fields, mp, from, to, axes === '1'));
       }
       if (m[2] === 'findings') return send(res, 200, { findings: r.findings });
       const n = r.count();

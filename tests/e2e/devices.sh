@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `mfu devices`: the table, one device, JSON (parsed with jq), the name
-# traps, unknown and ambiguous names (exit 1, one line with suggestions), bad usage (exit 2).
+# traps, names several entries answer to (their rows), unknown names (exit 1, one line with
+# suggestions), bad usage (exit 2).
 set -u
 bin=${MFU_BIN:?MFU_BIN must point at the mfu binary}
 tmp=$(mktemp -d)
@@ -117,14 +118,28 @@ expect_rc 1 "unknown"
 err_has "unknown device 'mi300' (closest: mi300x" "unknown"
 err_has "--peak-tflops" "unknown"
 
+# --- a name several entries answer to with different peaks (the example of 'mfu --help'): the
+# answer is their rows, exit 0; JSON lists them in full
+run devices h100
+expect_rc 0 "several"
+out_has "'h100' matches 3 devices whose peaks differ; name one for its full entry, e.g. 'mfu devices h100-sxm'" "several"
+grep -qE '^h100-sxm +NVIDIA H100 SXM5 80GB +989\.5 ' "$tmp/out" || fail "several: no h100-sxm row"
+grep -qE '^h100-pcie +NVIDIA H100 PCIe 80GB +756\.5 ' "$tmp/out" || fail "several: no h100-pcie row"
+grep -q '^h100-nvl ' "$tmp/out" || fail "several: no h100-nvl row"
+[ "$(grep -c '^h100' "$tmp/out")" -eq 3 ] || fail "several: not exactly 3 rows"
+[ -s "$tmp/err" ] && fail "several: wrote to stderr"
 run devices h100 --json
-expect_rc 1 "ambiguous"
-[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "ambiguous: stderr is not one line"
-err_has "ambiguous: it matches h100-sxm, h100-pcie, h100-nvl" "ambiguous"
+expect_rc 0 "several json"
+jq_true '.match == "several" and .count == 3' "several json"
+jq_true '[.devices[].id] == ["h100-sxm", "h100-pcie", "h100-nvl"]' "several json ids"
+jq_true '.devices[0].dense_flops_per_s.bf16 == 989500000000000' "several json peaks"
+run devices h100 --dtype fp8
+expect_rc 0 "several fp8"
+sed -n 4p "$tmp/out" | grep -qE "^id +name +fp8 +mem GB +TB/s$" || fail "several fp8: header"
 
 run devices v100 --json
-expect_rc 1 "v100 ambiguous"
-err_has "it matches v100-sxm2, v100-pcie, whose" "v100 ambiguous, not v100s"
+expect_rc 0 "v100 several"
+jq_true '[.devices[].id] == ["v100-sxm2", "v100-pcie"]' "v100 several, not v100s"
 
 # not in the table: what the drivers report for an RTX PRO 6000 is unknown, never the 6000 Ada
 run devices NVIDIA RTX PRO 6000 Blackwell Server Edition

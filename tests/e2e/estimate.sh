@@ -86,6 +86,27 @@ ok $base --tokens-per-sec-per-device 5856
 grep -q '^MFU  *30.46%$' "$tmp/out" || fail "text output lacks 'MFU 30.46%': $(cat "$tmp/out")"
 grep -q 'h100-sxm' "$tmp/out" || fail "text output lacks the device id"
 
+# A preset without --seq: its trained length (llama3-70b: 8192), named in the output; the same
+# figures as --seq 8192.
+ok --model llama3-70b --device h100-sxm --devices 64 --step-time 12.5 --batch-size 256 --json
+jq_is '.workload.seq' 8192
+jq_is '.workload.seq_source' trained_seq
+mfu70=$(jq .mfu "$tmp/out")
+ok --model llama3-70b --seq 8192 --device h100-sxm --devices 64 --step-time 12.5 --batch-size 256 --json
+jq_true ".mfu == $mfu70"
+ok --model llama3-70b --device h100-sxm --devices 64 --step-time 12.5 --batch-size 256
+grep -q '^note        seq 8192, the length llama3-70b was trained at' "$tmp/out" || fail "no trained-length note"
+
+# The spellings of report (--global-batch, --tokens-per-step) mean the same here.
+ok --model llama3-70b --device h100-sxm --devices 64 --step-time 12.5 --global-batch 256 --json
+jq_true ".mfu == $mfu70"
+ok --model llama3-70b --device h100-sxm --devices 64 --step-time 12.5 --tokens-per-step 2097152 --json
+jq_true ".mfu == $mfu70"
+bad 2 --model llama3-70b --device h100-sxm --step-time 12.5 --global-batch 256 --batch-tokens 9
+grep -q 'not both' "$tmp/err" || fail "both batch spellings: message"
+bad 2 --model llama3-70b --device h100-sxm --tokens-per-sec 1 --batch-sise 3
+grep -qF "(did you mean --batch-size?" "$tmp/err" || fail "--batch-sise: no did-you-mean"
+
 # Bad input.
 bad 1 $base --device "NVIDIA H900" --tokens-per-sec 1
 grep -q -- '--peak-tflops' "$tmp/err" || fail "unknown device: no --peak-tflops hint"

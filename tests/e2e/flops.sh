@@ -116,10 +116,67 @@ run --list-presets
 grep -q '^deepseek-v3 ' "$tmp/out" || fail "--list-presets text"
 "$bin" --help | grep -q '^  flops ' || fail "mfu --help does not list flops"
 
+# --- a preset brings the length it was trained at: every convention has a figure, the output
+# names the length and its source, and --seq overrides it
+run --model llama3-8b --convention all
+[ "$rc" = 0 ] || fail "all without --seq: exit $rc"
+grep -q 'n/a' "$tmp/out" && fail "all without --seq: a convention is n/a"
+grep -q '^workload    seq 8192, recompute none$' "$tmp/out" || fail "all without --seq: workload line"
+grep -q '^note        seq 8192, the length llama3-8b was trained at: config.json max_position_embeddings 8192 (Meta Llama 3 model card: context length 8k). --seq N overrides it$' "$tmp/out" ||
+    fail "all without --seq: no note naming the length and its source"
+run --model llama3-8b --json
+jq_is '.workload.seq' 8192
+jq_is '.workload.seq_source' trained_seq
+jq_true '.flops_per_token.breakdown.attention_core == 6442450944' # the --seq 8192 figure
+run --model llama3-8b --seq 4096 --json
+jq_is '.workload.seq' 4096
+jq_is '.workload.seq_source' --seq
+jq_is '.workload.trained_seq' 8192
+run --model llama3-8b --seq 4096
+grep -q '^note ' "$tmp/out" && fail "--seq given: a trained-length note"
+run --model qwen2.5-7b --json   # the pre-training length, not the config's 131072 context
+jq_is '.workload.seq' 4096
+jq_true '.workload.trained_seq_source | test("arXiv:2412.15115")'
+run --list-presets --json
+jq_true 'all(.[]; .trained_seq >= 1024 and (.trained_seq_source | length) > 30)'
+run --list-presets
+head -1 "$tmp/out" | grep -q 'trained seq' || fail "--list-presets: no trained seq column"
+
+# --- 0 where the configs write 0: first_k_dense_replace 0 (Qwen MoE, Mixtral style), no shared
+# experts, full-rank queries; 0 on a preset that sets it clears it
+run --layers 24 --hidden 2048 --heads 16 --ffn 5632 --vocab 151936 --experts 60 \
+    --experts-per-token 4 --moe-ffn 1408 --first-dense 0 --shared-experts 0 --seq 4096 --json
+[ "$rc" = 0 ] || fail "--first-dense 0: exit $rc: $(cat "$tmp/err")"
+zero=$(jq '.flops_per_token.model' "$tmp/out")
+run --layers 24 --hidden 2048 --heads 16 --ffn 5632 --vocab 151936 --experts 60 \
+    --experts-per-token 4 --moe-ffn 1408 --seq 4096 --json
+jq_true ".flops_per_token.model == $zero"
+run --model deepseek-v3 --json
+v3=$(jq '.flops_per_token.breakdown.mlp' "$tmp/out")
+run --model deepseek-v3 --first-dense 0 --json
+[ "$rc" = 0 ] || fail "deepseek-v3 --first-dense 0: exit $rc"
+jq_is '.flops_per_token.breakdown.mlp' 0 # no dense MLP layer left (3 before)
+jq_true "$v3 > 0"
+run --model deepseek-v2-lite --q-lora-rank 0 --json
+[ "$rc" = 0 ] || fail "--q-lora-rank 0: exit $rc"
+bad 2 --model deepseek-v3 --first-dense -1
+grep -q 'must be 0 or more' "$tmp/err" || fail "--first-dense -1: message"
+bad 2 --model llama3-8b --heads 0
+
+# --- did you mean: an option or a preset a typo away
+bad 2 --model llama-3-70b
+grep -qF "unknown model preset 'llama-3-70b' (did you mean llama3-70b?)" "$tmp/err" || fail "preset did-you-mean"
+bad 2 --model llama3-8b --convetion all
+grep -qF "unknown option '--convetion' (did you mean --convention? see 'mfu flops --help')" "$tmp/err" ||
+    fail "option did-you-mean"
+bad 2 --model llama3-8b --frobnicate
+grep -qF "unknown option '--frobnicate' (see 'mfu flops --help')" "$tmp/err" || fail "far option: a suggestion"
+
 # --- bad input: exit 1 or 2, one line, no crash -----------------------------------------------
 bad 2 --model nope --seq 1
 bad 2 --seq 10
-bad 2 --model llama3-8b
+bad 2 --config "$data/model/llama3-8b.json"   # a user's config.json brings no trained length
+grep -q 'pass --seq' "$tmp/err" || fail "config without --seq: message does not name --seq"
 bad 2 --model llama3-8b --seq -1
 bad 2 --model llama3-8b --seq abc
 bad 2 --model llama3-8b --seq 8 --convention foo

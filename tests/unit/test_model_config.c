@@ -362,16 +362,88 @@ static void presets(void **state)
     assert_string_equal(err.field, "--model");
     assert_non_null(strstr(err.message, "llama9-1t"));
     assert_memory_equal(&a, &before, sizeof a);
+    /* a near miss names the preset meant; a far one names none */
+    assert_int_equal(mfu_preset_find("llama-3-70b", &a, &err), MFU_E_UNKNOWN);
+    assert_non_null(strstr(err.message, "(did you mean llama3-70b?)"));
+    assert_int_equal(mfu_preset_find("Mixtral-8x7B-v0.1", &a, &err), MFU_E_UNKNOWN);
+    assert_non_null(strstr(err.message, "(did you mean mixtral-8x7b?)"));
+    assert_int_equal(mfu_preset_find("bert-base-uncased", &a, &err), MFU_E_UNKNOWN);
+    assert_null(strstr(err.message, "did you mean"));
+    assert_int_equal(mfu_preset_find("qwen3-30b", &a, &err), MFU_E_UNKNOWN);
+    assert_non_null(strstr(err.message, "did you mean qwen3-30b-a3b?"));
+}
+
+/* Every preset states the length it was trained at, with its source; a user's config.json
+ * brings none (max_position_embeddings is a context limit, not a training length) unless it
+ * says so with both mfu keys. */
+static void trained_seq(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < mfu_preset_count(); i++) {
+        mfu_arch a;
+        assert_int_equal(mfu_preset_find(mfu_preset_name(i), &a, NULL), MFU_OK);
+        if (!(a.trained_seq >= 1024 && a.trained_seq <= 131072))
+            fail_msg("%s: trained_seq %lld", a.name, (long long)a.trained_seq);
+        if (strlen(a.trained_seq_source) < 30)
+            fail_msg("%s: no source for trained_seq", a.name);
+    }
+    struct {
+        const char *preset;
+        int64_t seq;
+    } rows[] = {{"llama3-8b", 8192},  {"llama3-405b", 8192},   {"llama2-70b", 4096},
+                {"gpt2", 1024},       {"gpt3-175b", 2048},     {"deepseek-v3", 4096},
+                {"qwen2.5-7b", 4096}, {"mixtral-8x7b", 32768}, {"mpt-30b", 8192}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        mfu_arch a;
+        assert_int_equal(mfu_preset_find(rows[i].preset, &a, NULL), MFU_OK);
+        if (a.trained_seq != rows[i].seq)
+            fail_msg("%s: trained_seq %lld, want %lld", rows[i].preset, (long long)a.trained_seq,
+                     (long long)rows[i].seq);
+    }
+    mfu_arch a = load("llama3-8b.json"); /* max_position_embeddings 8192 */
+    assert_int_equal(a.trained_seq, 0);
+    assert_string_equal(a.trained_seq_source, "");
+    const char *with = "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+                       "\"num_attention_heads\": 4, \"num_key_value_heads\": 4, "
+                       "\"intermediate_size\": 128, \"vocab_size\": 100, "
+                       "\"_trained_seq\": 2048, \"_trained_seq_source\": \"my run\"}";
+    mfu_error err = {0};
+    assert_int_equal(mfu_arch_from_config_text(with, strlen(with), NULL, &a, &err), MFU_OK);
+    assert_int_equal(a.trained_seq, 2048);
+    assert_string_equal(a.trained_seq_source, "my run");
+    const char *nosrc =
+        "{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+        "\"num_attention_heads\": 4, \"num_key_value_heads\": 4, "
+        "\"intermediate_size\": 128, \"vocab_size\": 100, \"_trained_seq\": 2048}";
+    assert_int_equal(mfu_arch_from_config_text(nosrc, strlen(nosrc), NULL, &a, &err), MFU_OK);
+    assert_int_equal(a.trained_seq, 0);
+    /* an override carries it over; the FLOPs never read it */
+    mfu_arch base = {0}, over = {0};
+    over.trained_seq = 4096;
+    snprintf(over.trained_seq_source, sizeof over.trained_seq_source, "flag");
+    mfu_arch_apply(&base, &over);
+    assert_int_equal(base.trained_seq, 4096);
+    assert_string_equal(base.trained_seq_source, "flag");
+    mfu_arch p8;
+    assert_int_equal(mfu_preset_find("llama3-8b", &p8, NULL), MFU_OK);
+    mfu_workload wl = {0};
+    mfu_flops_options o = {.convention = MFU_CONV_EXACT};
+    mfu_flops f;
+    assert_int_equal(mfu_flops_compute(&p8, &wl, &o, &f, &err), MFU_E_MISSING);
+    p8.trained_seq = -1;
+    wl.seq = 8192;
+    assert_int_equal(mfu_arch_resolve(&p8, &p8, &err), MFU_E_INVALID);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(llama_family),   cmocka_unit_test(mistral_mixtral),
-        cmocka_unit_test(qwen_family),    cmocka_unit_test(gemma_family),
-        cmocka_unit_test(phi3_olmo),      cmocka_unit_test(gpt2_neox_mpt),
+        cmocka_unit_test(llama_family),    cmocka_unit_test(mistral_mixtral),
+        cmocka_unit_test(qwen_family),     cmocka_unit_test(gemma_family),
+        cmocka_unit_test(phi3_olmo),       cmocka_unit_test(gpt2_neox_mpt),
         cmocka_unit_test(deepseek_family), cmocka_unit_test(config_errors),
         cmocka_unit_test(overrides_apply), cmocka_unit_test(presets),
+        cmocka_unit_test(trained_seq),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

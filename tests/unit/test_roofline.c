@@ -514,8 +514,7 @@ static void finding_and_sentence(void **state)
     assert_true(rl.ceiling == 1);
     assert_true(mfu_roofline_sentence(&rl, buf, sizeof buf));
     assert_string_equal(buf, "at micro-batch 2 × 32 tokens (TP 2) the main matrix products are "
-                             "compute-bound; expect MFU at most 100.0 % (a roofline ceiling, "
-                             "not a prediction)");
+                             "compute-bound: their shapes do not limit MFU");
     assert_int_equal(mfu_roofline_finding(&rl, MFU_ROOFLINE_WARN_BELOW, 0, 0, &f, NULL), MFU_OK);
     assert_int_equal(f.severity, MFU_SEV_INFO);
     assert_non_null(strstr(f.next_step, "outside the products"));

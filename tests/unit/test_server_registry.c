@@ -109,8 +109,10 @@ static void context(void **state)
     assert_string_equal(c.dtype, "bf16");
     assert_string_equal(c.devices_source, "--devices");
 
-    /* Without a sequence length anywhere the reason names --seq. */
+    /* Without a sequence length anywhere (the preset's trained length taken away too) the
+     * reason names --seq. */
     meta.seq_len = 0;
+    model.arch.trained_seq = 0;
     c = served_ctx(&model, &meta);
     assert_true(isnan(c.model_flops_per_token));
     assert_non_null(strstr(c.why, "--seq"));

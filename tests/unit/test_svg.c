@@ -198,6 +198,104 @@ static void line_chart_escapes_and_is_well_formed(void **state)
     free(svg);
 }
 
+/* The text of the n-th (0-based) <title> inside an element with class cls, or "" (static). */
+static const char *nth_title(const char *svg, const char *cls, size_t n)
+{
+    static char buf[256];
+    buf[0] = '\0';
+    const char *p = svg;
+    for (size_t k = 0; (p = strstr(p, cls)); p++, k++) {
+        if (k < n)
+            continue;
+        const char *t = strstr(p, "<title>");
+        const char *e = t ? strstr(t, "</title>") : NULL;
+        if (!e || (size_t)(e - t - 7) >= sizeof buf)
+            return buf;
+        memcpy(buf, t + 7, (size_t)(e - t - 7));
+        buf[e - t - 7] = '\0';
+        return buf;
+    }
+    return buf;
+}
+
+static size_t count_of(const char *svg, const char *needle)
+{
+    size_t k = 0;
+    for (const char *p = svg; (p = strstr(p, needle)); p++)
+        k++;
+    return k;
+}
+
+/* Hover values: a <title> per point (few points) or per band of pixels (many), without script;
+ * the label is escaped; bars say their value. */
+static void hover_titles(void **state)
+{
+    (void)state;
+    double x[5] = {10, 20, 30, 40, 50}, y[5] = {0.41, 0.425, NAN, 0.43, 0.4};
+    mfu__svg_line c = {0};
+    c.y_label = "MFU <%>";
+    c.x = x;
+    c.y = y;
+    c.n = 5;
+    c.y_scale = 100;
+    c.xmin = c.xmax = c.ymin = c.ymax = NAN;
+    char *svg = mfu__svg_line_chart(&c);
+    assert_well_formed(svg);
+    assert_int_equal(count_of(svg, "class=\"mfu-hover\""), 4); /* the NaN has none */
+    assert_string_equal(nth_title(svg, "class=\"mfu-hover\"", 0), "MFU &lt;%&gt; at step 10: 41");
+    assert_string_equal(nth_title(svg, "class=\"mfu-hover\"", 1), "MFU &lt;%&gt; at step 20: 42.5");
+    assert_string_equal(nth_title(svg, "class=\"mfu-hover\"", 2), "MFU &lt;%&gt; at step 40: 43");
+    /* the rectangles tile the plot from its left edge to its right edge */
+    const char *h = strstr(svg, "class=\"mfu-hover\" x=\"");
+    assert_true(strtod(h + strlen("class=\"mfu-hover\" x=\""), NULL) == MFU__SVG_MARGIN_LEFT);
+    free(svg);
+
+    /* 100000 points: one title per band of MFU__SVG_HOVER_PX pixels, with the range */
+    size_t n = 100000;
+    double *bx = malloc(n * sizeof *bx), *by = malloc(n * sizeof *by);
+    assert_true(bx && by);
+    for (size_t i = 0; i < n; i++) {
+        bx[i] = (double)i;
+        by[i] = i == 150 ? 9e6 : 1e6 + (double)(i % 7);
+    }
+    c.y_label = "tokens/s";
+    c.x = bx;
+    c.y = by;
+    c.n = n;
+    c.y_scale = 1;
+    svg = mfu__svg_line_chart(&c);
+    assert_well_formed(svg);
+    size_t bands = count_of(svg, "class=\"mfu-hover\"");
+    assert_int_equal(bands,
+                     (720 - MFU__SVG_MARGIN_LEFT - MFU__SVG_MARGIN_RIGHT) / MFU__SVG_HOVER_PX);
+    /* the first of 160 bands holds steps 0..624 and the spike at 150 */
+    assert_string_equal(nth_title(svg, "class=\"mfu-hover\"", 0),
+                        "tokens/s at steps 0–624: 1.000M to 9.000M (625 steps)");
+    free(svg);
+    free(bx);
+    free(by);
+
+    mfu_decomposition d;
+    memset(&d, 0, sizeof d);
+    d.term[MFU_TERM_MFU].dln = log(0.92);
+    d.term[MFU_TERM_FLOPS_PER_TOKEN].dln = log(1.36);
+    d.term[MFU_TERM_TOKENS_PER_S].dln = log(0.92 * 1.36);
+    d.term[MFU_TERM_PADDING].dln = NAN;
+    svg = mfu__svg_waterfall(&d, NULL, 0, 0);
+    assert_well_formed(svg);
+    assert_non_null(strstr(svg, "<title>workload: +36 % (Δln +0.3075)</title>"));
+    assert_non_null(strstr(svg, "<title>padding: "));
+    assert_non_null(strstr(svg, "(not known)</title>"));
+    free(svg);
+
+    double v[6] = {1.0, 1.0, 1.1, 1.2, 1.2, 1.2};
+    svg = mfu__svg_histogram(v, 6, 2, NULL, 0, 0);
+    assert_well_formed(svg);
+    assert_non_null(strstr(svg, "<title>1–1.1 s: 2 steps</title>"));
+    assert_non_null(strstr(svg, "<title>1.1–1.2 s: 4 steps</title>"));
+    free(svg);
+}
+
 static void million_points_bounded_peaks_kept(void **state)
 {
     (void)state;
@@ -423,6 +521,7 @@ int main(void)
         cmocka_unit_test(nice_ticks),
         cmocka_unit_test(waterfall),
         cmocka_unit_test(histogram),
+        cmocka_unit_test(hover_titles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,42 @@ static void case_insensitive(void **state)
     assert_null(mfu__strcasestr("NVIDIA H100", "h200"));
 }
 
+static void edit_distance_and_did_you_mean(void **state)
+{
+    (void)state;
+    assert_int_equal(mfu__edit_distance("", ""), 0);
+    assert_int_equal(mfu__edit_distance("model", "MODEL"), 0);
+    assert_int_equal(mfu__edit_distance("modle", "model"), 1); /* a swap is one edit */
+    assert_int_equal(mfu__edit_distance("kitten", "sitting"), 3);
+    assert_int_equal(mfu__edit_distance("", "abc"), 3);
+    char big[MFU__EDIT_DISTANCE_MAX + 2];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_true(mfu__edit_distance(big, "a") == SIZE_MAX); /* the named limit */
+    big[MFU__EDIT_DISTANCE_MAX] = '\0';
+    assert_int_equal(mfu__edit_distance(big, big), 0);
+
+    const char *names[] = {"llama3-8b", "llama3-70b", NULL,           "llama3-405b",
+                           "gpt2",      "qwen3-8b",   "qwen3-30b-a3b"};
+    size_t n = sizeof names / sizeof names[0];
+    char buf[128];
+    assert_int_equal(mfu__did_you_mean("llama-3-70b", names, n, buf, sizeof buf), 1);
+    assert_string_equal(buf, "llama3-70b");
+    assert_int_equal(mfu__did_you_mean("llama3", names, n, buf, sizeof buf), 3);
+    assert_string_equal(buf, "llama3-8b, llama3-70b or llama3-405b");
+    assert_int_equal(mfu__did_you_mean("qwen3-30b", names, n, buf, sizeof buf), 1);
+    assert_string_equal(buf, "qwen3-30b-a3b");
+    assert_int_equal(mfu__did_you_mean("GPT-2", names, n, buf, sizeof buf), 1);
+    assert_string_equal(buf, "gpt2");
+    assert_int_equal(mfu__did_you_mean("bert", names, n, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    /* a buffer too small is cut, never overrun */
+    char tiny[6];
+    assert_int_equal(mfu__did_you_mean("llama3", names, n, tiny, sizeof tiny), 3);
+    assert_int_equal(strlen(tiny), 5);
+    assert_int_equal(mfu__did_you_mean(NULL, names, n, buf, sizeof buf), 0);
+}
+
 static void fail_fills_error(void **state)
 {
     (void)state;
@@ -89,6 +125,7 @@ int main(void)
         cmocka_unit_test(strlcpy_truncates_and_terminates),
         cmocka_unit_test(case_insensitive),
         cmocka_unit_test(fail_fills_error),
+        cmocka_unit_test(edit_distance_and_did_you_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

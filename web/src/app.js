@@ -10,8 +10,15 @@
  * through textContent or createTextNode, never through innerHTML; links are built from
  * encodeURIComponent. The page's CSP forbids inline scripts as a second fence.
  *
+ * Chart controls (one toolbar for the run and the compare view): the x axis (step, time as the
+ * sum of step times, or tokens so far: the series API's axes=1), smoothing (an exponential
+ * moving average with a slider, debiased as TensorBoard's; the raw points stay drawn faint),
+ * and a log y scale. The compare view overlays any number of runs, each in its own colour,
+ * aligned at their start or by step.
+ *
  * For tests: window.mfuDash exposes read-only state (ready, updates, point counts), and every
- * chart container carries data-points (the points it draws) and data-total (rows on the server).
+ * chart container carries data-points (the points it draws), data-total (rows on the server),
+ * data-x-min/data-x-max (the x range of its data), data-smooth and data-log.
  */
 (function () {
   'use strict';
@@ -93,15 +100,16 @@
   /* ---- state ---------------------------------------------------------------------------- */
 
   const FIELDS = ['tokens_per_second', 'mfu', 'hfu', 'step_time_s',
-    'model_flops_per_second_per_device', 'hardware_flops_per_second_per_device'];
+    'model_flops_per_second_per_device', 'hardware_flops_per_second_per_device', 'loss'];
   const MAX_POINTS_LIMIT = 20000;
 
   const state = {
     runs: [],
     run: null,          // name of the open run
     detail: null,       // /api/runs/{run}
-    data: null,         // {step: [], columns: {...}, total, downsampled}
-    range: null,        // [from, to] when zoomed, else null
+    data: null,         // {step: [], elapsed: [] | null, tokens: [] | null, columns: {...}, total, downsampled}
+    range: null,        // [from, to] steps when zoomed, else null
+    xrange: null,       // the same range in x units
     segments: null,
     findings: [],
     boundary: 0,        // selected decomposition index
@@ -110,7 +118,24 @@
     pendingRefresh: null,
     analysisError: null, // why segments/findings could not be had
   };
-  const dash = { ready: false, updates: 0, appended: 0, points: {}, total: 0, view: '', errors: 0 };
+  /* The chart controls, shared by the run and the compare view. */
+  const view = {
+    x: 'step',          // 'step' | 'time' | 'tokens'
+    smooth: 0,          // EMA weight 0..0.99 (0: off)
+    log: false,         // log y scale
+    align: 'start',     // overlay: 'start' (steps since each run's first) | 'step'
+    metric: 'mfu',      // overlay metric
+    overlay: [],        // overlaid run names, in order
+  };
+  const dash = { ready: false, updates: 0, appended: 0, points: {}, total: 0, view: '', errors: 0,
+    controls: view, overlay: null,
+    /* for tests: what a chart draws (uPlot's data arrays), its series' labels, colours and
+     * visibility, and its y scale's distribution (3: log) */
+    chart: (id) => {
+      const u = state.charts[id];
+      return u ? { data: u.data, series: u.series.map((x) => ({ label: x.label, stroke: typeof x.stroke === 'function' ? x.stroke(u, 1) : x.stroke, show: x.show })),
+        distr: u.scales.y && u.scales.y.distr, xmin: u.scales.x.min, xmax: u.scales.x.max } : null;
+    } };
   window.mfuDash = dash;
 
   /* ---- run list ------------------------------------------------------------------------- */
@@ -134,6 +159,7 @@
       ul.appendChild(li);
     }
     fillCompareSelects();
+    renderOverlayList();
   }
 
   function loadRuns() {
@@ -141,6 +167,81 @@
       state.runs = (j && Array.isArray(j.runs)) ? j.runs : [];
       renderRunList();
     });
+  }
+
+  /* ---- x axes, smoothing, log scale ---------------------------------------------------- */
+
+  const X_LABEL = { step: 'step', time: 'time (sum of step times)', tokens: 'tokens' };
+
+  /* Exponential moving average of ys with weight w, debiased (TensorBoard's smoothing): the
+   * first points are not pulled toward 0. Gaps stay gaps and do not reset the average. On a
+   * downsampled series it averages the points drawn, not every step. */
+  function ema(ys, w) {
+    if (!(w > 0)) return ys;
+    const out = new Array(ys.length);
+    let last = 0, k = 0;
+    for (let i = 0; i < ys.length; i++) {
+      const v = ys[i];
+      if (!isNum(v)) { out[i] = null; continue; }
+      last = last * w + (1 - w) * v;
+      k++;
+      out[i] = last / (1 - Math.pow(w, k));
+    }
+    return out;
+  }
+  /* On a log axis a value <= 0 cannot be drawn: a gap. */
+  const forLog = (ys) => (view.log ? ys.map((v) => (isNum(v) && v > 0 ? v : null)) : ys);
+
+  /* Seconds as an axis label: 45 s, 12 min, 3.5 h, 2.1 d. */
+  function duration(v) {
+    if (!isNum(v)) return '';
+    const a = Math.abs(v);
+    if (a < 120) return +v.toPrecision(3) + ' s';
+    if (a < 7200) return +(v / 60).toPrecision(3) + ' min';
+    if (a < 172800) return +(v / 3600).toPrecision(3) + ' h';
+    return +(v / 86400).toPrecision(3) + ' d';
+  }
+  function xAxisValues(kind) {
+    if (kind === 'time') return (u, vals) => vals.map(duration);
+    if (kind === 'tokens') return (u, vals) => vals.map((v) => (isNum(v) ? si(v, '', 3) : ''));
+    return (u, vals) => vals.map((v) => (!isNum(v) ? '' : Math.abs(v) >= 1e4 ? si(v, '', 3) : intStr(v)));
+  }
+  function xLegend(kind) {
+    if (kind === 'time') return (u, v) => (isNum(v) ? duration(v) : '-');
+    if (kind === 'tokens') return (u, v) => (isNum(v) ? si(v, '', 4) : '-');
+    return (u, v) => (isNum(v) ? intStr(v) : '-');
+  }
+
+  /* The x values of the open run's data under the chosen axis. */
+  function xOf(d) {
+    if (view.x === 'time' && d.elapsed) return d.elapsed;
+    if (view.x === 'tokens' && d.tokens) return d.tokens;
+    return d.step;
+  }
+  /* Step -> x and x -> step on the open run's data (steps ascend): interpolated between the
+   * points held; identity on the step axis. */
+  function interp(from, to, v) {
+    const n = from.length;
+    if (!n || !isNum(v)) return v;
+    if (v <= from[0]) return to[0];
+    if (v >= from[n - 1]) return to[n - 1];
+    let lo = 0, hi = n - 1;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (from[mid] <= v) lo = mid; else hi = mid;
+    }
+    const f = from[hi] === from[lo] ? 0 : (v - from[lo]) / (from[hi] - from[lo]);
+    return to[lo] + f * (to[hi] - to[lo]);
+  }
+  function stepToX(s) {
+    const d = state.data;
+    if (!d || view.x === 'step') return s;
+    return interp(d.step, xOf(d), s);
+  }
+  function xToStep(x) {
+    const d = state.data;
+    if (!d || view.x === 'step') return x;
+    return interp(xOf(d), d.step, x);
   }
 
   /* ---- charts --------------------------------------------------------------------------- */
@@ -151,14 +252,15 @@
     const { left, top, width, height } = u.bbox;
     const xmin = u.scales.x.min, xmax = u.scales.x.max;
     if (!isNum(xmin) || !isNum(xmax)) return;
-    const X = (s) => u.valToPos(s, 'x', true);
+    const X = (s) => u.valToPos(stepToX(s), 'x', true);
+    const inX = (s) => { const x = stepToX(s); return x >= xmin && x <= xmax; };
     ctx.save();
     ctx.beginPath();
     ctx.rect(left, top, width, height);
     ctx.clip();
     const seg = state.segments;
     if (seg && seg.warmup && seg.warmup.steps > 0 && isNum(seg.warmup.last_step)) {
-      const x0 = X(Math.max(xmin, seg.warmup.first_step)), x1 = X(Math.min(xmax, seg.warmup.last_step));
+      const x0 = Math.max(left, X(seg.warmup.first_step)), x1 = Math.min(left + width, X(seg.warmup.last_step));
       if (x1 > x0) {
         ctx.fillStyle = 'rgba(148,163,184,0.18)';
         ctx.fillRect(x0, top, x1 - x0, height);
@@ -170,7 +272,7 @@
       ctx.setLineDash([5 * devicePixelRatio, 4 * devicePixelRatio]);
       for (let i = 1; i < seg.segments.length; i++) {
         const s = seg.segments[i].start_step;
-        if (!isNum(s) || s < xmin || s > xmax) continue;
+        if (!isNum(s) || !inX(s)) continue;
         const x = Math.round(X(s)) + 0.5;
         ctx.beginPath();
         ctx.moveTo(x, top);
@@ -184,9 +286,9 @@
       for (const f of state.findings) {
         const st = Array.isArray(f.steps) ? f.steps : [];
         const a = st[0], b = isNum(st[1]) ? st[1] : st[0];
-        if (!isNum(a) || b < xmin || a > xmax) continue;
+        if (!isNum(a) || stepToX(b) < xmin || stepToX(a) > xmax) continue;
         const color = sevColor(f.severity);
-        const x0 = X(Math.max(a, xmin)), x1 = X(Math.min(b, xmax));
+        const x0 = Math.max(left, X(a)), x1 = Math.min(left + width, X(b));
         /* a band for a short finding; a long one (a periodic stall) would tint everything */
         if (x1 - x0 > 2 && x1 - x0 < width / 4) {
           ctx.fillStyle = color + '22';
@@ -238,23 +340,58 @@
     return Math.max(240, Math.floor(node.getBoundingClientRect().width) - 8);
   }
 
-  function makeChart(id, title, series, yfmt, height, extra) {
-    const node = $(id);
+  /* Faint: the raw points under their smoothed line. */
+  function faint(hex) {
+    const n = parseInt(hex.slice(1), 16);
+    return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},0.28)`;
+  }
+
+  /* The run charts: each line is two uPlot series, raw (faint, shown while smoothing) and
+   * smoothed (the EMA; the raw values themselves when smoothing is off). */
+  const RUN_CHARTS = [
+    { id: 'chart-mfu', title: 'MFU', height: 170, markers: true, zero: 0.05, axis: (v) => pct(v, 0),
+      lines: [['HFU', 'hfu', '#93c5fd', (v) => pct(v, 2)], ['MFU', 'mfu', '#2563eb', (v) => pct(v, 2)]] },
+    { id: 'chart-tps', title: 'tokens/s (whole job)', height: 150, markers: true, axis: (v) => si(v, '', 3),
+      lines: [['tokens/s', 'tokens_per_second', '#0f9d76', (v) => si(v, '', 4)]] },
+    { id: 'chart-step', title: 'step time', height: 130, markers: true, axis: secsAxis,
+      lines: [['step time', 'step_time_s', '#8b5cf6', secs]] },
+    { id: 'chart-flops', title: 'TFLOP/s per device: model vs hardware', height: 140, markers: true, zero: 1,
+      axis: (v) => (v / 1e12).toFixed(v >= 1e13 ? 0 : 1),
+      lines: [['model', 'model_flops_per_second_per_device', '#2563eb', tflops],
+        ['hardware', 'hardware_flops_per_second_per_device', '#f59e0b', tflops]] },
+    { id: 'chart-loss', title: 'loss', height: 150, markers: true, axis: (v) => (isNum(v) ? +v.toPrecision(3) + '' : ''),
+      lines: [['loss', 'loss', '#dc2626', (v) => (isNum(v) ? v.toPrecision(5) : '-')]] },
+  ];
+
+  function lineSeries(lines) {
+    const out = [];
+    for (const [label, , color, value] of lines) {
+      out.push({ label: label + ' (raw)', stroke: faint(color), width: 1, show: view.smooth > 0,
+        value: (u, v) => value(v), spanGaps: false });
+      out.push({ label, stroke: color, width: view.smooth > 0 ? 1.6 : 1.25, value: (u, v) => value(v), spanGaps: false });
+    }
+    return out;
+  }
+
+  function makeChart(spec) {
+    const node = $(spec.id);
     clear(node);
+    const series = lineSeries(spec.lines);
+    const y = view.log ? { distr: 3 } : spec.zero ? { range: (u, min, max) => [0, Math.max(spec.zero, max * 1.08)] } : {};
     const opts = {
-      title,
+      title: spec.title,
       width: chartWidth(node),
-      height,
+      height: spec.height,
       cursor: {
         sync: { key: 'mfu-run', setSeries: false },
         drag: { x: true, y: false, setScale: true },
       },
-      scales: { x: { time: false } },
+      scales: { x: { time: false }, y },
       legend: { live: true },
-      series: [{ label: 'step', value: (u, v) => (isNum(v) ? intStr(v) : '-') }].concat(series),
+      series: [{ label: X_LABEL[view.x], value: xLegend(view.x) }].concat(series),
       axes: [
-        { values: (u, vals) => vals.map((v) => (Math.abs(v) >= 1e4 ? si(v, '', 3) : intStr(v))), size: 28 },
-        { values: (u, vals) => vals.map(yfmt), size: 62, space: 22 },
+        { values: xAxisValues(view.x), size: 28 },
+        { values: (u, vals) => vals.map((v) => (isNum(v) ? spec.axis(v) : '')), size: 62, space: 22 },
       ],
       hooks: {
         draw: [drawOverlays],
@@ -262,12 +399,13 @@
         setSelect: [(u) => { if (u.select.width > 0) u.mfuUserZoom = true; }],
       },
     };
-    if (extra && extra.y) opts.scales.y = extra.y;
     const u = new uPlot(opts, emptyData(series.length), node);
     u.mfuRun = true;
-    u.mfuMarkers = !!(extra && extra.markers);
-    node.addEventListener('dblclick', () => resetZoom());
-    state.charts[id] = u;
+    u.mfuMarkers = !!spec.markers;
+    u.mfuSpec = spec;
+    node.ondblclick = () => resetZoom();
+    node.dataset.log = view.log ? '1' : '0';
+    state.charts[spec.id] = u;
     return u;
   }
   function emptyData(n) {
@@ -277,47 +415,38 @@
   }
 
   function buildRunCharts() {
-    for (const c of Object.values(state.charts)) c.destroy();
-    state.charts = {};
-    const line = (label, stroke, value, extra) =>
-      Object.assign({ label, stroke, width: 1.25, value: (u, v) => value(v), spanGaps: false }, extra || {});
-    /* HFU first: MFU is drawn over it (they coincide without recomputation) */
-    makeChart('chart-mfu', 'MFU', [line('HFU', '#93c5fd', (v) => pct(v, 2)), line('MFU', '#2563eb', (v) => pct(v, 2))],
-      (v) => pct(v, 0), 170, { markers: true, y: { range: (u, min, max) => [0, Math.max(0.05, max * 1.08)] } });
-    makeChart('chart-tps', 'tokens/s (whole job)', [line('tokens/s', '#0f9d76', (v) => si(v, '', 4))],
-      (v) => si(v, '', 3), 150, { markers: true });
-    makeChart('chart-step', 'step time', [line('step time', '#8b5cf6', secs)], secsAxis, 130, { markers: true });
-    makeChart('chart-flops', 'TFLOP/s per device: model vs hardware',
-      [line('model', '#2563eb', tflops), line('hardware', '#f59e0b', tflops)],
-      (v) => (v / 1e12).toFixed(0), 140, { markers: true, y: { range: (u, min, max) => [0, Math.max(1, max * 1.08)] } });
+    for (const [id, c] of Object.entries(state.charts))
+      if (c.mfuRun) { c.destroy(); delete state.charts[id]; }
+    for (const spec of RUN_CHARTS) makeChart(spec);
   }
 
-  /* uPlot data arrays from the state's columns. */
-  function chartData(id) {
+  /* uPlot data arrays (x, then raw and smoothed per line) for one run chart. */
+  function chartData(spec) {
     const d = state.data;
-    const col = (k) => (d.columns && d.columns[k]) || [];
-    switch (id) {
-      case 'chart-mfu': return [d.step, col('hfu'), col('mfu')];
-      case 'chart-tps': return [d.step, col('tokens_per_second')];
-      case 'chart-step': return [d.step, col('step_time_s')];
-      default: return [d.step, col('model_flops_per_second_per_device'), col('hardware_flops_per_second_per_device')];
+    const out = [xOf(d)];
+    for (const [, field] of spec.lines) {
+      const raw = forLog(padTo((d.columns && d.columns[field]) || [], d.step.length));
+      out.push(raw, ema(raw, view.smooth));
     }
+    return out;
   }
 
   function pushData(resetScales) {
     if (!state.data) return;
     for (const [id, u] of Object.entries(state.charts)) {
       if (!u.mfuRun) continue;
-      const data = chartData(id);
-      // uPlot needs every series as long as x: pad columns the server left out
-      for (let i = 1; i < data.length; i++)
-        if (data[i].length !== data[0].length) data[i] = padTo(data[i], data[0].length);
+      const data = chartData(u.mfuSpec);
       u.setData(data, resetScales);
-      if (!resetScales && state.range) u.setScale('x', { min: state.range[0], max: state.range[1] });
+      if (!resetScales && state.xrange) u.setScale('x', { min: state.xrange[0], max: state.xrange[1] });
       const node = $(id);
-      node.dataset.points = String(data[0].length);
+      const xs = data[0];
+      node.dataset.points = String(xs.length);
       node.dataset.total = String(state.data.total);
-      dash.points[node.dataset.field || id] = data[0].length;
+      node.dataset.xMin = xs.length ? String(xs[0]) : '';
+      node.dataset.xMax = xs.length ? String(xs[xs.length - 1]) : '';
+      node.dataset.smooth = String(view.smooth);
+      node.dataset.x = view.x;
+      dash.points[node.dataset.field || id] = xs.length;
     }
     dash.total = state.data.total;
     const flops = state.charts['chart-flops'];
@@ -333,27 +462,42 @@
     return out;
   }
 
+  /* Smoothing changed: new data for every chart, the raw series shown under it or not. */
+  function applySmoothing() {
+    for (const u of Object.values(state.charts)) {
+      if (!u.mfuRun) continue;
+      for (let i = 1; i < u.series.length; i += 2) u.setSeries(i, { show: view.smooth > 0 });
+      for (let i = 2; i < u.series.length; i += 2) u.series[i].width = view.smooth > 0 ? 1.6 : 1.25;
+    }
+    pushData(false);
+    if ($('view-compare') && !$('view-compare').hidden) drawOverlay();
+  }
+
   function maxPoints() {
     const node = $('chart-mfu');
-    const w = node ? chartWidth(node) : 800;
+    const w = node && node.getBoundingClientRect().width > 0 ? chartWidth(node) : chartWidth($('chart-overlay'));
     return Math.min(MAX_POINTS_LIMIT, Math.max(200, Math.round(w)));
   }
 
-  function seriesUrl(name, from, to) {
-    let q = 'fields=' + FIELDS.join(',') + '&max_points=' + maxPoints();
+  /* axes=1 only when the x axis needs it: the server sums from the run's start for it. */
+  function seriesUrl(name, from, to, fields, axes) {
+    let q = 'fields=' + (fields || FIELDS).join(',') + '&max_points=' + maxPoints();
     if (isNum(from)) q += '&from=' + Math.floor(from);
     if (isNum(to)) q += '&to=' + Math.ceil(to);
+    if (axes === undefined ? view.x !== 'step' : axes) q += '&axes=1';
     return runPath(name) + '/series?' + q;
   }
 
-  function normaliseSeries(j) {
+  function normaliseSeries(j, fields) {
     const step = Array.isArray(j.step) ? j.step : [];
     const columns = {};
-    for (const f of FIELDS) {
+    for (const f of fields || FIELDS) {
       const c = j.columns && Array.isArray(j.columns[f]) ? j.columns[f] : [];
       columns[f] = c.length === step.length ? c : padTo(c, step.length);
     }
-    return { step, columns, total: isNum(j.total) ? j.total : step.length, downsampled: !!j.downsampled };
+    const axis = (a) => (Array.isArray(a) && a.length === step.length ? a : null);
+    return { step, columns, elapsed: axis(j.elapsed_s), tokens: axis(j.tokens_cum),
+      total: isNum(j.total) ? j.total : step.length, downsampled: !!j.downsampled };
   }
 
   let rangeTimer = null;
@@ -361,9 +505,11 @@
     clearTimeout(rangeTimer);
     rangeTimer = setTimeout(() => {
       const name = state.run;
-      state.range = [min, max];
+      const from = xToStep(min), to = xToStep(max);
+      state.range = [from, to];
+      state.xrange = [min, max];
       const seq = ++state.fetchSeq;
-      api(seriesUrl(name, min, max)).then((j) => {
+      api(seriesUrl(name, from, to)).then((j) => {
         if (seq !== state.fetchSeq || name !== state.run) return;
         state.data = normaliseSeries(j);
         pushData(false);
@@ -374,6 +520,7 @@
   function resetZoom() {
     if (!state.run) return;
     state.range = null;
+    state.xrange = null;
     loadSeries(state.run);
   }
 
@@ -384,6 +531,49 @@
       state.data = normaliseSeries(j);
       pushData(true);
     });
+  }
+
+  /* ---- the controls --------------------------------------------------------------------- */
+
+  function syncControls() {
+    $('x-axis').value = view.x;
+    $('smooth').value = String(view.smooth);
+    $('smooth-value').textContent = view.smooth > 0 ? view.smooth.toFixed(2) : 'off';
+    $('log-y').checked = view.log;
+    $('ov-align').value = view.align;
+    $('ov-align').disabled = view.x !== 'step';
+    $('ov-metric').value = view.metric;
+  }
+
+  /* The x axis or the log scale changed: the charts are made again (their axes differ), with
+   * data that has the x values (axes=1 when not by step). */
+  function rebuildCharts() {
+    syncControls();
+    if (!$('view-compare').hidden) return drawOverlay();
+    if (!state.run) return Promise.resolve();
+    state.range = null;
+    state.xrange = null;
+    buildRunCharts();
+    const d = state.data;
+    if (d && (view.x === 'step' || (view.x === 'time' ? d.elapsed : d.tokens))) {
+      pushData(true);
+      return Promise.resolve();
+    }
+    return loadSeries(state.run);
+  }
+
+  function wireControls() {
+    $('x-axis').addEventListener('change', () => { view.x = $('x-axis').value; rebuildCharts(); });
+    $('log-y').addEventListener('change', () => { view.log = $('log-y').checked; rebuildCharts(); });
+    $('smooth').addEventListener('input', () => {
+      const v = Number($('smooth').value);
+      view.smooth = isNum(v) ? Math.min(0.99, Math.max(0, v)) : 0;
+      syncControls();
+      applySmoothing();
+    });
+    $('ov-align').addEventListener('change', () => { view.align = $('ov-align').value; drawOverlay(); });
+    $('ov-metric').addEventListener('change', () => { view.metric = $('ov-metric').value; drawOverlay(); });
+    syncControls();
   }
 
   /* ---- live updates --------------------------------------------------------------------- */
@@ -401,6 +591,7 @@
     } else {
       loadRuns().catch(() => {});
     }
+    if (view.overlay.includes(name) && !$('view-compare').hidden) scheduleOverlayRefresh();
     if (name !== state.run || !state.data) return;
     const d = state.data;
     const last = d.step.length ? d.step[d.step.length - 1] : -Infinity;
@@ -408,6 +599,11 @@
       if (row.step <= last) continue; /* a repeat of what the series already holds */
       d.step.push(row.step);
       for (const f of FIELDS) d.columns[f].push(isNum(row[f]) ? row[f] : null);
+      /* the running sums of the x axes, as the server makes them (series?axes=1) */
+      const st = isNum(row.step_time_s) && row.step_time_s > 0 ? row.step_time_s : 0;
+      const tps = isNum(row.tokens_per_second) && row.tokens_per_second > 0 ? row.tokens_per_second : 0;
+      if (d.elapsed) d.elapsed.push((d.elapsed.length ? d.elapsed[d.elapsed.length - 1] : 0) + st);
+      if (d.tokens) d.tokens.push((d.tokens.length ? d.tokens[d.tokens.length - 1] : 0) + (st ? tps * st : 0));
       d.total++;
       dash.appended++;
     }
@@ -434,6 +630,11 @@
       state.pendingRefresh = null;
       if (state.run) loadAnalysis(state.run).catch(() => {});
     }, 5000);
+  }
+  let overlayTimer = null;
+  function scheduleOverlayRefresh() {
+    if (overlayTimer) return;
+    overlayTimer = setTimeout(() => { overlayTimer = null; drawOverlay(); }, 1000);
   }
 
   function connectEvents() {
@@ -533,7 +734,7 @@
     const u = state.charts['chart-mfu'];
     if (!u) return;
     u.mfuUserZoom = true;
-    u.setScale('x', { min: a - pad, max: b + pad });
+    u.setScale('x', { min: stepToX(a - pad), max: stepToX(b + pad) });
   }
 
   const TERMS = [
@@ -561,7 +762,7 @@
     const tot = dec.terms.tokens_per_second;
     if (tot && isNum(tot.dln)) rows.push({ label: 'tokens/s (total)', t: tot, from: 0, to: tot.dln, total: true });
     if (!rows.length) return;
-    const W = 520, rowH = 24, labelW = 170, valueW = 150, top = 6;
+    const W = 560, rowH = 24, labelW = 170, valueW = 200, top = 6; // the value column holds "+25.0% [+19.1%, +32.2%] ~"
     const H = top + rows.length * rowH + 8;
     let lo = 0, hi = 0;
     for (const r of rows) { lo = Math.min(lo, r.from, r.to); hi = Math.max(hi, r.from, r.to); }
@@ -730,36 +931,6 @@
     }
     t.appendChild(tb);
     waterfall($('cmp-waterfall'), dec);
-    drawCompareChart(nameA, nameB);
-  }
-
-  function drawCompareChart(a, b) {
-    const node = $('chart-cmp');
-    Promise.all([api(runPath(a) + '/series?fields=mfu,tokens_per_second&max_points=' + maxPoints()),
-      api(runPath(b) + '/series?fields=mfu,tokens_per_second&max_points=' + maxPoints())]).then(([ja, jb]) => {
-      /* Two runs on one step axis: uPlot wants one x array, so merge the step numbers. */
-      const useMfu = (ja.columns.mfu || []).some(isNum) && (jb.columns.mfu || []).some(isNum);
-      const key = useMfu ? 'mfu' : 'tokens_per_second';
-      const m = new Map();
-      (ja.step || []).forEach((s, i) => m.set(s, [ja.columns[key][i], null]));
-      (jb.step || []).forEach((s, i) => { const e = m.get(s) || [null, null]; e[1] = jb.columns[key][i]; m.set(s, e); });
-      const xs = Array.from(m.keys()).sort((x, y) => x - y);
-      const data = [xs, xs.map((s) => m.get(s)[0]), xs.map((s) => m.get(s)[1])];
-      const f = useMfu ? (v) => pct(v, 1) : (v) => si(v, '', 3);
-      if (state.charts['chart-cmp']) state.charts['chart-cmp'].destroy();
-      clear(node);
-      const u = new uPlot({
-        title: (useMfu ? 'MFU' : 'tokens/s') + ' by step, A and B',
-        width: chartWidth(node), height: 200,
-        scales: { x: { time: false } },
-        series: [{ label: 'step' },
-          { label: 'A: ' + a, stroke: '#2563eb', width: 1.25, spanGaps: true, value: (u, v) => f(v) },
-          { label: 'B: ' + b, stroke: '#f59e0b', width: 1.25, spanGaps: true, value: (u, v) => f(v) }],
-        axes: [{}, { values: (u, vals) => vals.map(f), size: 60 }],
-      }, data, node);
-      state.charts['chart-cmp'] = u;
-      node.dataset.points = String(xs.length);
-    }).catch(() => {});
   }
 
   function doCompare(a, b, ra, rb) {
@@ -770,24 +941,134 @@
       $('cmp-error').hidden = false;
       return Promise.resolve();
     }
-    dash.ready = false;
     return api('api/compare?' + q).then((j) => {
       renderCompare(j, a, b);
-      dash.ready = true;
-      dash.view = 'compare';
     }).catch((e) => {
       $('cmp-result').hidden = true;
       $('cmp-error').textContent = 'compare: ' + e.message;
       $('cmp-error').hidden = false;
-      dash.ready = true;
-      dash.view = 'compare';
     });
+  }
+
+  /* ---- overlay: N runs on one chart ------------------------------------------------------ */
+
+  const PALETTE = ['#2563eb', '#f59e0b', '#16a34a', '#dc2626', '#9333ea', '#0891b2', '#db2777',
+    '#65a30d', '#ea580c', '#475569'];
+  const METRICS = {
+    mfu: ['MFU', (v) => pct(v, 1), (v) => pct(v, 2)],
+    tokens_per_second: ['tokens/s', (v) => si(v, '', 3), (v) => si(v, '', 4)],
+    step_time_s: ['step time', secsAxis, secs],
+    loss: ['loss', (v) => (isNum(v) ? +v.toPrecision(3) + '' : ''), (v) => (isNum(v) ? v.toPrecision(5) : '-')],
+  };
+  const colorOf = (name) => PALETTE[Math.max(0, state.runs.findIndex((r) => r.name === name)) % PALETTE.length];
+
+  /* One checkbox per run, in its colour; the checked ones are overlaid. */
+  function renderOverlayList() {
+    const ul = $('ov-runs');
+    if (!ul) return;
+    clear(ul);
+    view.overlay = view.overlay.filter((n) => state.runs.some((r) => r.name === n));
+    for (const r of state.runs) {
+      const box = el('input', { type: 'checkbox', 'data-run': r.name });
+      box.checked = view.overlay.includes(r.name);
+      box.addEventListener('change', () => {
+        if (box.checked && !view.overlay.includes(r.name)) view.overlay.push(r.name);
+        if (!box.checked) view.overlay = view.overlay.filter((n) => n !== r.name);
+        drawOverlay();
+      });
+      const li = el('li', null, el('label', { title: r.name }, box,
+        el('span', { class: 'swatch', style: 'background:' + colorOf(r.name) }),
+        el('span', { class: 'ov-name' }, r.name),
+        el('span', { class: 'muted' }, ' ' + intStr(r.first_step) + '–' + intStr(r.last_step))));
+      ul.appendChild(li);
+    }
+  }
+
+  /* x of one run's points: steps (absolute, or since its first step), time or tokens so far. */
+  function overlayX(d) {
+    if (view.x === 'time' && d.elapsed) return d.elapsed;
+    if (view.x === 'tokens' && d.tokens) return d.tokens;
+    if (view.align === 'start' && d.step.length) return d.step.map((s) => s - d.step[0]);
+    return d.step;
+  }
+
+  let overlaySeq = 0;
+  function drawOverlay() {
+    const node = $('chart-overlay');
+    const names = view.overlay.slice();
+    const metric = METRICS[view.metric] ? view.metric : 'mfu';
+    const seq = ++overlaySeq;
+    $('ov-empty').hidden = names.length > 0;
+    if (!names.length) {
+      if (state.charts['chart-overlay']) { state.charts['chart-overlay'].destroy(); delete state.charts['chart-overlay']; }
+      clear(node);
+      node.dataset.points = '0';
+      node.dataset.series = '[]';
+      dash.overlay = { runs: [], metric, points: 0 };
+      return Promise.resolve();
+    }
+    const axes = view.x !== 'step';
+    return Promise.all(names.map((n) => api(seriesUrl(n, NaN, NaN, [metric], axes)).then((j) => normaliseSeries(j, [metric]))))
+      .then((all) => {
+        if (seq !== overlaySeq) return;
+        /* uPlot draws on one x array: the union of every run's x, each run null elsewhere
+         * (lines span those gaps) */
+        const per = all.map((d) => ({ x: overlayX(d), y: forLog(d.columns[metric]) }));
+        const xs = Array.from(new Set(per.flatMap((p) => p.x))).sort((a, b) => a - b);
+        const at = new Map(xs.map((x, i) => [x, i]));
+        const data = [xs];
+        const series = [{ label: view.x === 'step' ? (view.align === 'start' ? 'steps from start' : 'step') : X_LABEL[view.x],
+          value: xLegend(view.x) }];
+        const info = [];
+        per.forEach((p, k) => {
+          const raw = new Array(xs.length).fill(null);
+          p.x.forEach((x, i) => { raw[at.get(x)] = isNum(p.y[i]) ? p.y[i] : null; });
+          const own = p.y.map((v) => (isNum(v) ? v : null));
+          const sm = ema(own, view.smooth);
+          const smooth = new Array(xs.length).fill(null);
+          p.x.forEach((x, i) => { smooth[at.get(x)] = sm[i]; });
+          const color = colorOf(names[k]);
+          data.push(raw, smooth);
+          series.push({ label: names[k] + ' (raw)', stroke: faint(color), width: 1, spanGaps: true,
+            show: view.smooth > 0, value: (u, v) => METRICS[metric][2](v) });
+          series.push({ label: names[k], stroke: color, width: view.smooth > 0 ? 1.6 : 1.25, spanGaps: true,
+            value: (u, v) => METRICS[metric][2](v) });
+          info.push({ run: names[k], color, points: p.x.length, x_min: p.x.length ? p.x[0] : null,
+            x_max: p.x.length ? p.x[p.x.length - 1] : null });
+        });
+        if (state.charts['chart-overlay']) state.charts['chart-overlay'].destroy();
+        clear(node);
+        const u = new uPlot({
+          title: METRICS[metric][0] + ' of ' + names.length + ' run' + (names.length === 1 ? '' : 's'),
+          width: chartWidth(node), height: 260,
+          scales: { x: { time: false }, y: view.log ? { distr: 3 } : {} },
+          cursor: { drag: { x: true, y: false, setScale: true } },
+          series,
+          axes: [{ values: xAxisValues(view.x), size: 28 },
+            { values: (u, vals) => vals.map((v) => (isNum(v) ? METRICS[metric][1](v) : '')), size: 62 }],
+        }, data, node);
+        state.charts['chart-overlay'] = u;
+        node.dataset.points = String(xs.length);
+        node.dataset.series = JSON.stringify(info);
+        node.dataset.xMin = xs.length ? String(xs[0]) : '';
+        node.dataset.xMax = xs.length ? String(xs[xs.length - 1]) : '';
+        node.dataset.smooth = String(view.smooth);
+        node.dataset.log = view.log ? '1' : '0';
+        node.dataset.x = view.x;
+        node.dataset.align = view.align;
+        dash.overlay = { runs: info, metric, points: xs.length };
+      }).catch((e) => {
+        if (seq !== overlaySeq) return;
+        $('ov-empty').textContent = 'overlay: ' + e.message;
+        $('ov-empty').hidden = false;
+      });
   }
 
   /* ---- routing -------------------------------------------------------------------------- */
 
   function showView(which) {
     for (const v of ['run', 'compare', 'empty']) $('view-' + v).hidden = v !== which;
+    $('chart-controls').hidden = which === 'empty';
     $('nav-runs').classList.toggle('active', which !== 'compare');
     $('nav-compare').classList.toggle('active', which === 'compare');
   }
@@ -808,10 +1089,22 @@
       if (p.get('b')) { $('cmp-b').value = p.get('b'); $('cmp-b').dataset.touched = '1'; }
       $('cmp-a-range').value = p.get('ra') || '';
       $('cmp-b-range').value = p.get('rb') || '';
-      if (p.get('a') && p.get('b')) return doCompare(p.get('a'), p.get('b'), p.get('ra'), p.get('rb'));
-      dash.ready = true;
-      dash.view = 'compare';
-      return Promise.resolve();
+      /* the overlay: ?runs=x,y,z, else A and B, else the first two runs */
+      const known = (n) => state.runs.some((r) => r.name === n);
+      let ov = p.get('runs') !== null ? p.get('runs').split(',').filter(known)
+        : [p.get('a'), p.get('b')].filter((n) => n && known(n));
+      if (!ov.length && p.get('runs') === null) ov = state.runs.slice(0, 2).map((r) => r.name);
+      view.overlay = Array.from(new Set(ov));
+      if (['start', 'step'].includes(p.get('align'))) view.align = p.get('align');
+      if (METRICS[p.get('metric')]) view.metric = p.get('metric');
+      if (['step', 'time', 'tokens'].includes(p.get('x'))) view.x = p.get('x');
+      syncControls();
+      renderOverlayList();
+      dash.ready = false;
+      const cmp = p.get('a') && p.get('b') ? doCompare(p.get('a'), p.get('b'), p.get('ra'), p.get('rb'))
+        : Promise.resolve();
+      /* ready once the compare request and the overlay answered, well or not */
+      return Promise.all([drawOverlay(), cmp]).then(() => { dash.ready = true; dash.view = 'compare'; });
     }
     /* "#/": open the first run, live ones first */
     const first = state.runs.slice().sort((a, b) => (b.live ? 1 : 0) - (a.live ? 1 : 0))[0];
@@ -851,6 +1144,7 @@
     }, 100);
   });
 
+  wireControls();
   loadRuns().then(route).catch((e) => { showError('cannot reach the server: ' + e.message); dash.ready = true; })
     .finally(connectEvents);
 })();
