@@ -175,7 +175,7 @@ static void bd_row(cli_table *tb, const char *label, const mfu_trace_breakdown *
 
 static const char *const BD_HEAD[] = {"step",   "time (s)", "compute", "matmul",
                                       "attn",   "other",    "comm exp", "comm ovl",
-                                      "memcpy", "idle",     "kernels"};
+                                      "memcpy", "idle",     "activities"};
 
 static void rank_title(const mfu_trace *t, char *buf, size_t n)
 {
@@ -191,38 +191,53 @@ static void rank_title(const mfu_trace *t, char *buf, size_t n)
              rk, dev[0] ? ", " : "", dev, mfu_trace_step_count(t), c.activities, c.attributed);
 }
 
+/* One kernel's row: name (cut), class, count, share of the rank's window, TFLOP/s, % of peak. */
+static void kernel_row(cli_table *tb, const mfu_trace_kernel *k, double span_s, double peak)
+{
+    char name[CLI_TABLE_CELL], cnt[32], share[32], tf[32], pk[32];
+    if (strlen(k->name) > 60)
+        snprintf(name, sizeof name, "%.57s...", k->name);
+    else
+        snprintf(name, sizeof name, "%s", k->name);
+    snprintf(cnt, sizeof cnt, "%zu", k->count);
+    pctcell(share, sizeof share, k->time_s, span_s);
+    if (isfinite(k->flops_per_s))
+        snprintf(tf, sizeof tf, "%.1f", k->flops_per_s / 1e12);
+    else
+        snprintf(tf, sizeof tf, "-");
+    pctcell(pk, sizeof pk, k->flops_per_s, peak);
+    const char *cells[] = {name, mfu_trace_class_name(k->cls), cnt, share, tf, pk};
+    cli_table_row(tb, 6, cells);
+}
+
+/* The nk longest kernels, then the nk longest matmul kernels with their FLOP/s. */
 static void print_kernels(const mfu_trace *t, size_t nk, double peak)
 {
     if (nk == 0 || mfu_trace_kernel_count(t) == 0)
         return;
-    cli_table *tb = cli_table_new();
-    if (!tb)
-        return;
-    const char *head[] = {"kernel", "class", "count", "time share", "TFLOP/s", "% of peak"};
-    cli_table_row(tb, 6, head);
-    cli_table_rule(tb);
     mfu_trace_breakdown tot = mfu_trace_total(t);
-    for (size_t i = 0; i < mfu_trace_kernel_count(t) && i < nk; i++) {
-        const mfu_trace_kernel *k = mfu_trace_kernel_at(t, i);
-        char name[CLI_TABLE_CELL], cnt[32], share[32], tf[32], pk[32];
-        size_t len = strlen(k->name);
-        if (len > 60)
-            snprintf(name, sizeof name, "%.57s...", k->name);
-        else
-            snprintf(name, sizeof name, "%s", k->name);
-        snprintf(cnt, sizeof cnt, "%zu", k->count);
-        pctcell(share, sizeof share, k->time_s, tot.span_s);
-        if (isfinite(k->flops_per_s))
-            snprintf(tf, sizeof tf, "%.1f", k->flops_per_s / 1e12);
-        else
-            snprintf(tf, sizeof tf, "-");
-        pctcell(pk, sizeof pk, k->flops_per_s, peak);
-        const char *cells[] = {name, mfu_trace_class_name(k->cls), cnt, share, tf, pk};
-        cli_table_row(tb, 6, cells);
+    const char *head[] = {"kernel", "class", "count", "time share", "TFLOP/s", "% of peak"};
+    for (int pass = 0; pass < 2; pass++) {
+        cli_table *tb = cli_table_new();
+        if (!tb)
+            return;
+        cli_table_row(tb, 6, head);
+        cli_table_rule(tb);
+        size_t shown = 0;
+        for (size_t i = 0; i < mfu_trace_kernel_count(t) && shown < nk; i++) {
+            const mfu_trace_kernel *k = mfu_trace_kernel_at(t, i);
+            if (pass == 1 && k->cls != MFU_TRACE_CLASS_MATMUL)
+                continue;
+            kernel_row(tb, k, tot.span_s, peak);
+            shown++;
+        }
+        if (shown > 0) {
+            printf("  %s:\n", pass == 0 ? "longest kernels" : "main matmul kernels (TFLOP/s from "
+                                                              "the ops' recorded shapes)");
+            cli_table_print(tb, stdout, "    ");
+        }
+        free(tb);
     }
-    printf("  longest kernels:\n");
-    cli_table_print(tb, stdout, "    ");
-    free(tb);
 }
 
 static void print_waterfall(const mfu_trace_view *v)
@@ -549,9 +564,13 @@ int cmd_trace(int argc, char **argv)
         return cli_failf("trace", CLI_EXIT_USAGE,
                          "no trace given; pass the PyTorch profiler traces of a run, one per rank "
                          "(see 'mfu trace --help')");
-    int64_t nk = 5;
-    if (!cli_get_pos_int64("trace", &a, "kernels", &nk, NULL))
+    double nkd = 5;
+    if (!cli_get_double("trace", &a, "kernels", &nkd, NULL))
         return CLI_EXIT_USAGE;
+    if (!(nkd >= 0 && nkd <= 1000) || nkd != floor(nkd))
+        return cli_failf("trace", CLI_EXIT_USAGE, "--kernels is a whole number 0..1000 (got %s)",
+                         cli_get(&a, "kernels"));
+    int64_t nk = (int64_t)nkd;
     bool json = cli_has(&a, "json");
     const char *attach = cli_get(&a, "attach");
     if ((cli_has(&a, "db") || cli_has(&a, "wait")) && !attach)

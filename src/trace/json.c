@@ -97,10 +97,32 @@ json_t *mfu__trace_waterfall_json(const mfu_trace_waterfall *w, const char *mfu_
     return o;
 }
 
+static json_t *kernel_json(const mfu_trace_kernel *k, double span_s, double peak)
+{
+    json_t *e = json_object();
+    bool ok = e != NULL;
+    if (!e)
+        return NULL;
+    put(e, "name", json_string(k->name), &ok);
+    put(e, "class", json_string(mfu_trace_class_name(k->cls)), &ok);
+    put(e, "count", json_integer((json_int_t)k->count), &ok);
+    put(e, "time_s", num(k->time_s), &ok);
+    put(e, "share", num(span_s > 0 ? k->time_s / span_s : NAN), &ok);
+    put(e, "flops", num(k->flops), &ok);
+    put(e, "flops_per_s", num(k->flops_per_s), &ok);
+    put(e, "peak_share", num(peak > 0 ? k->flops_per_s / peak : NAN), &ok);
+    if (!ok) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
 static json_t *rank_json(const mfu_trace *t, size_t nkern, double peak)
 {
     json_t *o = json_object(), *steps = json_array(), *kern = json_array();
     bool ok = o && steps && kern;
+    mfu_trace_breakdown tot = mfu_trace_total(t);
     if (!ok) {
         json_decref(o);
         json_decref(steps);
@@ -123,6 +145,7 @@ static json_t *rank_json(const mfu_trace *t, size_t nkern, double peak)
         }
         put(e, "step", json_integer(s->step), &ok);
         put(e, "step_time_s", num(s->step_time_s), &ok);
+        put(e, "gpu_start_s", num(s->gpu_start_s), &ok);
         put(e, "cpu_s", num(s->cpu_s), &ok);
         put(e, "activities", json_integer((json_int_t)s->activities), &ok);
         put(e, "breakdown", mfu__trace_breakdown_json(&s->breakdown), &ok);
@@ -130,26 +153,30 @@ static json_t *rank_json(const mfu_trace *t, size_t nkern, double peak)
             ok = false;
     }
     put(o, "steps", steps, &ok);
-    mfu_trace_breakdown tot = mfu_trace_total(t);
     put(o, "totals", mfu__trace_breakdown_json(&tot), &ok);
-    for (size_t i = 0; i < mfu_trace_kernel_count(t) && i < nkern; i++) {
+    json_t *mm = json_array();
+    if (!mm)
+        ok = false;
+    /* the nkern longest kernels, and the nkern longest matmul kernels (their FLOP/s) */
+    size_t nall = 0, nmm = 0;
+    for (size_t i = 0; ok && i < mfu_trace_kernel_count(t) && (nall < nkern || nmm < nkern);
+         i++) {
         const mfu_trace_kernel *k = mfu_trace_kernel_at(t, i);
-        json_t *e = json_object();
-        if (!e) {
-            ok = false;
-            break;
+        bool is_mm = k->cls == MFU_TRACE_CLASS_MATMUL;
+        if (nall < nkern) {
+            json_t *e = kernel_json(k, tot.span_s, peak);
+            if (!e || json_array_append_new(kern, e) != 0)
+                ok = false;
+            nall++;
         }
-        put(e, "name", json_string(k->name), &ok);
-        put(e, "class", json_string(mfu_trace_class_name(k->cls)), &ok);
-        put(e, "count", json_integer((json_int_t)k->count), &ok);
-        put(e, "time_s", num(k->time_s), &ok);
-        put(e, "share", num(tot.span_s > 0 ? k->time_s / tot.span_s : NAN), &ok);
-        put(e, "flops", num(k->flops), &ok);
-        put(e, "flops_per_s", num(k->flops_per_s), &ok);
-        put(e, "peak_share", num(peak > 0 ? k->flops_per_s / peak : NAN), &ok);
-        if (!ok || json_array_append_new(kern, e) != 0)
-            ok = false;
+        if (is_mm && nmm < nkern) {
+            json_t *e = kernel_json(k, tot.span_s, peak);
+            if (!e || json_array_append_new(mm, e) != 0)
+                ok = false;
+            nmm++;
+        }
     }
+    put(o, "matmul_kernels", mm, &ok);
     put(o, "kernels", kern, &ok);
     mfu_trace_counts c = mfu_trace_get_counts(t);
     json_t *co = json_object();

@@ -4,9 +4,10 @@
  * the attribution of GPU activities to ProfilerStep windows and each step's breakdown.
  *
  * What is kept while reading, and nothing else: per GPU activity its start, end, correlation
- * id, external id, name id and class (48 bytes); per runtime launch its correlation id and CPU
- * time (a hash map, 16 bytes a slot); the ProfilerStep windows; each distinct kernel name once;
- * per matmul op with recorded shapes its external id and FLOPs. Events are not kept, so the
+ * id, external id, name id and class (48 bytes); per runtime launch its correlation id, CPU
+ * time and thread (a hash map and two arrays, about 48 bytes); the ProfilerStep windows; each
+ * distinct kernel name once; per matmul op with recorded shapes its external id, thread, time
+ * and FLOPs. Events are not kept, so the
  * memory follows the GPU activities, not the document (docs/internals/trace.md measures it).
  *
  * Event fields read: ph, cat, name, ts, dur, id and args.correlation, args["External id"],
@@ -203,7 +204,8 @@ typedef struct window {
 
 typedef struct shape {
     double flops;
-    uint32_t nk; /* matmul activities of this op (its FLOPs are shared among them) */
+    int64_t tid, ts, end; /* the op on the CPU timeline */
+    uint32_t nk;          /* matmul activities of this op (its FLOPs are shared among them) */
 } shape;
 
 enum key {
@@ -215,6 +217,7 @@ enum key {
     K_RANK,
     K_WORLD,
     K_ID,
+    K_TID,
     K_NAME,
     K_PH,
     K_CAT,
@@ -243,7 +246,7 @@ typedef struct rd {
     char *ename; /* MFU_TRACE_MAX_STRING + 1 */
     size_t ename_len;
     bool has_ts, has_dur, has_id, has_corr, has_ext, has_dev;
-    int64_t ts, dur, id, corr, ext, dev;
+    int64_t ts, dur, id, corr, ext, dev, tid;
     int64_t dims[MFU__TRACE_DIMS_INPUTS][MFU__TRACE_DIMS_RANK];
     int ndim[MFU__TRACE_DIMS_INPUTS];
     int ninputs;
@@ -263,7 +266,9 @@ typedef struct rd {
     size_t nacts, acap;
     window *win;
     size_t nwin, wcap;
-    i64map launch; /* correlation -> CPU ns */
+    i64map launch; /* correlation -> index into lts / ltid */
+    int64_t *lts, *ltid; /* each launch's CPU time (ns) and thread */
+    size_t nl, lcap;
     i64map opmap;  /* external id -> index into shapes */
     shape *shapes;
     size_t nshapes, scap;
@@ -279,7 +284,8 @@ typedef struct rd {
 static size_t held_now(const rd *r)
 {
     return r->acap * sizeof(act) + r->wcap * sizeof(window) +
-           r->launch.cap * 2 * sizeof(int64_t) + r->opmap.cap * 2 * sizeof(int64_t) +
+           r->launch.cap * 2 * sizeof(int64_t) + r->lcap * 2 * sizeof(int64_t) +
+           r->opmap.cap * 2 * sizeof(int64_t) +
            r->scap * sizeof(shape) + r->ncap * sizeof(uint32_t) +
            r->ncapnames * (sizeof(char *) + 1) + r->name_bytes + mfu__jtok_bytes(&r->j) +
            MFU_TRACE_MAX_STRING + MFU__READER_CHUNK * 2;
@@ -404,6 +410,8 @@ static enum key key_of(const char *k, size_t n)
     case 't':
         if (n == 2 && k[1] == 's')
             return K_TS;
+        if (n == 3 && k[1] == 'i' && k[2] == 'd')
+            return K_TID;
         return n == 11 && strcmp(k, "traceEvents") == 0 ? K_TRACEEVENTS : K_OTHER;
     case 'd':
         if (n == 3 && strcmp(k, "dur") == 0)
@@ -431,6 +439,7 @@ static void ev_reset(rd *r)
     r->ename_len = 0;
     r->ename[0] = '\0';
     r->has_ts = r->has_dur = r->has_id = r->has_corr = r->has_ext = r->has_dev = false;
+    r->tid = 0;
     r->ninputs = 0;
 }
 
@@ -472,6 +481,46 @@ static mfu_status limit(const char *what, long max, const char *named, mfu_error
                      "more than %ld %s in one trace (%s); split the profile into shorter "
                      "windows (fewer active steps in torch.profiler.schedule)",
                      max, what, named);
+}
+
+/* A runtime launch (or an ac2g flow start) of correlation id corr at the event's time and
+ * thread; the first one seen of an id wins. */
+static mfu_status add_launch(rd *r, int64_t corr, mfu_error *err)
+{
+    int64_t have;
+    if (map_get(&r->launch, corr, &have))
+        return MFU_OK;
+    if (r->nl >= (size_t)MFU_TRACE_MAX_LAUNCHES)
+        return limit("runtime launches", MFU_TRACE_MAX_LAUNCHES, "MFU_TRACE_MAX_LAUNCHES", err);
+    if (r->nl == r->lcap) {
+        size_t cap = r->lcap ? r->lcap * 2 : 1024;
+        int64_t *a = realloc(r->lts, cap * sizeof *a);
+        if (!a)
+            return nomem(err);
+        r->lts = a;
+        int64_t *b = realloc(r->ltid, cap * sizeof *b);
+        if (!b)
+            return nomem(err);
+        r->ltid = b;
+        r->lcap = cap;
+    }
+    if (!map_put_new(&r->launch, corr, (int64_t)r->nl))
+        return nomem(err);
+    r->lts[r->nl] = r->ts;
+    r->ltid[r->nl] = r->tid;
+    r->nl++;
+    note_held(r);
+    return MFU_OK;
+}
+
+/* The CPU time of the launch of correlation id corr. */
+static bool launch_ts(const rd *r, int64_t corr, int64_t *ts)
+{
+    int64_t i;
+    if (corr == EMPTY_KEY || !map_get(&r->launch, corr, &i))
+        return false;
+    *ts = r->lts[i];
+    return true;
 }
 
 /* One complete event. */
@@ -524,13 +573,7 @@ static mfu_status event_done(rd *r, mfu_error *err)
         }
         if ((ends_with(r->cat, "_runtime") || ends_with(r->cat, "_driver")) && r->has_corr &&
             r->has_ts) {
-            if (r->launch.n >= (size_t)MFU_TRACE_MAX_LAUNCHES)
-                return limit("runtime launches", MFU_TRACE_MAX_LAUNCHES,
-                             "MFU_TRACE_MAX_LAUNCHES", err);
-            if (!map_put_new(&r->launch, r->corr, r->ts))
-                return nomem(err);
-            note_held(r);
-            return MFU_OK;
+            return add_launch(r, r->corr, err);
         }
         if (cat_is(r, "cpu_op") && r->has_ext && r->ninputs > 0 &&
             mfu__trace_is_matmul_op(r->ename)) {
@@ -547,7 +590,7 @@ static mfu_status event_done(rd *r, mfu_error *err)
                              "MFU_TRACE_MAX_ACTIVITIES", err);
             if (g == 2)
                 return nomem(err);
-            r->shapes[r->nshapes] = (shape){f, 0};
+            r->shapes[r->nshapes] = (shape){f, r->tid, r->ts, r->ts + (r->has_dur ? r->dur : 0), 0};
             if (!map_put_new(&r->opmap, r->ext, (int64_t)r->nshapes))
                 return nomem(err);
             r->nshapes++;
@@ -557,9 +600,7 @@ static mfu_status event_done(rd *r, mfu_error *err)
         return MFU_OK;
     }
     if (r->ph == 's' && cat_is(r, "ac2g") && r->has_id && r->has_ts) {
-        if (!map_put_new(&r->launch, r->id, r->ts))
-            return nomem(err);
-        note_held(r);
+        return add_launch(r, r->id, err);
     }
     return MFU_OK;
 }
@@ -678,6 +719,13 @@ static mfu_status on_token(void *ctx, const mfu__jt *tk, mfu_error *err)
             r->has_dur = num_or_str(tk) && mfu__jt_us_to_ns(tk->text, &r->dur);
             break;
         case K_ID: r->has_id = num_or_str(tk) && mfu__jt_int(tk->text, &r->id); break;
+        case K_TID:
+            /* a thread id, or a name ("PyTorch Profiler"): only equality matters */
+            if (tk->kind == MFU__JT_NUM && mfu__jt_int(tk->text, &r->tid))
+                break;
+            r->tid = tk->kind == MFU__JT_STR ? (int64_t)hash_str(tk->text, tk->len) - (1LL << 40)
+                                              : 0;
+            break;
         case K_ARGS:
             if (tk->kind == MFU__JT_OBJ)
                 r->in_args = true;
@@ -816,7 +864,7 @@ static void place_by_gpu_time(rd *r, size_t *count)
         if (a->step >= 0)
             continue;
         int64_t ts;
-        if (a->corr != EMPTY_KEY && map_get(&r->launch, a->corr, &ts))
+        if (launch_ts(r, a->corr, &ts))
             continue; /* launched outside every window: stays out */
         size_t lo_i = 0, hi_i = k; /* last span starting at or before the activity */
         while (lo_i < hi_i) {
@@ -842,6 +890,49 @@ static void place_by_gpu_time(rd *r, size_t *count)
     free(lo);
     free(hi);
     free(ord);
+}
+
+/* A matmul op on the CPU timeline, for finding the one that made a launch. */
+typedef struct opt {
+    int64_t tid, ts, end, idx;
+} opt;
+
+static int opt_cmp(const void *a, const void *b)
+{
+    const opt *x = a, *y = b;
+    if (x->tid != y->tid)
+        return (x->tid > y->tid) - (x->tid < y->tid);
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The matmul op (index into shapes) that launched activity a: the op whose External id the
+ * activity carries (Kineto since 2022), else the op running on the launching thread when the
+ * launch was made (older traces give kernels their correlation id as External id); -1 none.
+ * ops holds the shapes' ops ordered by (thread, start). */
+static int64_t op_of(const rd *r, const act *a, const opt *ops)
+{
+    int64_t k;
+    if (!r->nshapes)
+        return -1;
+    if (map_get(&r->opmap, a->ext, &k))
+        return k;
+    int64_t li;
+    if (a->corr == EMPTY_KEY || !map_get(&r->launch, a->corr, &li))
+        return -1;
+    int64_t tid = r->ltid[li], ts = r->lts[li];
+    size_t lo = 0, hi = r->nshapes; /* the first op after (tid, ts) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const opt *s = &ops[mid];
+        if (s->tid < tid || (s->tid == tid && s->ts <= ts))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const opt *s = &ops[lo - 1];
+    return s->tid == tid && ts < s->end ? s->idx : -1;
 }
 
 static mfu_status finish(rd *r, mfu_error *err, size_t *held)
@@ -879,7 +970,7 @@ static mfu_status finish(rd *r, mfu_error *err, size_t *held)
     for (size_t i = 0; i < r->nacts; i++) {
         act *a = &r->acts[i];
         int64_t ts;
-        if (a->corr == EMPTY_KEY || !map_get(&r->launch, a->corr, &ts)) {
+        if (!launch_ts(r, a->corr, &ts)) {
             t->counts.no_launch++;
             continue;
         }
@@ -975,10 +1066,19 @@ static mfu_status finish(rd *r, mfu_error *err, size_t *held)
     t->kernels = calloc(t->nnames ? t->nnames : 1, sizeof *t->kernels);
     if (!t->kernels)
         return nomem(err);
+    opt *opi = NULL; /* the shapes' ops by (thread, start), for ops found by time */
+    if (r->nshapes) {
+        opi = malloc(r->nshapes * sizeof *opi);
+        if (!opi)
+            return nomem(err);
+        for (size_t i = 0; i < r->nshapes; i++)
+            opi[i] = (opt){r->shapes[i].tid, r->shapes[i].ts, r->shapes[i].end, (int64_t)i};
+        qsort(opi, r->nshapes, sizeof *opi, opt_cmp);
+    }
     for (size_t i = 0; i < r->nacts; i++) {
         const act *a = &r->acts[i];
-        int64_t k;
-        if (a->step >= 0 && a->cls == MFU_TRACE_CLASS_MATMUL && map_get(&r->opmap, a->ext, &k))
+        int64_t k = a->step >= 0 && a->cls == MFU_TRACE_CLASS_MATMUL ? op_of(r, a, opi) : -1;
+        if (k >= 0)
             r->shapes[k].nk++;
     }
     for (size_t i = 0; i < t->nnames; i++) {
@@ -995,13 +1095,14 @@ static mfu_status finish(rd *r, mfu_error *err, size_t *held)
         k->cls = (mfu_trace_class)a->cls;
         k->count++;
         k->time_s += dur;
-        int64_t s;
-        if (a->cls == MFU_TRACE_CLASS_MATMUL && map_get(&r->opmap, a->ext, &s)) {
+        int64_t s = a->cls == MFU_TRACE_CLASS_MATMUL ? op_of(r, a, opi) : -1;
+        if (s >= 0) {
             double f = r->shapes[s].flops / r->shapes[s].nk;
             k->flops = isfinite(k->flops) ? k->flops + f : f;
             k->flops_time_s += dur;
         }
     }
+    free(opi);
     size_t nk = 0;
     for (size_t i = 0; i < t->nnames; i++) {
         mfu_trace_kernel *k = &t->kernels[i];
@@ -1033,6 +1134,8 @@ static void rd_free(rd *r)
     free(r->ntab);
     free(r->ename);
     map_free(&r->launch);
+    free(r->lts);
+    free(r->ltid);
     map_free(&r->opmap);
     mfu__jtok_free(&r->j);
 }
