@@ -88,9 +88,13 @@ mfu_status mfu__jtok_end(mfu__jtok *j, mfu_error *err);
 /* Bytes the tokenizer holds. */
 size_t mfu__jtok_bytes(const mfu__jtok *j);
 
+/* The largest |time| in microseconds a trace may give (4e15 us, 127 years): any start plus any
+ * duration, and any difference of two, stays inside int64 nanoseconds. */
+#define MFU__JT_MAX_US 4000000000000000LL
+
 /* A JSON number token as an integer of nanoseconds when it counts microseconds (Chrome trace
  * "ts" and "dur": "1712195495519689.047" -> 1712195495519689047): exact for up to 3 decimals,
- * rounded beyond; false for non-numbers, NaN, infinities and values past +-9.2e15 us. */
+ * rounded beyond; false for non-numbers, NaN, infinities and values past MFU__JT_MAX_US. */
 bool mfu__jt_us_to_ns(const char *text, int64_t *out);
 /* A JSON number token (or a string of digits, as some traces write ids) as int64; false
  * otherwise. Hex strings "0x1f" are read too (stream handles). */

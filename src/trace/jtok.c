@@ -526,7 +526,7 @@ bool mfu__jt_us_to_ns(const char *s, int64_t *out)
                 frac *= 10;
                 fd++;
             }
-            if (whole > 9200000000000000LL)
+            if (whole > MFU__JT_MAX_US)
                 return false;
             int64_t v = whole * 1000 + frac + (round_up ? 1 : 0);
             *out = neg ? -v : v;
@@ -535,7 +535,7 @@ bool mfu__jt_us_to_ns(const char *s, int64_t *out)
     }
 slow:;
     double d;
-    if (!mfu__parse_double(s, &d) || !(fabs(d) < 9.2e15))
+    if (!mfu__parse_double(s, &d) || !(fabs(d) <= (double)MFU__JT_MAX_US))
         return false;
     *out = (int64_t)llround(d * 1000.0);
     return true;

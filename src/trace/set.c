@@ -303,10 +303,16 @@ mfu_status mfu_trace_view_make(const mfu_trace *const *t, size_t n, const mfu_re
     out->peak_flops_per_s = c->peak_flops_per_s;
     double mfu = mfu_report_summary(report, MFU_RS_MFU).median;
     if (!(isfinite(mfu) && mfu > 0)) {
-        snprintf(out->missing, sizeof out->missing, "no MFU for the waterfall%s%s%s",
-                 mfu_report_missing_count(report) ? ": missing " : "",
-                 mfu_report_missing_count(report) ? mfu_report_missing_at(report, 0)->what : "",
-                 mfu_report_missing_count(report) ? " (see the notes of mfu report)" : "");
+        /* the report says what is missing and which option adds it */
+        mfu__strlcpy(out->missing, "no MFU for the waterfall", sizeof out->missing);
+        for (size_t i = 0; i < mfu_report_missing_count(report); i++) {
+            const mfu_report_missing *m = mfu_report_missing_at(report, i);
+            mfu__appendf(out->missing, sizeof out->missing, "%s %s (%s)", i ? ";" : ": missing",
+                         m->what, m->option);
+        }
+        if (mfu_report_missing_count(report) == 0)
+            mfu__appendf(out->missing, sizeof out->missing,
+                         ": the report of the run has no steady step with an MFU");
         return MFU_OK;
     }
     size_t rank_steps = 0;
