@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/db_path.h"
 #include "cli/report_args.h"
+#include "cli/trace_view.h"
 #include "trace/internal.h"
 #include "util/util.h"
 
@@ -87,22 +88,22 @@ static void free_traces(mfu_trace **t, size_t n)
 }
 
 /* Read paths[0..n) into a new array; prints "mfu trace: PATH: ..." on failure. */
-static int read_traces(const char *const *paths, size_t n, const mfu_trace_options *opt,
-                       mfu_trace ***out)
+static int read_traces(const char *cmd, const char *const *paths, size_t n,
+                       const mfu_trace_options *opt, mfu_trace ***out)
 {
     *out = NULL;
     mfu_trace **t = calloc(n ? n : 1, sizeof *t);
     if (!t)
-        return cli_failf("trace", CLI_EXIT_FAIL, "out of memory");
+        return cli_failf(cmd, CLI_EXIT_FAIL, "out of memory");
     for (size_t i = 0; i < n; i++) {
         mfu_error e;
         memset(&e, 0, sizeof e);
         if (mfu_trace_read_path(paths[i], opt, &t[i], &e) != MFU_OK) {
             if (e.line > 0)
-                fprintf(stderr, "mfu trace: %s: line %ld, column %ld: %s\n", paths[i], e.line,
+                fprintf(stderr, "mfu %s: %s: line %ld, column %ld: %s\n", cmd, paths[i], e.line,
                         e.column, e.message);
             else
-                fprintf(stderr, "mfu trace: %s: %s\n", paths[i],
+                fprintf(stderr, "mfu %s: %s: %s\n", cmd, paths[i],
                         e.message[0] ? e.message : mfu_strerror(e.code));
             free_traces(t, n);
             return CLI_EXIT_FAIL;
@@ -110,6 +111,31 @@ static int read_traces(const char *const *paths, size_t n, const mfu_trace_optio
     }
     *out = t;
     return CLI_EXIT_OK;
+}
+
+int cli_trace_set_read(const char *cmd, const char *const *paths, size_t n, const mfu_report *report,
+                       const char *source, cli_trace_set *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = read_traces(cmd, paths, n, NULL, &out->traces);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    out->n = n;
+    mfu__strlcpy(out->source, source ? source : "", sizeof out->source);
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    if (mfu_trace_view_make((const mfu_trace *const *)out->traces, n, report, out->source,
+                            &out->view, &e) != MFU_OK) {
+        cli_trace_set_free(out);
+        return cli_fail(cmd, &e, CLI_EXIT_FAIL);
+    }
+    return CLI_EXIT_OK;
+}
+
+void cli_trace_set_free(cli_trace_set *s)
+{
+    free_traces(s->traces, s->n);
+    memset(s, 0, sizeof *s);
 }
 
 /* The report whose MFU the waterfall uses: of LOG (when given), else of the traces' steps when
@@ -443,7 +469,7 @@ static int run_compare(const cli_args *a, const report_args *ra, const mfu_trace
     memset(s, 0, sizeof s);
     int rc = CLI_EXIT_OK;
     for (int i = 0; i < 2 && rc == CLI_EXIT_OK; i++) {
-        rc = read_traces(&a->pos[i], 1, opt, &s[i].t);
+        rc = read_traces("trace", &a->pos[i], 1, opt, &s[i].t);
         if (rc != CLI_EXIT_OK)
             break;
         const mfu_trace *const *tt = (const mfu_trace *const *)s[i].t;
@@ -601,7 +627,7 @@ int cmd_trace(int argc, char **argv)
                          "one --log per run (two only with --compare A B)");
     }
     mfu_trace **t = NULL;
-    rc = read_traces(a.pos, a.npos, &opt, &t);
+    rc = read_traces("trace", a.pos, a.npos, &opt, &t);
     if (rc != CLI_EXIT_OK) {
         report_args_free(&ra);
         return rc;

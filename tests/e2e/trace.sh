@@ -42,6 +42,7 @@ grep -q 'waterfall: .*--model' "$tmp/out" || fail "text: without a model the wat
 
 # gzip and plain read the same
 zcat "$S0" >"$tmp/plain.json"
+head -c 300000 "$tmp/plain.json" >"$tmp/cut.json"
 ok --json "$tmp/plain.json"
 jq -S '.ranks[0] | del(.file, .counts.bytes)' "$tmp/out" >"$tmp/a"
 ok --json "$S0"
@@ -87,6 +88,22 @@ ok "$S0" "$S1" --log "$tmp/run.jsonl" "${CTX[@]}"
 grep -q '^MFU waterfall (points of peak; MFU from mfu report of ' "$tmp/out" ||
     fail "text: no waterfall: $(cat "$tmp/out")"
 grep -q 'achieved MFU' "$tmp/out" || fail "text: no achieved MFU row"
+# the same views on the HTML report of the log: mfu report --trace
+"$bin" report "$tmp/run.jsonl" "${CTX[@]}" --trace "$S0" --trace "$S1" --html "$tmp/page.html" \
+    >/dev/null 2>"$tmp/err" || fail "report --trace --html: $(cat "$tmp/err")"
+grep -q 'Where the GPU time went (profiler trace, 2 ranks)' "$tmp/page.html" || fail "page: no trace section"
+grep -q 'Straggler: rank 1,' "$tmp/page.html" || fail "page: no straggler"
+grep -q 'class="mfu-trace-waterfall"' "$tmp/page.html" || fail "page: no waterfall chart"
+pts=$(awk -v m="$want" 'BEGIN { printf "%.1f", 100 * m }')
+grep -q "<b>achieved MFU</b></td><td class=\"num\"><b>$pts</b>" "$tmp/page.html" ||
+    fail "page: the achieved MFU is not the report's ($pts)"
+grep -c '<script' "$tmp/page.html" | grep -qx 0 || fail "page: a script"
+"$bin" report "$tmp/run.jsonl" "${CTX[@]}" --trace "$S0" >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q -- '--trace puts one run' "$tmp/err" || fail "report --trace without --html: $(cat "$tmp/err")"
+"$bin" report "$tmp/run.jsonl" "${CTX[@]}" --trace "$tmp/cut.json" --html "$tmp/p2.html" \
+    >/dev/null 2>"$tmp/err"
+[ $? = 1 ] && grep -q '^mfu report: .*cut.json' "$tmp/err" || fail "report --trace of a bad trace: $(cat "$tmp/err")"
+
 # a model without the tokens of a step: no waterfall, the reason said
 ok --json "$S0" "$S1" --model gpt2 --device a100-sxm
 jq_is '.waterfall' null
@@ -114,7 +131,6 @@ grep -q 'idle_s' "$tmp/out" || fail "compare text: no table"
 # bad input: one line naming the file and what was expected, exit 1, nothing on stdout
 bad 1 "$S0" "$S0"
 grep -q 'both rank 0.*--compare' "$tmp/err" || fail "a rank twice: $(cat "$tmp/err")"
-head -c 300000 "$tmp/plain.json" >"$tmp/cut.json"
 bad 1 "$tmp/cut.json"
 grep -q "cut.json: line .*truncated" "$tmp/err" || fail "truncated: $(cat "$tmp/err")"
 zcat "$S0" | head -c 200000 | gzip >"$tmp/cut.json.gz"
