@@ -93,6 +93,7 @@ typedef enum mfu__route_kind {
     MFU__R_STEPS,    /* POST /api/runs/{run}/steps */
     MFU__R_COMPARE,  /* GET /api/compare */
     MFU__R_EVENTS,   /* GET /api/events */
+    MFU__R_TRACE,    /* GET /api/runs/{run}/trace (api_trace.c) */
     MFU__R_METRICS   /* GET /metrics */
 } mfu__route_kind;
 
@@ -495,6 +496,8 @@ void mfu__api_post_steps(mfu__server *s, const char *run, const char *body, size
                          mfu__reply *out);
 /* Fill out with {"error": message} and status. */
 void mfu__api_error(mfu__reply *out, unsigned status, const char *fmt, ...) MFU__PRINTF(3, 4);
+/* GET /api/runs/{name}/trace: the trace views attached to the stored run (api_trace.c). */
+void mfu__api_get_trace(mfu__server *s, const char *name, mfu__reply *out);
 
 /* Start one follower thread per log (after the registry). */
 mfu_status mfu__follow_start(mfu__server *s, mfu_error *err);

@@ -1,0 +1,98 @@
+/*
+ * api_trace.c - GET /api/runs/{run}/trace: the profiler-trace views attached to a stored run
+ * (`mfu trace FILE... --attach RUN`, kept by the store's run_traces table), for the
+ * dashboard's trace panel. The stored text is mfu trace --json's; it is parsed and written
+ * again through the server's HTML-safe JSON writer, so kernel and file names reach the page
+ * escaped like every other string of the API. 404 when the run is unknown or has no trace.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "server/internal.h"
+
+/* v written through w; depth is bounded by the writer (MFU__JW_DEPTH). */
+static void write_value(mfu__jw *w, json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        mfu__jw_obj(w);
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x)
+        {
+            mfu__jw_key(w, k);
+            write_value(w, x);
+        }
+        mfu__jw_end_obj(w);
+        break;
+    }
+    case JSON_ARRAY: {
+        mfu__jw_arr(w);
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x) write_value(w, x);
+        mfu__jw_end_arr(w);
+        break;
+    }
+    case JSON_STRING: mfu__jw_strn(w, json_string_value(v), json_string_length(v)); break;
+    case JSON_INTEGER: mfu__jw_int(w, (int64_t)json_integer_value(v)); break;
+    case JSON_REAL: mfu__jw_num(w, json_real_value(v)); break;
+    case JSON_TRUE: mfu__jw_bool(w, true); break;
+    case JSON_FALSE: mfu__jw_bool(w, false); break;
+    default: mfu__jw_null(w); break;
+    }
+}
+
+void mfu__api_get_trace(mfu__server *s, const char *name, mfu__reply *out)
+{
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    int64_t id = 0;
+    char *text = NULL;
+    pthread_mutex_lock(&s->reg.store_mu);
+    mfu_status st = mfu_store_find_run(s->reg.store, name, &id, &e);
+    if (st == MFU_OK)
+        st = mfu_store_get_trace(s->reg.store, id, &text, &e);
+    pthread_mutex_unlock(&s->reg.store_mu);
+    if (st == MFU_E_UNKNOWN) {
+        mfu__api_error(out, 404, "no run named '%s' in the store (GET /api/runs lists them)", name);
+        return;
+    }
+    if (st != MFU_OK) {
+        mfu__api_error(out, 500, "the trace of run '%s' could not be read: %s", name, e.message);
+        return;
+    }
+    if (!text) {
+        mfu__api_error(out, 404,
+                       "no trace attached to run '%s' (attach one with: mfu trace FILE... "
+                       "--attach %s)",
+                       name, name);
+        return;
+    }
+    json_error_t je;
+    json_t *v = json_loads(text, 0, &je);
+    free(text);
+    if (!v) {
+        mfu__api_error(out, 500, "the trace attached to run '%s' is not JSON (line %d: %s)", name,
+                       je.line, je.text);
+        return;
+    }
+    mfu__sb b;
+    mfu__sb_init(&b, 0);
+    mfu__jw w;
+    mfu__jw_init(&w, &b);
+    write_value(&w, v);
+    json_decref(v);
+    if (b.failed) {
+        mfu__sb_free(&b);
+        mfu__api_error(out, 500, "the answer could not be built (out of memory)");
+        return;
+    }
+    free(out->body);
+    out->status = 200;
+    out->content_type = "application/json; charset=utf-8";
+    out->body = mfu__sb_take(&b, &out->len);
+}
