@@ -18,6 +18,25 @@
     ['idle', 'idle'], ['communication', 'exposed communication'], ['memcpy', 'memory copies'],
     ['non_matmul', 'non-matmul compute'], ['matmul_below_peak', 'matmul below peak'],
   ];
+  /* the panel's own styles, so that app.css stays the page's */
+  const CSS = [
+    '.trace-panel { margin-top: 12px; }',
+    '.trace-bar { display: flex; align-items: center; gap: 8px; margin: 4px 0; }',
+    '.trace-rank { width: 64px; color: var(--muted); font-size: 0.85rem; }',
+    '.trace-track { flex: 1; display: flex; height: 16px; border-radius: 3px; overflow: hidden; background: #f1f5f9; }',
+    '.trace-part { display: block; height: 100%; }',
+    '.trace-legend { font-size: 0.8rem; }',
+    '.trace-waterfall { margin: 6px 0; }',
+    '.trace-wf-row { display: flex; align-items: center; gap: 8px; margin: 3px 0; font-size: 0.85rem; }',
+    '.trace-wf-label { width: 150px; color: var(--muted); }',
+    '.trace-wf-track { position: relative; flex: 1; height: 14px; background: #f1f5f9; border-radius: 2px; }',
+    '.trace-wf-bar { position: absolute; top: 0; height: 100%; border-radius: 2px; }',
+    '.trace-wf-bar.peak { background: #1f618d; }',
+    '.trace-wf-bar.loss { background: #c0392b; }',
+    '.trace-wf-bar.mfu { background: #1e8449; }',
+    '.trace-wf-pts { width: 48px; text-align: right; font-variant-numeric: tabular-nums; }',
+    '.trace-kname { max-width: 360px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-family: ui-monospace, monospace; font-size: 0.8rem; }',
+  ].join('\n');
   const isNum = (v) => typeof v === 'number' && isFinite(v);
   const pct = (v) => (isNum(v) ? (100 * v).toFixed(1) + '%' : '-');
 
@@ -34,6 +53,7 @@
   function panel() {
     let p = document.getElementById('trace-panel');
     if (!p) {
+      document.head.append(el('style', {}, CSS));
       p = el('section', { id: 'trace-panel', class: 'panel trace-panel', hidden: '' });
       const view = document.getElementById('view-run');
       if (view) view.append(p);
