@@ -227,11 +227,11 @@ static void test_mutants(void **state)
     const char *s = getenv("MFU_MUTATE_SEED"), *r = getenv("MFU_MUTATE_ROUNDS");
     const char *dump = getenv("MFU_MUTATE_DUMP");
     rng.s = s ? strtoull(s, NULL, 10) : 14;
-    int rounds = r ? atoi(r) : 24;
+    long rounds = r ? strtol(r, NULL, 10) : 24;
     buf b = {0};
     size_t ok = 0, errors = 0;
     for (size_t i = 0; i < nfx; i++) {
-        for (int k = 0; k < rounds; k++) {
+        for (long k = 0; k < rounds; k++) {
             int kind = mutate(&fx[i], &fx[below(nfx)], &b);
             if (dump) {
                 FILE *d = fopen(dump, "wb");
@@ -241,7 +241,7 @@ static void test_mutants(void **state)
                 }
             }
             char what[1100];
-            snprintf(what, sizeof what, "%.1000s mutant %d (kind %d)", fx[i].path, k, kind);
+            snprintf(what, sizeof what, "%.1000s mutant %ld (kind %d)", fx[i].path, k, kind);
             mfu_trace *t = (mfu_trace *)(uintptr_t)1;
             mfu_error e;
             memset(&e, 0, sizeof e);
