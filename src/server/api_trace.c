@@ -13,39 +13,6 @@
 
 #include "server/internal.h"
 
-/* v written through w; depth is bounded by the writer (MFU__JW_DEPTH). */
-static void write_value(mfu__jw *w, json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        mfu__jw_obj(w);
-        const char *k;
-        json_t *x;
-        json_object_foreach(v, k, x)
-        {
-            mfu__jw_key(w, k);
-            write_value(w, x);
-        }
-        mfu__jw_end_obj(w);
-        break;
-    }
-    case JSON_ARRAY: {
-        mfu__jw_arr(w);
-        size_t i;
-        json_t *x;
-        json_array_foreach(v, i, x) write_value(w, x);
-        mfu__jw_end_arr(w);
-        break;
-    }
-    case JSON_STRING: mfu__jw_strn(w, json_string_value(v), json_string_length(v)); break;
-    case JSON_INTEGER: mfu__jw_int(w, (int64_t)json_integer_value(v)); break;
-    case JSON_REAL: mfu__jw_num(w, json_real_value(v)); break;
-    case JSON_TRUE: mfu__jw_bool(w, true); break;
-    case JSON_FALSE: mfu__jw_bool(w, false); break;
-    default: mfu__jw_null(w); break;
-    }
-}
-
 void mfu__api_get_trace(mfu__server *s, const char *name, mfu__reply *out)
 {
     mfu_error e;
@@ -84,7 +51,7 @@ void mfu__api_get_trace(mfu__server *s, const char *name, mfu__reply *out)
     mfu__sb_init(&b, 0);
     mfu__jw w;
     mfu__jw_init(&w, &b);
-    write_value(&w, v);
+    mfu__jw_json(&w, v);
     json_decref(v);
     if (b.failed) {
         mfu__sb_free(&b);

@@ -71,6 +71,10 @@ void mfu__jw_num17(mfu__jw *w, double v);
 void mfu__jw_int(mfu__jw *w, int64_t v);
 void mfu__jw_bool(mfu__jw *w, bool v);
 void mfu__jw_null(mfu__jw *w);
+/* A jansson value written through w (strings HTML-safe as above; nesting past MFU__JW_DEPTH
+ * is the writer's limit). For JSON made elsewhere (the store's attached traces). */
+struct json_t;
+void mfu__jw_json(mfu__jw *w, const struct json_t *v);
 /* Append a JSON string (quotes included) for s[0..n) to b, HTML-safe as above. */
 void mfu__json_escape(mfu__sb *b, const char *s, size_t n);
 
