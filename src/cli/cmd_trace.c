@@ -307,12 +307,13 @@ static void print_view(const mfu_trace_view *v, size_t nk, bool steps)
             return;
         cli_table_row(tb, 11, BD_HEAD);
         cli_table_rule(tb);
-        size_t acts = 0;
+        size_t acts = 0, shown = 0, max_rows = CLI_TABLE_ROWS - 4; /* head, rules, total */
         for (size_t s = 0; s < mfu_trace_step_count(t); s++) {
             const mfu_trace_step *st = mfu_trace_step_at(t, s);
             acts += st->activities;
-            if (!steps)
+            if (!steps || shown == max_rows)
                 continue;
+            shown++;
             char lab[32];
             snprintf(lab, sizeof lab, "%lld", (long long)st->step);
             bd_row(tb, lab, &st->breakdown, st->activities);
@@ -323,6 +324,9 @@ static void print_view(const mfu_trace_view *v, size_t nk, bool steps)
         bd_row(tb, "total", &tot, acts);
         cli_table_print(tb, stdout, "  ");
         free(tb);
+        if (steps && shown < mfu_trace_step_count(t))
+            printf("  (%zu more steps not shown: --json lists every one)\n",
+                   mfu_trace_step_count(t) - shown);
         print_kernels(t, nk, v->peak_flops_per_s);
     }
     if (v->n > 1 && v->ranks.missing > 0) {
