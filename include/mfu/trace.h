@@ -68,12 +68,12 @@ typedef enum mfu_trace_class {
 
 /* The disjoint parts of a step's span (they sum to it). */
 typedef enum mfu_trace_part {
-    MFU_TRACE_MATMUL = 0,     /* a matmul kernel runs */
-    MFU_TRACE_ATTENTION = 1,  /* no matmul; an attention kernel runs */
-    MFU_TRACE_OTHER = 2,      /* no matmul or attention; another compute kernel runs */
+    MFU_TRACE_MATMUL = 0,       /* a matmul kernel runs */
+    MFU_TRACE_ATTENTION = 1,    /* no matmul; an attention kernel runs */
+    MFU_TRACE_OTHER = 2,        /* no matmul or attention; another compute kernel runs */
     MFU_TRACE_COMM_EXPOSED = 3, /* no compute; a communication kernel runs */
-    MFU_TRACE_MEMCPY = 4,     /* no compute or communication; a copy or memset runs */
-    MFU_TRACE_IDLE = 5,       /* nothing of the step runs */
+    MFU_TRACE_MEMCPY = 4,       /* no compute or communication; a copy or memset runs */
+    MFU_TRACE_IDLE = 5,         /* nothing of the step runs */
     MFU_TRACE_PARTS_ = 6
 } mfu_trace_part;
 
@@ -87,12 +87,12 @@ typedef struct mfu_trace_breakdown {
 
 /* One ProfilerStep window of one rank. */
 typedef struct mfu_trace_step {
-    int64_t step;          /* N of ProfilerStep#N */
-    double cpu_start_s;    /* the window on the CPU timeline: start (trace clock, s) */
-    double cpu_s;          /* and duration */
-    double gpu_start_s;    /* first activity's start (trace clock, s); NaN without activity */
-    double step_time_s;    /* the GPU span (0 without activity) */
-    size_t activities;     /* GPU activities launched in the window */
+    int64_t step;       /* N of ProfilerStep#N */
+    double cpu_start_s; /* the window on the CPU timeline: start (trace clock, s) */
+    double cpu_s;       /* and duration */
+    double gpu_start_s; /* first activity's start (trace clock, s); NaN without activity */
+    double step_time_s; /* the GPU span (0 without activity) */
+    size_t activities;  /* GPU activities launched in the window */
     mfu_trace_breakdown breakdown;
 } mfu_trace_step;
 
@@ -109,19 +109,19 @@ typedef struct mfu_trace_kernel {
 
 /* What reading saw. */
 typedef struct mfu_trace_counts {
-    size_t events;       /* trace events read */
-    size_t activities;   /* GPU activities (kernel, gpu_memcpy, gpu_memset) */
-    size_t attributed;   /* activities that belong to a step */
+    size_t events;         /* trace events read */
+    size_t activities;     /* GPU activities (kernel, gpu_memcpy, gpu_memset) */
+    size_t attributed;     /* activities that belong to a step */
     size_t placed_by_time; /* of those, without a launch event in the trace (CUDA graphs,
                               launches the profiler left out): placed in the step whose GPU
                               span they start in */
-    size_t no_launch;    /* activities without a launch event, outside every step's span */
-    size_t outside;      /* activities launched outside every ProfilerStep window */
-    size_t launches;     /* runtime launches seen (correlation ids) */
-    size_t shaped_ops;   /* matmul ops with recorded shapes (aten::mm, addmm, bmm, ...) */
-    size_t cut_strings;  /* strings longer than MFU_TRACE_MAX_STRING (cut) */
-    size_t bytes;        /* decoded bytes of the document */
-    size_t held_bytes;   /* the most memory the reader held at once (its own structures) */
+    size_t no_launch;      /* activities without a launch event, outside every step's span */
+    size_t outside;        /* activities launched outside every ProfilerStep window */
+    size_t launches;       /* runtime launches seen (correlation ids) */
+    size_t shaped_ops;     /* matmul ops with recorded shapes (aten::mm, addmm, bmm, ...) */
+    size_t cut_strings;    /* strings longer than MFU_TRACE_MAX_STRING (cut) */
+    size_t bytes;          /* decoded bytes of the document */
+    size_t held_bytes;     /* the most memory the reader held at once (its own structures) */
 } mfu_trace_counts;
 
 /* ---- reading -------------------------------------------------------------------------------- */
@@ -192,8 +192,8 @@ MFU_API const char *mfu_trace_part_name(mfu_trace_part p);
 
 /* What the ranks of a set say about each other. */
 typedef struct mfu_trace_ranks {
-    int64_t world_size;   /* the traces' world size; -1 when none says */
-    size_t missing;       /* ranks below world_size without a trace */
+    int64_t world_size;                             /* the traces' world size; -1 when none says */
+    size_t missing;                                 /* ranks below world_size without a trace */
     int64_t missing_rank[MFU_TRACE_MISSING_LISTED]; /* the first of them */
 } mfu_trace_ranks;
 
@@ -257,9 +257,9 @@ typedef struct mfu_trace_waterfall {
  * (0 < mfu, finite). idle + communication + memcpy + non_matmul + matmul_below_peak equals
  * 100 - 100 x mfu (rounding only). Errors: MFU_E_INVALID (NULL, mfu not finite or <= 0, a
  * total without span). */
-MFU_API mfu_status mfu_trace_waterfall_compute(const mfu_trace_breakdown *total,
-                                               size_t rank_steps, double mfu,
-                                               mfu_trace_waterfall *out, mfu_error *err);
+MFU_API mfu_status mfu_trace_waterfall_compute(const mfu_trace_breakdown *total, size_t rank_steps,
+                                               double mfu, mfu_trace_waterfall *out,
+                                               mfu_error *err);
 
 /* ---- the views ------------------------------------------------------------------------------ */
 
@@ -270,10 +270,10 @@ typedef struct mfu_trace_view {
     size_t n;
     mfu_trace_ranks ranks;
     mfu_trace_straggler straggler;
-    bool has_waterfall;            /* an MFU was known */
-    mfu_trace_waterfall waterfall; /* when has_waterfall */
-    char mfu_source[160];          /* where the MFU came from, in words ("" without) */
-    double peak_flops_per_s;       /* the device's dense peak (NaN unknown): kernels' share */
+    bool has_waterfall;                /* an MFU was known */
+    mfu_trace_waterfall waterfall;     /* when has_waterfall */
+    char mfu_source[160];              /* where the MFU came from, in words ("" without) */
+    double peak_flops_per_s;           /* the device's dense peak (NaN unknown): kernels' share */
     char missing[MFU_REPORT_TEXT_MAX]; /* without a waterfall: what would add it */
 } mfu_trace_view;
 

@@ -26,8 +26,8 @@
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
-    REPORT_ARGS_OPTSPECS, {"json", false}, {"log", true},    {"compare", false},
-    {"kernels", true},    {"attach", true}, {"db", true},    {"wait", true},
+    REPORT_ARGS_OPTSPECS, {"json", false},          {"log", true}, {"compare", false},
+    {"kernels", true},    {"attach", true},         {"db", true},  {"wait", true},
     {"no-steps", false},  {"launched-only", false},
 };
 
@@ -113,8 +113,8 @@ static int read_traces(const char *cmd, const char *const *paths, size_t n,
     return CLI_EXIT_OK;
 }
 
-int cli_trace_set_read(const char *cmd, const char *const *paths, size_t n, const mfu_report *report,
-                       const char *source, cli_trace_set *out)
+int cli_trace_set_read(const char *cmd, const char *const *paths, size_t n,
+                       const mfu_report *report, const char *source, cli_trace_set *out)
 {
     memset(out, 0, sizeof *out);
     int rc = read_traces(cmd, paths, n, NULL, &out->traces);
@@ -199,8 +199,8 @@ static void bd_row(cli_table *tb, const char *label, const mfu_trace_breakdown *
     cli_table_row(tb, 11, cells);
 }
 
-static const char *const BD_HEAD[] = {"step",   "time (s)", "compute", "matmul",
-                                      "attn",   "other",    "comm exp", "comm ovl",
+static const char *const BD_HEAD[] = {"step",   "time (s)", "compute",   "matmul",
+                                      "attn",   "other",    "comm exp",  "comm ovl",
                                       "memcpy", "idle",     "activities"};
 
 static void rank_title(const mfu_trace *t, char *buf, size_t n)
@@ -258,8 +258,9 @@ static void print_kernels(const mfu_trace *t, size_t nk, double peak)
             shown++;
         }
         if (shown > 0) {
-            printf("  %s:\n", pass == 0 ? "longest kernels" : "main matmul kernels (TFLOP/s from "
-                                                              "the ops' recorded shapes)");
+            printf("  %s:\n", pass == 0 ? "longest kernels"
+                                        : "main matmul kernels (TFLOP/s from "
+                                          "the ops' recorded shapes)");
             cli_table_print(tb, stdout, "    ");
         }
         free(tb);
@@ -406,10 +407,10 @@ static json_t *compare_json(const side *a, const side *b, size_t nk)
 static void compare_text(const side *a, const side *b)
 {
     double ta = a->tot.span_s / (double)a->rank_steps, tb = b->tot.span_s / (double)b->rank_steps;
-    printf("A %s: %zu steps, %.6f s per step (GPU span)\n", mfu_trace_name(a->t[0]),
-           a->rank_steps, ta);
-    printf("B %s: %zu steps, %.6f s per step (%+.1f%%)\n\n", mfu_trace_name(b->t[0]),
-           b->rank_steps, tb, 100 * (tb / ta - 1));
+    printf("A %s: %zu steps, %.6f s per step (GPU span)\n", mfu_trace_name(a->t[0]), a->rank_steps,
+           ta);
+    printf("B %s: %zu steps, %.6f s per step (%+.1f%%)\n\n", mfu_trace_name(b->t[0]), b->rank_steps,
+           tb, 100 * (tb / ta - 1));
     cli_table *t = cli_table_new();
     if (!t)
         return;
@@ -607,8 +608,9 @@ int cmd_trace(int argc, char **argv)
         return cli_failf("trace", CLI_EXIT_USAGE,
                          "--db and --wait choose the store of --attach RUN; add --attach");
     if (attach && cli_has(&a, "compare"))
-        return cli_failf("trace", CLI_EXIT_USAGE, "--attach stores one run's traces: drop "
-                                                  "--compare");
+        return cli_failf("trace", CLI_EXIT_USAGE,
+                         "--attach stores one run's traces: drop "
+                         "--compare");
     report_args ra;
     int rc = report_args_build("trace", &a, &ra);
     if (rc != CLI_EXIT_OK)

@@ -18,8 +18,8 @@ typedef struct cli_trace_set {
 /* Read paths[0..n) (errors printed as "mfu CMD: PATH: ...") and make their view with the MFU
  * of report (may be NULL), said to come from source. Returns CLI_EXIT_OK (free *out with
  * cli_trace_set_free), or the exit status of the failure (*out then needs no free). */
-int cli_trace_set_read(const char *cmd, const char *const *paths, size_t n, const mfu_report *report,
-                       const char *source, cli_trace_set *out);
+int cli_trace_set_read(const char *cmd, const char *const *paths, size_t n,
+                       const mfu_report *report, const char *source, cli_trace_set *out);
 void cli_trace_set_free(cli_trace_set *s);
 
 #endif

@@ -46,8 +46,9 @@ static void rank_label(mfu__rbuf *b, const mfu_trace *t)
 static void bar(mfu__rbuf *b, const mfu_trace_breakdown *bd, const mfu_trace *t)
 {
     const int W = 960, H = 26, L = 90;
-    mfu__rbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                        "viewBox=\"0 0 %d %d\" role=\"img\" class=\"mfu-trace-bar\">",
+    mfu__rbuf_printf(b,
+                     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                     "viewBox=\"0 0 %d %d\" role=\"img\" class=\"mfu-trace-bar\">",
                      W, H, W, H);
     mfu__rbuf_puts(b, "<text x=\"0\" y=\"17\" font-size=\"12\" fill=\"#5d6d7e\">");
     rank_label(b, t);
@@ -57,8 +58,9 @@ static void bar(mfu__rbuf *b, const mfu_trace_breakdown *bd, const mfu_trace *t)
         double w = bd->span_s > 0 ? (W - L) * bd->part_s[PARTS[i].part] / bd->span_s : 0;
         if (w <= 0)
             continue;
-        mfu__rbuf_printf(b, "<rect x=\"%.2f\" y=\"3\" width=\"%.2f\" height=\"20\" fill=\"%s\">"
-                            "<title>%s %.1f %%</title></rect>",
+        mfu__rbuf_printf(b,
+                         "<rect x=\"%.2f\" y=\"3\" width=\"%.2f\" height=\"20\" fill=\"%s\">"
+                         "<title>%s %.1f %%</title></rect>",
                          x, w, PARTS[i].colour, PARTS[i].label,
                          100 * bd->part_s[PARTS[i].part] / bd->span_s);
         x += w;
@@ -77,9 +79,10 @@ static void legend(mfu__rbuf *b)
 
 static void head_row(mfu__rbuf *b, const char *first)
 {
-    mfu__rbuf_printf(b, "<tr><th>%s</th><th>GPU span (s)</th><th>compute</th><th>matmul</th>"
-                        "<th>attention</th><th>other</th><th>comm. exposed</th>"
-                        "<th>comm. overlapped</th><th>memcpy</th><th>idle</th></tr>",
+    mfu__rbuf_printf(b,
+                     "<tr><th>%s</th><th>GPU span (s)</th><th>compute</th><th>matmul</th>"
+                     "<th>attention</th><th>other</th><th>comm. exposed</th>"
+                     "<th>comm. overlapped</th><th>memcpy</th><th>idle</th></tr>",
                      first);
 }
 
@@ -117,14 +120,16 @@ static void waterfall_svg(mfu__rbuf *b, const mfu_trace_waterfall *w)
     }
     double span = 100 - lo, ph = H - top - bottom, slot = (double)(W - left) / n;
 #define YOF(v) (top + ph * (100 - (v)) / span)
-    mfu__rbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                        "viewBox=\"0 0 %d %d\" role=\"img\" class=\"mfu-trace-waterfall\">",
+    mfu__rbuf_printf(b,
+                     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                     "viewBox=\"0 0 %d %d\" role=\"img\" class=\"mfu-trace-waterfall\">",
                      W, H, W, H);
     for (int g = 0; g <= 100; g += 25)
         if (g >= lo)
-            mfu__rbuf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
-                                "stroke=\"#eaeded\"/><text x=\"4\" y=\"%.1f\" font-size=\"11\" "
-                                "fill=\"#5d6d7e\">%d</text>",
+            mfu__rbuf_printf(b,
+                             "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+                             "stroke=\"#eaeded\"/><text x=\"4\" y=\"%.1f\" font-size=\"11\" "
+                             "fill=\"#5d6d7e\">%d</text>",
                              left, W, YOF(g), YOF(g), YOF(g) + 4, g);
     level = 100;
     for (int i = 0; i < n; i++) {
@@ -142,16 +147,19 @@ static void waterfall_svg(mfu__rbuf *b, const mfu_trace_waterfall *w)
         }
         double y0 = YOF(to > from ? to : from), y1 = YOF(to > from ? from : to);
         double x = left + i * slot + slot * 0.15;
-        mfu__rbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                            "fill=\"%s\"><title>%s %.1f</title></rect>",
+        mfu__rbuf_printf(b,
+                         "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                         "fill=\"%s\"><title>%s %.1f</title></rect>",
                          x, y0, slot * 0.7, y1 - y0 > 0.5 ? y1 - y0 : 0.5, colour, label,
                          i == 0 || i == n - 1 ? to : -(to - from));
-        mfu__rbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
-                            "fill=\"#1c2833\">%s%.1f</text>",
+        mfu__rbuf_printf(b,
+                         "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
+                         "fill=\"#1c2833\">%s%.1f</text>",
                          x + slot * 0.35, y0 - 4, i == 0 || i == n - 1 ? "" : "−",
                          i == 0 || i == n - 1 ? to : fabs(to - from));
-        mfu__rbuf_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
-                            "fill=\"#5d6d7e\">%s</text>",
+        mfu__rbuf_printf(b,
+                         "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\" "
+                         "fill=\"#5d6d7e\">%s</text>",
                          x + slot * 0.35, H - bottom + 16, label);
     }
 #undef YOF
@@ -236,14 +244,16 @@ void mfu__html_trace(mfu__rbuf *b, const mfu_trace_view *v)
         mfu__rbuf_puts(b, "</table>");
     }
     if (v->n > 1 && v->ranks.missing > 0)
-        mfu__rbuf_printf(b, "<p>%zu of the world's %lld ranks have no trace: the straggler is of "
-                            "the ranks given.</p>",
+        mfu__rbuf_printf(b,
+                         "<p>%zu of the world's %lld ranks have no trace: the straggler is of "
+                         "the ranks given.</p>",
                          v->ranks.missing, (long long)v->ranks.world_size);
     const mfu_trace_straggler *sg = &v->straggler;
     if (sg->found) {
-        mfu__rbuf_printf(b, "<p class=\"sentence\">Straggler: rank %lld, compute %.4f s per step "
-                            "(%+.1f %% against the ranks' median); the others wait %.4f s per "
-                            "step for it in collectives, %.1f points of their step.</p>",
+        mfu__rbuf_printf(b,
+                         "<p class=\"sentence\">Straggler: rank %lld, compute %.4f s per step "
+                         "(%+.1f %% against the ranks' median); the others wait %.4f s per "
+                         "step for it in collectives, %.1f points of their step.</p>",
                          (long long)sg->rank, sg->compute_s, 100 * sg->excess, sg->wait_s,
                          sg->wait_points);
     }
@@ -260,15 +270,16 @@ void mfu__html_trace(mfu__rbuf *b, const mfu_trace_view *v)
         mfu__rbuf_puts(b, "); matmul time is when matmul or attention kernels run.</p>"
                           "<div class=\"charts\">");
         waterfall_svg(b, w);
-        mfu__rbuf_printf(b, "</div><table><tr><th>from peak</th><th>points</th></tr>"
-                            "<tr><td>peak</td><td class=\"num\">100.0</td></tr>"
-                            "<tr><td>lost to idle</td><td class=\"num\">−%.1f</td></tr>"
-                            "<tr><td>lost to exposed communication</td><td class=\"num\">−%.1f"
-                            "</td></tr><tr><td>lost to memory copies</td><td class=\"num\">−%.1f"
-                            "</td></tr><tr><td>lost to non-matmul compute</td><td class=\"num\">"
-                            "−%.1f</td></tr><tr><td>lost to matmul kernels below peak</td>"
-                            "<td class=\"num\">%s%.1f</td></tr><tr><td><b>achieved MFU</b></td>"
-                            "<td class=\"num\"><b>%.1f</b></td></tr></table>",
+        mfu__rbuf_printf(b,
+                         "</div><table><tr><th>from peak</th><th>points</th></tr>"
+                         "<tr><td>peak</td><td class=\"num\">100.0</td></tr>"
+                         "<tr><td>lost to idle</td><td class=\"num\">−%.1f</td></tr>"
+                         "<tr><td>lost to exposed communication</td><td class=\"num\">−%.1f"
+                         "</td></tr><tr><td>lost to memory copies</td><td class=\"num\">−%.1f"
+                         "</td></tr><tr><td>lost to non-matmul compute</td><td class=\"num\">"
+                         "−%.1f</td></tr><tr><td>lost to matmul kernels below peak</td>"
+                         "<td class=\"num\">%s%.1f</td></tr><tr><td><b>achieved MFU</b></td>"
+                         "<td class=\"num\"><b>%.1f</b></td></tr></table>",
                          w->idle, w->communication, w->memcpy, w->non_matmul,
                          w->matmul_below_peak >= 0 ? "−" : "+", fabs(w->matmul_below_peak),
                          100 * w->mfu);

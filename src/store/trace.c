@@ -11,11 +11,10 @@
 
 #include "util/util.h"
 
-static const char TABLE[] =
-    "CREATE TABLE IF NOT EXISTS run_traces("
-    " run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
-    " attached_s INTEGER NOT NULL,"
-    " json TEXT NOT NULL)";
+static const char TABLE[] = "CREATE TABLE IF NOT EXISTS run_traces("
+                            " run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+                            " attached_s INTEGER NOT NULL,"
+                            " json TEXT NOT NULL)";
 
 mfu_status mfu_store_put_trace(mfu_store *s, int64_t id, const char *json, mfu_error *err)
 {
@@ -46,8 +45,9 @@ mfu_status mfu_store_put_trace(mfu_store *s, int64_t id, const char *json, mfu_e
         if (rc != SQLITE_DONE)
             rs = mfu__store_fail(s, err, rc, "attaching the trace");
         else if (sqlite3_changes(s->db) == 0)
-            rs = mfu__fail(err, MFU_E_INVALID, 0, "no run with id %lld; list the runs with "
-                                                  "'mfu runs'",
+            rs = mfu__fail(err, MFU_E_INVALID, 0,
+                           "no run with id %lld; list the runs with "
+                           "'mfu runs'",
                            (long long)id);
     }
     sqlite3_finalize(st);
@@ -65,8 +65,7 @@ mfu_status mfu_store_get_trace(mfu_store *s, int64_t id, char **out, mfu_error *
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_get_trace: NULL argument");
     sqlite3_stmt *st = NULL;
     /* a store that never had a trace attached has no table: nothing attached */
-    int rc = sqlite3_prepare_v2(s->db, "SELECT json FROM run_traces WHERE run_id=?", -1, &st,
-                                NULL);
+    int rc = sqlite3_prepare_v2(s->db, "SELECT json FROM run_traces WHERE run_id=?", -1, &st, NULL);
     if (rc != SQLITE_OK) {
         sqlite3_finalize(st);
         return strstr(sqlite3_errmsg(s->db), "no such table")

@@ -101,8 +101,7 @@ void mfu__trace_window(const mfu__seg *g, size_t n, int64_t lo, int64_t hi,
     for (int p = 0; p < MFU_TRACE_PARTS_; p++)
         out->part_s[p] = (double)part[p] * 1e-9;
     out->compute_s =
-        (double)(part[MFU_TRACE_MATMUL] + part[MFU_TRACE_ATTENTION] + part[MFU_TRACE_OTHER]) *
-        1e-9;
+        (double)(part[MFU_TRACE_MATMUL] + part[MFU_TRACE_ATTENTION] + part[MFU_TRACE_OTHER]) * 1e-9;
     out->communication_overlapped_s = (double)overlapped * 1e-9;
 }
 

@@ -68,9 +68,9 @@ mfu_trace_class mfu_trace_classify(const char *cat, const char *name)
 {
     static const char *const comm[] = {"nccl", "rccl", "msccl", "hccl"};
     static const char *const attn[] = {"flash", "fmha", "attention", "attn", "sdpa"};
-    static const char *const mm[] = {"gemv",      "cublas",    "cutlass",
-                                     "xmma",      "wgmma",     "Cijk_",
-                                     "triton_tem_fused_mm", "triton_mm", "_mm_kernel"};
+    static const char *const mm[] = {
+        "gemv",      "cublas",    "cutlass", "xmma", "wgmma", "Cijk_", "triton_tem_fused_mm",
+        "triton_mm", "_mm_kernel"};
     if (!name)
         name = "";
     if (cat && (strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "gpu_memset") == 0))
@@ -90,16 +90,14 @@ mfu_trace_class mfu_trace_classify(const char *cat, const char *name)
 
 const char *mfu_trace_class_name(mfu_trace_class c)
 {
-    static const char *const names[] = {"matmul", "attention", "other", "communication",
-                                        "memcpy"};
+    static const char *const names[] = {"matmul", "attention", "other", "communication", "memcpy"};
     return (unsigned)c < MFU__ARRAY_LEN(names) ? names[c] : "?";
 }
 
 const char *mfu_trace_part_name(mfu_trace_part p)
 {
-    static const char *const names[] = {"matmul_s", "attention_s",
-                                        "other_s",  "communication_exposed_s",
-                                        "memcpy_s", "idle_s"};
+    static const char *const names[] = {
+        "matmul_s", "attention_s", "other_s", "communication_exposed_s", "memcpy_s", "idle_s"};
     return (unsigned)p < MFU__ARRAY_LEN(names) ? names[p] : "?";
 }
 
@@ -122,8 +120,8 @@ static double mm2(const int64_t *a, int na, const int64_t *b, int nb)
 
 static double bmm2(const int64_t *a, int na, const int64_t *b, int nb)
 {
-    if (na != 3 || nb != 3 || a[0] != b[0] || a[2] != b[1] || a[0] <= 0 || a[1] <= 0 ||
-        a[2] <= 0 || b[2] <= 0)
+    if (na != 3 || nb != 3 || a[0] != b[0] || a[2] != b[1] || a[0] <= 0 || a[1] <= 0 || a[2] <= 0 ||
+        b[2] <= 0)
         return NAN;
     return 2.0 * (double)a[0] * (double)a[1] * (double)a[2] * (double)b[2];
 }

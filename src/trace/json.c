@@ -159,8 +159,7 @@ static json_t *rank_json(const mfu_trace *t, size_t nkern, double peak)
         ok = false;
     /* the nkern longest kernels, and the nkern longest matmul kernels (their FLOP/s) */
     size_t nall = 0, nmm = 0;
-    for (size_t i = 0; ok && i < mfu_trace_kernel_count(t) && (nall < nkern || nmm < nkern);
-         i++) {
+    for (size_t i = 0; ok && i < mfu_trace_kernel_count(t) && (nall < nkern || nmm < nkern); i++) {
         const mfu_trace_kernel *k = mfu_trace_kernel_at(t, i);
         bool is_mm = k->cls == MFU_TRACE_CLASS_MATMUL;
         if (nall < nkern) {
@@ -225,8 +224,7 @@ json_t *mfu__trace_json(const mfu_trace_view *v, size_t nkern)
     const mfu_trace_ranks *rk = &v->ranks;
     json_t *c = json_object(), *miss = json_array();
     if (c && miss) {
-        put(c, "world_size", rk->world_size >= 0 ? json_integer(rk->world_size) : json_null(),
-            &ok);
+        put(c, "world_size", rk->world_size >= 0 ? json_integer(rk->world_size) : json_null(), &ok);
         put(c, "missing", json_integer((json_int_t)rk->missing), &ok);
         for (size_t i = 0; i < rk->missing && i < MFU_TRACE_MISSING_LISTED; i++)
             if (json_array_append_new(miss, json_integer(rk->missing_rank[i])) != 0)

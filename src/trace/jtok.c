@@ -244,8 +244,9 @@ static size_t str_run(mfu__jtok *j, const unsigned char *p, size_t i, size_t n, 
                 j->u = 0;
                 break;
             default:
-                *st = syntax(j, err, "an unknown escape in a string (expected one of \\\" "
-                                     "\\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
+                *st = syntax(j, err,
+                             "an unknown escape in a string (expected one of \\\" "
+                             "\\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
                 return i;
             }
             if (rep) {
@@ -276,8 +277,8 @@ static size_t str_run(mfu__jtok *j, const unsigned char *p, size_t i, size_t n, 
 
 static bool word_char(unsigned char c)
 {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '+' || c == '-' || c == '.';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '+' ||
+           c == '-' || c == '.';
 }
 
 /* JSON's number grammar: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
@@ -399,8 +400,9 @@ mfu_status mfu__jtok_feed(mfu__jtok *j, const char *text, size_t n, mfu_error *e
             if (!wants_value(j->expect))
                 return unexpected(j, c, err);
             if (j->depth >= MFU_TRACE_MAX_DEPTH)
-                return syntax(j, err, "nested deeper than 64 arrays and objects "
-                                      "(MFU_TRACE_MAX_DEPTH): not a profiler trace");
+                return syntax(j, err,
+                              "nested deeper than 64 arrays and objects "
+                              "(MFU_TRACE_MAX_DEPTH): not a profiler trace");
             j->started = true;
             st = emit(j, c == '{' ? MFU__JT_OBJ : MFU__JT_ARR, c == '{' ? "{" : "[", 1, j->depth,
                       err);
@@ -410,9 +412,9 @@ mfu_status mfu__jtok_feed(mfu__jtok *j, const char *text, size_t n, mfu_error *e
         case '}':
         case ']': {
             char want = c == '}' ? 'o' : 'a';
-            bool ok = j->depth > 0 && j->stack[j->depth - 1] == (unsigned char)want &&
-                      (j->expect == E_AFTER ||
-                       j->expect == (c == '}' ? E_KEY_OR_END : E_VALUE_OR_END));
+            bool ok =
+                j->depth > 0 && j->stack[j->depth - 1] == (unsigned char)want &&
+                (j->expect == E_AFTER || j->expect == (c == '}' ? E_KEY_OR_END : E_VALUE_OR_END));
             if (!ok)
                 return unexpected(j, c, err);
             j->depth--;
@@ -475,14 +477,14 @@ mfu_status mfu__jtok_end(mfu__jtok *j, mfu_error *err)
                          "object with \"traceEvents\")");
     if (j->done && j->lex == L_NONE)
         return MFU_OK;
-    mfu_status st = mfu__fail(err, MFU_E_PARSE, j->line,
-                              "the JSON ends early (inside %s%d open array%s and object%s): the "
-                              "trace is truncated; expected %s; copy the whole file again (a "
-                              "profiler killed while writing leaves half a file)",
-                              j->lex == L_STR ? "a string, " : "", j->depth,
-                              j->depth == 1 ? "" : "s", j->depth == 1 ? "" : "s",
-                              j->lex == L_STR ? "the string's closing '\"'"
-                                              : expect_words(j->expect));
+    mfu_status st =
+        mfu__fail(err, MFU_E_PARSE, j->line,
+                  "the JSON ends early (inside %s%d open array%s and object%s): the "
+                  "trace is truncated; expected %s; copy the whole file again (a "
+                  "profiler killed while writing leaves half a file)",
+                  j->lex == L_STR ? "a string, " : "", j->depth, j->depth == 1 ? "" : "s",
+                  j->depth == 1 ? "" : "s",
+                  j->lex == L_STR ? "the string's closing '\"'" : expect_words(j->expect));
     if (err)
         err->column = j->col;
     return st;

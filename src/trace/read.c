@@ -35,7 +35,7 @@ struct mfu_trace {
     size_t nsteps;
     mfu_trace_kernel *kernels;
     size_t nkernels;
-    char **names; /* kernel names (the kernels point at them) */
+    char **names;      /* kernel names (the kernels point at them) */
     uint8_t *name_cls; /* each name's class as a kernel (mfu_trace_classify) */
     size_t nnames;
     mfu_trace_breakdown total;
@@ -234,8 +234,8 @@ typedef struct rd {
     mfu_trace *t;
     const mfu_trace_options *opt;
     size_t max_acts;
-    int top;       /* 0, 'o' or 'a': the top-level value */
-    int ed;        /* depth of event objects; -1 until the events array is found */
+    int top; /* 0, 'o' or 'a': the top-level value */
+    int ed;  /* depth of event objects; -1 until the events array is found */
     bool events_found;
     unsigned char key_at[MFU_TRACE_MAX_DEPTH + 2];
 
@@ -266,10 +266,10 @@ typedef struct rd {
     size_t nacts, acap;
     window *win;
     size_t nwin, wcap;
-    i64map launch; /* correlation -> index into lts / ltid */
+    i64map launch;       /* correlation -> index into lts / ltid */
     int64_t *lts, *ltid; /* each launch's CPU time (ns) and thread */
     size_t nl, lcap;
-    i64map opmap;  /* external id -> index into shapes */
+    i64map opmap; /* external id -> index into shapes */
     shape *shapes;
     size_t nshapes, scap;
     /* kernel names: an open-addressing table of ids into t->names */
@@ -283,9 +283,8 @@ typedef struct rd {
 
 static size_t held_now(const rd *r)
 {
-    return r->acap * sizeof(act) + r->wcap * sizeof(window) +
-           r->launch.cap * 2 * sizeof(int64_t) + r->lcap * 2 * sizeof(int64_t) +
-           r->opmap.cap * 2 * sizeof(int64_t) +
+    return r->acap * sizeof(act) + r->wcap * sizeof(window) + r->launch.cap * 2 * sizeof(int64_t) +
+           r->lcap * 2 * sizeof(int64_t) + r->opmap.cap * 2 * sizeof(int64_t) +
            r->scap * sizeof(shape) + r->ncap * sizeof(uint32_t) +
            r->ncapnames * (sizeof(char *) + 1) + r->name_bytes + mfu__jtok_bytes(&r->j) +
            MFU_TRACE_MAX_STRING + MFU__READER_CHUNK * 2;
@@ -370,8 +369,7 @@ static mfu_status intern(rd *r, const char *s, size_t n, uint32_t *id, mfu_error
         h = (h + 1) & (r->ncap - 1);
     }
     size_t capnames = r->ncapnames;
-    int g = grow((void **)&t->names, &r->ncapnames, t->nnames, sizeof(char *),
-                 MFU_TRACE_MAX_NAMES);
+    int g = grow((void **)&t->names, &r->ncapnames, t->nnames, sizeof(char *), MFU_TRACE_MAX_NAMES);
     if (g == 0 && r->ncapnames != capnames) {
         uint8_t *c = realloc(t->name_cls, r->ncapnames);
         if (!c)
@@ -535,8 +533,7 @@ static mfu_status event_done(rd *r, mfu_error *err)
                 return MFU_OK; /* an activity without a time cannot be placed */
             int g = grow((void **)&r->acts, &r->acap, r->nacts, sizeof(act), r->max_acts);
             if (g == 1)
-                return limit("GPU activities", (long)r->max_acts, "MFU_TRACE_MAX_ACTIVITIES",
-                             err);
+                return limit("GPU activities", (long)r->max_acts, "MFU_TRACE_MAX_ACTIVITIES", err);
             if (g == 2)
                 return nomem(err);
             act *a = &r->acts[r->nacts];
@@ -561,8 +558,7 @@ static mfu_status event_done(rd *r, mfu_error *err)
         if (!cat_is(r, "gpu_user_annotation") && profiler_step(r->ename, &n)) {
             if (!r->has_ts || !r->has_dur || r->dur < 0)
                 return MFU_OK;
-            int g = grow((void **)&r->win, &r->wcap, r->nwin, sizeof(window),
-                         MFU_TRACE_MAX_STEPS);
+            int g = grow((void **)&r->win, &r->wcap, r->nwin, sizeof(window), MFU_TRACE_MAX_STEPS);
             if (g == 1)
                 return limit("ProfilerStep windows", MFU_TRACE_MAX_STEPS, "MFU_TRACE_MAX_STEPS",
                              err);
@@ -578,9 +574,8 @@ static mfu_status event_done(rd *r, mfu_error *err)
         if (cat_is(r, "cpu_op") && r->has_ext && r->ninputs > 0 &&
             mfu__trace_is_matmul_op(r->ename)) {
             int n_in = r->ninputs < MFU__TRACE_DIMS_INPUTS ? r->ninputs : MFU__TRACE_DIMS_INPUTS;
-            double f = mfu__trace_matmul_flops(r->ename, (const int64_t(*)[MFU__TRACE_DIMS_RANK])
-                                                             r->dims,
-                                               r->ndim, n_in);
+            double f = mfu__trace_matmul_flops(
+                r->ename, (const int64_t(*)[MFU__TRACE_DIMS_RANK])r->dims, r->ndim, n_in);
             if (!isfinite(f))
                 return MFU_OK;
             int g = grow((void **)&r->shapes, &r->scap, r->nshapes, sizeof(shape),
@@ -712,19 +707,15 @@ static mfu_status on_token(void *ctx, const mfu__jt *tk, mfu_error *err)
                 r->ename_len = tk->len;
             }
             break;
-        case K_TS:
-            r->has_ts = num_or_str(tk) && mfu__jt_us_to_ns(tk->text, &r->ts);
-            break;
-        case K_DUR:
-            r->has_dur = num_or_str(tk) && mfu__jt_us_to_ns(tk->text, &r->dur);
-            break;
+        case K_TS: r->has_ts = num_or_str(tk) && mfu__jt_us_to_ns(tk->text, &r->ts); break;
+        case K_DUR: r->has_dur = num_or_str(tk) && mfu__jt_us_to_ns(tk->text, &r->dur); break;
         case K_ID: r->has_id = num_or_str(tk) && mfu__jt_int(tk->text, &r->id); break;
         case K_TID:
             /* a thread id, or a name ("PyTorch Profiler"): only equality matters */
             if (tk->kind == MFU__JT_NUM && mfu__jt_int(tk->text, &r->tid))
                 break;
-            r->tid = tk->kind == MFU__JT_STR ? (int64_t)hash_str(tk->text, tk->len) - (1LL << 40)
-                                              : 0;
+            r->tid =
+                tk->kind == MFU__JT_STR ? (int64_t)hash_str(tk->text, tk->len) - (1LL << 40) : 0;
             break;
         case K_ARGS:
             if (tk->kind == MFU__JT_OBJ)
@@ -865,7 +856,7 @@ static void place_by_gpu_time(rd *r, size_t *count)
             continue;
         int64_t ts;
         if (launch_ts(r, a->corr, &ts))
-            continue; /* launched outside every window: stays out */
+            continue;              /* launched outside every window: stays out */
         size_t lo_i = 0, hi_i = k; /* last span starting at or before the activity */
         while (lo_i < hi_i) {
             size_t mid = lo_i + (hi_i - lo_i) / 2;
@@ -985,8 +976,7 @@ static mfu_status finish(rd *r, mfu_error *err, size_t *held)
     /* activities without a launch event (CUDA graphs, launches Kineto left out): the step in
      * whose GPU span they start, a span running from the first launched activity's start to
      * the next step's (the last step's: to its last launched activity's end) */
-    if (t->counts.no_launch > 0 && t->counts.attributed > 0 &&
-        !(r->opt && r->opt->launched_only))
+    if (t->counts.no_launch > 0 && t->counts.attributed > 0 && !(r->opt && r->opt->launched_only))
         place_by_gpu_time(r, count);
     if (t->counts.attributed == 0) {
         free(count);

@@ -21,7 +21,8 @@ mfu_status mfu_trace_check_ranks(const mfu_trace *const *t, size_t n, mfu_trace_
     memset(out, 0, sizeof *out);
     out->world_size = -1;
     if (n > MFU_TRACE_MAX_RANKS)
-        return mfu__fail(err, MFU_E_LIMIT, 0, "more than %d traces in one set (MFU_TRACE_MAX_RANKS)",
+        return mfu__fail(err, MFU_E_LIMIT, 0,
+                         "more than %d traces in one set (MFU_TRACE_MAX_RANKS)",
                          MFU_TRACE_MAX_RANKS);
     for (size_t i = 0; i < n; i++) {
         int64_t w = mfu_trace_world_size(t[i]);

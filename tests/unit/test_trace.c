@@ -34,8 +34,8 @@ static mfu_status log_tok(void *ctx, const mfu__jt *t, mfu_error *err)
     toklog *l = ctx;
     l->cut = l->cut || t->cut;
     static const char kinds[] = "{}[]KSNtfn";
-    int w = snprintf(l->text + l->n, sizeof l->text - l->n, "%c%d:%s%s|", kinds[t->kind],
-                     t->depth, t->text, t->cut ? "~" : "");
+    int w = snprintf(l->text + l->n, sizeof l->text - l->n, "%c%d:%s%s|", kinds[t->kind], t->depth,
+                     t->text, t->cut ? "~" : "");
     if (w > 0 && (size_t)w < sizeof l->text - l->n)
         l->n += (size_t)w;
     return MFU_OK;
@@ -85,7 +85,8 @@ static void test_jtok_strings(void **state)
     (void)state;
     toklog l;
     mfu_error e;
-    const char *doc = "[\"a\\n\\t\\\\\\/\\b\\f\\r\", \"\\ud83d\\ude00\", \"\\udc00x\", \"\\ud83dy\"]";
+    const char *doc =
+        "[\"a\\n\\t\\\\\\/\\b\\f\\r\", \"\\ud83d\\ude00\", \"\\udc00x\", \"\\ud83dy\"]";
     assert_int_equal(tokens(doc, strlen(doc), 3, &l, &e), MFU_OK);
     assert_string_equal(l.text, "[0:[|S1:a\n\t\\/\b\f\r|S1:\xf0\x9f\x98\x80|S1:\xef\xbf\xbdx|"
                                 "S1:\xef\xbf\xbdy|]0:]|");
@@ -179,7 +180,7 @@ static void test_jtok_numbers(void **state)
         {"1712195495519689", true, 1712195495519689000LL},
         {"63.813", true, 63813},
         {"1.28", true, 1280},
-        {"0.0005", true, 1},   /* 0.5 ns rounds up */
+        {"0.0005", true, 1}, /* 0.5 ns rounds up */
         {"0.0004", true, 0},
         {"12.3456", true, 12346},
         {"-3.5", true, -3500},
@@ -218,7 +219,8 @@ static void test_classify(void **state)
         mfu_trace_class cls;
     } cases[] = {
         /* names as the bundled traces write them */
-        {"kernel", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+        {"kernel",
+         "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
          MFU_TRACE_CLASS_COMMUNICATION},
         {"kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
          MFU_TRACE_CLASS_COMMUNICATION},
@@ -229,7 +231,8 @@ static void test_classify(void **state)
          "tensorop_s1688gemm_64x64_16x6_tn_align4::Params)",
          MFU_TRACE_CLASS_MATMUL},
         {"kernel", "Cijk_Alik_Bljk_SB_MT64x64x16_SN_1LDSB0_APM1", MFU_TRACE_CLASS_MATMUL},
-        {"kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64", MFU_TRACE_CLASS_MATMUL},
+        {"kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64",
+         MFU_TRACE_CLASS_MATMUL},
         {"kernel", "triton_tem_fused_mm_0", MFU_TRACE_CLASS_MATMUL},
         {"kernel", "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4>",
          MFU_TRACE_CLASS_MATMUL},
@@ -240,9 +243,11 @@ static void test_classify(void **state)
          MFU_TRACE_CLASS_OTHER},
         {"kernel", "void fbgemm_gpu::permute_2D_lengths_kernel<int>(int, int, int const*)",
          MFU_TRACE_CLASS_OTHER},
-        {"kernel", "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false>>(Flash_fwd_params)",
+        {"kernel",
+         "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4, false>>(Flash_fwd_params)",
          MFU_TRACE_CLASS_ATTENTION},
-        {"kernel", "fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
+        {"kernel",
+         "fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)",
          MFU_TRACE_CLASS_ATTENTION},
         {"kernel", "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(float*)",
          MFU_TRACE_CLASS_OTHER},
@@ -252,7 +257,8 @@ static void test_classify(void **state)
         {"gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", MFU_TRACE_CLASS_MEMCPY},
         {"gpu_memset", "Memset (Device)", MFU_TRACE_CLASS_MEMCPY},
         {"kernel", "Memcpy DtoD (Device -> Device)", MFU_TRACE_CLASS_MEMCPY},
-        {"kernel", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+        {"kernel",
+         "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
          MFU_TRACE_CLASS_OTHER},
         {NULL, NULL, MFU_TRACE_CLASS_OTHER},
     };
@@ -282,7 +288,8 @@ static void test_matmul_flops(void **state)
     int64_t b[MFU__TRACE_DIMS_INPUTS][MFU__TRACE_DIMS_RANK] = {{8, 64, 32}, {8, 32, 16}};
     int nb[MFU__TRACE_DIMS_INPUTS] = {3, 3};
     assert_true(mfu__trace_matmul_flops("aten::bmm", b, nb, 2) == 2.0 * 8 * 64 * 32 * 16);
-    int64_t c[MFU__TRACE_DIMS_INPUTS][MFU__TRACE_DIMS_RANK] = {{8, 64, 16}, {8, 64, 32}, {8, 32, 16}};
+    int64_t c[MFU__TRACE_DIMS_INPUTS][MFU__TRACE_DIMS_RANK] = {
+        {8, 64, 16}, {8, 64, 32}, {8, 32, 16}};
     int nc[MFU__TRACE_DIMS_INPUTS] = {3, 3, 3};
     assert_true(mfu__trace_matmul_flops("aten::baddbmm", c, nc, 3) == 2.0 * 8 * 64 * 32 * 16);
     /* inner dimensions that do not agree, a bad rank */
@@ -301,8 +308,10 @@ static void test_timeline(void **state)
     (void)state;
     /* matmul [0,10), communication [5,20), memcpy [18,30), nothing [30,40), other [40,50),
      * attention [45,55) */
-    mfu__tspan s[] = {{0, 10, MFU_TRACE_CLASS_MATMUL},  {5, 20, MFU_TRACE_CLASS_COMMUNICATION},
-                      {18, 30, MFU_TRACE_CLASS_MEMCPY}, {40, 50, MFU_TRACE_CLASS_OTHER},
+    mfu__tspan s[] = {{0, 10, MFU_TRACE_CLASS_MATMUL},
+                      {5, 20, MFU_TRACE_CLASS_COMMUNICATION},
+                      {18, 30, MFU_TRACE_CLASS_MEMCPY},
+                      {40, 50, MFU_TRACE_CLASS_OTHER},
                       {45, 55, MFU_TRACE_CLASS_ATTENTION}};
     size_t n = MFU__ARRAY_LEN(s);
     mfu__sweep_pt pt[10];
@@ -341,6 +350,7 @@ typedef struct sb {
     size_t n, cap;
 } sb;
 
+static void sbf(sb *b, const char *fmt, ...) MFU__PRINTF(2, 3);
 static void sbf(sb *b, const char *fmt, ...)
 {
     va_list ap;
@@ -361,18 +371,20 @@ static void sbf(sb *b, const char *fmt, ...)
 
 static void ev_runtime(sb *b, double ts, long corr)
 {
-    sbf(b, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
-           " \"tid\": 1, \"ts\": %.3f, \"dur\": 2, \"args\": {\"correlation\": %ld, \"External "
-           "id\": %ld}},\n",
+    sbf(b,
+        "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
+        " \"tid\": 1, \"ts\": %.3f, \"dur\": 2, \"args\": {\"correlation\": %ld, \"External "
+        "id\": %ld}},\n",
         ts, corr, corr + 1000);
 }
 
 static void ev_gpu(sb *b, const char *cat, const char *name, double ts, double dur, long corr,
                    long ext)
 {
-    sbf(b, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7, \"ts\": "
-           "%.3f, \"dur\": %.3f, \"args\": {\"device\": 3, \"stream\": 7, \"correlation\": %ld, "
-           "\"External id\": %ld}},\n",
+    sbf(b,
+        "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7, \"ts\": "
+        "%.3f, \"dur\": %.3f, \"args\": {\"device\": 3, \"stream\": 7, \"correlation\": %ld, "
+        "\"External id\": %ld}},\n",
         cat, name, ts, dur, corr, ext);
 }
 
@@ -561,8 +573,9 @@ static void test_errors(void **state)
     /* the activity limit */
     snprintf(doc, sizeof doc, "{\"traceEvents\": [%s, %s, %s, %s]}", step, rt, kern, kern);
     mfu_trace_options o = {1, false};
-    expect_error(doc, &o, MFU_E_LIMIT, "more than 1 GPU activities in one trace "
-                                       "(MFU_TRACE_MAX_ACTIVITIES)");
+    expect_error(doc, &o, MFU_E_LIMIT,
+                 "more than 1 GPU activities in one trace "
+                 "(MFU_TRACE_MAX_ACTIVITIES)");
     o.max_activities = 2;
     assert_int_equal(mfu_trace_read_mem(doc, strlen(doc), "x", &o, &t, &e), MFU_OK);
     mfu_trace_free(t);
@@ -596,13 +609,14 @@ static void test_bounded_memory(void **state)
           f);
     size_t bytes = 0;
     for (long i = 0; bytes < 40u << 20; i++) {
-        int w = fprintf(f,
-                        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add_\", \"pid\": 9, "
-                        "\"tid\": 9, \"ts\": %ld.125, \"dur\": 3.5, \"args\": {\"External id\": "
-                        "%ld, \"Input Dims\": [[1024, 1024], [1024, 1024], []], \"Input type\": "
-                        "[\"float\", \"float\", \"Scalar\"], \"Call stack\": \"train.py(12): "
-                        "step\\ntrain.py(40): <module>\"}},\n",
-                        10 + i, i);
+        int w =
+            fprintf(f,
+                    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add_\", \"pid\": 9, "
+                    "\"tid\": 9, \"ts\": %ld.125, \"dur\": 3.5, \"args\": {\"External id\": "
+                    "%ld, \"Input Dims\": [[1024, 1024], [1024, 1024], []], \"Input type\": "
+                    "[\"float\", \"float\", \"Scalar\"], \"Call stack\": \"train.py(12): "
+                    "step\\ntrain.py(40): <module>\"}},\n",
+                    10 + i, i);
         assert_true(w > 0);
         bytes += (size_t)w;
     }
@@ -623,7 +637,8 @@ static void test_bounded_memory(void **state)
     mfu_trace_free(t);
 }
 
-/* ---- the bundled traces ----------------------------------------------------------------------- */
+/* ---- the bundled traces -----------------------------------------------------------------------
+ */
 
 static void test_bundled(void **state)
 {
@@ -659,7 +674,8 @@ static void test_bundled(void **state)
     assert_int_equal(good, 7);
 }
 
-/* ---- sets ------------------------------------------------------------------------------------- */
+/* ---- sets -------------------------------------------------------------------------------------
+ */
 
 static mfu_trace *bundled(const char *rel)
 {
@@ -731,7 +747,8 @@ static void test_set(void **state)
     mfu_step s;
     assert_true(mfu_run_get(run, 1, &s));
     assert_int_equal(s.step, 552);
-    double want = (mfu_trace_step_at(r0, 1)->step_time_s + mfu_trace_step_at(r1, 1)->step_time_s) / 2;
+    double want =
+        (mfu_trace_step_at(r0, 1)->step_time_s + mfu_trace_step_at(r1, 1)->step_time_s) / 2;
     assert_true(fabs(s.step_time_s - want) < 1e-15);
     assert_string_equal(mfu_run_meta_get(run)->format, "kineto");
     assert_int_equal(mfu_run_meta_get(run)->world_size, 128);
@@ -785,7 +802,8 @@ static void test_set(void **state)
     assert_int_equal(json_array_size(json_object_get(j, "ranks")), 2);
     assert_true(json_real_value(json_object_get(json_object_get(j, "waterfall"), "mfu")) ==
                 v.waterfall.mfu);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "straggler"), "rank")), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "straggler"), "rank")),
+                     1);
     json_decref(j);
     mfu_report_free(rep);
     /* a report without tokens: no MFU, the missing pieces said */
@@ -805,12 +823,12 @@ static void test_set(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_jtok_pieces),   cmocka_unit_test(test_jtok_strings),
-        cmocka_unit_test(test_jtok_errors),   cmocka_unit_test(test_jtok_numbers),
-        cmocka_unit_test(test_classify),      cmocka_unit_test(test_matmul_flops),
-        cmocka_unit_test(test_timeline),      cmocka_unit_test(test_synthetic),
-        cmocka_unit_test(test_errors),        cmocka_unit_test(test_bounded_memory),
-        cmocka_unit_test(test_bundled),       cmocka_unit_test(test_set),
+        cmocka_unit_test(test_jtok_pieces), cmocka_unit_test(test_jtok_strings),
+        cmocka_unit_test(test_jtok_errors), cmocka_unit_test(test_jtok_numbers),
+        cmocka_unit_test(test_classify),    cmocka_unit_test(test_matmul_flops),
+        cmocka_unit_test(test_timeline),    cmocka_unit_test(test_synthetic),
+        cmocka_unit_test(test_errors),      cmocka_unit_test(test_bounded_memory),
+        cmocka_unit_test(test_bundled),     cmocka_unit_test(test_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

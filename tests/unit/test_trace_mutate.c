@@ -92,15 +92,38 @@ static void put(buf *b, const char *s, size_t n)
 }
 
 static const char *const junk[] = {
-    "{", "}", "[", "]", ",", ":", "\"", "\\", "\n", "NaN", "1e999", "-", "\"ts\": -5",
-    "\"dur\": 1e300", "\"ProfilerStep#", "ProfilerStep#99", "99999999999999999999999999999999",
-    "\"cat\": \"kernel\"", "\"correlation\": 0", "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\","
-    "\"ts\":1,\"dur\":1e15}", "\xff\xfe", "\\u", "\"\\ud800\"", "true", "null", "0x1f",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"",
+    "\\",
+    "\n",
+    "NaN",
+    "1e999",
+    "-",
+    "\"ts\": -5",
+    "\"dur\": 1e300",
+    "\"ProfilerStep#",
+    "ProfilerStep#99",
+    "99999999999999999999999999999999",
+    "\"cat\": \"kernel\"",
+    "\"correlation\": 0",
+    ("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1e15}"),
+    "\xff\xfe",
+    "\\u",
+    "\"\\ud800\"",
+    "true",
+    "null",
+    "0x1f",
 };
 
-static const char *const numbers[] = {"1e308",  "-1e308", "NaN",  "-Infinity", "0",
-                                      "-1",     "4e15",   "1e16", "9223372036854775807",
-                                      "1234567890123456789012345678901234567890", "0.000001"};
+static const char *const numbers[] = {
+    "1e308",   "-1e308", "NaN",  "-Infinity",           "0",
+    "-1",      "4e15",   "1e16", "9223372036854775807", "1234567890123456789012345678901234567890",
+    "0.000001"};
 
 /* One mutant of f (from other fixture g for swaps) into b. */
 static int mutate(const fixture *f, const fixture *g, buf *b)
@@ -114,9 +137,7 @@ static int mutate(const fixture *f, const fixture *g, buf *b)
         for (int k = 0, m = 1 + (int)below(8); k < m; k++)
             b->p[below(n)] = (char)(rnd() & 0xff);
         break;
-    case 1: /* cut the document */
-        put(b, f->data, at);
-        break;
+    case 1: /* cut the document */ put(b, f->data, at); break;
     case 2: { /* delete a range */
         size_t len = 1 + below(400);
         put(b, f->data, at);
@@ -170,12 +191,11 @@ static int mutate(const fixture *f, const fixture *g, buf *b)
         break;
     }
     default: { /* a field's name changed: ts, dur, correlation, ph lost */
-        static const char *const keys[] = {"\"ts\"", "\"dur\"", "\"correlation\"", "\"ph\"",
-                                           "\"cat\"", "\"name\""};
+        static const char *const keys[] = {"\"ts\"", "\"dur\"", "\"correlation\"",
+                                           "\"ph\"", "\"cat\"", "\"name\""};
         put(b, f->data, n);
         const char *k = keys[below(MFU__ARRAY_LEN(keys))];
-        for (char *p = strstr(b->p + below(b->n / 2), k); p && !below(3);
-             p = strstr(p + 1, k))
+        for (char *p = strstr(b->p + below(b->n / 2), k); p && !below(3); p = strstr(p + 1, k))
             p[1] = 'Q';
         break;
     }

@@ -111,8 +111,8 @@ static inline int trace_breakdown_ok(const mfu_trace_breakdown *b)
             return 0;
         sum += b->part_s[p];
     }
-    double c = b->part_s[MFU_TRACE_MATMUL] + b->part_s[MFU_TRACE_ATTENTION] +
-               b->part_s[MFU_TRACE_OTHER];
+    double c =
+        b->part_s[MFU_TRACE_MATMUL] + b->part_s[MFU_TRACE_ATTENTION] + b->part_s[MFU_TRACE_OTHER];
     return isfinite(b->span_s) && b->span_s >= 0 && fabs(sum - b->span_s) <= 1e-9 * b->span_s &&
            fabs(c - b->compute_s) <= 1e-12 + 1e-9 * b->compute_s &&
            b->communication_overlapped_s >= 0 &&
