@@ -9,12 +9,16 @@
  *   - Steps are the `ProfilerStep#N` windows of the CPU timeline. A GPU activity (kernel,
  *     gpu_memcpy, gpu_memset) belongs to the step whose window contains the runtime call that
  *     launched it (args.correlation of the activity = args.correlation of the cuda_runtime /
- *     cuda_driver event, or the id of an ac2g flow start). A step's GPU span runs from its
- *     first activity's start to its last activity's end; its step time is that span.
- *   - Each step's span is split into disjoint parts that sum to it exactly (integer
- *     nanoseconds): at every instant the highest of compute > communication > memory copy >
- *     idle that some activity of the step is running decides the part; compute is split into
- *     matmul > attention > other the same way. Communication that runs while compute runs is
+ *     cuda_driver event, or the id of an ac2g flow start); one without a launch event in the
+ *     trace goes to the step whose GPU span it starts in (mfu_trace_options.launched_only
+ *     leaves it out). A step's GPU span runs from its first activity's start to its last
+ *     activity's end; its step time is that span.
+ *   - Each step's span, and the rank's profiled window (first step's first activity to last
+ *     step's last one: the totals), is split into disjoint parts that sum to it exactly
+ *     (integer nanoseconds): at every instant the highest of compute > communication > memory
+ *     copy > idle that a step activity of the rank is running decides the part (so idle is
+ *     GPU idle, also where two steps' spans overlap); compute is split into matmul >
+ *     attention > other the same way. Communication that runs while compute runs is
  *     "overlapped" (a part of compute's time, reported beside); the rest is "exposed". Kernel
  *     classes come from names (mfu_trace_classify; rules in docs/internals/trace.md).
  *   - Across ranks: rank checks (duplicates, missing ranks of the world size), the straggler
@@ -87,12 +91,17 @@ typedef struct mfu_trace_breakdown {
 
 /* One ProfilerStep window of one rank. */
 typedef struct mfu_trace_step {
-    int64_t step;       /* N of ProfilerStep#N */
-    double cpu_start_s; /* the window on the CPU timeline: start (trace clock, s) */
-    double cpu_s;       /* and duration */
-    double gpu_start_s; /* first activity's start (trace clock, s); NaN without activity */
-    double step_time_s; /* the GPU span (0 without activity) */
-    size_t activities;  /* GPU activities launched in the window */
+    int64_t step;        /* N of ProfilerStep#N */
+    double cpu_start_s;  /* the window on the CPU timeline: start (trace clock, s) */
+    double cpu_s;        /* and duration */
+    double gpu_start_s;  /* first activity's start (trace clock, s); NaN without activity */
+    double gpu_offset_s; /* the same from the rank's first step activity (exact); NaN without */
+    double step_time_s;  /* the GPU span (0 without activity) */
+    double interval_s;   /* from its first activity's start to the next step's (in GPU time
+                            order); the last step's: its span. What a training log's step time
+                            measures; the intervals of a rank tile its window. 0 without
+                            activity */
+    size_t activities;   /* GPU activities launched in the window */
     mfu_trace_breakdown breakdown;
 } mfu_trace_step;
 
@@ -164,7 +173,8 @@ MFU_API const char *mfu_trace_device(const mfu_trace *t);
 /* Steps in step-number order: count, and step i (NULL out of range). */
 MFU_API size_t mfu_trace_step_count(const mfu_trace *t);
 MFU_API const mfu_trace_step *mfu_trace_step_at(const mfu_trace *t, size_t i);
-/* The sum of every step's breakdown (zeroes for NULL). */
+/* The breakdown of the rank's profiled window, from its first step's first activity to its
+ * last step's last one, each instant counted once (zeroes for NULL). */
 MFU_API mfu_trace_breakdown mfu_trace_total(const mfu_trace *t);
 /* Kernel names by time, longest first: count, and entry i (NULL out of range). */
 MFU_API size_t mfu_trace_kernel_count(const mfu_trace *t);
@@ -231,9 +241,10 @@ MFU_API mfu_trace_breakdown mfu_trace_set_total(const mfu_trace *const *traces, 
                                                 size_t *rank_steps);
 
 /* A run (mfu/run.h) of the set's steps, for mfu_report_compute: one row per step number, its
- * step time the mean GPU span over the ranks that have it (steps without activity are left
- * out); metadata: format "kineto", the device of the first trace that names one, the world
- * size (else n). Errors: MFU_E_INVALID, MFU_E_EMPTY (no step with activity), MFU_E_NOMEM. */
+ * step time the mean interval_s over the ranks that have it (steps without activity are left
+ * out), so that the run's time is the windows' the waterfall's shares are of; metadata: format
+ * "kineto", the device of the first trace that names one, the world size (else n). Errors:
+ * MFU_E_INVALID, MFU_E_EMPTY (no step with activity), MFU_E_NOMEM. */
 MFU_API mfu_status mfu_trace_to_run(const mfu_trace *const *traces, size_t n, mfu_run **out,
                                     mfu_error *err);
 

@@ -7,7 +7,8 @@
  * peak to it.
  *
  * The MFU is mfu report's: of --log LOG (the same run's training log, with the same context
- * flags), else of the traces' own steps (step time = GPU span) with the context flags. With
+ * flags), else of the traces' own steps (step time = the step's interval) with the context
+ * flags. With
  * --compare A B: what changed from trace A to trace B, part by part, in points. With
  * --attach RUN: the views are stored with a run of the store, for the dashboard. The library
  * side is src/trace (include/mfu/trace.h).
@@ -46,8 +47,9 @@ static void help(void)
            "the waterfall: peak, the points lost to idle, exposed communication, memory\n"
            "copies, non-matmul compute and matmul kernels below peak, and the achieved MFU.\n\n"
            "The MFU is mfu report's, of --log LOG with the same flags, else of the traces'\n"
-           "steps with the flags below (the tokens of a step are needed: --tokens-per-step,\n"
-           "or --global-batch with --seq).\n\n"
+           "steps (each step's time its interval: first GPU activity to the next step's)\n"
+           "with the flags below (the tokens of a step are needed: --tokens-per-step, or\n"
+           "--global-batch with --seq).\n\n"
            "%s"
            "%s"
            "Traces:\n"
@@ -163,7 +165,7 @@ static int mfu_report_of(const report_args *ra, const cli_args *a, const char *l
     mfu_run_free(run);
     if (st != MFU_OK)
         return cli_fail("trace", &e, model_args_exit_status(st));
-    snprintf(source, nsource, "mfu report of the traces' steps (step time = GPU span)");
+    snprintf(source, nsource, "mfu report of the traces' steps (step time = the step interval)");
     return CLI_EXIT_OK;
 }
 

@@ -145,7 +145,8 @@ static json_t *rank_json(const mfu_trace *t, size_t nkern, double peak)
         }
         put(e, "step", json_integer(s->step), &ok);
         put(e, "step_time_s", num(s->step_time_s), &ok);
-        put(e, "gpu_start_s", num(s->gpu_start_s), &ok);
+        put(e, "interval_s", num(s->interval_s), &ok);
+        put(e, "gpu_offset_s", num(s->gpu_offset_s), &ok);
         put(e, "cpu_s", num(s->cpu_s), &ok);
         put(e, "activities", json_integer((json_int_t)s->activities), &ok);
         put(e, "breakdown", mfu__trace_breakdown_json(&s->breakdown), &ok);

@@ -1035,13 +1035,41 @@ static mfu_status finish(rd *r, mfu_error *err, size_t *held)
         s->cpu_start_s = (double)r->win[w].ts * 1e-9;
         s->cpu_s = (double)r->win[w].dur * 1e-9;
         s->activities = count[w];
-        s->gpu_start_s = NAN;
+        s->gpu_start_s = s->gpu_offset_s = NAN;
         if (count[w] == 0)
             continue;
         mfu__trace_window(seg, nseg, lo[w], hi[w], &s->breakdown);
         s->gpu_start_s = (double)lo[w] * 1e-9;
+        s->gpu_offset_s = (double)(lo[w] - first) * 1e-9;
         s->step_time_s = s->breakdown.span_s;
     }
+    /* each step's interval: to the next step's first activity in GPU time order */
+    int64_t *ord = malloc(2 * r->nwin * sizeof *ord); /* (gpu start, window) pairs */
+    if (!ord) {
+        free(sp);
+        free(pt);
+        free(seg);
+        free(lo);
+        free(hi);
+        free(count);
+        return nomem(err);
+    }
+    size_t no = 0;
+    for (size_t w = 0; w < r->nwin; w++)
+        if (count[w] > 0) {
+            ord[2 * no] = lo[w];
+            ord[2 * no + 1] = (int64_t)w;
+            no++;
+        }
+    qsort(ord, no, 2 * sizeof *ord, i64_cmp);
+    for (size_t j = 0; j < no; j++) {
+        mfu_trace_step *s = &t->steps[ord[2 * j + 1]];
+        size_t k = j + 1;
+        while (k < no && ord[2 * k] == ord[2 * j])
+            k++;
+        s->interval_s = k < no ? (double)(ord[2 * k] - ord[2 * j]) * 1e-9 : s->step_time_s;
+    }
+    free(ord);
     mfu__trace_window(seg, nseg, first, last, &t->total);
     free(sp);
     free(pt);

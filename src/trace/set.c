@@ -208,7 +208,7 @@ mfu_status mfu_trace_to_run(const mfu_trace *const *t, size_t n, mfu_run **out, 
         for (size_t s = 0; s < mfu_trace_step_count(t[i]); s++) {
             const mfu_trace_step *st = mfu_trace_step_at(t[i], s);
             if (st->activities > 0)
-                rows[nr++] = (row){st->step, st->step_time_s, 1};
+                rows[nr++] = (row){st->step, st->interval_s, 1};
         }
     if (nr == 0) {
         free(rows);

@@ -22,6 +22,9 @@ for f in "$S0" "$S1" "$tr"/hta-nccl-a100/rank-0.json.gz "$tr"/hta-diff/control.j
     ok --json "$f"
     $py "$check" "$f" "$tmp/out" 0 2 >"$tmp/check" || fail "$(cat "$tmp/check")"
     jq_true '[.ranks[0].steps[] | .breakdown.span_s == .step_time_s] | all'
+    # the intervals tile the window from its start
+    jq_true '(([.ranks[0].steps[].interval_s] | add) - .ranks[0].totals.span_s) < 1e-6'
+    jq_true '[.ranks[0].steps[] | select(.activities > 0) | .interval_s >= 0] | all'
 done
 
 # the two ranks together: the straggler, the missing ranks, both ranks checked
@@ -57,10 +60,11 @@ jq_is '.ranks[0].counts.placed_by_time' 0
 jq_is '.ranks[0].counts.no_launch' 868
 
 # the waterfall. A log of the same run: canonical JSON-lines whose step times are the traces'
-# GPU spans (the mean over the two ranks, as mfu trace makes the run of its steps).
+# step intervals (first activity to the next step's; the mean over the two ranks), what a
+# training log's step time measures and what mfu trace makes the run of its steps from.
 CTX=(--model gpt2 --seq 1024 --tokens-per-step 8192 --device a100-sxm --devices 2)
 jq -c '.ranks | map(.steps[]) | group_by(.step)[] |
-       {step: .[0].step, tokens: 8192, step_time_s: (map(.step_time_s) | add / length)}' \
+       {step: .[0].step, tokens: 8192, step_time_s: (map(.interval_s) | add / length)}' \
     "$tmp/two.json" >"$tmp/rows"
 { echo '{"mfu_run":1,"format":"generic","seq_len":1024,"world_size":2}'; cat "$tmp/rows"; } \
     >"$tmp/run.jsonl"

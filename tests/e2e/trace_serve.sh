@@ -17,11 +17,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# a log of the run, stored with its context
+# a log of the run (its step times the traces' step intervals), stored with its context
 CTX=(--model gpt2 --seq 1024 --tokens-per-step 8192 --device a100-sxm --devices 2)
 ok --json "$S0" "$S1"
 jq -c '.ranks | map(.steps[]) | group_by(.step)[] |
-       {step: .[0].step, tokens: 8192, step_time_s: (map(.step_time_s) | add / length)}' \
+       {step: .[0].step, tokens: 8192, step_time_s: (map(.interval_s) | add / length)}' \
     "$tmp/out" >"$tmp/rows"
 { echo '{"mfu_run":1,"format":"generic","seq_len":1024,"world_size":2}'; cat "$tmp/rows"; } \
     >"$tmp/run.jsonl"

@@ -451,6 +451,10 @@ static void check_synthetic(const mfu_trace *t, bool object)
     assert_int_equal(s8->activities, 2);
     assert_true(fabs(s7->step_time_s - 50e3 * NS) < 1e-15);
     assert_true(fabs(s7->gpu_start_s - 1000e3 * NS) < 1e-12);
+    assert_true(fabs(s7->interval_s - 100e3 * NS) < 1e-15); /* to step 8's first kernel */
+    assert_true(s7->gpu_offset_s == 0);
+    assert_true(fabs(s8->interval_s - 30e3 * NS) < 1e-15); /* the last: its span */
+    assert_true(fabs(s8->gpu_offset_s - 100e3 * NS) < 1e-15);
     assert_true(fabs(s7->cpu_s - 100e3 * NS) < 1e-15);
     const mfu_trace_breakdown *b = &s7->breakdown;
     assert_true(fabs(b->part_s[MFU_TRACE_MATMUL] - 10e3 * NS) < 1e-15);
@@ -747,8 +751,7 @@ static void test_set(void **state)
     mfu_step s;
     assert_true(mfu_run_get(run, 1, &s));
     assert_int_equal(s.step, 552);
-    double want =
-        (mfu_trace_step_at(r0, 1)->step_time_s + mfu_trace_step_at(r1, 1)->step_time_s) / 2;
+    double want = (mfu_trace_step_at(r0, 1)->interval_s + mfu_trace_step_at(r1, 1)->interval_s) / 2;
     assert_true(fabs(s.step_time_s - want) < 1e-15);
     assert_string_equal(mfu_run_meta_get(run)->format, "kineto");
     assert_int_equal(mfu_run_meta_get(run)->world_size, 128);

@@ -129,9 +129,14 @@ static inline void trace_check(const mfu_trace *t, const char *what)
     if (mfu_trace_step_count(t) == 0)
         fail_msg("%s: no step", what);
     size_t acts = 0;
+    double intervals = 0;
     for (size_t i = 0; i < mfu_trace_step_count(t); i++) {
         const mfu_trace_step *s = mfu_trace_step_at(t, i);
         acts += s->activities;
+        intervals += s->interval_s;
+        if (!(s->interval_s >= 0) || (s->activities > 0 && !(s->gpu_offset_s >= 0)))
+            fail_msg("%s: step %lld: interval %g, offset %g", what, (long long)s->step,
+                     s->interval_s, s->gpu_offset_s);
         if (!trace_breakdown_ok(&s->breakdown))
             fail_msg("%s: step %lld: parts do not sum to the span", what, (long long)s->step);
         if (s->step_time_s != s->breakdown.span_s || (s->activities == 0 && s->step_time_s != 0))
@@ -142,6 +147,8 @@ static inline void trace_check(const mfu_trace *t, const char *what)
     if (acts != c.attributed)
         fail_msg("%s: steps hold %zu activities, %zu attributed", what, acts, c.attributed);
     mfu_trace_breakdown tot = mfu_trace_total(t);
+    if (intervals > tot.span_s * (1 + 1e-9) + 1e-12)
+        fail_msg("%s: the intervals (%g s) pass the window (%g s)", what, intervals, tot.span_s);
     if (!trace_breakdown_ok(&tot))
         fail_msg("%s: the totals' parts do not sum to the window", what);
     for (size_t i = 0; i < mfu_trace_kernel_count(t); i++) {
