@@ -15,4 +15,5 @@
 #include "mfu/report.h"
 #include "mfu/store.h"
 #include "mfu/monitor.h"
+#include "mfu/trace.h"
 #endif

@@ -341,6 +341,7 @@ typedef struct mfu_report_html_run {
     const mfu_report *report; /* required */
     const char *name;         /* heading: the log's path or the run's name (NULL: "run") */
     const char *detail;       /* one line under it (format, lines read); NULL for none */
+    const struct mfu_trace_view *trace; /* profiler traces of the run (mfu/trace.h); NULL none */
 } mfu_report_html_run;
 
 /* One self-contained HTML page for runs[0..n) (n >= 1) with the title given (NULL: "mfu

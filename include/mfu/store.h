@@ -337,6 +337,21 @@ MFU_API mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path
  * fit, control characters replaced by '_' and a leading '-' by '_'. Writes at least "run". */
 MFU_API void mfu_store_default_name(const char *path, char *name, size_t n);
 
+/* ---- attached traces -------------------------------------------------------------------- */
+
+/* The most bytes of trace views one run keeps. */
+#define MFU_STORE_TRACE_MAX (16 * 1024 * 1024)
+
+/* Attach the views of a profiler trace (the JSON of `mfu trace --json`, made by the caller) to
+ * run id, replacing what was attached before; removed with the run. Errors: MFU_E_INVALID
+ * (NULL, read-only store, no run id), MFU_E_LIMIT (past MFU_STORE_TRACE_MAX), MFU_E_IO. */
+MFU_API mfu_status mfu_store_put_trace(mfu_store *s, int64_t id, const char *json,
+                                       mfu_error *err);
+
+/* The views attached to run id: *out a malloc'd copy (free() it), NULL when none is attached.
+ * Errors: MFU_E_INVALID (NULL argument), MFU_E_IO, MFU_E_NOMEM. */
+MFU_API mfu_status mfu_store_get_trace(mfu_store *s, int64_t id, char **out, mfu_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,12 +22,14 @@
 #include "cli/db_path.h"
 #include "cli/report_args.h"
 #include "cli/report_out.h"
+#include "cli/trace_view.h"
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
     REPORT_ARGS_OPTSPECS, {"json", false}, {"no-series", false},   {"list-stacks", false},
     {"expect", true},     {"html", true},  {"no-analysis", false}, {"run", true},
     {"db", true},         {"wait", true},  {"csv", true},          {"tensorboard", true},
+    {"trace", true},
 };
 
 static void help(void)
@@ -62,6 +64,10 @@ static void help(void)
            "  --html FILE              also write one self-contained HTML page (SVG charts of\n"
            "                           MFU and tokens/s, the decomposition, step times,\n"
            "                           findings) for every LOG to FILE\n"
+           "  --trace FILE             with --html and one run: the run's profiler traces (one\n"
+           "                           per rank, repeatable) on the page: where the GPU time\n"
+           "                           went and the MFU waterfall at the report's MFU (see\n"
+           "                           'mfu trace --help')\n"
            "  --csv FILE               also write every step's figures as CSV (one header, a\n"
            "                           'run' column; '-' is stdout)\n"
            "  --tensorboard DIR        also write TensorBoard event files, one subdirectory per\n"
@@ -287,7 +293,7 @@ static int one_stored(const char *name, report_job *job, mfu_report **out, char 
 /* Write the page of the kept reports to f (opened on path before any log was read, so that
  * an unwritable path fails before any output); with no report, remove the file. */
 static int write_html(FILE *f, const char *path, mfu_report *const *reps, char (*detail)[200],
-                      const char *const *names, size_t n)
+                      const char *const *names, size_t n, const mfu_trace_view *trace)
 {
     bool to_stdout = f == stdout;
     mfu_report_html_run *runs = calloc(n ? n : 1, sizeof *runs);
@@ -297,6 +303,7 @@ static int write_html(FILE *f, const char *path, mfu_report *const *reps, char (
             runs[k].report = reps[i];
             runs[k].name = names[i];
             runs[k].detail = detail[i];
+            runs[k].trace = trace; /* --trace: one run only */
             k++;
         }
     char *page = NULL;
@@ -381,6 +388,12 @@ int cmd_report(int argc, char **argv)
                          "--expect needs the analysis: drop --no-analysis");
     }
     const char *html = cli_get(&a, "html");
+    if (cli_has(&a, "trace") && (!html || nitems != 1)) {
+        report_args_free(&ra);
+        return cli_failf("report", CLI_EXIT_USAGE,
+                         "--trace puts one run's profiler traces on the --html page: give one "
+                         "LOG and --html FILE (for text and JSON: mfu trace FILE... --log LOG)");
+    }
     bool want_json = cli_has(&a, "json");
     if (html && want_json && strcmp(html, "-") == 0) {
         report_args_free(&ra);
@@ -477,14 +490,29 @@ int cmd_report(int argc, char **argv)
     mfu_store_close(job.store);
     if (cf && (csv_stdout ? fflush(cf) != 0 : fclose(cf) != 0) && worst == CLI_EXIT_OK)
         worst = cli_failf("report", CLI_EXIT_FAIL, "--csv %s: writing failed (disk full?)", csv);
+    const char *tpaths[CLI_MAX_OCCURRENCES];
+    size_t ntr = 0;
+    for (size_t i = 0; i < a.nocc; i++)
+        if (strcmp(specs[a.occ_spec[i]].name, "trace") == 0)
+            tpaths[ntr++] = a.occ_value[i];
+    cli_trace_set ts;
+    memset(&ts, 0, sizeof ts);
+    if (ntr && html && worst != CLI_EXIT_USAGE && reps[0]) {
+        char src[300];
+        snprintf(src, sizeof src, "mfu report of %s", names[0]);
+        int tr = cli_trace_set_read("report", tpaths, ntr, reps[0], src, &ts);
+        if (tr > worst)
+            worst = tr;
+    }
     if (html && worst != CLI_EXIT_USAGE) {
-        int hr = write_html(hf, html, reps, detail, names, nitems);
+        int hr = write_html(hf, html, reps, detail, names, nitems, ts.n ? &ts.view : NULL);
         if (hr > worst)
             worst = hr;
     } else if (hf && hf != stdout) { /* bad usage: no page */
         fclose(hf);
         remove(html);
     }
+    cli_trace_set_free(&ts);
     for (size_t i = 0; reps && i < nitems; i++)
         mfu_report_free(reps[i]);
     free(reps);

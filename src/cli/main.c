@@ -38,6 +38,7 @@ static const struct {
     {"roofline", cmd_roofline, "matrix shapes, arithmetic intensity and the MFU ceiling"},
     {"watch", cmd_watch, "follow a training log live in the terminal (MFU, tokens/s)"},
     {"serve", cmd_serve, "dashboard, JSON API, live logs and Prometheus metrics over HTTP"},
+    {"trace", cmd_trace, "profiler traces: where each step's GPU time and MFU went"},
 };
 
 static void usage(FILE *out)

@@ -415,6 +415,32 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
     }
 }
 
+mfu_status mfu__reader_block(mfu__reader *r, const char **p, size_t *n, bool *eof,
+                             mfu_error *err)
+{
+    *eof = false;
+    *n = 0;
+    if (r->codec == CODEC_UNKNOWN) {
+        mfu_status st = pick_codec(r, err);
+        if (st != MFU_OK)
+            return st;
+    }
+    while (r->out_pos == r->out_n) {
+        if (r->dec_eof) {
+            r->done = true;
+            *eof = true;
+            return MFU_OK;
+        }
+        mfu_status st = decode(r, err);
+        if (st != MFU_OK)
+            return st;
+    }
+    *p = (const char *)r->out + r->out_pos;
+    *n = r->out_n - r->out_pos;
+    r->out_pos = r->out_n;
+    return MFU_OK;
+}
+
 long mfu__reader_lines(const mfu__reader *r)
 {
     return r->lines;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/html_trace.h"
 #include "report/internal.h"
 #include "report/svg.h"
 #include "util/util.h"
@@ -764,6 +765,8 @@ mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char
         mfu__rbuf_puts(&b, "<section class=\"run\">");
         context_card(&b, &runs[i]);
         charts(&b, r);
+        if (runs[i].trace)
+            mfu__html_trace(&b, runs[i].trace);
         if (a) {
             segments(&b, a);
             boundaries(&b, a);

@@ -861,6 +861,7 @@ void mfu__api_get(mfu__server *s, const mfu__route *rt, mfu__arg_fn arg, void *a
     case MFU__R_SEGMENTS: get_insight(s, rt->run, false, out); return;
     case MFU__R_FINDINGS: get_insight(s, rt->run, true, out); return;
     case MFU__R_COMPARE: get_compare(s, arg, arg_ctx, out); return;
+    case MFU__R_TRACE: mfu__api_get_trace(s, rt->run, out); return;
     default: break;
     }
     mfu__api_error(out, 404, "no such endpoint");

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "server/internal.h"
 
 void mfu__sb_init(mfu__sb *b, size_t limit)
@@ -362,4 +364,36 @@ void mfu__jw_null(mfu__jw *w)
 {
     value_begin(w);
     mfu__sb_put(w->b, "null", 4);
+}
+
+void mfu__jw_json(mfu__jw *w, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *k;
+        json_t *x;
+        mfu__jw_obj(w);
+        json_object_foreach((json_t *)v, k, x)
+        {
+            mfu__jw_key(w, k);
+            mfu__jw_json(w, x);
+        }
+        mfu__jw_end_obj(w);
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *x;
+        mfu__jw_arr(w);
+        json_array_foreach((json_t *)v, i, x) mfu__jw_json(w, x);
+        mfu__jw_end_arr(w);
+        break;
+    }
+    case JSON_STRING: mfu__jw_strn(w, json_string_value(v), json_string_length(v)); break;
+    case JSON_INTEGER: mfu__jw_int(w, (int64_t)json_integer_value(v)); break;
+    case JSON_REAL: mfu__jw_num(w, json_real_value(v)); break;
+    case JSON_TRUE: mfu__jw_bool(w, true); break;
+    case JSON_FALSE: mfu__jw_bool(w, false); break;
+    case JSON_NULL: mfu__jw_null(w); break;
+    }
 }

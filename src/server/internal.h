@@ -72,6 +72,10 @@ void mfu__jw_num17(mfu__jw *w, double v);
 void mfu__jw_int(mfu__jw *w, int64_t v);
 void mfu__jw_bool(mfu__jw *w, bool v);
 void mfu__jw_null(mfu__jw *w);
+/* A jansson value written through w (strings HTML-safe as above; nesting past MFU__JW_DEPTH
+ * is the writer's limit). For JSON made elsewhere (the store's attached traces). */
+struct json_t;
+void mfu__jw_json(mfu__jw *w, const struct json_t *v);
 /* Append a JSON string (quotes included) for s[0..n) to b, HTML-safe as above. */
 void mfu__json_escape(mfu__sb *b, const char *s, size_t n);
 
@@ -94,6 +98,7 @@ typedef enum mfu__route_kind {
     MFU__R_STEPS,    /* POST /api/runs/{run}/steps */
     MFU__R_COMPARE,  /* GET /api/compare */
     MFU__R_EVENTS,   /* GET /api/events */
+    MFU__R_TRACE,    /* GET /api/runs/{run}/trace (api_trace.c) */
     MFU__R_METRICS   /* GET /metrics */
 } mfu__route_kind;
 
@@ -495,6 +500,8 @@ void mfu__api_post_steps(mfu__server *s, const char *run, const char *body, size
                          mfu__reply *out);
 /* Fill out with {"error": message} and status. */
 void mfu__api_error(mfu__reply *out, unsigned status, const char *fmt, ...) MFU__PRINTF(3, 4);
+/* GET /api/runs/{name}/trace: the trace views attached to the stored run (api_trace.c). */
+void mfu__api_get_trace(mfu__server *s, const char *name, mfu__reply *out);
 
 /* Start one follower thread per log (after the registry). */
 mfu_status mfu__follow_start(mfu__server *s, mfu_error *err);

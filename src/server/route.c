@@ -134,6 +134,8 @@ mfu__route_kind mfu__route_parse(const char *method, const char *path, mfu__rout
                 k = MFU__R_SEGMENTS;
             else if (strcmp(seg[3], "findings") == 0)
                 k = MFU__R_FINDINGS;
+            else if (strcmp(seg[3], "trace") == 0)
+                k = MFU__R_TRACE;
             else if (strcmp(seg[3], "steps") == 0) {
                 k = MFU__R_STEPS;
                 is_post_route = true;

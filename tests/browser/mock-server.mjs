@@ -255,7 +255,7 @@ export function startMock({ distDir, runs, port = 0, pollMs = 200 }) {
       return send(res, 200, { a: A, b: B, decomposition: d, sentence: d.sentence,
         verdict: { direction_certain: d.terms.tokens_per_second.direction_certain, size_known: false } });
     }
-    const m = /^\/api\/runs\/([^/]+)(?:\/(series|segments|findings))?$/.exec(p);
+    const m = /^\/api\/runs\/([^/]+)(?:\/(series|segments|findings|trace))?$/.exec(p);
     if (m) {
       let name;
       try { name = decodeURIComponent(m[1]); } catch { return send(res, 400, { error: 'bad run name' }); }
@@ -272,6 +272,7 @@ export function startMock({ distDir, runs, port = 0, pollMs = 200 }) {
         return send(res, 200, r.series(fields, mp, from, to, axes === '1'));
       }
       if (m[2] === 'findings') return send(res, 200, { findings: r.findings });
+      if (m[2] === 'trace') return send(res, 200, { run: name, trace: null, how: 'no trace attached' });
       const n = r.count();
       const cuts = [0, ...r.boundaries.map((s) => r.range(s, NaN)[0]), n];
       const segs = [];

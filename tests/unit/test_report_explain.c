@@ -407,7 +407,8 @@ static void html_page(void **state)
     mfu_report_input in = input();
     mfu_report *r = compute(run, &in);
     assert_int_equal(mfu_report_expect(r, "mfu>=0.9", NULL, NULL), MFU_OK);
-    mfu_report_html_run hr = {r, "<script>alert('x')</script>&run.log", "detail \"quoted\"\x01"};
+    mfu_report_html_run hr = {r, "<script>alert('x')</script>&run.log", "detail \"quoted\"\x01",
+                              NULL};
     char *page = NULL;
     assert_int_equal(mfu_report_html(&hr, 1, "t<i>tle", &page, NULL), MFU_OK);
     assert_non_null(page);
@@ -440,7 +441,7 @@ static void html_page(void **state)
     assert_int_equal(mfu_report_html(&hr, 0, NULL, &page, &e), MFU_E_INVALID);
     assert_null(page);
     assert_int_equal(mfu_report_html(&hr, 1, NULL, NULL, &e), MFU_E_INVALID);
-    mfu_report_html_run none = {NULL, "x", NULL};
+    mfu_report_html_run none = {NULL, "x", NULL, NULL};
     assert_int_equal(mfu_report_html(&none, 1, NULL, &page, &e), MFU_E_INVALID);
     mfu_report_free(r);
     /* a report without an analysis or a model still makes a page */

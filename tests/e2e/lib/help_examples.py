@@ -165,6 +165,20 @@ def sandbox(cmd, base):
     conv = run([BIN, "convert", TORCHTITAN])
     with open(os.path.join(d, "steps.jsonl"), "w") as f:
         f.writelines(ln + "\n" for ln in conv.stdout.splitlines()[1:])
+    # profiler traces (real ones, tests/data/traces): two ranks, one trace, a before/after pair
+    tr = os.path.join(DATA, "traces")
+    for name, src in (("rank0.json.gz", "hta-sampled-2ranks/rank-0.json.gz"),
+                      ("rank1.json.gz", "hta-sampled-2ranks/rank-1.json.gz"),
+                      ("before.json", "hta-diff/control.json.gz"),
+                      ("after.json", "hta-diff/test.json.gz"),
+                      ("trace.json", "hta-nccl-a100/rank-0.json.gz")):
+        with gzip.open(os.path.join(tr, src), "rb") as fi, open(os.path.join(d, name), "wb") as fo:
+            shutil.copyfileobj(fi, fo)
+        if name.endswith(".gz"):
+            with open(os.path.join(d, name), "rb") as fi:
+                raw = fi.read()
+            with gzip.open(os.path.join(d, name), "wb") as fo:
+                fo.write(raw)
     # before/after: llama3-8b on 8 H100 at MFU 0.40 and 0.43 (canonical logs, known truth)
     fpt = flops_per_token("--model", "llama3-8b", "--seq", "4096")
     genlog(os.path.join(d, "before.log"), fpt, 0.40, 300, 989.5e12)
