@@ -71,12 +71,8 @@ static mfu_status colossal_line(void *state, mfu__ictx *c, const mfu__line *ln)
     r.step = ++st->steps;
     r.time_s = st->record_time;
     r.step_time_s = n.unit == MFU__UNIT_SECONDS ? n.value : n.printed;
-    mfu_run_meta *m = mfu__meta(c);
-    if (!m->convention[0])
-        mfu__strlcpy(m->convention,
-                     "ColossalAI example: 'Step time' in seconds on rank 0; rows numbered in "
-                     "the order of those lines",
-                     sizeof m->convention);
+    mfu__convention(c, "ColossalAI example: 'Step time' in seconds on rank 0; rows numbered in "
+                       "the order of those lines");
     return mfu__emit(c, &r);
 }
 

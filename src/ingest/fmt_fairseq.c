@@ -100,9 +100,7 @@ static void field(mfu_step *r, mfu__span k, mfu__span v, int64_t *updates)
         return;
     bool bad = n.kind != MFU__NUM_FINITE;
     if (mfu__span_eq(k, "loss")) {
-        r->loss = bad ? NAN : n.value;
-        if (bad)
-            r->flags |= MFU_STEP_LOSS_NAN;
+        mfu__set_loss(r, &n);
     } else if (mfu__span_eq(k, "lr")) {
         r->lr = n.value;
     } else if (mfu__span_eq(k, "gnorm")) {
@@ -119,12 +117,8 @@ static void field(mfu_step *r, mfu__span k, mfu__span v, int64_t *updates)
 
 static void set_convention(mfu__ictx *c)
 {
-    mfu_run_meta *m = mfu__meta(c);
-    if (!m->convention[0])
-        mfu__strlcpy(m->convention,
-                     "fairseq: wps = target tokens/s of the job over the log interval, wpb = "
-                     "target tokens per update; loss in base 2",
-                     sizeof m->convention);
+    mfu__convention(c, "fairseq: wps = target tokens/s of the job over the log interval, wpb = "
+                       "target tokens per update; loss in base 2");
 }
 
 static mfu_status fairseq_line(void *state, mfu__ictx *c, const mfu__line *ln)

@@ -576,12 +576,9 @@ static mfu_status generic_finish(void *state, mfu__ictx *c)
         step_time_of(st, &st->pending, NULL);
         rc = emit_row(st, c, &st->pending);
     }
-    mfu_run_meta *m = mfu__meta(c);
-    if (!m->convention[0] && st->chosen)
-        mfu__strlcpy(m->convention,
-                     "generic reader: fields from the keys' names and units (the ingest note); "
-                     "rates global unless a key says per GPU",
-                     sizeof m->convention);
+    if (st->chosen)
+        mfu__convention(c, "generic reader: fields from the keys' names and units (the ingest "
+                           "note); rates global unless a key says per GPU");
     write_note(st, c);
     return rc;
 }

@@ -325,20 +325,8 @@ static double litgpt_time(lightning_state *st, mfu__span s, int64_t iter)
 
 static void litgpt_convention(mfu__ictx *c)
 {
-    mfu_run_meta *m = mfu__meta(c);
-    if (!m->convention[0])
-        mfu__strlcpy(m->convention,
-                     "LitGPT: row = optimizer step count with the micro-batch loss; step time = "
-                     "sum of its iterations' times when all are printed",
-                     sizeof m->convention);
-}
-
-static void set_loss(mfu_step *r, const mfu__num *n)
-{
-    bool bad = n->kind == MFU__NUM_NAN || n->kind == MFU__NUM_INF;
-    r->loss = bad ? NAN : n->value;
-    if (bad)
-        r->flags |= MFU_STEP_LOSS_NAN;
+    mfu__convention(c, "LitGPT: row = optimizer step count with the micro-batch loss; step time "
+                       "= sum of its iterations' times when all are printed");
 }
 
 /* iter 77 step 39: loss 10.8259, iter time: 214.40ms (optimizer.step) */
@@ -352,7 +340,7 @@ static mfu_status litgpt_2023(lightning_state *st, mfu__ictx *c, mfu__span s)
     while (mfu__split_next(&rest, ", ", &piece)) {
         mfu__num n;
         if (mfu__kv(piece, " ", &k, &v) && mfu__span_eq(k, "loss") && mfu__num_parse(v, &n))
-            set_loss(&r, &n);
+            mfu__set_loss(&r, &n);
     }
     r.step_time_s = litgpt_time(st, s, iter);
     litgpt_convention(c);
@@ -388,7 +376,7 @@ static mfu_status litgpt(lightning_state *lst, mfu__ictx *c, mfu__span s)
         l.n = (size_t)end;
     mfu__num n;
     if (mfu__num_parse(l, &n))
-        set_loss(&r, &n);
+        mfu__set_loss(&r, &n);
     r.step_time_s = litgpt_time(lst, s, iter);
     litgpt_convention(c);
     return mfu__emit(c, &r);
@@ -433,16 +421,12 @@ static mfu_status bar_line(lightning_state *st, mfu__ictx *c, const mfu__tqdm *b
         k = mfu__span_trim(k);
         if (mfu__span_eq(k, "loss") || mfu__span_eq(k, "train_loss") ||
             mfu__span_eq(k, "train_loss_step") || mfu__span_eq(k, "loss/loss"))
-            set_loss(r, &n);
+            mfu__set_loss(r, &n);
         else if (mfu__span_eq(k, "lr"))
             r->lr = n.value;
     }
-    mfu_run_meta *m = mfu__meta(c);
-    if (!m->convention[0])
-        mfu__strlcpy(m->convention,
-                     "Lightning TQDM bar: step time = tqdm's smoothed s/it as shown; step = "
-                     "batch count plus the earlier epochs' totals",
-                     sizeof m->convention);
+    mfu__convention(c, "Lightning TQDM bar: step time = tqdm's smoothed s/it as shown; step = "
+                       "batch count plus the earlier epochs' totals");
     return rc;
 }
 

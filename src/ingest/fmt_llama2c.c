@@ -74,10 +74,7 @@ static mfu_status llama2c_line(void *state, mfu__ictx *c, const mfu__line *ln)
         if (!mfu__num_parse(val, &n))
             continue;
         if (mfu__span_eq(key, "loss")) {
-            bool bad = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
-            st.loss = bad ? NAN : n.value;
-            if (bad)
-                st.flags |= MFU_STEP_LOSS_NAN;
+            mfu__set_loss(&st, &n);
         } else if (mfu__span_eq(key, "lr")) {
             st.lr = n.value;
         } else if (mfu__span_eq(key, "mfu") && n.unit == MFU__UNIT_FRACTION) {

@@ -113,10 +113,7 @@ static mfu_status modded_line(void *state, mfu__ictx *c, const mfu__line *ln)
             if (mfu__num_parse(v, &n) && n.kind == MFU__NUM_FINITE && n.unit == MFU__UNIT_SECONDS)
                 ms = n.printed; /* as printed, in ms */
         } else if (mfu__span_eq(k, "train_loss") && mfu__num_parse(v, &n)) {
-            bool bad = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
-            r.loss = bad ? NAN : n.value;
-            if (bad)
-                r.flags |= MFU_STEP_LOSS_NAN;
+            mfu__set_loss(&r, &n);
         } else if (mfu__span_eq(k, "val_loss")) {
             val = true;
         }
@@ -141,12 +138,8 @@ static mfu_status modded_line(void *state, mfu__ictx *c, const mfu__line *ln)
     st->have_prev = true;
     st->prev_step = step;
     st->prev_ms = ms;
-    mfu_run_meta *m = mfu__meta(c);
-    if (!m->convention[0])
-        mfu__strlcpy(m->convention,
-                     "modded-nanogpt: step time = growth of train_time per step (validation "
-                     "excluded); step_avg (a running mean) not kept",
-                     sizeof m->convention);
+    mfu__convention(c, "modded-nanogpt: step time = growth of train_time per step (validation "
+                       "excluded); step_avg (a running mean) not kept");
     return mfu__emit(c, &r);
 }
 

@@ -88,9 +88,8 @@ static mfu_status nanotron_line(void *state, mfu__ictx *c, const mfu__line *ln)
         else if (mfu__span_eq(k, "global_batch_size"))
             r.samples = x;
         else if (mfu__span_eq(k, "lm_loss")) {
-            r.loss = isfinite(x) ? x : NAN;
-            if (!isfinite(x))
-                r.flags |= MFU_STEP_LOSS_NAN;
+            mfu__num n = {x, x, MFU__UNIT_NONE, isfinite(x) ? MFU__NUM_FINITE : MFU__NUM_NAN};
+            mfu__set_loss(&r, &n);
         } else if (mfu__span_eq(k, "lr"))
             r.lr = x;
         else if (mfu__span_eq(k, "model_tflops_per_gpu")) {
@@ -118,11 +117,8 @@ static mfu_status nanotron_line(void *state, mfu__ictx *c, const mfu__line *ln)
         if (w >= 1 && fabs(ratio - w) <= 0.01 * w)
             m->world_size = (int64_t)w;
     }
-    if (!m->convention[0])
-        mfu__strlcpy(m->convention,
-                     "nanotron: tokens_per_sec global, model_tflops_per_gpu per GPU; figures "
-                     "rounded to 3 significant digits",
-                     sizeof m->convention);
+    mfu__convention(c, "nanotron: tokens_per_sec global, model_tflops_per_gpu per GPU; figures "
+                       "rounded to 3 significant digits");
     return mfu__emit(c, &r);
 }
 

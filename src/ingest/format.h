@@ -119,6 +119,10 @@ mfu_status mfu__fail_line(mfu__ictx *c, mfu_status code, const char *fmt, ...) M
 /* The run's metadata, for the format to fill. meta->format is set by the session. */
 mfu_run_meta *mfu__meta(mfu__ictx *c);
 
+/* Record how the framework computes its own figures (meta->convention), unless a line already
+ * did: a format calls it with each step it emits. */
+void mfu__convention(mfu__ictx *c, const char *text);
+
 /* The run as filled so far (read-only), e.g. to look at the last row with mfu_run_count()
  * and mfu_run_get() before attaching a side line to it. */
 const mfu_run *mfu__run(const mfu__ictx *c);
@@ -200,6 +204,9 @@ bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out);
 /* Convenience: the value of span s as a finite plain or unit number, or NaN when s is not a
  * number or is a sentinel. */
 double mfu__num_value(mfu__span s);
+
+/* Store n as the step's loss: a nan or inf loss is kept as NaN with MFU_STEP_LOSS_NAN. */
+void mfu__set_loss(mfu_step *s, const mfu__num *n);
 
 /* v x 10^k, rounded as if v's shortest decimal had been written with that exponent, so that
  * 15210.6 ms gives 15.2106 s exactly (v * 1e-3 would give 15.210600000000001). */

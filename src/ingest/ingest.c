@@ -135,6 +135,13 @@ mfu_run_meta *mfu__meta(mfu__ictx *c)
     return mfu_run_meta_mut(c->ing->run);
 }
 
+void mfu__convention(mfu__ictx *c, const char *text)
+{
+    mfu_run_meta *m = mfu_run_meta_mut(c->ing->run);
+    if (!m->convention[0])
+        mfu__strlcpy(m->convention, text, sizeof m->convention);
+}
+
 const mfu_run *mfu__run(const mfu__ictx *c)
 {
     return c->ing->run;
@@ -478,6 +485,9 @@ static mfu_status choose(mfu_ingest *ing, long best, mfu_error *err)
     return st;
 }
 
+/* The formats a decision tries at most (the registry holds fewer; registry.c checks it). */
+#define TRIAL_MAX 64
+
 /* What a trial of one format on the held lines gave. */
 typedef struct trial_result {
     bool done;
@@ -566,11 +576,11 @@ static void write_diag(mfu_ingest *ing, const trial_result *tr)
     size_t cap = sizeof ing->diag;
     snprintf(d, cap, "no known training-log format in %ld lines", ing->scored_lines);
     int shown = 0;
-    bool taken[64] = {false};
+    bool taken[TRIAL_MAX] = {false};
     long lr = last_resort_index();
     for (int k = 0; k < 2; k++) { /* the two that recognised most of the log */
         long bi = -1, bv = 0;
-        for (size_t i = 0; i < n && i < 64; i++) {
+        for (size_t i = 0; i < n && i < TRIAL_MAX; i++) {
             if (taken[i] || !tr[i].done || (long)i == lr)
                 continue;
             long v = tr[i].skipped * 4 + tr[i].used * 2 + ing->scores[i];
@@ -612,7 +622,7 @@ static void write_diag(mfu_ingest *ing, const trial_result *tr)
 static void diagnose(mfu_ingest *ing, trial_result *tr)
 {
     size_t n = mfu__format_count();
-    for (size_t i = 0; i < n && i < 64; i++)
+    for (size_t i = 0; i < n && i < TRIAL_MAX; i++)
         if (!tr[i].done)
             trial(ing, mfu__format_at(i), &tr[i]);
     write_diag(ing, tr);
@@ -631,11 +641,11 @@ static mfu_status decide(mfu_ingest *ing, bool at_end, bool *none, mfu_error *er
         return choose(ing, bi, err);
     /* hint-only candidates, best first */
     size_t n = mfu__format_count();
-    trial_result tr[64];
+    trial_result tr[TRIAL_MAX];
     memset(tr, 0, sizeof tr);
     for (;;) {
         long ci = -1, cs = 0;
-        for (size_t i = 0; i < n && i < 64; i++) {
+        for (size_t i = 0; i < n && i < TRIAL_MAX; i++) {
             const mfu__format *f = mfu__format_at(i);
             if (!tr[i].done && !f->last_resort && ing->scores[i] > cs) {
                 cs = ing->scores[i];

@@ -46,6 +46,9 @@ MFU__FORMATS(MFU__DECLARE)
 
 static const mfu__format *const table[] = {MFU__FORMATS(MFU__ENTRY)};
 
+/* ingest.c's decisions try at most 64 formats (TRIAL_MAX) */
+_Static_assert(MFU__ARRAY_LEN(table) <= 64, "more formats than ingest.c's TRIAL_MAX");
+
 size_t mfu__format_count(void)
 {
     return MFU__ARRAY_LEN(table);

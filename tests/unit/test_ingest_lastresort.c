@@ -28,44 +28,6 @@
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-typedef struct buf {
-    char *p;
-    size_t n, cap;
-} buf;
-
-static void bput(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[2048];
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    assert_true(k >= 0 && (size_t)k < sizeof tmp);
-    if (b->n + (size_t)k + 1 > b->cap) {
-        b->cap = (b->n + (size_t)k + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->n, tmp, (size_t)k + 1);
-    b->n += (size_t)k;
-}
-
-static mfu_run *ingest_opts(const char *text, const char *format, const char *const *map,
-                            size_t nmap, mfu_ingest_stats *st, mfu_status want, mfu_error *e)
-{
-    mfu_ingest_opts o;
-    memset(&o, 0, sizeof o);
-    o.format = format;
-    o.map = map;
-    o.nmap = nmap;
-    mfu_run *run = NULL;
-    memset(e, 0, sizeof *e);
-    mfu_status rc = ingest_buffer_opts(text, strlen(text), &o, &run, st, e);
-    if (rc != want)
-        fail_msg("status %d, expected %d: %s", rc, want, e->message);
-    return run;
-}
-
 static mfu__kvline kv; /* about 4 KB */
 
 static int read_kv(const char *line)
@@ -207,31 +169,31 @@ static void kv_meanings(void **state)
 
 /* A trainer of its own, printing as many do: a banner, one line per step through Python
  * logging, an eval line now and then, a warning. */
-static void write_unknown_stack(buf *b, int steps)
+static void write_unknown_stack(ingest_tbuf *b, int steps)
 {
-    bput(b, "Loading model... done in 3.2s\n");
-    bput(b, "config: n_layer=12 n_head=12 d_model=768 seq_len=1024 batch=32\n");
+    ingest_tput(b, "Loading model... done in 3.2s\n");
+    ingest_tput(b, "config: n_layer=12 n_head=12 d_model=768 seq_len=1024 batch=32\n");
     for (int i = 1; i <= steps; i++) {
-        bput(b,
+        ingest_tput(b,
              "2026-03-01 12:%02d:%02d,%03d INFO trainer: step %d | loss: %.4f | lr: %.2e | "
              "grad_norm: %.3f | step_time: %.1f ms | tokens/s: %d,%03d | mfu: %.1f%%\n",
              (i / 60) % 60, i % 60, i % 1000, i, 3.0 - i * 1e-4, 3e-4, 0.9 + (i % 7) * 0.01,
              412.3 + (i % 5), 39 + i % 3, 812, 41.2 + (i % 3) * 0.1);
         if (i % 500 == 0)
-            bput(b, "eval at step %d: val_loss %.3f, val_ppl %.2f\n", i, 2.5, 12.2);
+            ingest_tput(b, "eval at step %d: val_loss %.3f, val_ppl %.2f\n", i, 2.5, 12.2);
         if (i == 700)
-            bput(b, "WARNING: NCCL timeout is 1800 s\n");
+            ingest_tput(b, "WARNING: NCCL timeout is 1800 s\n");
     }
 }
 
 static void unknown_stack_read_with_times_and_throughput(void **state)
 {
     (void)state;
-    buf b = {0};
+    ingest_tbuf b = {0};
     write_unknown_stack(&b, 3000);
     mfu_ingest_stats st;
     mfu_error e;
-    mfu_run *run = ingest_opts(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
+    mfu_run *run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
     assert_string_equal(st.format, "generic");
     assert_true(st.detected);
     assert_int_equal(mfu_run_count(run), 3000);
@@ -261,13 +223,13 @@ static void unknown_stack_read_with_times_and_throughput(void **state)
 static void map_corrects_the_generic_reader(void **state)
 {
     (void)state;
-    buf b = {0};
+    ingest_tbuf b = {0};
     write_unknown_stack(&b, 50);
     mfu_ingest_stats st;
     mfu_error e;
     /* the tokens/s are per GPU; the step time is in another key the user names */
     static const char *const map[] = {"tokens_per_s_device=tokens/s", "grad_norm=loss*2"};
-    mfu_run *run = ingest_opts(b.p, NULL, map, 2, &st, MFU_OK, &e);
+    mfu_run *run = ingest_text_map(b.p, NULL, map, 2, &st, MFU_OK, &e);
     assert_string_equal(st.format, "generic");
     mfu_step s = ingest_row(run, 9); /* step 10 */
     assert_near(s.tokens_per_s, 40812, 0);
@@ -279,7 +241,7 @@ static void map_corrects_the_generic_reader(void **state)
     /* step=KEY names the counter: another integer of the line */
     const char *text = "upd 5 batch 50 loss 2.0 dt 0.5\nupd 6 batch 60 loss 1.9 dt 0.5\n";
     static const char *const map2[] = {"step=batch"};
-    run = ingest_opts(text, "generic", map2, 1, &st, MFU_OK, &e);
+    run = ingest_text_map(text, "generic", map2, 1, &st, MFU_OK, &e);
     assert_int_equal(ingest_row(run, 0).step, 50);
     assert_int_equal(ingest_row(run, 1).step, 60);
     mfu_run_free(run);
@@ -293,10 +255,10 @@ static void forced_generic_reads_loss_only_lines(void **state)
                        "epoch: 0 step 300 loss: 8.844\ncuda alloc retries  0\n";
     mfu_ingest_stats st;
     mfu_error e;
-    mfu_run *run = ingest_opts(text, NULL, NULL, 0, &st, MFU_E_EMPTY, &e);
+    mfu_run *run = ingest_text_map(text, NULL, NULL, 0, &st, MFU_E_EMPTY, &e);
     assert_null(run);
     assert_non_null(strstr(e.message, "generic: 2 lines with a step counter but no step time"));
-    run = ingest_opts(text, "generic", NULL, 0, &st, MFU_OK, &e);
+    run = ingest_text_map(text, "generic", NULL, 0, &st, MFU_OK, &e);
     assert_int_equal(mfu_run_count(run), 2);
     assert_int_equal(ingest_row(run, 1).step, 300);
     assert_near(ingest_row(run, 1).loss, 8.844, 1e-15);
@@ -308,14 +270,14 @@ static void generic_limits(void **state)
 {
     (void)state;
     /* more than GENERIC_SHAPES (16) shapes: the rest count as other lines */
-    buf b = {0};
+    ingest_tbuf b = {0};
     for (int i = 1; i <= 40; i++) {
-        bput(&b, "step %d | loss 2.0 | step_time 0.5\n", i);
-        bput(&b, "k%d 1 | x%d 2 | y 3\n", i % 20, i % 20); /* 20 shapes without a counter */
+        ingest_tput(&b, "step %d | loss 2.0 | step_time 0.5\n", i);
+        ingest_tput(&b, "k%d 1 | x%d 2 | y 3\n", i % 20, i % 20); /* 20 shapes without a counter */
     }
     mfu_ingest_stats st;
     mfu_error e;
-    mfu_run *run = ingest_opts(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
+    mfu_run *run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
     assert_string_equal(st.format, "generic");
     assert_int_equal(mfu_run_count(run), 40);
     assert_non_null(strstr(st.note, "40 other numeric lines left"));
@@ -323,10 +285,10 @@ static void generic_limits(void **state)
     free(b.p);
     /* a line of more pairs than MFU__KV_MAX_PAIRS: the first ones are kept */
     memset(&b, 0, sizeof b);
-    bput(&b, "step 1");
+    ingest_tput(&b, "step 1");
     for (int i = 0; i < 60; i++)
-        bput(&b, " | f%d %d", i, i);
-    bput(&b, "\n");
+        ingest_tput(&b, " | f%d %d", i, i);
+    ingest_tput(&b, "\n");
     assert_int_equal(read_kv(b.p), MFU__KV_MAX_PAIRS);
     free(b.p);
     /* a key longer than MFU__KV_KEY_MAX is read from its first bytes */
@@ -425,15 +387,15 @@ static void detection_never_steals(void **state)
 static void specific_wins_over_generic_lines(void **state)
 {
     (void)state;
-    buf b = {0};
-    bput(&b, "Map: 100%%|##########| 1000/1000 [00:00<00:00, 5000.00 examples/s]\n");
+    ingest_tbuf b = {0};
+    ingest_tput(&b, "Map: 100%%|##########| 1000/1000 [00:00<00:00, 5000.00 examples/s]\n");
     for (int i = 1; i <= 30; i++) {
-        bput(&b, "iter %d: loss %.4f, time %.2fms, mfu %.2f%%\n", i, 3.0, 100.0, 30.0);
-        bput(&b, "custom | step %d | queue_depth 4 | fetch_time 0.01 s\n", i);
+        ingest_tput(&b, "iter %d: loss %.4f, time %.2fms, mfu %.2f%%\n", i, 3.0, 100.0, 30.0);
+        ingest_tput(&b, "custom | step %d | queue_depth 4 | fetch_time 0.01 s\n", i);
     }
     mfu_ingest_stats st;
     mfu_error e;
-    mfu_run *run = ingest_opts(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
+    mfu_run *run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
     assert_string_equal(st.format, "nanogpt");
     assert_int_equal(mfu_run_count(run), 30);
     assert_near(ingest_row(run, 0).step_time_s, 0.1, 1e-15);
@@ -448,28 +410,28 @@ static void specific_wins_over_generic_lines(void **state)
 static void hint_only_format_is_tried_first(void **state)
 {
     (void)state;
-    buf b = {0};
-    bput(&b, "[2024-01-01 00:00:00,000] [INFO] [config.py:957:print] DeepSpeedEngine "
+    ingest_tbuf b = {0};
+    ingest_tput(&b, "[2024-01-01 00:00:00,000] [INFO] [config.py:957:print] DeepSpeedEngine "
              "configuration:\n");
     for (int i = 0; i < 60; i++)
-        bput(&b, "[2024-01-01 00:00:00,000] [INFO] [config.py:961:print]   opt_%d ...... %d\n", i,
+        ingest_tput(&b, "[2024-01-01 00:00:00,000] [INFO] [config.py:961:print]   opt_%d ...... %d\n", i,
              i);
     for (int i = 1; i <= 40; i++)
-        bput(&b, "step %d | loss %.3f | tok/s %d | dt %.3f s\n", i, 2.0, 50000, 0.8);
+        ingest_tput(&b, "step %d | loss %.3f | tok/s %d | dt %.3f s\n", i, 2.0, 50000, 0.8);
     mfu_ingest_stats st;
     mfu_error e;
-    mfu_run *run = ingest_opts(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
+    mfu_run *run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
     assert_string_equal(st.format, "generic");
     assert_int_equal(mfu_run_count(run), 40);
     assert_near(ingest_row(run, 5).tokens_per_s, 50000, 0);
     assert_near(ingest_row(run, 5).step_time_s, 0.8, 1e-15);
     mfu_run_free(run);
     for (int i = 1; i <= 5; i++)
-        bput(&b, "[2024-01-01 00:00:0%d,000] [INFO] [timer.py:197:stop] epoch=0/micro_step=%d/"
+        ingest_tput(&b, "[2024-01-01 00:00:0%d,000] [INFO] [timer.py:197:stop] epoch=0/micro_step=%d/"
                  "global_step=%d, RunningAvgSamplesPerSec=150.1, CurrSamplesPerSec=151.2, "
                  "MemAllocated=1.75GB, MaxMemAllocated=2.6GB\n",
              i, i * 10, i * 10);
-    run = ingest_opts(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
+    run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
     assert_string_equal(st.format, "deepspeed");
     assert_int_equal(mfu_run_count(run), 5);
     mfu_run_free(run);

@@ -121,33 +121,11 @@ static void caret_m_cut_like_carriage_returns(void **state)
 
 /* ---- progress bars ------------------------------------------------------------------------- */
 
-typedef struct buf {
-    char *p;
-    size_t n, cap;
-} buf;
-
-static void bput(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[1024];
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    assert_true(k >= 0 && (size_t)k < sizeof tmp);
-    if (b->n + (size_t)k + 1 > b->cap) {
-        b->cap = (b->n + (size_t)k + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-        assert_non_null(b->p);
-    }
-    memcpy(b->p + b->n, tmp, (size_t)k + 1);
-    b->n += (size_t)k;
-}
-
 /* One Lightning bar redraw, in colour when asked. */
-static void lightning_redraw(buf *b, int epoch, int n, int total, double spi, double loss,
+static void lightning_redraw(ingest_tbuf *b, int epoch, int n, int total, double spi, double loss,
                              bool colour, const char *end)
 {
-    bput(b, "%sEpoch %d:%s %3d%%|%s| %d/%d [00:%02d<00:%02d, %5.2fs/it, loss=%.3f, v_num=7]%s",
+    ingest_tput(b, "%sEpoch %d:%s %3d%%|%s| %d/%d [00:%02d<00:%02d, %5.2fs/it, loss=%.3f, v_num=7]%s",
          colour ? "\x1b[32m" : "", epoch, colour ? "\x1b[0m" : "", n * 100 / total, "##", n,
          total, n % 60, (total - n) % 60, spi, loss, end);
 }
@@ -156,7 +134,7 @@ static void bars_carriage_returns_colours_interleaved(void **state)
 {
     (void)state;
     /* the plain log: one redraw per line, the last state of each count */
-    buf plain = {0}, messy = {0};
+    ingest_tbuf plain = {0}, messy = {0};
     for (int e = 0; e < 2; e++)
         for (int n = 1; n <= 20; n++)
             lightning_redraw(&plain, e, n, 20, 1.0 + n * 0.01, 3.0 - e - n * 0.01, false, "\n");
@@ -169,10 +147,10 @@ static void bars_carriage_returns_colours_interleaved(void **state)
             lightning_redraw(&messy, e, n, 20, 1.0 + n * 0.01, 3.0 - e - n * 0.01, true,
                              n == 20 && e == 1 ? "" : "\r");
             if (n == 10)
-                bput(&messy, "\nUserWarning: The dataloader does not have many workers\n");
+                ingest_tput(&messy, "\nUserWarning: The dataloader does not have many workers\n");
         }
         if (e == 0)
-            bput(&messy, "\nValidation DataLoader 0: 100%%|##| 5/5 [00:01<00:00,  4.00it/s]\n");
+            ingest_tput(&messy, "\nValidation DataLoader 0: 100%%|##| 5/5 [00:01<00:00,  4.00it/s]\n");
     }
     mfu_ingest_stats a, b;
     mfu_run *r1 = ingest_text(plain.p, NULL, &a);
@@ -201,13 +179,13 @@ static void bars_carriage_returns_colours_interleaved(void **state)
 static void own_bar_read_by_the_generic_reader(void **state)
 {
     (void)state;
-    buf b = {0};
-    bput(&b, "Map: 100%%|##########| 1000/1000 [00:00<00:00, 5000.00 examples/s]\n");
-    bput(&b, "Loading checkpoint shards: 100%%|####| 3/3 [00:01<00:00,  1.68it/s]\n");
+    ingest_tbuf b = {0};
+    ingest_tput(&b, "Map: 100%%|##########| 1000/1000 [00:00<00:00, 5000.00 examples/s]\n");
+    ingest_tput(&b, "Loading checkpoint shards: 100%%|####| 3/3 [00:01<00:00,  1.68it/s]\n");
     for (int n = 1; n <= 30; n++)
-        bput(&b, "train:  %2d%%|###   | %d/100 [00:%02d<01:00,  %.2fit/s, loss=%.3f, lr=3e-4]\r",
+        ingest_tput(&b, "train:  %2d%%|###   | %d/100 [00:%02d<01:00,  %.2fit/s, loss=%.3f, lr=3e-4]\r",
              n, n, n, 2.0, 2.5 - n * 0.01);
-    bput(&b, "\n");
+    ingest_tput(&b, "\n");
     mfu_ingest_stats st;
     mfu_run *run = ingest_text(b.p, NULL, &st);
     assert_string_equal(st.format, "generic");
