@@ -471,6 +471,32 @@ static void read_text(mfu__span s, mfu__kvline *out, bool first_is_line_start)
     }
 }
 
+bool mfu__kv_item(mfu__span k, mfu__span v, mfu__kvpair *out)
+{
+    v = mfu__span_trim(v);
+    if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0])
+        v = (mfu__span){v.p + 1, v.n - 2};
+    v = mfu__span_trim(v);
+    if (v.n == 0)
+        return false;
+    double sv;
+    if (sentinel_word(v, &sv) || mfu__span_eq(v, "NaN") || mfu__span_eq(v, "Infinity")) {
+        memset(out, 0, sizeof *out);
+        out->value = mfu__span_eq(v, "Infinity") ? INFINITY : sv;
+        out->total = NAN;
+        out->kind = MFU__KV_SENTINEL;
+    } else {
+        tok t;
+        memset(&t, 0, sizeof t);
+        size_t used = scan_number(v.p, v.p + v.n, v.p, &t);
+        if (!used || used != v.n || t.multi)
+            return false; /* text, lists, nested objects */
+        *out = t.np;
+    }
+    out->key = k;
+    return true;
+}
+
 /* A dict / JSON object: its items whose value is a number or a numeric string. */
 static bool read_dict(mfu__span s, mfu__kvline *out)
 {
@@ -478,29 +504,9 @@ static bool read_dict(mfu__span s, mfu__kvline *out)
     if (!mfu__pydict_open(s, &body))
         return false;
     while (mfu__pydict_next(&body, &k, &v)) {
-        v = mfu__span_trim(v);
-        if (v.n >= 2 && (v.p[0] == '\'' || v.p[0] == '"') && v.p[v.n - 1] == v.p[0])
-            v = (mfu__span){v.p + 1, v.n - 2};
-        v = mfu__span_trim(v);
-        if (v.n == 0)
-            continue;
         mfu__kvpair p;
-        double sv;
-        if (sentinel_word(v, &sv) || mfu__span_eq(v, "NaN") || mfu__span_eq(v, "Infinity")) {
-            memset(&p, 0, sizeof p);
-            p.value = mfu__span_eq(v, "Infinity") ? INFINITY : sv;
-            p.total = NAN;
-            p.kind = MFU__KV_SENTINEL;
-        } else {
-            tok t;
-            memset(&t, 0, sizeof t);
-            size_t used = scan_number(v.p, v.p + v.n, v.p, &t);
-            if (!used || used != v.n || t.multi)
-                continue; /* text, lists, nested objects */
-            p = t.np;
-        }
-        p.key = k;
-        add(out, &p);
+        if (mfu__kv_item(k, v, &p))
+            add(out, &p);
     }
     out->dict = true;
     return true;

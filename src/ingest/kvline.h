@@ -54,6 +54,10 @@ typedef struct mfu__kvline {
 /* Read the pairs of a cleaned line into *out. Returns out->n. */
 int mfu__kv_read(mfu__span line, mfu__kvline *out);
 
+/* One dict item as a pair: key as given, val a number, a numeric string (quotes allowed) or a
+ * sentinel. False for text, lists and objects. */
+bool mfu__kv_item(mfu__span key, mfu__span val, mfu__kvpair *out);
+
 /* What a pair is. */
 typedef enum mfu__kvrole {
     MFU__KR_NONE = 0,

@@ -299,6 +299,34 @@ static void generic_limits(void **state)
     assert_int_equal(mfu__kv_norm_key(kv.p[0].key, nk, sizeof nk), MFU__KV_KEY_MAX - 1);
 }
 
+/* HF Trainer dicts with the keys of a custom callback or a trainer built on it: read by their
+ * names, as the generic reader reads keys. The first dict has the keys of unsloth-zoo's
+ * MLXTrainer log dict (its PR 873: loss, learning_rate, tokens_per_second, peak_memory_gb). */
+static void hf_dicts_with_custom_keys(void **state)
+{
+    (void)state;
+    const char *text =
+        "{'loss': 2.1, 'learning_rate': 2e-05, 'tokens_per_second': 850.2, 'peak_memory_gb': "
+        "5.1, 'epoch': 0.1}\n"
+        "{'loss': 2.0, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'train_step_time': 0.412, "
+        "'step_tokens_per_second': 9876.5, 'tflops_per_gpu': 152.3, 'mfu': 0.38, 'epoch': 0.2}\n";
+    mfu_ingest_stats st;
+    mfu_run *run = ingest_text(text, NULL, &st);
+    assert_string_equal(st.format, "hf");
+    assert_int_equal(mfu_run_count(run), 2);
+    mfu_step s = ingest_row(run, 0);
+    assert_near(s.tokens_per_s, 850.2, 1e-15);
+    assert_near(s.memory_bytes, 5.1e9, 1e-15); /* "_gb" in the key */
+    s = ingest_row(run, 1);
+    assert_near(s.step_time_s, 0.412, 1e-15);
+    assert_near(s.tokens_per_s, 9876.5, 1e-15);
+    assert_near(s.flops_per_s, 152.3e12, 1e-15);
+    assert_int_equal(s.flops_per_s_scope, MFU_SCOPE_DEVICE);
+    assert_near(s.mfu, 0.38, 1e-15);
+    assert_near(s.grad_norm, 1.2, 1e-15);
+    mfu_run_free(run);
+}
+
 /* ---- detection: the last resort never takes a specific format's log ------------------------- */
 
 /* The fixture directories whose logs come from stacks no format knows. */
@@ -491,6 +519,7 @@ int main(void)
         cmocka_unit_test(map_corrects_the_generic_reader),
         cmocka_unit_test(forced_generic_reads_loss_only_lines),
         cmocka_unit_test(generic_limits),
+        cmocka_unit_test(hf_dicts_with_custom_keys),
         cmocka_unit_test(detection_never_steals),
         cmocka_unit_test(specific_wins_over_generic_lines),
         cmocka_unit_test(hint_only_format_is_tried_first),
