@@ -45,9 +45,9 @@ extern "C" {
 typedef struct mfu_ingest_opts {
     const char *format;     /* force a format by name (see mfu_ingest_format_name); NULL
                                or "" or "auto" = detect */
-    const char *const *map; /* nmap "field=column" strings for the generic jsonl / csv
-                               formats (e.g. "step=iter", "step_time_s=dt"); each may hold
-                               several comma-separated pairs */
+    const char *const *map; /* nmap "field=column" strings for the jsonl / csv formats and
+                               the generic reader (e.g. "step=iter", "step_time_s=dt"); each
+                               may hold several comma-separated pairs */
     size_t nmap;
     size_t max_line_bytes; /* 0 = MFU_INGEST_MAX_LINE_BYTES; smaller values are for tests
                               and at least 64 */

@@ -675,7 +675,7 @@ static mfu_status decide(mfu_ingest *ing, bool at_end, bool *none, mfu_error *er
 }
 
 /* The early choice, while the window lasts. */
-#define GENERIC_EARLY_LINES 200
+#define GENERIC_EARLY_LINES 50
 
 static mfu_status maybe_early(mfu_ingest *ing, mfu_error *err)
 {

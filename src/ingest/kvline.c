@@ -148,7 +148,7 @@ static size_t scan_duration(const char *p, const char *end, double *secs)
 }
 
 /* A number at p (sign, digits, fraction, exponent), then "/M", a unit. Fills t->np. */
-static size_t scan_number(const char *p, const char *end, const char *line_start, tok *t)
+static size_t scan_number(const char *p, const char *end, tok *t)
 {
     mfu__kvpair *np = &t->np;
     memset(np, 0, sizeof *np);
@@ -202,7 +202,7 @@ static size_t scan_number(const char *p, const char *end, const char *line_start
             s2++;
         tok t2;
         size_t k2 = s2 < end && (isdigit((unsigned char)*s2) || *s2 == '-')
-                        ? scan_number(s2, end, line_start, &t2)
+                        ? scan_number(s2, end, &t2)
                         : 0;
         if (k2) {
             bool both_int = np->integer && t2.np.integer && np->kind == MFU__KV_NUMBER;
@@ -231,7 +231,6 @@ static size_t scan_number(const char *p, const char *end, const char *line_start
             }
         }
     }
-    (void)line_start;
     return (size_t)(q - p);
 }
 
@@ -292,7 +291,7 @@ static int tokenize(mfu__span s, tok *out, int max)
         if (num_start && c == '-' && n > 0 && out[n - 1].type == T_WORD && t->gap == 0)
             num_start = false; /* "lr-1" stays a word */
         if (num_start) {
-            size_t k = scan_number(p, end, s.p, t);
+            size_t k = scan_number(p, end, t);
             if (k) {
                 t->type = T_NUM;
                 n++;
@@ -488,7 +487,7 @@ bool mfu__kv_item(mfu__span k, mfu__span v, mfu__kvpair *out)
     } else {
         tok t;
         memset(&t, 0, sizeof t);
-        size_t used = scan_number(v.p, v.p + v.n, v.p, &t);
+        size_t used = scan_number(v.p, v.p + v.n, &t);
         if (!used || used != v.n || t.multi)
             return false; /* text, lists, nested objects */
         *out = t.np;

@@ -220,6 +220,33 @@ static void unknown_stack_read_with_times_and_throughput(void **state)
     free(b.p);
 }
 
+/* A growing log (mfu watch, a followed log): after GENERIC_EARLY_LINES (50) step lines that no
+ * other format scores, the generic reader is chosen without waiting for the window. */
+static void generic_decides_early_on_a_growing_log(void **state)
+{
+    (void)state;
+    ingest_tbuf b = {0};
+    write_unknown_stack(&b, 60);
+    mfu_ingest *ing = NULL;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_ingest_new(NULL, &ing, &e), MFU_OK);
+    assert_int_equal(mfu_ingest_feed_buffer(ing, b.p, b.n, "live", &e), MFU_OK);
+    assert_string_equal(mfu_ingest_get_stats(ing)->format, "generic");
+    assert_true(mfu_run_count(mfu_ingest_peek(ing)) >= 50);
+    mfu_ingest_free(ing);
+    free(b.p);
+    /* 40 lines are not enough: still detecting, nothing to show yet */
+    memset(&b, 0, sizeof b);
+    write_unknown_stack(&b, 40);
+    assert_int_equal(mfu_ingest_new(NULL, &ing, &e), MFU_OK);
+    assert_int_equal(mfu_ingest_feed_buffer(ing, b.p, b.n, "live", &e), MFU_OK);
+    assert_string_equal(mfu_ingest_get_stats(ing)->format, "");
+    assert_int_equal(mfu_run_count(mfu_ingest_peek(ing)), 0);
+    mfu_ingest_free(ing);
+    free(b.p);
+}
+
 static void map_corrects_the_generic_reader(void **state)
 {
     (void)state;
@@ -516,6 +543,7 @@ int main(void)
         cmocka_unit_test(kv_layouts),
         cmocka_unit_test(kv_meanings),
         cmocka_unit_test(unknown_stack_read_with_times_and_throughput),
+        cmocka_unit_test(generic_decides_early_on_a_growing_log),
         cmocka_unit_test(map_corrects_the_generic_reader),
         cmocka_unit_test(forced_generic_reads_loss_only_lines),
         cmocka_unit_test(generic_limits),
