@@ -13,7 +13,8 @@
  *   inline code (`...`, <code>...</code>, <pre>), ">[" quoting, Lightning Fabric's "[rank: 0] ",
  *   "[INFO 2020-06-08 05:26:19] ", NVIDIA DLLogger's "DLL 2022-04-05 02:22:54.614486 - ",
  *   US dates "01/17/2024 13:47:27 [INFO|DP=0|...]: " (nanotron) and "[08/30/23 07:07:34] "
- *   (rich), and a level padded with blanks ("INFO     ", rich; "   INFO  ", OpenPCDet).
+ *   (rich), detectron2's "[03/24 10:45:33 name]: " (LiBai; no year, no time kept), and a level
+ *   padded with blanks ("INFO     ", rich; "   INFO  ", OpenPCDet).
  * The rank and time found on the way are handed to the format with the line.
  */
 #include <ctype.h>
@@ -354,6 +355,16 @@ bool mfu__strip_more(mfu__span *sp, mfu__line *ln)
             ln->prefix_time_s = t;
             *sp = drop(s, lv + 4 + used);
             return true;
+        }
+        /* "[03/24 10:45:33 lb.utils.events]: " (detectron2's logger, LiBai): no year, so no
+         * time is kept */
+        if (s.n > 18 && isdigit((unsigned char)s.p[1]) && s.p[3] == '/' && s.p[6] == ' ' &&
+            s.p[9] == ':' && s.p[12] == ':' && s.p[15] == ' ') {
+            long close = mfu__span_find(s, "]: ");
+            if (close > 16 && mfu__span_find((mfu__span){s.p + 16, (size_t)close - 16}, " ") < 0) {
+                *sp = drop(s, (size_t)close + 3);
+                return true;
+            }
         }
         /* "[08/30/23 07:07:34] " (rich) */
         if (us_datetime(drop(s, 1), &t, &used) && s.n > used + 2 && s.p[1 + used] == ']' &&

@@ -49,6 +49,7 @@ static const char *const spaced_units[] = {
     "MiB",     "GiB",       "TiB",       "samples/s", "samples/sec", "tok/s", "tokens/s",
     "tokens/sec", "tok/sec", "it/s",     "s/it",    "img/s",    "images/s", "TFLOPS",
     "GFLOPS",  "PFLOPS",    "TFLOP/s",   "GFLOP/s", "FLOPS",    "FLOP/s",    "steps/s",
+    "s/iter",  "s/step",
     "seq/s",   "sequences/s", "ex/s",    "examples/s", "words/s", "wps"};
 
 /* Length of a unit at p (letters, '%', 'µ', and '/' between letters), 0 when none. */
@@ -676,6 +677,7 @@ static int unit_class(mfu__span u, double *f, int *p10)
         {"img/s", 5, 1, 0},           {"images/s", 5, 1, 0},        {"seq/s", 5, 1, 0},
         {"sequences/s", 5, 1, 0},     {"ex/s", 5, 1, 0},            {"examples/s", 5, 1, 0},
         {"it/s", 6, 1, 0},            {"steps/s", 6, 1, 0},         {"s/it", 7, 1, 0},
+        {"s/iter", 7, 1, 0},          {"s/step", 7, 1, 0},          {"it/sec", 6, 1, 0},
         {"%", 8, 0.01, -2},           {"K", 9, 1e3, 3},             {"k", 9, 1e3, 3},
         {"M", 9, 1e6, 6},             {"G", 9, 1e9, 9},             {"T", 9, 1e12, 12},
     };
@@ -760,8 +762,11 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
     if (whole && v >= 0 && uc == 0) {
         if (IN(nk, counters3))
             return set(m, MFU__KR_COUNTER, v, 3);
-        if (IN(nk, counters2) || ends(nk, "_iteration") || ends(nk, "_iter") || nk[0] == '\0')
-            return set(m, MFU__KR_COUNTER, v, p->leading || nk[0] ? 2 : 1);
+        if (IN(nk, counters2) || ends(nk, "_iteration") || ends(nk, "_iter"))
+            return set(m, MFU__KR_COUNTER, v, 2);
+        if (nk[0] == '\0') /* the line's first number; else "[50/7330]" before "[1]" */
+            return set(m, MFU__KR_COUNTER, v,
+                       p->leading ? 2 : p->kind == MFU__KV_FRACTION ? 1 : 0);
         if (strcmp(nk, "batch") == 0)
             return set(m, MFU__KR_COUNTER, v, 1);
         if (has(nk, "epoch") && !has(nk, "time") && !has(nk, "epochs"))
@@ -872,7 +877,10 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
     /* memory */
     if (has(nk, "mem") || has(nk, "reserved") || has(nk, "allocated") || uc == 2) {
         double kb = key_bytes(nk);
-        double x = uc == 2 ? scaled(v, f, p10) : uc == 9 ? scaled(v, f, p10) : kb > 0 ? v * kb : NAN;
+        /* a bare magnitude after a memory figure ("max_mem: 9630M", detectron2) is binary */
+        double bin = p10 == 3 ? 1024.0 : p10 == 6 ? 1048576.0 : p10 == 9 ? 1073741824.0
+                                                                 : 1099511627776.0;
+        double x = uc == 2 ? scaled(v, f, p10) : uc == 9 ? v * bin : kb > 0 ? v * kb : NAN;
         if (isnan(x) || (uc != 0 && uc != 2 && uc != 9))
             return false;
         int pr = has(nk, "reserved") || has(nk, "peak") || has(nk, "max") ? 3

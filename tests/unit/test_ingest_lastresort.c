@@ -274,6 +274,37 @@ static void map_corrects_the_generic_reader(void **state)
     mfu_run_free(run);
 }
 
+/* A detectron2-style metric printer, as LiBai's CommonMetricPrinter writes it (the layout of
+ * its source: eta, iteration N/M, consumed samples, losses, "time: S s/iter", data time,
+ * total_throughput in samples/s, lr, max_mem): no real excerpt was found for issue 10, so this
+ * is written the way the printer prints. */
+static void detectron2_style_metric_printer(void **state)
+{
+    (void)state;
+    ingest_tbuf b = {0};
+    for (int i = 19; i <= 399; i += 20)
+        ingest_tput(&b,
+                    "[03/24 10:%02d:%02d lb.utils.events]:  eta: 0:10:05  iteration: %d/1000  "
+                    "consumed_samples: %d  total_loss: %.3f  time: 0.6037 s/iter  data_time: "
+                    "0.0024 s/iter total_throughput: 26.50 samples/s  lr: 1.50e-04  "
+                    "max_mem: 9630M\n",
+                    (i / 60) % 60, i % 60, i, (i + 1) * 16, 10.43 - i * 1e-3);
+    mfu_ingest_stats st;
+    mfu_error e;
+    mfu_run *run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
+    assert_string_equal(st.format, "generic");
+    assert_int_equal(mfu_run_count(run), 20);
+    mfu_step s = ingest_row(run, 1);
+    assert_int_equal(s.step, 39);
+    assert_near(s.step_time_s, 0.6037, 1e-15); /* "time: 0.6037 s/iter", not data_time */
+    assert_near(s.samples_per_s, 26.5, 1e-15);
+    assert_near(s.loss, 10.43 - 39e-3, 1e-12);
+    assert_near(s.lr, 1.5e-4, 1e-15);
+    assert_near(s.memory_bytes, 9630.0 * 1048576.0, 1e-15); /* "9630M": MiB, as detectron2 */
+    mfu_run_free(run);
+    free(b.p);
+}
+
 static void forced_generic_reads_loss_only_lines(void **state)
 {
     (void)state;
@@ -545,6 +576,7 @@ int main(void)
         cmocka_unit_test(unknown_stack_read_with_times_and_throughput),
         cmocka_unit_test(generic_decides_early_on_a_growing_log),
         cmocka_unit_test(map_corrects_the_generic_reader),
+        cmocka_unit_test(detectron2_style_metric_printer),
         cmocka_unit_test(forced_generic_reads_loss_only_lines),
         cmocka_unit_test(generic_limits),
         cmocka_unit_test(hf_dicts_with_custom_keys),
