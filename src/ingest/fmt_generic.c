@@ -71,13 +71,13 @@ typedef struct generic_state {
     grow prev;
     bool prev_set;
     int interval; /* step-time key: 0 undecided, 1 per step, 2 the interval's time */
-    long rows, skipped_no_counter;
+    long rows;
     /* the chosen shape's mapping, for the note: role of each key */
     char keys[GENERIC_NOTE_KEYS][GENERIC_KEY_NOTE];
     mfu__kvrole roles[GENERIC_NOTE_KEYS];
     int nkeys;
-    int time_source; /* 1 key, 2 key / steps, 3 1/it/s, 4 bar, 5 elapsed, 6 timestamps */
-    char time_key[GENERIC_KEY_NOTE];
+    int time_source; /* where step times came from: 0 nowhere, 1 a key, 3 1/it/s, 4 a bar's
+                        s/it, 5 an elapsed time, 6 the timestamps (the note says so) */
     mfu__kvline kv; /* scratch for one line (kept here, not on the stack) */
 } generic_state;
 
@@ -437,10 +437,6 @@ static void learn_keys(generic_state *st, const mfu__kvline *kv)
             snprintf(st->keys[st->nkeys], GENERIC_KEY_NOTE, "(a number in %.*s)",
                      (int)(kv->p[i].unit.n < 16 ? kv->p[i].unit.n : 16), kv->p[i].unit.p);
         st->roles[st->nkeys++] = r;
-        if (r == MFU__KR_STEP_TIME)
-            mfu__strlcpy(st->time_key, st->keys[st->nkeys - 1], sizeof st->time_key);
-        if (r == MFU__KR_RATE_IT && !st->time_key[0])
-            mfu__strlcpy(st->time_key, st->keys[st->nkeys - 1], sizeof st->time_key);
     }
     if (best[MFU__KR_STEP_TIME] < 0 && best[MFU__KR_RATE_IT] >= 0)
         st->time_source = 3;
@@ -477,7 +473,6 @@ static mfu_status generic_line(void *state, mfu__ictx *c, const mfu__line *ln)
                         mfu__appendf(keys, sizeof keys, "%s%.*s", keys[0] ? ", " : "",
                                      (int)(st->kv.p[i].key.n < 20 ? st->kv.p[i].key.n : 20),
                                      st->kv.p[i].key.p);
-                st->skipped_no_counter++;
                 if (keys[0])
                     mfu__skip(c, "generic: numbers (%s) but no step counter; --map step=KEY",
                               keys);

@@ -320,8 +320,6 @@ static int tokenize(mfu__span s, tok *out, int max)
             }
             while (q > p + 1 && (q[-1] == '.' || q[-1] == '\''))
                 q--; /* a sentence's full stop, a closing quote */
-            if (c >= 0x80 && !is_word_start((unsigned char)p[0]) && q - p < 1)
-                q = p + 1;
             t->type = T_WORD;
             t->s = (mfu__span){p, (size_t)(q - p)};
             n++;
