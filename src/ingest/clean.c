@@ -307,6 +307,10 @@ void mfu__strip_tail(mfu__span *sp)
     }
 }
 
+/* Kept out of strip_one (noinline): the rare rules must not make the common path bigger. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 bool mfu__strip_more(mfu__span *sp, mfu__line *ln)
 {
     mfu__span s = *sp;
@@ -457,7 +461,8 @@ static void clean_rest(char *buf, size_t k, long lineno, mfu__line *ln)
     mfu__span s = {buf, k};
     for (int round = 0; round < 16 && strip_one(&s, ln); round++)
         ;
-    mfu__strip_tail(&s);
+    if (s.n && s.p[s.n - 1] == '>') /* the usual line ends otherwise: one compare */
+        mfu__strip_tail(&s);
     s = mfu__span_trim(s);
     ln->text = s.p;
     ln->len = s.n;

@@ -850,7 +850,17 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
             }
             continue;
         }
-        st = take_line(ing, &rl, err);
+        if (ing->fmt && !ing->holding && !ing->caret_m &&
+            ing->caret_checks >= (long)ing->detect_lines) { /* the hot path, as take_line */
+            mfu__line ln;
+            if (rl.clean && rl.wtext) /* nothing to remove: no copy */
+                mfu__clean_line_inplace(rl.wtext, rl.len, rl.lineno, &ln);
+            else
+                mfu__clean_line(rl.text, rl.len, rl.lineno, ing->clean_buf, &ln);
+            st = dispatch(ing, &ln, err);
+        } else {
+            st = take_line(ing, &rl, err);
+        }
         if (st != MFU_OK)
             break;
         if (hint && ++since_hint == HINT_ROWS) { /* look at the row count now and then */
