@@ -10,7 +10,8 @@
  * split a line into the progress redraws it holds, and launcher / logging prefixes
  * ([rank0]:, "0: ", Python logging, absl, [titan], "> " quoting, indentation) are stripped
  * (docs/internals/ingest.md lists them). The format is detected by scoring the first lines
- * against every known format, or forced by name.
+ * against every known format, or forced by name. A log of a stack no format knows is read by
+ * the generic reader from the repeated shape of its step lines, and stats.note says how.
  *
  * Several inputs can be fed one after another into one session (rotated or resumed logs):
  * they form one run.
@@ -38,14 +39,15 @@ extern "C" {
 #define MFU_INGEST_DETECT_BYTES (4L * 1024L * 1024L) /* bytes held back for detection, at most */
 #define MFU_INGEST_MAX_MAP 32                        /* --map entries */
 #define MFU_INGEST_SKIP_SAMPLES 8 /* skipped lines remembered with their reason */
+#define MFU_INGEST_NOTE_MAX 512   /* bytes of stats.note */
 
 /* Options of an ingest session. Zero-initialise, then set what you need. */
 typedef struct mfu_ingest_opts {
     const char *format;     /* force a format by name (see mfu_ingest_format_name); NULL
                                or "" or "auto" = detect */
-    const char *const *map; /* nmap "field=column" strings for the generic jsonl / csv
-                               formats (e.g. "step=iter", "step_time_s=dt"); each may hold
-                               several comma-separated pairs */
+    const char *const *map; /* nmap "field=column" strings for the jsonl / csv formats and
+                               the generic reader (e.g. "step=iter", "step_time_s=dt"); each
+                               may hold several comma-separated pairs */
     size_t nmap;
     size_t max_line_bytes; /* 0 = MFU_INGEST_MAX_LINE_BYTES; smaller values are for tests
                               and at least 64 */
@@ -79,6 +81,9 @@ typedef struct mfu_ingest_stats {
     size_t peak_line_bytes;   /* largest line buffer held, bytes (<= the line limit + 1) */
     size_t nskip_samples;     /* entries used in skip_samples */
     mfu_ingest_skip skip_samples[MFU_INGEST_SKIP_SAMPLES]; /* the first skipped lines */
+    char note[MFU_INGEST_NOTE_MAX]; /* what the format assumed, one line, "" for none: the
+                                       generic reader's mapping of keys to fields and what it
+                                       left (correct it with --map) */
 } mfu_ingest_stats;
 
 typedef struct mfu_ingest mfu_ingest;
@@ -105,9 +110,10 @@ MFU_API mfu_status mfu_ingest_feed_buffer(mfu_ingest *ing, const void *data, siz
                                           const char *name, mfu_error *err);
 
 /* End the input and take the run: *out receives it (the caller frees it with mfu_run_free).
- * Errors: MFU_E_EMPTY (no known format was recognised, or the format found no step: the
- * message says which and suggests --format), MFU_E_MISSING (the generic formats lack a step
- * column: the message names --map step=COLUMN). *out is NULL on failure. */
+ * Errors: MFU_E_EMPTY (no format reads the log: the message names the input once, the
+ * closest formats and why each failed, and the --format / --map that would help; or the
+ * chosen format found no step), MFU_E_MISSING (the jsonl / csv formats lack a step column: the
+ * message names --map step=COLUMN). *out is NULL on failure. */
 MFU_API mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err);
 
 /* The run as read so far, for following a growing log: feed the new complete lines, peek,

@@ -68,6 +68,8 @@ static void summary(const char *files, const mfu_ingest_stats *st)
     for (size_t i = 0; i < st->nskip_samples && i < 3; i++)
         fprintf(stderr, "mfu convert:   line %ld: %s\n", st->skip_samples[i].line,
                 st->skip_samples[i].reason);
+    if (st->note[0]) /* the generic reader's mapping, for --map */
+        fprintf(stderr, "mfu convert:   %s\n", st->note);
 }
 
 int cmd_convert(int argc, char **argv)

@@ -204,6 +204,8 @@ static void summary(const char *path, const mfu_store_ingest_result *r, double s
         stderr, "mfu %s: %s -> run '%s': %zu step%s (%zu written), %s, %s in %.1f s [%s%s%s]%s\n",
         CMD, label, r->run_name, r->rows, r->rows == 1 ? "" : "s", r->rows_written, r->stats.format,
         size, secs, mfu_store_action_name(r->action), r->reason[0] ? ": " : "", r->reason, extra);
+    if (r->stats.note[0]) /* the generic reader's mapping, for --map */
+        fprintf(stderr, "mfu %s: %s: %s\n", CMD, label, r->stats.note);
 }
 
 static int ingest_one(mfu_store *store, const cli_args *a, const char *path,

@@ -98,6 +98,8 @@ int report_args_read(const char *cmd, const report_args *ra, const char *path, m
         st = mfu_ingest_finish(ing, run, &e);
     if (stats)
         *stats = *mfu_ingest_get_stats(ing);
+    if (st == MFU_OK && mfu_ingest_get_stats(ing)->note[0]) /* the generic reader's mapping */
+        fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, mfu_ingest_get_stats(ing)->note);
     mfu_ingest_free(ing);
     if (st != MFU_OK) {
         if (e.line > 0)

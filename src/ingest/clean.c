@@ -8,7 +8,13 @@
  *   "[2024-01-02 03:04:05,678] " and bare "2024-01-02 03:04:05 " timestamps (kept as the
  *   line's time), then a Python logging tail after them (" - root - INFO - ",
  *   " | INFO | root | ", "[INFO] [file.py:12:func] "); "INFO:name:" (logging.basicConfig);
- *   absl/glog "I0811 21:54:55.531340  514 file.py:226] ".
+ *   absl/glog "I0811 21:54:55.531340  514 file.py:226] ";
+ *   and, for logs pasted into issues or printed by less common loggers (mfu__strip_more):
+ *   inline code (`...`, <code>...</code>, <pre>), ">[" quoting, Lightning Fabric's "[rank: 0] ",
+ *   "[INFO 2020-06-08 05:26:19] ", NVIDIA DLLogger's "DLL 2022-04-05 02:22:54.614486 - ",
+ *   US dates "01/17/2024 13:47:27 [INFO|DP=0|...]: " (nanotron) and "[08/30/23 07:07:34] "
+ *   (rich), detectron2's "[03/24 10:45:33 name]: " (LiBai; no year, no time kept), and a level
+ *   padded with blanks ("INFO     ", rich; "   INFO  ", OpenPCDet).
  * The rank and time found on the way are handed to the format with the line.
  */
 #include <ctype.h>
@@ -117,10 +123,12 @@ static bool prefix_start(unsigned char c)
     case ' ':
     case '\t':
     case '>':
+    case '`': /* inline code */
+    case '<': /* <code>, <pre> */
     case '[': /* [rank3]:, [titan], [timestamp], [INFO] */
     case 'r': /* rank0[73][MainThread]: */
     case 's': /* stdout: / stderr: */
-    case 'D': /* DEBUG:name: */
+    case 'D': /* DEBUG:name:, DLL date - */
     case 'I': /* INFO:name:, absl I0811 */
     case 'W': /* WARNING / WARN, absl W */
     case 'E': /* ERROR, absl E */
@@ -230,6 +238,167 @@ static bool strip_one(mfu__span *sp, mfu__line *ln)
             }
         }
     }
+    return mfu__strip_more(sp, ln);
+}
+
+/* ---- less common prefixes (mfu__strip_more) --------------------------------------------- */
+
+/* "MM/DD/YYYY HH:MM:SS" or "MM/DD/YY HH:MM:SS" at s (US order, as nanotron and rich print
+ * them), read as UTC; *used gets the bytes. Two-digit years are 20YY. */
+static bool us_datetime(mfu__span s, double *t, size_t *used)
+{
+    if (s.n < 17 || s.p[2] != '/' || s.p[5] != '/')
+        return false;
+    size_t ylen = s.n >= 19 && isdigit((unsigned char)s.p[8]) && isdigit((unsigned char)s.p[9])
+                      ? 4
+                      : 2;
+    char iso[20];
+    size_t k = 6 + ylen; /* the blank between date and time */
+    if (s.n < k + 9 || s.p[k] != ' ')
+        return false;
+    for (size_t i = 0; i < ylen; i++)
+        if (!isdigit((unsigned char)s.p[6 + i]))
+            return false;
+    /* YYYY-MM-DD HH:MM:SS for mfu__datetime_scan, which checks every digit */
+    memcpy(iso, ylen == 4 ? s.p + 6 : "20", ylen == 4 ? 4 : 2);
+    if (ylen == 2)
+        memcpy(iso + 2, s.p + 6, 2);
+    iso[4] = '-';
+    memcpy(iso + 5, s.p, 2);
+    iso[7] = '-';
+    memcpy(iso + 8, s.p + 3, 2);
+    iso[10] = ' ';
+    memcpy(iso + 11, s.p + k + 1, 8);
+    size_t u;
+    if (!mfu__datetime_scan((mfu__span){iso, 19}, t, &u) || u != 19)
+        return false;
+    *used = k + 9;
+    return true;
+}
+
+/* Bytes of "[LEVEL|...]: " (nanotron's "[INFO|DP=0|PP=0|TP=0|host]: ") at s, 0 when none. */
+static size_t bar_level_tail(mfu__span s)
+{
+    if (s.n < 4 || s.p[0] != '[')
+        return 0;
+    size_t lv = level_at(drop(s, 1));
+    if (!lv || (s.p[1 + lv] != '|' && s.p[1 + lv] != ']'))
+        return 0;
+    long close = mfu__span_find(s, "]: ");
+    if (close < 0 || mfu__span_find((mfu__span){s.p, (size_t)close}, " ") >= 0)
+        return 0;
+    return (size_t)close + 3;
+}
+
+void mfu__strip_tail(mfu__span *sp)
+{
+    static const char *const tails[] = {"</code>", "</pre>"};
+    mfu__span s = *sp;
+    if (s.n == 0 || s.p[s.n - 1] != '>') /* the usual case: one compare */
+        return;
+    for (size_t i = 0; i < MFU__ARRAY_LEN(tails); i++) {
+        size_t n = strlen(tails[i]);
+        if (s.n >= n && memcmp(s.p + s.n - n, tails[i], n) == 0) {
+            s.n -= n;
+            ((char *)s.p)[s.n] = '\0';
+            *sp = s;
+            return;
+        }
+    }
+}
+
+/* Kept out of strip_one (noinline): the rare rules must not make the common path bigger. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+bool mfu__strip_more(mfu__span *sp, mfu__line *ln)
+{
+    mfu__span s = *sp;
+    if (s.n == 0)
+        return false;
+    /* inline code around the whole line: `...`, ``...``, <code>...</code>, <pre>...</pre> */
+    if (s.p[0] == '`' || mfu__span_starts(s, "<code>") || mfu__span_starts(s, "<pre>")) {
+        size_t lead = s.p[0] == '`' ? 1 : s.p[1] == 'c' ? 6 : 5;
+        while (lead < s.n && lead < 3 && s.p[0] == '`' && s.p[lead] == '`')
+            lead++;
+        mfu__span r = drop(s, lead);
+        static const char *const tails[] = {"</code>", "</pre>", "`"};
+        for (size_t i = 0; i < MFU__ARRAY_LEN(tails); i++) {
+            size_t n = strlen(tails[i]);
+            while (r.n >= n && memcmp(r.p + r.n - n, tails[i], n) == 0) {
+                r.n -= n;
+                ((char *)r.p)[r.n] = '\0'; /* the text still ends at a NUL (clean_rest) */
+            }
+        }
+        r = mfu__span_trim(r);
+        ((char *)r.p)[r.n] = '\0';
+        *sp = r;
+        return true;
+    }
+    if (s.n >= 2 && s.p[0] == '>' && s.p[1] == '[') { /* a Markdown quote without its blank */
+        *sp = drop(s, 1);
+        return true;
+    }
+    long v;
+    size_t k, used;
+    double t;
+    if (mfu__span_starts(s, "[rank: ")) { /* Lightning Fabric's rank_zero prefix */
+        k = int_at(drop(s, 7), 6, &v);
+        if (k && s.n > 7 + k + 1 && s.p[7 + k] == ']' && s.p[8 + k] == ' ') {
+            ln->rank = (int)v;
+            *sp = drop(s, 9 + k);
+            return true;
+        }
+    }
+    if (s.p[0] == '[') {
+        /* "[INFO 2020-06-08 05:26:19] " (DeepSpeed's 2020 logger) */
+        size_t lv = level_at(drop(s, 1));
+        if (lv && s.n > lv + 2 && s.p[1 + lv] == ' ' &&
+            mfu__datetime_scan(drop(s, lv + 2), &t, &used) && s.n > lv + 2 + used + 1 &&
+            s.p[lv + 2 + used] == ']' && s.p[lv + 3 + used] == ' ') {
+            ln->prefix_time_s = t;
+            *sp = drop(s, lv + 4 + used);
+            return true;
+        }
+        /* "[03/24 10:45:33 lb.utils.events]: " (detectron2's logger, LiBai): no year, so no
+         * time is kept */
+        if (s.n > 18 && isdigit((unsigned char)s.p[1]) && s.p[3] == '/' && s.p[6] == ' ' &&
+            s.p[9] == ':' && s.p[12] == ':' && s.p[15] == ' ') {
+            long close = mfu__span_find(s, "]: ");
+            if (close > 16 && mfu__span_find((mfu__span){s.p + 16, (size_t)close - 16}, " ") < 0) {
+                *sp = drop(s, (size_t)close + 3);
+                return true;
+            }
+        }
+        /* "[08/30/23 07:07:34] " (rich) */
+        if (us_datetime(drop(s, 1), &t, &used) && s.n > used + 2 && s.p[1 + used] == ']' &&
+            s.p[2 + used] == ' ') {
+            ln->prefix_time_s = t;
+            *sp = drop(s, used + 3);
+            return true;
+        }
+    }
+    /* "DLL 2022-04-05 02:22:54.614486 - " (NVIDIA DLLogger) */
+    if (mfu__span_starts(s, "DLL ") && mfu__datetime_scan(drop(s, 4), &t, &used) &&
+        mfu__span_starts(drop(s, 4 + used), " - ")) {
+        ln->prefix_time_s = t;
+        *sp = drop(s, 4 + used + 3);
+        return true;
+    }
+    /* "01/17/2024 13:47:27 " (nanotron), then its "[INFO|DP=0|PP=0|TP=0|host]: " */
+    if (isdigit((unsigned char)s.p[0]) && us_datetime(s, &t, &used) &&
+        (used == s.n || s.p[used] == ' ')) {
+        ln->prefix_time_s = t;
+        mfu__span r = mfu__span_trim(drop(s, used));
+        *sp = drop(r, bar_level_tail(r));
+        return true;
+    }
+    /* a level padded with two or more blanks: "INFO     name - ..." (rich), "INFO  Train:" */
+    size_t lv = level_at(s);
+    if (lv && s.n > lv + 2 && s.p[lv] == ' ' && s.p[lv + 1] == ' ') {
+        *sp = mfu__span_trim(drop(s, lv));
+        return true;
+    }
     return false;
 }
 
@@ -292,6 +461,8 @@ static void clean_rest(char *buf, size_t k, long lineno, mfu__line *ln)
     mfu__span s = {buf, k};
     for (int round = 0; round < 16 && strip_one(&s, ln); round++)
         ;
+    if (s.n && s.p[s.n - 1] == '>') /* the usual line ends otherwise: one compare */
+        mfu__strip_tail(&s);
     s = mfu__span_trim(s);
     ln->text = s.p;
     ln->len = s.n;

@@ -62,6 +62,11 @@ typedef struct mfu__format {
     size_t state_size; /* bytes of parser state, zeroed before init */
     /* Prepare state; opts are the session's (the generic formats read opts->map). */
     mfu_status (*init)(void *state, const mfu_ingest_opts *opts, mfu_error *err);
+    /* Optional: see the lines held for detection (at most MFU_INGEST_DETECT_LINES /
+     * MFU_INGEST_DETECT_BYTES), in order, before they are replayed through line(). For a
+     * format that learns the layout of a log from its first lines (generic). When such a
+     * format is forced, the session holds that window for it too. */
+    void (*prescan)(void *state, const mfu__line *ln);
     /* Read one cleaned line. */
     mfu_status (*line)(void *state, mfu__ictx *c, const mfu__line *ln);
     /* End of all input: emit what is pending (multi-line records). */
@@ -75,6 +80,11 @@ typedef struct mfu__format {
      * its score counts only while no specific format has scored a step line, so a specific
      * format's header (Lightning's metrics.csv) beats thousands of plain CSV rows. */
     bool generic;
+    /* true: the last resort of detection (generic): its score counts only for lines no other
+     * format scores, and it is chosen only when no specific format has a step line and every
+     * format that scored hints read no step from the held lines (docs/internals/ingest.md,
+     * "Detection"). */
+    bool last_resort;
 } mfu__format;
 
 /* ---- what a format calls -------------------------------------------------------------- */
@@ -84,6 +94,11 @@ void mfu__used(mfu__ictx *c);
 
 /* Mark the current line as skipped with a one-line reason (what was expected). */
 void mfu__skip(mfu__ictx *c, const char *fmt, ...) MFU__PRINTF(2, 3);
+
+/* Set the session's note (stats.note, at most MFU_INGEST_NOTE_MAX - 1 bytes): what the format
+ * assumed about the log, for the CLI to print (the generic reader's mapping). Replaces an
+ * earlier note. */
+void mfu__note(mfu__ictx *c, const char *fmt, ...) MFU__PRINTF(2, 3);
 
 /* Append a step to the run (merging a repeated step number, see mfu/run.h) and mark the line
  * used. Fills rank from the line prefix and time_s from the prefix timestamp when s leaves
@@ -103,6 +118,10 @@ mfu_status mfu__fail_line(mfu__ictx *c, mfu_status code, const char *fmt, ...) M
 
 /* The run's metadata, for the format to fill. meta->format is set by the session. */
 mfu_run_meta *mfu__meta(mfu__ictx *c);
+
+/* Record how the framework computes its own figures (meta->convention), unless a line already
+ * did: a format calls it with each step it emits. */
+void mfu__convention(mfu__ictx *c, const char *text);
 
 /* The run as filled so far (read-only), e.g. to look at the last row with mfu_run_count()
  * and mfu_run_get() before attaching a side line to it. */
@@ -185,6 +204,9 @@ bool mfu__num_parse_shift(mfu__span s, int shift, mfu__num *out);
 /* Convenience: the value of span s as a finite plain or unit number, or NaN when s is not a
  * number or is a sentinel. */
 double mfu__num_value(mfu__span s);
+
+/* Store n as the step's loss: a nan or inf loss is kept as NaN with MFU_STEP_LOSS_NAN. */
+void mfu__set_loss(mfu_step *s, const mfu__num *n);
 
 /* v x 10^k, rounded as if v's shortest decimal had been written with that exponent, so that
  * 15210.6 ms gives 15.2106 s exactly (v * 1e-3 would give 15.210600000000001). */

@@ -23,6 +23,19 @@
  *     parallel, distributed & accumulation) = 32", "Gradient Accumulation steps = 4", "Total
  *     optimization steps = 375"; PEFT's "trainable params: X || all params: Y || ...".
  *
+ *   - step dicts that also carry the run's clock (Unsloth Studio, 2026): 'train_runtime'
+ *     (seconds since the start) and 'num_input_tokens_seen' (tokens so far, all processes)
+ *     next to 'loss'; 'train_tokens_per_second' there is their ratio, a mean since the start,
+ *     and is not kept. Such a dict is a step, not the summary (which has train_loss, no loss).
+ *     Between two rows numbered the same way, the growth of the two gives the step time (when
+ *     no bar gave one) and the tokens per step.
+ *   - keys of custom callbacks and trainers built on the Trainer ('train_step_time',
+ *     'step_time_ms', 'tokens_per_second', 'step_tokens_per_second', 'tflops', 'mfu',
+ *     'peak_memory_gb', ...): read by what their names and units say, as the generic reader
+ *     reads keys (ingest/kvline.h); a step time there wins over the bar's smoothed s/it.
+ *   - Axolotl's memory keys in both spellings: 'memory/max_active (GiB)' and, since late
+ *     2025, 'memory/max_mem_active(gib)', '.../device_mem_reserved(gib)'.
+ *
  * Rows. The log dict carries no step number. A row takes the position of the training bar read
  * since the previous dict (ProgressCallback advances the bar before the dict is written; tqdm
  * may show a position up to its redraw interval old) and the bar's smoothed s/it as step time;
@@ -37,6 +50,7 @@
 #include <string.h>
 
 #include "ingest/hftrainer.h"
+#include "ingest/kvline.h"
 #include "ingest/pyrepr.h"
 
 /* What one dict held. Doubles NaN when absent. */
@@ -49,6 +63,11 @@ typedef struct dict_vals {
     double runtime_s, samples_per_s, steps_per_s, tokens_per_s, total_flos, train_loss;
     double tok_gpu; /* Axolotl tokens/train_per_sec_per_gpu (0 -> absent) */
     double mem_reserved, mem_alloc, mem_active;
+    double tokens_seen; /* num_input_tokens_seen */
+    /* keys of a custom callback or trainer ('train_step_time', 'tokens_per_second', ...), read
+     * by their names as the generic reader reads them (kvline.c); NaN when absent */
+    double x_step_s, x_tps, x_flops, x_mfu, x_mem;
+    mfu_scope x_tps_scope, x_flops_scope;
 } dict_vals;
 
 static void vals_init(dict_vals *v)
@@ -58,6 +77,33 @@ static void vals_init(dict_vals *v)
     v->runtime_s = v->samples_per_s = v->steps_per_s = v->tokens_per_s = NAN;
     v->total_flos = v->train_loss = v->tok_gpu = NAN;
     v->mem_reserved = v->mem_alloc = v->mem_active = NAN;
+    v->tokens_seen = NAN;
+    v->x_step_s = v->x_tps = v->x_flops = v->x_mfu = v->x_mem = NAN;
+}
+
+/* A key the reader does not know, by what its name and unit say (ingest/kvline.h): a step
+ * time, tokens/s, FLOP/s, MFU or memory of a custom callback. */
+static void custom_key(dict_vals *v, mfu__span k, mfu__span val)
+{
+    mfu__kvpair p;
+    mfu__kvmeaning m;
+    if (!mfu__kv_item(k, val, &p) || !mfu__kv_meaning(&p, &m) || !isfinite(m.value))
+        return;
+    switch (m.role) {
+    case MFU__KR_STEP_TIME: v->x_step_s = m.value; break;
+    case MFU__KR_RATE_IT: v->x_step_s = m.value > 0 ? 1.0 / m.value : NAN; break;
+    case MFU__KR_TOKENS_PER_S:
+        v->x_tps = m.value;
+        v->x_tps_scope = m.scope;
+        break;
+    case MFU__KR_FLOPS_PER_S:
+        v->x_flops = m.value;
+        v->x_flops_scope = m.scope;
+        break;
+    case MFU__KR_MFU: v->x_mfu = m.value; break;
+    case MFU__KR_MEMORY: v->x_mem = m.value; break;
+    default: break;
+    }
 }
 
 /* A number (finite, nan or inf) in val; *x gets its value. */
@@ -153,6 +199,8 @@ static void read_item(dict_vals *v, mfu__span k, mfu__span val)
             v->grad_norm = x; /* inf is what an overflowing step printed */
     } else if (mfu__span_eq(k, "epoch")) {
         v->has_epoch = true;
+    } else if (mfu__span_eq(k, "num_input_tokens_seen")) {
+        v->tokens_seen = mfu__num_value(val);
     } else if (summary_key(v, k, val)) {
         if (mfu__span_eq(k, "train_runtime"))
             v->has_runtime = true;
@@ -162,16 +210,20 @@ static void read_item(dict_vals *v, mfu__span k, mfu__span val)
                mfu__span_eq(k, "ppl")) {
         v->has_axolotl = true;
         double gib = mfu__num_value(val) * 1073741824.0;
-        if (mfu__span_eq(k, "memory/device_reserved (GiB)"))
+        bool mem = mfu__span_starts(k, "memory/") && (mfu__span_find(k, "(GiB)") > 0 ||
+                                                       mfu__span_find(k, "(gib)") > 0);
+        if (mem && mfu__span_find(k, "reserved") > 0)
             v->mem_reserved = gib;
-        else if (mfu__span_eq(k, "memory/max_allocated (GiB)"))
+        else if (mem && mfu__span_find(k, "allocated") > 0)
             v->mem_alloc = gib;
-        else if (mfu__span_eq(k, "memory/max_active (GiB)"))
+        else if (mem && mfu__span_find(k, "active") > 0)
             v->mem_active = gib;
         else if (mfu__span_eq(k, "tokens/train_per_sec_per_gpu")) {
             x = mfu__num_value(val);
             v->tok_gpu = x > 0 ? x : NAN; /* 0: not measured in this window */
         }
+    } else {
+        custom_key(v, k, val);
     }
 }
 
@@ -194,7 +246,8 @@ static double memory_of(const dict_vals *v)
 {
     return !isnan(v->mem_reserved) ? v->mem_reserved
            : !isnan(v->mem_alloc)  ? v->mem_alloc
-                                   : v->mem_active;
+           : !isnan(v->mem_active) ? v->mem_active
+                                   : v->x_mem;
 }
 
 /* The dict of a line, also after a tqdm bar on the same line. */
@@ -382,6 +435,36 @@ static mfu_status step_dict(mfu__hft *st, mfu__ictx *c, const dict_vals *v)
     if (!isnan(v->tok_gpu)) {
         s.tokens_per_s = v->tok_gpu;
         s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+    } else if (!isnan(v->x_tps)) {
+        s.tokens_per_s = v->x_tps;
+        s.tokens_per_s_scope = v->x_tps_scope;
+    }
+    if (!isnan(v->x_step_s))
+        s.step_time_s = v->x_step_s; /* the trainer's own step time before the bar's smoothing */
+    if (!isnan(v->x_flops)) {
+        s.flops_per_s = v->x_flops;
+        s.flops_per_s_scope = v->x_flops_scope;
+    }
+    if (!isnan(v->x_mfu)) {
+        s.mfu = v->x_mfu;
+        s.mfu_scope = MFU_SCOPE_DEVICE;
+    }
+    /* the run's clock in a step dict: growth since the previous row numbered the same way */
+    bool by_bar = st->numbered_by_bar && s.step == st->bar_n && st->bar_fresh;
+    if (isfinite(v->runtime_s)) {
+        double ds = (double)(s.step - st->clock_step);
+        if (st->clock_prev && st->clock_prev_bar == by_bar && ds > 0) {
+            if (isnan(s.step_time_s) && v->runtime_s >= st->clock_runtime_s)
+                s.step_time_s = (v->runtime_s - st->clock_runtime_s) / ds;
+            if (isfinite(v->tokens_seen) && isfinite(st->clock_tokens) &&
+                v->tokens_seen >= st->clock_tokens)
+                s.tokens = (v->tokens_seen - st->clock_tokens) / ds;
+        }
+        st->clock_prev = true;
+        st->clock_prev_bar = by_bar;
+        st->clock_step = s.step;
+        st->clock_runtime_s = v->runtime_s;
+        st->clock_tokens = v->tokens_seen;
     }
     set_convention(st, c);
     rc = mfu__emit(c, &s);
@@ -393,7 +476,7 @@ static mfu_status step_dict(mfu__hft *st, mfu__ictx *c, const dict_vals *v)
 static mfu_status dict_line(mfu__hft *st, mfu__ictx *c, const dict_vals *v)
 {
     mfu_status rc = MFU_OK;
-    if (v->has_runtime) {
+    if (v->has_runtime && !v->has_loss) { /* a step dict with the clock has a 'loss' */
         summary_take(st, v, true);
         st->bar_fresh = false;
         mfu__used(c);

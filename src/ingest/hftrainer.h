@@ -35,6 +35,12 @@ typedef struct mfu__hft {
     int64_t final_step;  /* TrainOutput(global_step=N) */
     int block;           /* inside "***** train metrics *****" (1) or another metrics block (2) */
     mfu__hft_summary sum;
+    /* step dicts that carry the run's clock (Unsloth: train_runtime, num_input_tokens_seen):
+     * the previous row's, to difference */
+    bool clock_prev;
+    bool clock_prev_bar; /* that row was numbered by a bar */
+    int64_t clock_step;
+    double clock_runtime_s, clock_tokens;
 } mfu__hft;
 
 /* Detection score of one line; axolotl selects the Axolotl flavour (see hftrainer.c). */

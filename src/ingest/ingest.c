@@ -3,17 +3,29 @@
  *
  * Detection. Until a format is chosen, each cleaned line is scored by every format's detect()
  * and kept (its raw bytes) in a bounded hold buffer. The format is chosen
- *   - at once when forced (opts->format);
- *   - early, when the leader has at least 5 step lines' worth of score and leads the
- *     runner-up by 2 step lines (a plain log decides within its first step lines);
+ *   - at once when forced (opts->format; a forced format with a prescan hook gets the window
+ *     held for it first);
+ *   - early, when the leader has scored a step line, has at least 5 step lines' worth of score
+ *     and leads the runner-up by 2 step lines (a plain log decides within its first step
+ *     lines); the last resort (generic) early only when no other format scored anything in
+ *     GENERIC_EARLY_LINES of its step lines;
  *   - at the end of the window (MFU_INGEST_DETECT_LINES lines or MFU_INGEST_DETECT_BYTES
- *     held), for the highest score above zero (ties go to the earlier registry entry);
+ *     held) or of the input: the best format that scored a step line; else each format that
+ *     scored hints, best first, is tried on the held lines (a trial: a scratch session) and
+ *     the first that reads a step wins; else the last resort if it has step lines; else, past
+ *     the window, the hint leader (its steps may come later), and at the end of the input an
+ *     error that names the closest formats and why each failed (diagnose());
  *   - a generic reader (jsonl, csv: mfu__format.generic) competes only while no specific
- *     format has scored a step line, so Lightning's metrics.csv header wins over its rows;
- *   - otherwise at the first later line that any format scores (lines past the window that
- *     no format scored are not held, so they are not replayed).
+ *     format has scored a step line, so Lightning's metrics.csv header wins over its rows; the
+ *     last resort scores only lines that no specific format scores;
+ *   - past the window, at the first later line that any format scores (lines past the window
+ *     that no format scored are not held, so they are not replayed).
  * The held lines are then replayed through the chosen format in order, and reading goes on
- * line by line. Memory: the hold buffer, one line buffer and the format's state.
+ * line by line. Memory: the hold buffer, one line buffer and the format's state; a trial
+ * holds one more state and a scratch run of the window's rows.
+ *
+ * Lines whose carriage returns were pasted as the two characters "^M" are cut there as at a
+ * real '\r' once such a line is seen among the first MFU_INGEST_DETECT_LINES.
  */
 #include <errno.h>
 #include <math.h>
@@ -46,9 +58,15 @@ struct mfu_ingest {
     const mfu__format *fmt; /* chosen format, NULL while detecting */
     void *state;
     bool state_live;
-    long *scores; /* per registry entry, while detecting */
+    long *scores;     /* per registry entry, while detecting */
+    long *step_lines; /* per registry entry: lines it scored MFU__DETECT_STEP */
     long scored_lines;
     bool window_over;
+    bool holding; /* a forced format with a prescan hook: its window is being held */
+    bool decided; /* the end-of-window decision (with its trials) was made */
+    bool caret_m; /* carriage returns pasted as "^M": lines are cut there */
+    long caret_checks;
+    char diag[MFU_ERROR_MESSAGE_MAX]; /* why no format read the held lines, "" when unknown */
 
     unsigned char *hold; /* held lines while detecting */
     size_t hold_n, hold_cap;
@@ -88,6 +106,14 @@ void mfu__skip(mfu__ictx *c, const char *fmt, ...)
     }
 }
 
+void mfu__note(mfu__ictx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->ing->stats.note, sizeof c->ing->stats.note, fmt, ap);
+    va_end(ap);
+}
+
 mfu_status mfu__fail_line(mfu__ictx *c, mfu_status code, const char *fmt, ...)
 {
     mfu_error *e = &c->ing->pending;
@@ -107,6 +133,13 @@ mfu_status mfu__fail_line(mfu__ictx *c, mfu_status code, const char *fmt, ...)
 mfu_run_meta *mfu__meta(mfu__ictx *c)
 {
     return mfu_run_meta_mut(c->ing->run);
+}
+
+void mfu__convention(mfu__ictx *c, const char *text)
+{
+    mfu_run_meta *m = mfu_run_meta_mut(c->ing->run);
+    if (!m->convention[0])
+        mfu__strlcpy(m->convention, text, sizeof m->convention);
 }
 
 const mfu_run *mfu__run(const mfu__ictx *c)
@@ -282,7 +315,8 @@ mfu_status mfu_ingest_new(const mfu_ingest_opts *opts, mfu_ingest **out, mfu_err
     ing->run = mfu_run_new();
     ing->clean_buf = malloc(ing->max_line + 1);
     ing->scores = calloc(mfu__format_count(), sizeof *ing->scores);
-    if (!ing->run || !ing->clean_buf || !ing->scores) {
+    ing->step_lines = calloc(mfu__format_count(), sizeof *ing->step_lines);
+    if (!ing->run || !ing->clean_buf || !ing->scores || !ing->step_lines) {
         st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
         goto fail;
     }
@@ -304,6 +338,7 @@ mfu_status mfu_ingest_new(const mfu_ingest_opts *opts, mfu_ingest **out, mfu_err
         if (st != MFU_OK)
             goto fail;
         ing->stats.detected = false;
+        ing->holding = f->prescan != NULL; /* it learns the log from the first lines */
     } else {
         ing->stats.detected = true;
     }
@@ -322,6 +357,7 @@ void mfu_ingest_free(mfu_ingest *ing)
         ing->fmt->cleanup(ing->state);
     free(ing->state);
     free(ing->scores);
+    free(ing->step_lines);
     free(ing->hold);
     free(ing->clean_buf);
     free(ing->map_store);
@@ -401,34 +437,114 @@ static mfu_status hold_line(mfu_ingest *ing, const char *text, size_t len, long 
     return MFU_OK;
 }
 
-/* Choose the format with the best score (index best) and replay the held lines. */
-static mfu_status choose(mfu_ingest *ing, size_t best, mfu_error *err)
+/* Hand the lines held in src's hold buffer to dst's format, in order: its prescan hook first
+ * (when it has one), then line() through dispatch(). src and dst may be the same session. */
+static mfu_status replay(mfu_ingest *src, mfu_ingest *dst, mfu_error *err)
 {
-    mfu_status st = start_format(ing, mfu__format_at(best), err);
-    if (st != MFU_OK)
-        return st;
-    size_t off = 0;
-    while (off < ing->hold_n) {
-        held hd;
-        memcpy(&hd, ing->hold + off, sizeof hd);
-        /* the cleaner reads len bytes of the held text and writes only into clean_buf */
-        const char *text = (const char *)ing->hold + off + sizeof hd;
-        off += sizeof hd + hd.len;
-        mfu__line ln;
-        mfu__clean_line(text, hd.len, hd.lineno, ing->clean_buf, &ln);
-        st = dispatch(ing, &ln, err);
-        if (st != MFU_OK)
-            break;
+    for (int pass = dst->fmt->prescan ? 0 : 1; pass < 2; pass++) {
+        size_t off = 0;
+        while (off < src->hold_n) {
+            held hd;
+            memcpy(&hd, src->hold + off, sizeof hd);
+            /* the cleaner reads len bytes of the held text and writes only into clean_buf */
+            const char *text = (const char *)src->hold + off + sizeof hd;
+            off += sizeof hd + hd.len;
+            mfu__line ln;
+            mfu__clean_line(text, hd.len, hd.lineno, dst->clean_buf, &ln);
+            if (pass == 0) {
+                if (ln.len)
+                    dst->fmt->prescan(dst->state, &ln);
+                continue;
+            }
+            mfu_status st = dispatch(dst, &ln, err);
+            if (st != MFU_OK)
+                return st;
+        }
     }
+    return MFU_OK;
+}
+
+static void drop_hold(mfu_ingest *ing)
+{
     free(ing->hold);
     ing->hold = NULL;
     ing->hold_n = ing->hold_cap = 0;
+}
+
+/* Choose the format at registry index best (or keep the forced one: best < 0) and replay the
+ * held lines through it. */
+static mfu_status choose(mfu_ingest *ing, long best, mfu_error *err)
+{
+    mfu_status st = MFU_OK;
+    if (best >= 0)
+        st = start_format(ing, mfu__format_at((size_t)best), err);
+    ing->holding = false;
+    if (st == MFU_OK)
+        st = replay(ing, ing, err);
+    drop_hold(ing);
     return st;
+}
+
+/* The formats a decision tries at most (the registry holds fewer; registry.c checks it). */
+#define TRIAL_MAX 64
+
+/* What a trial of one format on the held lines gave. */
+typedef struct trial_result {
+    bool done;
+    long steps;   /* rows of the scratch run */
+    long used;    /* lines it used (steps or side lines) */
+    long skipped; /* lines it recognised but could not read */
+    long first_skip_line;
+    char first_skip[120];
+} trial_result;
+
+/* Read the held lines with format f in a scratch session (its own state and run; the line
+ * buffer is shared, the hold buffer only read) and say what it found. A fatal error of the
+ * format counts as no step. */
+static void trial(mfu_ingest *ing, const mfu__format *f, trial_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->done = true;
+    mfu_ingest *t = calloc(1, sizeof *t);
+    if (!t)
+        return;
+    t->opts = ing->opts;
+    t->max_line = ing->max_line;
+    t->detect_lines = ing->detect_lines;
+    t->source = ing->source;
+    t->clean_buf = ing->clean_buf;
+    t->run = mfu_run_new();
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    if (t->run && start_format(t, f, &e) == MFU_OK && replay(ing, t, &e) == MFU_OK &&
+        f->finish) {
+        mfu__ictx c = {t, NULL, 0};
+        (void)f->finish(t->state, &c);
+    }
+    r->steps = (long)mfu_run_count(t->run);
+    r->used = t->stats.used;
+    r->skipped = t->stats.skipped;
+    if (t->stats.nskip_samples) {
+        r->first_skip_line = t->stats.skip_samples[0].line;
+        mfu__strlcpy(r->first_skip, t->stats.skip_samples[0].reason, sizeof r->first_skip);
+    }
+    t->clean_buf = NULL; /* the session's */
+    t->opts.map = NULL;
+    mfu_ingest_free(t);
+}
+
+static long last_resort_index(void)
+{
+    for (size_t i = 0; i < mfu__format_count(); i++)
+        if (mfu__format_at(i)->last_resort)
+            return (long)i;
+    return -1;
 }
 
 static long best_index(const mfu_ingest *ing, long *best_score, long *second)
 {
-    /* Generic readers count only while no specific format has a step line's worth of score. */
+    /* Generic readers count only while no specific format has a step line's worth of score;
+     * the last resort is never the leader here (see decide()). */
     bool specific_step = false;
     for (size_t i = 0; i < mfu__format_count(); i++)
         if (!mfu__format_at(i)->generic && ing->scores[i] >= MFU__DETECT_STEP)
@@ -436,7 +552,8 @@ static long best_index(const mfu_ingest *ing, long *best_score, long *second)
     long bi = -1, bs = 0, s2 = 0;
     for (size_t i = 0; i < mfu__format_count(); i++) {
         long s = ing->scores[i];
-        if (specific_step && mfu__format_at(i)->generic)
+        const mfu__format *f = mfu__format_at(i);
+        if (f->last_resort || (specific_step && f->generic))
             continue;
         if (s > bs) {
             s2 = bs;
@@ -451,30 +568,235 @@ static long best_index(const mfu_ingest *ing, long *best_score, long *second)
     return bi;
 }
 
-/* One logical line while detecting. */
+/* The message of diagnose(): the closest formats from their trials and what would help. */
+static void write_diag(mfu_ingest *ing, const trial_result *tr)
+{
+    size_t n = mfu__format_count();
+    char *d = ing->diag;
+    size_t cap = sizeof ing->diag;
+    snprintf(d, cap, "no known training-log format in %ld lines", ing->scored_lines);
+    int shown = 0;
+    bool taken[TRIAL_MAX] = {false};
+    long lr = last_resort_index();
+    for (int k = 0; k < 2; k++) { /* the two that recognised most of the log */
+        long bi = -1, bv = 0;
+        for (size_t i = 0; i < n && i < TRIAL_MAX; i++) {
+            if (taken[i] || !tr[i].done || (long)i == lr)
+                continue;
+            long v = tr[i].skipped * 4 + tr[i].used * 2 + ing->scores[i];
+            if (v > bv) {
+                bv = v;
+                bi = (long)i;
+            }
+        }
+        if (bi < 0)
+            break;
+        taken[bi] = true;
+        const trial_result *r = &tr[bi];
+        const char *name = mfu__format_at((size_t)bi)->name;
+        mfu__appendf(d, cap, "%s %s: ", shown ? ";" : ". Closest:", name);
+        if (r->skipped)
+            mfu__appendf(d, cap, "%ld line%s of its shape unread (line %ld: %.90s)", r->skipped,
+                         r->skipped == 1 ? "" : "s", r->first_skip_line, r->first_skip);
+        else if (r->used)
+            mfu__appendf(d, cap, "%ld of its side lines (timers, banner, arguments), no step line",
+                         r->used);
+        else
+            mfu__appendf(d, cap, "some lines look like it but none is a step it reads");
+        shown++;
+    }
+    if (lr >= 0 && tr[lr].done && tr[lr].steps > 0)
+        mfu__appendf(d, cap,
+                     "%s generic: %ld lines with a step counter but no step time, rate or "
+                     "timestamp (--format generic reads them as they are)",
+                     shown ? ";" : ". Closest:", tr[lr].steps);
+    mfu__appendf(d, cap,
+                 ". %s with --format NAME (mfu convert --list-formats); for a trainer mfu does "
+                 "not know, name its keys: --format generic --map step=KEY,step_time_s=KEY (or "
+                 "tokens_per_s=KEY)",
+                 shown ? "If it is one of them, check those lines or force it" : "Force a format");
+}
+
+/* Nothing read the held lines: try every format on them (this is rare and only on failure)
+ * and keep the message of write_diag(). */
+static void diagnose(mfu_ingest *ing, trial_result *tr)
+{
+    size_t n = mfu__format_count();
+    for (size_t i = 0; i < n && i < TRIAL_MAX; i++)
+        if (!tr[i].done)
+            trial(ing, mfu__format_at(i), &tr[i]);
+    write_diag(ing, tr);
+}
+
+/* The decision at the end of the window (at_end false: it is over, reading goes on) or of the
+ * input (at_end true). Returns MFU_OK with a format chosen, or none chosen (*none true: no
+ * format reads the held lines; ing->diag says why). */
+static mfu_status decide(mfu_ingest *ing, bool at_end, bool *none, mfu_error *err)
+{
+    *none = false;
+    ing->decided = true;
+    long bs, s2;
+    long bi = best_index(ing, &bs, &s2);
+    if (bi >= 0 && ing->step_lines[bi] > 0)
+        return choose(ing, bi, err);
+    /* hint-only candidates, best first */
+    size_t n = mfu__format_count();
+    trial_result tr[TRIAL_MAX];
+    memset(tr, 0, sizeof tr);
+    for (;;) {
+        long ci = -1, cs = 0;
+        for (size_t i = 0; i < n && i < TRIAL_MAX; i++) {
+            const mfu__format *f = mfu__format_at(i);
+            if (!tr[i].done && !f->last_resort && ing->scores[i] > cs) {
+                cs = ing->scores[i];
+                ci = (long)i;
+            }
+        }
+        if (ci < 0)
+            break;
+        trial(ing, mfu__format_at((size_t)ci), &tr[ci]);
+        if (tr[ci].steps > 0)
+            return choose(ing, ci, err);
+    }
+    long lr = last_resort_index();
+    if (lr >= 0 && ing->step_lines[lr] > 0)
+        return choose(ing, lr, err);
+    if (!at_end && bi >= 0) {
+        diagnose(ing, tr); /* kept in case the run ends empty */
+        return choose(ing, bi, err);
+    }
+    if (at_end && bi >= 0 && mfu__format_at((size_t)bi)->generic)
+        return choose(ing, bi, err); /* jsonl / csv: their own error names the keys */
+    if (at_end) {
+        diagnose(ing, tr);
+        *none = true;
+    }
+    return MFU_OK;
+}
+
+/* The early choice, while the window lasts. */
+#define GENERIC_EARLY_LINES 50
+
+static mfu_status maybe_early(mfu_ingest *ing, mfu_error *err)
+{
+    long bs, s2;
+    long bi = best_index(ing, &bs, &s2);
+    if (bi >= 0 && ing->step_lines[bi] > 0 && bs >= 5 * MFU__DETECT_STEP &&
+        bs - s2 >= 2 * MFU__DETECT_STEP)
+        return choose(ing, bi, err);
+    long lr = last_resort_index();
+    if (lr >= 0 && bi < 0 && ing->step_lines[lr] >= GENERIC_EARLY_LINES)
+        return choose(ing, lr, err);
+    return MFU_OK;
+}
+
+/* One logical line while detecting (or while holding the window of a forced format). */
 static mfu_status detect_line(mfu_ingest *ing, const mfu__rline *rl, mfu_error *err)
 {
-    mfu__line ln;
-    mfu__clean_line(rl->text, rl->len, rl->lineno, ing->clean_buf, &ln);
     long line_score = 0;
-    for (size_t i = 0; i < mfu__format_count(); i++) {
-        int s = ln.len ? mfu__format_at(i)->detect(&ln) : 0;
-        ing->scores[i] += s;
-        line_score += s;
+    if (!ing->holding) {
+        mfu__line ln;
+        mfu__clean_line(rl->text, rl->len, rl->lineno, ing->clean_buf, &ln);
+        long specific = 0, lr_score = 0;
+        size_t lr = (size_t)-1;
+        for (size_t i = 0; i < mfu__format_count(); i++) {
+            const mfu__format *f = mfu__format_at(i);
+            if (!ln.len)
+                break;
+            int sc = f->detect(&ln);
+            if (f->last_resort) {
+                lr = i;
+                lr_score = sc;
+                continue;
+            }
+            ing->scores[i] += sc;
+            ing->step_lines[i] += sc >= MFU__DETECT_STEP;
+            line_score += sc;
+            if (!f->generic)
+                specific += sc;
+        }
+        if (lr != (size_t)-1 && specific == 0 && lr_score > 0) { /* a line nobody else reads */
+            ing->scores[lr] += lr_score;
+            ing->step_lines[lr] += lr_score >= MFU__DETECT_STEP;
+            line_score += lr_score;
+        }
     }
     ing->scored_lines++;
     if (!ing->window_over || line_score > 0) {
         if (hold_line(ing, rl->text, rl->len, rl->lineno) != MFU_OK)
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory holding lines for detection");
     }
-    long bs, s2;
-    long bi = best_index(ing, &bs, &s2);
     if (ing->scored_lines >= (long)ing->detect_lines ||
         ing->hold_n >= (size_t)MFU_INGEST_DETECT_BYTES)
         ing->window_over = true;
-    bool early = bs >= 5 * MFU__DETECT_STEP && bs - s2 >= 2 * MFU__DETECT_STEP;
-    if (bi >= 0 && (early || ing->window_over))
-        return choose(ing, (size_t)bi, err);
+    if (ing->holding)
+        return ing->window_over ? choose(ing, -1, err) : MFU_OK;
+    if (!ing->window_over)
+        return maybe_early(ing, err);
+    if (!ing->decided) {
+        bool none;
+        return decide(ing, false, &none, err);
+    }
+    /* past the window: the first line that any format scores decides */
+    long bs, s2;
+    long bi = best_index(ing, &bs, &s2);
+    if (line_score <= 0)
+        return MFU_OK;
+    if (bi >= 0)
+        return choose(ing, bi, err);
+    long lr = last_resort_index();
+    return lr >= 0 && ing->step_lines[lr] > 0 ? choose(ing, lr, err) : MFU_OK;
+}
+
+/* Carriage returns pasted as the two characters "^M" (cat -v, vim). */
+static bool has_caret_m(const char *p, size_t n)
+{
+    const char *end = p + n;
+    while (p < end && (p = memchr(p, '^', (size_t)(end - p))) != NULL) {
+        if (p + 1 < end && p[1] == 'M')
+            return true;
+        p++;
+    }
+    return false;
+}
+
+/* One logical line: detection or the chosen format. */
+static mfu_status one_line(mfu_ingest *ing, const mfu__rline *rl, mfu_error *err)
+{
+    if (!ing->fmt || ing->holding)
+        return detect_line(ing, rl, err);
+    mfu__line ln;
+    if (rl->clean && rl->wtext) /* nothing to remove: no copy */
+        mfu__clean_line_inplace(rl->wtext, rl->len, rl->lineno, &ln);
+    else
+        mfu__clean_line(rl->text, rl->len, rl->lineno, ing->clean_buf, &ln);
+    return dispatch(ing, &ln, err);
+}
+
+/* A line from the reader: cut at each "^M" when the log shows its carriage returns so (the
+ * first MFU_INGEST_DETECT_LINES lines decide), as the reader cuts at '\r'. */
+static mfu_status take_line(mfu_ingest *ing, const mfu__rline *rl, mfu_error *err)
+{
+    if (ing->caret_checks < (long)ing->detect_lines) {
+        ing->caret_checks++;
+        if (!ing->caret_m && has_caret_m(rl->text, rl->len))
+            ing->caret_m = true;
+    }
+    if (!ing->caret_m || !has_caret_m(rl->text, rl->len))
+        return one_line(ing, rl, err);
+    const char *p = rl->text, *end = rl->text + rl->len;
+    while (p <= end) {
+        const char *q = p;
+        while (q < end && !(q[0] == '^' && q + 1 < end && q[1] == 'M'))
+            q++;
+        mfu__rline piece = {p, (size_t)(q - p), rl->lineno, false, false, NULL};
+        if (piece.len) {
+            mfu_status st = one_line(ing, &piece, err);
+            if (st != MFU_OK)
+                return st;
+        }
+        p = q + 2;
+    }
     return MFU_OK;
 }
 
@@ -528,15 +850,16 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
             }
             continue;
         }
-        if (!ing->fmt) {
-            st = detect_line(ing, &rl, err);
-        } else {
+        if (ing->fmt && !ing->holding && !ing->caret_m &&
+            ing->caret_checks >= (long)ing->detect_lines) { /* the hot path, as take_line */
             mfu__line ln;
             if (rl.clean && rl.wtext) /* nothing to remove: no copy */
                 mfu__clean_line_inplace(rl.wtext, rl.len, rl.lineno, &ln);
             else
                 mfu__clean_line(rl.text, rl.len, rl.lineno, ing->clean_buf, &ln);
             st = dispatch(ing, &ln, err);
+        } else {
+            st = take_line(ing, &rl, err);
         }
         if (st != MFU_OK)
             break;
@@ -623,20 +946,36 @@ mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err)
         return mfu__fail(err, MFU_E_INVALID, 0,
                          "this ingest session already failed; start a new one");
     const char *src = ing->source ? ing->source : "input";
-    if (!ing->fmt) {
-        long bs, s2;
-        long bi = best_index(ing, &bs, &s2);
-        if (bi < 0) {
-            ing->failed = true;
-            return mfu__fail(err, MFU_E_EMPTY, 0,
-                             "%s: no known training-log format in %ld lines; if it is one, force "
-                             "it with --format NAME (list: mfu convert --list-formats)",
-                             src, ing->stats.lines);
+    if (!ing->fmt || ing->holding) {
+        mfu_status st = MFU_OK;
+        bool none = false;
+        if (ing->holding) {
+            st = choose(ing, -1, err);
+        } else if (!ing->decided) {
+            st = decide(ing, true, &none, err);
+        } else { /* past the window: as detect_line decides */
+            long bs, s2;
+            long bi = best_index(ing, &bs, &s2), lr = last_resort_index();
+            if (bi < 0 && lr >= 0 && ing->step_lines[lr] > 0)
+                bi = lr;
+            if (bi >= 0)
+                st = choose(ing, bi, err);
+            else
+                none = true;
         }
-        mfu_status st = choose(ing, (size_t)bi, err);
         if (st != MFU_OK) {
             ing->failed = true;
             return st;
+        }
+        if (none) {
+            ing->failed = true;
+            if (ing->diag[0])
+                return mfu__fail(err, MFU_E_EMPTY, 0, "%s: %s", src, ing->diag);
+            return mfu__fail(err, MFU_E_EMPTY, 0,
+                             "%s: no known training-log format in %ld lines; if it is one, force "
+                             "it with --format NAME (list: mfu convert --list-formats), or name "
+                             "its keys: --format generic --map step=KEY,step_time_s=KEY",
+                             src, ing->stats.lines);
         }
     }
     if (ing->fmt->finish) {
@@ -659,6 +998,9 @@ mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err)
     ing->stats.steps = (long)mfu_run_count(ing->run);
     if (mfu_run_count(ing->run) == 0) {
         ing->failed = true;
+        if (ing->diag[0]) /* chosen from side lines past the window; nothing read the window */
+            return mfu__fail(err, MFU_E_EMPTY, 0, "%s: %s (format '%s' was tried on the rest)",
+                             src, ing->diag, ing->fmt->name);
         char why[200] = "";
         if (ing->stats.nskip_samples)
             snprintf(why, sizeof why, "; first problem at line %ld: %s",

@@ -69,6 +69,15 @@ size_t mfu__reader_consumed(const mfu__reader *r);
  * lineno is copied into ln. */
 void mfu__clean_line(const char *text, size_t len, long lineno, char *buf, mfu__line *ln);
 
+/* The prefix rules for pasted logs and less common loggers (clean.c's file comment): strip one
+ * from *sp and return true, else false. *sp lies in a writable buffer: a wrapper that ends the
+ * line (a closing backtick, </code>) is cut off with a NUL. Part of mfu__clean_line; the
+ * reference cleaner of the tests calls it too. */
+bool mfu__strip_more(mfu__span *sp, mfu__line *ln);
+/* After the prefixes: a closing </code> or </pre> left by a paste whose opening tag was on an
+ * earlier line, cut off with a NUL. */
+void mfu__strip_tail(mfu__span *sp);
+
 /* mfu__clean_line for a line without control bytes (mfu__rline.clean) in place: text[0..len]
  * is written (the NUL after the text, trailing blanks), *ln points into text. The result is
  * mfu__clean_line's. */

@@ -501,6 +501,14 @@ double mfu__num_value(mfu__span s)
     return r.value;
 }
 
+void mfu__set_loss(mfu_step *s, const mfu__num *n)
+{
+    bool bad = n->kind == MFU__NUM_NAN || n->kind == MFU__NUM_INF;
+    s->loss = bad ? NAN : n->value;
+    if (bad)
+        s->flags |= MFU_STEP_LOSS_NAN;
+}
+
 bool mfu__int_parse(mfu__span s, int64_t *out)
 {
     mfu__num r;

@@ -10,6 +10,7 @@
 #define MFU_INGEST_TEST_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,51 @@ static inline mfu_status ingest_expect_error(const char *text, size_t n, const c
     mfu_status st = ingest_buffer_opts(text, n, &o, &run, NULL, e);
     mfu_run_free(run);
     return st;
+}
+
+/* Ingest text with a format (NULL: detect) and --map entries; fails the test unless the status
+ * is want. Returns the run (NULL on failure), *st and *e filled. */
+static inline mfu_run *ingest_text_map(const char *text, const char *format,
+                                       const char *const *map, size_t nmap,
+                                       mfu_ingest_stats *st, mfu_status want, mfu_error *e)
+{
+    mfu_ingest_opts o;
+    memset(&o, 0, sizeof o);
+    o.format = format;
+    o.map = map;
+    o.nmap = nmap;
+    mfu_run *run = NULL;
+    memset(e, 0, sizeof *e);
+    mfu_status rc = ingest_buffer_opts(text, strlen(text), &o, &run, st, e);
+    if (rc != want)
+        fail_msg("status %d, expected %d: %s", rc, want, e->message);
+    return run;
+}
+
+/* A growable text for writing test logs: ingest_tput(&b, fmt, ...) appends; free(b.p). */
+typedef struct ingest_tbuf {
+    char *p;
+    size_t n, cap;
+} ingest_tbuf;
+
+static inline void ingest_tput(ingest_tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void ingest_tput(ingest_tbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[2048];
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= sizeof tmp)
+        fail_msg("ingest_tput: a line of %d bytes", k);
+    if (b->n + (size_t)k + 1 > b->cap) {
+        b->cap = (b->n + (size_t)k + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p)
+            fail_msg("ingest_tput: out of memory");
+    }
+    memcpy(b->p + b->n, tmp, (size_t)k + 1);
+    b->n += (size_t)k;
 }
 
 /* Row i of run (fails the test when out of range). */

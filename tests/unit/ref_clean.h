@@ -1,7 +1,8 @@
 /*
  * ref_clean.h - the line cleaner as it was before its fast paths (src/ingest/clean.c at commit
  * 27f7d81, functions renamed ref_*), kept as the reference that test_ingest_fast.c compares
- * the current cleaner with on a generated corpus. Test code only.
+ * the current cleaner with on a generated corpus. Test code only. The prefix rules added later
+ * (mfu__strip_more, issue 10) are called from here as they are from the cleaner.
  */
 #ifndef MFU_REF_CLEAN_H
 #define MFU_REF_CLEAN_H
@@ -203,7 +204,7 @@ static bool ref_strip_one(mfu__span *sp, mfu__line *ln)
             }
         }
     }
-    return false;
+    return mfu__strip_more(sp, ln); /* the rules added after the fast paths */
 }
 
 static void ref_clean_line(const char *text, size_t len, long lineno, char *buf, mfu__line *ln)
@@ -248,6 +249,7 @@ static void ref_clean_line(const char *text, size_t len, long lineno, char *buf,
     mfu__span s = {buf, k};
     for (int round = 0; round < 16 && ref_strip_one(&s, ln); round++)
         ;
+    mfu__strip_tail(&s);
     s = mfu__span_trim(s);
     ln->text = s.p;
     ln->len = s.n;

@@ -12,22 +12,6 @@
 #include "ingest_test.h"
 #include "util/util.h"
 
-static mfu_run *ingest_map(const char *text, const char *format, const char *const *map,
-                           size_t nmap, mfu_ingest_stats *st, mfu_status want, mfu_error *e)
-{
-    mfu_ingest_opts o;
-    memset(&o, 0, sizeof o);
-    o.format = format;
-    o.map = map;
-    o.nmap = nmap;
-    mfu_run *run = NULL;
-    memset(e, 0, sizeof *e);
-    mfu_status rc = ingest_buffer_opts(text, strlen(text), &o, &run, st, e);
-    if (rc != want)
-        fail_msg("status %d, expected %d: %s", rc, want, e->message);
-    return run;
-}
-
 static void jsonl_default_and_mapped(void **state)
 {
     (void)state;
@@ -42,7 +26,7 @@ static void jsonl_default_and_mapped(void **state)
         "{\"step\": 2, \"loss\": NaN, \"memory_bytes\": \"2GiB\", \"rank\": 3}\n"
         "{\"step\": 3, \"loss\": 2.4, \"broken\": }\n"
         "{\"epoch\": 1}\n";
-    mfu_run *run = ingest_map(text, NULL, NULL, 0, &st, MFU_OK, &e);
+    mfu_run *run = ingest_text_map(text, NULL, NULL, 0, &st, MFU_OK, &e);
     assert_string_equal(st.format, "jsonl");
     assert_int_equal(mfu_run_count(run), 2);
     mfu_step s = ingest_row(run, 0);
@@ -67,7 +51,7 @@ static void jsonl_default_and_mapped(void **state)
     /* user keys, a factor, a dotted path */
     static const char *const map[] = {"step=it,step_time_s=timing.dt_ms*0.001",
                                       "tokens_per_s=perf.tps"};
-    run = ingest_map("{\"it\": 7, \"timing\": {\"dt_ms\": 420}, \"perf\": {\"tps\": 9e4}}\n",
+    run = ingest_text_map("{\"it\": 7, \"timing\": {\"dt_ms\": 420}, \"perf\": {\"tps\": 9e4}}\n",
                      "jsonl", map, 2, &st, MFU_OK, &e);
     s = ingest_row(run, 0);
     assert_int_equal(s.step, 7);
@@ -83,24 +67,24 @@ static void jsonl_errors(void **state)
     mfu_ingest_stats st;
     mfu_error e;
     /* no object has a step: MFU_E_MISSING naming the keys and the fix */
-    mfu_run *run = ingest_map("{\"it\": 1, \"loss\": 2}\n{\"it\": 2, \"loss\": 1}\n", NULL, NULL, 0,
+    mfu_run *run = ingest_text_map("{\"it\": 1, \"loss\": 2}\n{\"it\": 2, \"loss\": 1}\n", NULL, NULL, 0,
                               &st, MFU_E_MISSING, &e);
     assert_null(run);
     assert_non_null(strstr(e.message, "--map step=KEY"));
     assert_non_null(strstr(e.message, "it, loss"));
     static const char *const bad1[] = {"speed=tps"};
-    ingest_map("{\"step\": 1}\n", "jsonl", bad1, 1, &st, MFU_E_INVALID, &e);
+    ingest_text_map("{\"step\": 1}\n", "jsonl", bad1, 1, &st, MFU_E_INVALID, &e);
     assert_non_null(strstr(e.message, "unknown field 'speed'"));
     assert_non_null(strstr(e.message, "step_time_s"));
     assert_string_equal(e.field, "--map");
     static const char *const bad2[] = {"step"};
-    ingest_map("{\"step\": 1}\n", "jsonl", bad2, 1, &st, MFU_E_INVALID, &e);
+    ingest_text_map("{\"step\": 1}\n", "jsonl", bad2, 1, &st, MFU_E_INVALID, &e);
     assert_non_null(strstr(e.message, "FIELD=COLUMN"));
     static const char *const bad3[] = {"step_time_s=dt*abc"};
-    ingest_map("{\"step\": 1}\n", "jsonl", bad3, 1, &st, MFU_E_INVALID, &e);
+    ingest_text_map("{\"step\": 1}\n", "jsonl", bad3, 1, &st, MFU_E_INVALID, &e);
     assert_non_null(strstr(e.message, "factor"));
     /* a step that is not an integer is not a step */
-    run = ingest_map("{\"step\": 1.5}\n{\"step\": 2}\n", "jsonl", NULL, 0, &st, MFU_OK, &e);
+    run = ingest_text_map("{\"step\": 1.5}\n{\"step\": 2}\n", "jsonl", NULL, 0, &st, MFU_OK, &e);
     assert_int_equal(mfu_run_count(run), 1);
     mfu_run_free(run);
 }
@@ -118,7 +102,7 @@ static void csv_with_map(void **state)
                        "4,nan,405,42.0,x\r\n"
                        ",2.2,405,42.0,x\r\n"
                        "4,,,,val\r\n";
-    mfu_run *run = ingest_map(text, NULL, map, 2, &st, MFU_OK, &e);
+    mfu_run *run = ingest_text_map(text, NULL, map, 2, &st, MFU_OK, &e);
     assert_string_equal(st.format, "csv");
     assert_int_equal(mfu_run_count(run), 3);
     mfu_step s = ingest_row(run, 0);
@@ -137,18 +121,18 @@ static void csv_with_map(void **state)
     mfu_run_free(run);
 
     /* TSV, column names as the fields' own */
-    run = ingest_map("step\tloss\tstep_time_s\n10\t1.5\t0.5\n20\t1.4\t0.6\n", "csv", NULL, 0, &st,
+    run = ingest_text_map("step\tloss\tstep_time_s\n10\t1.5\t0.5\n20\t1.4\t0.6\n", "csv", NULL, 0, &st,
                      MFU_OK, &e);
     assert_int_equal(mfu_run_count(run), 2);
     assert_near(ingest_row(run, 1).step_time_s, 0.6, 0);
     mfu_run_free(run);
 
     /* no step column: MFU_E_MISSING with the header and the fix */
-    run = ingest_map("a,b,c\n1,2,3\n", NULL, NULL, 0, &st, MFU_E_MISSING, &e);
+    run = ingest_text_map("a,b,c\n1,2,3\n", NULL, NULL, 0, &st, MFU_E_MISSING, &e);
     assert_non_null(strstr(e.message, "a,b,c"));
     assert_non_null(strstr(e.message, "--map step=COLUMN"));
     static const char *const badcol[] = {"step=a,loss=nosuch"};
-    run = ingest_map("a,b,c\n1,2,3\n", "csv", badcol, 1, &st, MFU_E_MISSING, &e);
+    run = ingest_text_map("a,b,c\n1,2,3\n", "csv", badcol, 1, &st, MFU_E_MISSING, &e);
     assert_non_null(strstr(e.message, "nosuch"));
 }
 
