@@ -166,6 +166,12 @@ typedef struct mfu_analysis_options {
     bool detect_warmup;       /* false: no warm-up and no settle steps (default true) */
     bool steady_only;         /* only which rows count and the steady level: no level shifts,
                                * boundaries or findings (cheaper; default false) */
+    bool flops_relative;      /* the FLOPs per token are known only up to one constant factor
+                               * (a framework's MFU without its peak or device): the terms stand,
+                               * but no FLOP/s, capacity or FLOPs per token is stated (levels
+                               * keep them in those units, flagged; default false) */
+    char rate_name[24];       /* what the series' tokens/s are, for the sentences: "tokens/s"
+                               * (the default), "tokens/s per device", "steps/s" */
 } mfu_analysis_options;
 
 /* Fill *o with the defaults above. o must not be NULL. */
@@ -210,6 +216,8 @@ typedef struct mfu_level {
     char recompute[MFU_SERIES_LABEL_MAX];
     double rho; /* lag-1 autocorrelation of ln tokens/s the intervals allow for (NaN: none) */
     double vif; /* how much that widens them: the variance factor of the median (>= 1) */
+    bool flops_relative; /* capacity and FLOPs per token are in units of an unknown peak:
+                            only their ratios mean anything (options.flops_relative) */
 } mfu_level;
 
 /* The terms of the decomposition of Δln(tokens/s). */
@@ -242,6 +250,7 @@ typedef struct mfu_decomposition {
                                         MFU term is the change of achieved FLOP/s per device */
     char config_change[160];         /* "sequence 4096 → 1024, devices 8 → 16", "" if none */
     char sentence[MFU_SENTENCE_MAX]; /* see mfu_decomposition_sentence() */
+    char rate_name[24];              /* what tokens/s are (options.rate_name) */
 } mfu_decomposition;
 
 typedef enum mfu_segment_cause {

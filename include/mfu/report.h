@@ -155,6 +155,10 @@ typedef struct mfu_report_context {
                             under the framework's convention (stack.name), not mfu's count */
     size_t context_breaks; /* stretches of steps where the given context does not match the
                               log's own figures (the notes say where and what they imply) */
+    bool flops_relative; /* mfu_from_log, and the log's FLOPs per token are known only up to a
+                            factor: it prints MFU without FLOP/s and names no device (units of
+                            its unknown peak), or no device count (per job): the analysis
+                            states no FLOP/s, capacity or FLOPs per token, only their ratios */
 } mfu_report_context;
 
 /* One piece of context that is missing, and the option that supplies it. */

@@ -21,6 +21,7 @@
  * not shown, and the MFU term of a change is the change of achieved FLOP/s per device.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ void mfu_analysis_options_init(mfu_analysis_options *o)
     o->throttle_min_drop = 0.05;
     o->straggler_min = 0.03;
     o->detect_warmup = true;
+    snprintf(o->rate_name, sizeof o->rate_name, "tokens/s");
 }
 
 /* Of the usable rows, those this many times faster than their median are timing artifacts. */
@@ -219,7 +221,7 @@ static void derive(mfu_analysis *a)
     for (size_t i = 0; i < a->n; i++) {
         if (pos(F[i])) {
             any_f = true;
-            any_c = any_c || (pos(DEV[i]) && pos(PEAK[i]));
+            any_c = any_c || (pos(DEV[i]) && pos(PEAK[i])) || pos(GM[i]);
         }
     }
     a->has_flops = any_f;
@@ -249,6 +251,9 @@ static void derive(mfu_analysis *a)
         double f = F[i];
         double dev = pos(DEV[i]) ? DEV[i] : a->capacity_unknown ? 1 : DEV[i];
         double c = a->capacity_unknown ? dev : DEV[i] * PEAK[i];
+        /* no devices x peak but a given MFU: the capacity that MFU was measured against */
+        if (!a->capacity_unknown && !pos(c) && pos(GM[i]) && pos(f) && pos(t) && pos(k))
+            c = (isfinite(UT[i]) && real_tokens ? UT[i] : k) / t * f / GM[i];
         double h = isfinite(H[i]) ? H[i] : f;
         bool bad_time = isfinite(step_time) && step_time <= 0;
         bool ok = !bad_time && pos(t) && pos(k) && pos(u);
@@ -263,7 +268,8 @@ static void derive(mfu_analysis *a)
         a->h[i] = ok ? h : NAN;
         a->c[i] = ok ? c : NAN;
         a->d[MFU_D_STEP_TIME_S][i] = step_time;
-        a->d[MFU_D_CAPACITY_FLOPS_PER_S][i] = pos(c) && !a->capacity_unknown ? c : NAN;
+        bool rel = a->opt.flops_relative; /* FLOPs in units of an unknown peak: no FLOP/s */
+        a->d[MFU_D_CAPACITY_FLOPS_PER_S][i] = pos(c) && !a->capacity_unknown && !rel ? c : NAN;
         if (ok) {
             double tps = pos(TPS[i]) ? TPS[i] : k / t;
             double utps = u == k ? tps : tps * (u / k);
@@ -272,8 +278,8 @@ static void derive(mfu_analysis *a)
             bool fl = a->has_flops, mf = fl && !a->capacity_unknown;
             a->d[MFU_D_MFU][i] = !mf ? NAN : isfinite(GM[i]) ? GM[i] : utps * f / c;
             a->d[MFU_D_HFU][i] = !mf ? NAN : isfinite(GH[i]) ? GH[i] : tps * h / c;
-            a->d[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE][i] = fl ? utps * f / dev : NAN;
-            a->d[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = fl ? tps * h / dev : NAN;
+            a->d[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE][i] = fl && !rel ? utps * f / dev : NAN;
+            a->d[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = fl && !rel ? tps * h / dev : NAN;
         } else {
             for (int col = MFU_D_TOKENS_PER_S; col <= MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE; col++)
                 a->d[col][i] = NAN;

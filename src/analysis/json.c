@@ -45,9 +45,13 @@ json_t *mfu__level_json(const mfu_level *l)
     json_object_set_new(o, "model_flops_per_s_per_device", num(l->model_flops_per_s_per_device));
     json_object_set_new(o, "hardware_flops_per_s_per_device",
                         num(l->hardware_flops_per_s_per_device));
-    json_object_set_new(o, "capacity_flops_per_s", num(l->capacity_flops_per_s));
-    json_object_set_new(o, "flops_per_token", num(l->model_flops_per_token));
-    json_object_set_new(o, "hardware_flops_per_token", num(l->hardware_flops_per_token));
+    /* FLOPs in units of an unknown peak are no figures to print (their ratios are the terms) */
+    bool rel = l->flops_relative;
+    json_object_set_new(o, "capacity_flops_per_s", num(rel ? NAN : l->capacity_flops_per_s));
+    json_object_set_new(o, "flops_per_token", num(rel ? NAN : l->model_flops_per_token));
+    json_object_set_new(o, "hardware_flops_per_token",
+                        num(rel ? NAN : l->hardware_flops_per_token));
+    json_object_set_new(o, "flops_relative", json_boolean(rel));
     json_object_set_new(o, "useful_fraction", num(l->useful_fraction));
     json_t *tot = json_object();
     if (tot) {

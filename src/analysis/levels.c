@@ -195,6 +195,7 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     double vif = opt->intervals ? mfu__median_vif(rho) : 1;
     out->rho = rho;
     out->vif = vif;
+    out->flops_relative = opt->flops_relative;
     bool fl = a->has_flops;
     bool mf = fl && !a->capacity_unknown;
     out->tokens_per_s = col_median(a->d[MFU_D_TOKENS_PER_S], idx, m, tmp, vif, opt, true);
@@ -273,10 +274,17 @@ static void config_text(const mfu_level *A, const mfu_level *B, int which, char 
     if (which & CFG_WORKLOAD) {
         append_change(buf, n, "sequence", A->seq_len, B->seq_len);
         append_change(buf, n, "global batch", A->global_batch, B->global_batch);
-        if (!buf[0] && isfinite(A->model_flops_per_token) && isfinite(B->model_flops_per_token) &&
-            fabs(log(B->model_flops_per_token / A->model_flops_per_token)) > 1e-6)
-            mfu__appendf(buf, n, "FLOPs/token %.4g \xe2\x86\x92 %.4g GFLOP",
-                         A->model_flops_per_token / 1e9, B->model_flops_per_token / 1e9);
+        double fa = A->model_flops_per_token, fb = B->model_flops_per_token;
+        if (!buf[0] && isfinite(fa) && isfinite(fb) && fabs(log(fb / fa)) > 1e-6) {
+            if (A->flops_relative || B->flops_relative) { /* units unknown: the ratio only */
+                char q[32];
+                mfu__fmt_pct(q, sizeof q, fb / fa - 1);
+                mfu__appendf(buf, n, "FLOPs/token %s", q);
+            } else {
+                mfu__appendf(buf, n, "FLOPs/token %.4g \xe2\x86\x92 %.4g GFLOP", fa / 1e9,
+                             fb / 1e9);
+            }
+        }
     }
     if (which & CFG_CAPACITY) {
         append_change(buf, n, "devices", A->devices, B->devices);
@@ -361,6 +369,8 @@ bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mf
             tc->size_known = (tc->hi_pct - tc->lo_pct) / 2 < opt->size_threshold;
         }
     }
+    snprintf(out->rate_name, sizeof out->rate_name, "%s",
+             opt->rate_name[0] ? opt->rate_name : "tokens/s");
     mfu_decomposition_sentence(out, out->sentence, sizeof out->sentence);
     return true;
 }
@@ -402,7 +412,7 @@ bool mfu_decomposition_sentence(const mfu_decomposition *d, char *buf, size_t n)
     char p[40];
     const mfu_term_change *T = d->term;
     mfu__fmt_pct(p, sizeof p, T[MFU_TERM_TOKENS_PER_S].pct);
-    bool ok = mfu__appendf(buf, n, "tokens/s %s", p);
+    bool ok = mfu__appendf(buf, n, "%s %s", d->rate_name[0] ? d->rate_name : "tokens/s", p);
     if (isfinite(T[MFU_TERM_TOKENS_PER_S].lo_pct) && !T[MFU_TERM_TOKENS_PER_S].direction_certain)
         ok = mfu__appendf(buf, n, " (within noise)") && ok;
     if (!isfinite(T[MFU_TERM_MFU].dln)) {

@@ -163,7 +163,7 @@ static void print_text(const side *sa, const side *sb, const mfu_decomposition *
         printf("%s\n", note);
     for (int k = 0; k < 2; k++) {
         window_words(w, sizeof w, S[k]);
-        explain_out_level(lev, sizeof lev, L[k]);
+        explain_out_level(lev, sizeof lev, L[k], unit);
         printf("%c  %s, %s: %zu steady steps (%lld-%lld), %s; median step %.4g s\n", "AB"[k],
                S[k] -> path, w, L[k] -> steps, (long long)L[k] -> first_step,
                (long long)L[k] -> last_step, lev, L[k] -> step_time_s.value);
@@ -347,6 +347,8 @@ int cmd_compare(int argc, char **argv)
         mfu_decomposition d;
         mfu_error e;
         memset(&e, 0, sizeof e);
+        snprintf(ra.analysis.rate_name, sizeof ra.analysis.rate_name, "%s",
+                 explain_out_rate(unit));
         mfu_status st = mfu_compare(an_a, sides[0].w, an_b, sides[1].w, &ra.analysis, &d, &e);
         if (st == MFU_E_EMPTY) {
             /* which side: the one without a steady step in its window */

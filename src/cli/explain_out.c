@@ -55,12 +55,19 @@ void explain_out_mfu(char *buf, size_t n, mfu_interval m)
         mfu__appendf(buf, n, " [%.2f, %.2f]", 100 * m.lo, 100 * m.hi);
 }
 
-void explain_out_level(char *buf, size_t n, const mfu_level *l)
+const char *explain_out_rate(const char *unit)
+{
+    if (!unit || strcmp(unit, "tokens") == 0)
+        return "tokens/s";
+    return strcmp(unit, "steps") == 0 ? "steps/s" : "tokens/s per device";
+}
+
+void explain_out_level(char *buf, size_t n, const mfu_level *l, const char *unit)
 {
     char a[32], lo[32], hi[32];
     buf[0] = '\0';
     rate(a, sizeof a, l->tokens_per_s.value);
-    mfu__appendf(buf, n, "tokens/s %s", a);
+    mfu__appendf(buf, n, "%s %s", explain_out_rate(unit), a);
     if (isfinite(l->tokens_per_s.lo)) {
         rate(lo, sizeof lo, l->tokens_per_s.lo);
         rate(hi, sizeof hi, l->tokens_per_s.hi);
@@ -72,14 +79,14 @@ void explain_out_level(char *buf, size_t n, const mfu_level *l)
         mfu__appendf(buf, n, ", %s", m);
 }
 
-void explain_out_total(char *buf, size_t n, const mfu_level *l)
+void explain_out_total(char *buf, size_t n, const mfu_level *l, const char *unit)
 {
     char a[32];
     buf[0] = '\0';
     if (!(l->total_time_s > 0) || !isfinite(l->stall_time_s))
         return;
     rate(a, sizeof a, l->total_tokens_per_s);
-    mfu__appendf(buf, n, "total (stalls included): tokens/s %s", a);
+    mfu__appendf(buf, n, "total (stalls included): %s %s", explain_out_rate(unit), a);
     if (isfinite(l->total_mfu))
         mfu__appendf(buf, n, ", MFU %.2f%%", 100 * l->total_mfu);
     mfu__appendf(buf, n, "; steps slower than the typical one cost %.4g s of %.4g s (%.0f%%)",
@@ -173,16 +180,14 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
     if (w->steps)
         fprintf(out, "%s warm-up %lld-%lld excluded", ns == 1 ? "," : ";", (long long)w->first_step,
                 (long long)w->last_step);
-    if (unit && strcmp(unit, "tokens") != 0)
-        fprintf(out, "; throughput in %s", strcmp(unit, "steps") == 0 ? "steps/s" : unit);
     if (ns == 1) { /* one line is enough */
         const mfu_level *l = &mfu_analysis_segment(a, 0)->level;
         char lev[256];
-        explain_out_level(lev, sizeof lev, l);
+        explain_out_level(lev, sizeof lev, l, unit);
         fprintf(out, ": median %s\n", lev);
         /* the medians are the typical step; when stalls cost real time, the total says so */
         if (l->total_time_s > 0 && l->stall_time_s >= STALL_NOTE_SHARE * l->total_time_s) {
-            explain_out_total(lev, sizeof lev, l);
+            explain_out_total(lev, sizeof lev, l, unit);
             fprintf(out, "  (%s)\n", lev);
         }
         return;
@@ -193,9 +198,10 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
     cli_table *t = cli_table_new();
     if (!t)
         return;
-    const char *head[] = {"#",      "steps",           "cause",
-                          "settle", "median tokens/s", "95% interval",
-                          "MFU",    "95% interval",    "median step (s)"};
+    char med[48];
+    snprintf(med, sizeof med, "median %s", explain_out_rate(unit));
+    const char *head[] = {"#",   "steps",        "cause", "settle",         med, "95% interval",
+                          "MFU", "95% interval", "median step (s)"};
     cli_table_row(t, 9, head);
     for (size_t i = 0; i < ns; i++) {
         const mfu_segment *g = mfu_analysis_segment(a, i);

@@ -200,8 +200,19 @@ static void print_summary(FILE *out, const mfu_report *r)
             mfu_report_summary(r, MFU_RS_TOKENS_PER_S).n == s.n)
             continue;
         if ((rows[i].s == MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE || rows[i].s == MFU_RS_HFU) &&
-            same_hw)
+            (same_hw || ctx->mfu_from_log))
             continue;
+        /* the log's own figures shown as MFU and FLOP/s (no model): their printed rows repeat
+         * them unless they differ (an EMA the framework printed) */
+        if (ctx->mfu_from_log &&
+            (rows[i].s == MFU_RS_REPORTED_MFU ||
+             rows[i].s == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE)) {
+            mfu_report_stat g = mfu_report_summary(
+                r, rows[i].s == MFU_RS_REPORTED_MFU ? MFU_RS_MFU
+                                                    : MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE);
+            if (g.n == s.n && fabs(g.median - s.median) <= 1e-9 * fabs(s.median))
+                continue;
+        }
         /* a printed figure that a comparison below shows already */
         bool compared = false;
         for (size_t k = 0; k < mfu_report_comparison_count(r); k++) {
@@ -219,12 +230,20 @@ static void print_summary(FILE *out, const mfu_report *r)
             if (g.n == s.n && g.median == s.median && g.mean == s.mean)
                 continue;
         }
-        char c[4][32];
+        char c[4][32], label[128];
+        const char *lab = rows[i].label;
+        if (ctx->mfu_from_log && (rows[i].s == MFU_RS_MFU ||
+                                  rows[i].s == MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE)) {
+            snprintf(label, sizeof label, "%s (%s's)",
+                     rows[i].s == MFU_RS_MFU ? "MFU" : "TFLOP/s per device",
+                     ctx->stack.name[0] ? ctx->stack.framework : "the log");
+            lab = label;
+        }
         fmt(c[0], sizeof c[0], s.median, rows[i].k);
         fmt(c[1], sizeof c[1], s.mean, rows[i].k);
         fmt(c[2], sizeof c[2], s.p10, rows[i].k);
         fmt(c[3], sizeof c[3], s.p90, rows[i].k);
-        const char *cells[] = {rows[i].label, c[0], c[1], c[2], c[3]};
+        const char *cells[] = {lab, c[0], c[1], c[2], c[3]};
         cli_table_row(t, 5, cells);
         nrows++;
     }
@@ -272,7 +291,7 @@ static void print_comparisons(FILE *out, const mfu_report *r)
     }
     mfu_report_stat m = mfu_report_summary(r, MFU_RS_MFU);
     mfu_report_stat rm = mfu_report_summary(r, MFU_RS_REPORTED_MFU);
-    if (m.n && (n || rm.n)) {
+    if (m.n && (n || rm.n) && !c->mfu_from_log) { /* the log's own MFU is no recount */
         char a[32], b[32];
         fmt(a, sizeof a, m.median, F_PCT);
         fmt(b, sizeof b, c->peak_flops_per_s, F_TFLOPS);
@@ -396,6 +415,7 @@ static json_t *context_json(const mfu_report *r)
     json_object_set_new(o, "implied_peak_flops", num(c->implied_peak_flops_per_s));
     json_object_set_new(o, "implied_flops_per_token", num(c->implied_flops_per_token));
     json_object_set_new(o, "mfu_from_log", json_boolean(c->mfu_from_log));
+    json_object_set_new(o, "flops_relative", json_boolean(c->flops_relative));
     json_object_set_new(o, "context_breaks", json_integer((json_int_t)c->context_breaks));
     json_object_set_new(o, "start_time_s",
                         c->start_time_s ? json_integer((json_int_t)c->start_time_s) : json_null());

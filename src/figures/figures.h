@@ -146,7 +146,8 @@ typedef enum mfu__fcol {
     MFU__FC_LOG_PEAK,             /* the log's peak per device: its TFLOP/s / its MFU */
     MFU__FC_LOG_MFU,              /* the log's own MFU of this step (an EMA undone) */
     MFU__FC_LOG_TOKENS,           /* tokens the step printed (or its samples x sequence) */
-    MFU__FC_BASE_TPD,             /* tokens/s per device before the FLOPs check's verdict */
+    MFU__FC_BASE_TPS,             /* tokens/s of the job before the FLOPs check's verdict */
+    MFU__FC_OWN_TPD,              /* the framework's printed tokens/s per device (NaN: none) */
     MFU__FC_COUNT
 } mfu__fcol;
 
@@ -173,7 +174,10 @@ typedef enum mfu__tok_source {
 /* Row flags. */
 enum {
     MFU__FR_SEQ_INFERRED = 1u << 0,   /* the sequence length is the one the log implies */
-    MFU__FR_TOKENS_INFERRED = 1u << 1 /* tokens per step follow the log, not the context */
+    MFU__FR_TOKENS_INFERRED = 1u << 1, /* tokens per step follow the log, not the context */
+    MFU__FR_LOG_OWN_TPS = 1u << 2,     /* the log's FLOPs per token are per its own tokens/s */
+    MFU__FR_LOG_PER_JOB = 1u << 3,     /* ... per the job's tokens/s (the device count unknown) */
+    MFU__FR_LOG_NO_PEAK = 1u << 4      /* ... in units of the framework's unknown peak */
 };
 
 /* ---- context (context.c) ------------------------------------------------------------------ */
@@ -194,8 +198,9 @@ typedef struct mfu__frun {
     double ratio;        /* log_fpt / ctx_fpt (NaN without a model) */
     bool holds;          /* the given context matches the log here */
     bool tracks;         /* the counted tokens follow the context's sequence length */
+    bool given;          /* the counted tokens are the caller's or the header's, not the log's */
+    bool batch_printed;  /* the log prints its sequences per step (or samples/s) here */
     double seq;          /* the sequence length the log implies here (NaN: the context's) */
-    bool seq_approx;     /* seq is the nearest whole length, not a round one */
     double tokens_scale; /* tokens per step x this (1: the context's) */
     double fpt_scale;    /* FLOPs per token x this where no sequence length explains it (1) */
 } mfu__frun;

@@ -156,11 +156,11 @@ static double implied_at(mfu__fctx *f, double seq, double seq_c, bool tracks)
 }
 
 /* How round a solved sequence length is. */
-enum { SEQ_NONE = 0, SEQ_NEAREST, SEQ_M128, SEQ_POW2 };
+enum { SEQ_NONE = 0, SEQ_ROUND, SEQ_POW2 };
 
-/* The sequence length whose count gives target (see the file comment): a power of two, else a
- * multiple of 128, when one is within tol / 2 of it (*kind SEQ_POW2, SEQ_M128); else the
- * nearest length within tol (SEQ_NEAREST); else NaN (SEQ_NONE). */
+/* The sequence length whose count gives target (see the file comment): a power of two, else 3
+ * or 5 times one, when one is within tol / 2 of it (*kind SEQ_POW2, SEQ_ROUND); else NaN
+ * (SEQ_NONE): a length that is not round is not read as one. */
 static double solve_seq(mfu__fctx *f, double target, double seq_c, bool tracks, double tol,
                         int *kind)
 {
@@ -177,20 +177,17 @@ static double solve_seq(mfu__fctx *f, double target, double seq_c, bool tracks, 
             hi = mid;
     }
     double s = 0.5 * (lo + hi);
-    double cand[2] = {exp2(round(log2(s))), 128 * round(s / 128)};
-    int kinds[2] = {SEQ_POW2, SEQ_M128};
-    for (int k = 0; k < 2; k++) {
+    /* the round lengths near s: a power of two, else 3 or 5 times one (1536, 2560, 6144: the
+     * lengths runs use); a length like 14976 is no one's sequence, it is another model */
+    double p2 = exp2(round(log2(s)));
+    double cand[3] = {p2, 3 * exp2(round(log2(s / 3))), 5 * exp2(round(log2(s / 5)))};
+    int kinds[3] = {SEQ_POW2, SEQ_ROUND, SEQ_ROUND};
+    for (int k = 0; k < 3; k++) {
         double g = implied_at(f, cand[k], seq_c, tracks);
-        if (cand[k] >= SEQ_MIN && pos(g) && fabs(log(g / target)) <= tol / 2) {
+        if (cand[k] >= 64 && pos(g) && fabs(log(g / target)) <= tol / 2) {
             *kind = kinds[k];
             return cand[k];
         }
-    }
-    double r = round(s);
-    double g = implied_at(f, r, seq_c, tracks);
-    if (pos(g) && fabs(log(g / target)) <= tol) {
-        *kind = SEQ_NEAREST;
-        return r;
     }
     return NAN;
 }
@@ -330,16 +327,27 @@ static bool tokens_check(mfu__fctx *f, const mfu__fcols *c, size_t *idx, double 
     return true;
 }
 
-/* Whether the tokens/s of row i were counted from tokens that follow the context's sequence
- * length (batch x sequence) or per-step count (the caller's tokens per step). */
-static bool row_tracks(const mfu__fcols *c, size_t i)
+/* What the log's FLOPs per counted token of row i were counted against. tracks: tokens that
+ * follow the context's sequence length (batch x sequence: a new length moves them too);
+ * given: tokens the caller or the header gave, not the log's own count (they go stale when
+ * the batch changes unprinted); printed: the log prints its sequences per step (or its
+ * samples/s) on the row, so its batch is known. */
+static void row_basis(const mfu__fcols *c, size_t i, bool *tracks, bool *given, bool *printed)
 {
     uint8_t s = c->tps_source[i], t = c->tok_source[i];
-    if (s == MFU__TPS_SAMPLES)
-        return true;
+    *tracks = *given = *printed = false;
+    if (c->flags[i] & MFU__FR_LOG_OWN_TPS)
+        return; /* the framework's own tokens/s: its count, whatever the context says */
+    if (s == MFU__TPS_SAMPLES) {
+        *tracks = *printed = true;
+        return;
+    }
     if (s != MFU__TPS_TOKENS_TIME && s != MFU__TPS_TIME_DELTA)
-        return false;
-    return t != MFU__TOK_STEP && t != MFU__TOK_NONE;
+        return;
+    *tracks = t == MFU__TOK_INPUT_BATCH || t == MFU__TOK_SAMPLES || t == MFU__TOK_HEADER_BATCH;
+    *given = t == MFU__TOK_INPUT_TOKENS || t == MFU__TOK_INPUT_BATCH || t == MFU__TOK_HEADER ||
+             t == MFU__TOK_HEADER_BATCH;
+    *printed = t == MFU__TOK_SAMPLES;
 }
 
 /* The context's count (framework convention) at row i, as if the check had not spoken. */
@@ -421,10 +429,17 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
                 tmp[k++] = cf[j];
         u->ctx_fpt = mfu__median_inplace(tmp, k);
         u->ratio = u->log_fpt / u->ctx_fpt;
-        size_t tracked = 0;
-        for (size_t j = a; j < b; j++)
-            tracked += row_tracks(c, idx[j]);
+        size_t tracked = 0, given = 0, printed = 0;
+        for (size_t j = a; j < b; j++) {
+            bool t, g, p;
+            row_basis(c, idx[j], &t, &g, &p);
+            tracked += t;
+            given += g;
+            printed += p;
+        }
         u->tracks = 2 * tracked > b - a;
+        u->given = 2 * given > b - a;
+        u->batch_printed = printed > 0;
         u->holds = true;
         u->seq = NAN;
         u->tokens_scale = u->fpt_scale = 1;
@@ -450,30 +465,29 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
             double target = u->ratio / rref * stack_fpt_at(f, seq_c);
             double s = isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &kind)
                                        : NAN;
-            /* Counted tokens that follow the context (batch x sequence, tokens per step) move
-             * with the batch as well as with the sequence length, and the FLOPs alone cannot
-             * tell them apart. Where the log prints no batch of its own, a new batch is the
-             * reading unless the length the log implies is a power of two; where it prints its
-             * batch (samples per step), or counts the tokens itself, only a length (or a new
-             * model) explains the move. */
-            bool batch_printed = false;
-            for (size_t i = u->first; i <= u->last && !batch_printed; i++)
-                batch_printed = c->tok_source[i] == MFU__TOK_SAMPLES;
-            bool batch = u->tracks && !batch_printed && kind != SEQ_POW2;
-            if (batch) {
+            /* Counted tokens the caller or the header gave move with an unprinted batch as
+             * well as with the sequence length, and the FLOPs alone cannot tell the two apart:
+             * there a new batch is the reading unless the length the log implies is a power of
+             * two. Where the log prints its batch, or counts its tokens itself, only a length
+             * (or a new model) explains the move. */
+            bool stale = u->given && !u->batch_printed;
+            if (isfinite(s) && s != seq_c && (kind == SEQ_POW2 || !stale))
+                u->seq = s; /* batch x sequence tokens follow it row by row (rows.c) */
+            else if (stale)
                 u->tokens_scale = u->ratio / rref;
-            } else if (isfinite(s) && s != seq_c) {
-                u->seq = s;
-                u->seq_approx = kind == SEQ_NEAREST;
-                bool batch_form = false;
-                for (size_t i = u->first; i <= u->last && !batch_form; i++)
-                    batch_form = c->tok_source[i] == MFU__TOK_INPUT_BATCH ||
-                                 c->tok_source[i] == MFU__TOK_SAMPLES ||
-                                 c->tok_source[i] == MFU__TOK_HEADER_BATCH;
-                if (u->tracks && !batch_form)
-                    u->tokens_scale = s / seq_c;
-            } else {
+            else
                 u->fpt_scale = u->ratio / rref;
+        }
+    }
+    /* log mode: the same reading of a move without a model to solve for a length: where the
+     * counted tokens were given and the log prints no batch, a new batch */
+    if (!x->has_model && ns > 1) {
+        for (size_t r = 1; r < ns; r++) {
+            mfu__frun *u = &runs[r];
+            double q = u->log_fpt / runs[0].log_fpt;
+            if (pos(q) && fabs(log(q)) > MIN_TOL && u->given && !u->batch_printed) {
+                u->tokens_scale = q;
+                u->holds = false;
             }
         }
     }
@@ -485,6 +499,10 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
     /* log mode: without a model, the FLOPs per token, peak and MFU are the log's own */
     f->log_mode = !x->has_model && ns > 0;
     f->c.mfu_from_log = f->log_mode;
+    f->c.flops_relative = false;
+    for (size_t j = 0; j < m && f->log_mode; j++)
+        if (c->flags[idx[j]] & (MFU__FR_LOG_PER_JOB | MFU__FR_LOG_NO_PEAK))
+            f->c.flops_relative = true;
     if (f->log_mode) {
         double sp = x->stack_peak_flops_per_s;
         /* one peak for the whole run unless the stretches' differ (a capacity change): the
@@ -512,12 +530,14 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
         for (size_t r = 0; r < ns; r++) {
             const mfu__frun *u = &runs[r];
             double peak = pos(u->log_peak) ? u->log_peak : pos(sp) ? sp : NAN;
+            /* a stretch read as a new batch keeps the FLOPs per token of the first */
+            double fpt = u->tokens_scale != 1 ? runs[0].log_fpt : u->log_fpt;
             for (size_t i = u->first; i <= u->last; i++) {
                 double *v[MFU__FC_COUNT];
                 for (int q = 0; q < MFU__FC_COUNT; q++)
                     v[q] = &c->v[q][i];
                 double lm = *v[MFU__FC_LOG_MFU], fl = *v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE];
-                *v[MFU__FC_MODEL_FPT] = *v[MFU__FC_HARDWARE_FPT] = u->log_fpt;
+                *v[MFU__FC_MODEL_FPT] = *v[MFU__FC_HARDWARE_FPT] = fpt;
                 *v[MFU__FC_PEAK] = peak;
                 double mfu = pos(lm) ? lm : pos(fl) ? fl / peak : NAN;
                 double fls = pos(fl) ? fl : pos(lm) && pos(peak) ? lm * peak : NAN;
@@ -570,11 +590,30 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
         fmt_g(a, sizeof a, p->log_fpt);
         fmt_g(b, sizeof b, u->log_fpt);
         double pct = 100 * (u->log_fpt / p->log_fpt - 1);
-        if (f->log_mode || !x->has_model) {
+        if ((f->log_mode || !x->has_model) && u->tokens_scale != 1) {
+            f->c.context_breaks++;
             mfu__fctx_note(f,
-                           "the log's FLOPs per counted token move by %+.1f %% at step %lld (%s "
-                           "→ %s as %s counts them): a workload change, not utilization",
-                           pct, (long long)steps[u->first], a, b, fw);
+                           "the log's FLOPs per counted token move by %+.1f %% at step %lld while "
+                           "its tokens per step are the header's: read as a new global batch "
+                           "(x %.3g tokens per step), not a workload change; give --model to "
+                           "tell a new sequence length apart",
+                           pct, (long long)steps[u->first], u->tokens_scale);
+            continue;
+        }
+        if (f->log_mode || !x->has_model) {
+            char figs[160] = "";
+            if (!x->flops_relative)
+                snprintf(figs, sizeof figs, " (%s → %s as %s counts them)", a, b, fw);
+            char seq[128] = "";
+            if (u->tracks && x->seq > 0)
+                snprintf(seq, sizeof seq,
+                         "; its tokens are its sequences x seq %lld, which a new sequence length "
+                         "would move too (give --model to tell)",
+                         (long long)x->seq);
+            mfu__fctx_note(f,
+                           "the log's FLOPs per counted token move by %+.1f %% at step %lld%s: a "
+                           "workload change, not utilization%s",
+                           pct, (long long)steps[u->first], figs, seq);
             continue;
         }
         if (u->holds)
@@ -586,11 +625,11 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
         const char *model = x->model[0] ? x->model : "the model";
         if (isfinite(u->seq))
             snprintf(what, sizeof what,
-                     "they imply seq %s%.0f for %s under %s's count: steps %lld-%lld (%zu "
+                     "they imply seq %.0f for %s under %s's count: steps %lld-%lld (%zu "
                      "row%s) counted with it%s",
-                     u->seq_approx ? "~" : "", u->seq, model, fw, s0, s1, steps_n,
+                     u->seq, model, fw, s0, s1, steps_n,
                      steps_n == 1 ? "" : "s",
-                     u->tokens_scale != 1 ? " and its tokens per step" : "");
+                     u->tracks ? " and its tokens per step" : "");
         else if (u->tokens_scale != 1)
             snprintf(what, sizeof what,
                      "the FLOPs per token are unchanged and the tokens per step are not the "
@@ -624,7 +663,22 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
             pk = f->runs[r].log_peak;
         if (!pos(pk))
             pk = x->stack_peak_flops_per_s;
-        if (pos(pk))
+        bool has_mfu = false;
+        for (size_t i = 0; i < c->n && !has_mfu; i++)
+            has_mfu = pos(c->v[MFU__FC_LOG_MFU][i]);
+        bool per_job = false;
+        for (size_t i = 0; i < c->n && !per_job; i++)
+            per_job = (c->flags[i] & MFU__FR_LOG_PER_JOB) && pos(c->v[MFU__FC_LOG_FPT][i]);
+        if (x->flops_relative && has_mfu)
+            mfu__fctx_note(f,
+                           "no model given: MFU is %s's own, from the log (its convention); %s: "
+                           "its FLOPs per token are known only as ratios (give %s for them, "
+                           "--model for mfu's count)",
+                           fw,
+                           per_job ? "the log gives no device count"
+                                   : "the log names no device (so no peak)",
+                           per_job ? "--devices N" : "--device");
+        else if (pos(pk))
             mfu__fctx_note(f,
                            "no model given: MFU, FLOP/s and FLOPs per token are %s's own, from "
                            "the log (its convention, its peak %.5g TFLOP/s); give --model for "

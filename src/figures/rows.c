@@ -57,13 +57,18 @@ static double tokens_of(const mfu__fctx *f, const mfu_step *s, double seq, uint8
         *src = MFU__TOK_INPUT_BATCH;
         return f->override_batch * seq;
     }
-    if (pos(s->tokens)) {
+    bool derived = (s->flags & MFU_STEP_TOKENS_DERIVED) != 0; /* batch x the header's seq */
+    if (pos(s->tokens) && !derived) {
         *src = MFU__TOK_STEP;
         return s->tokens;
     }
     if (pos(s->samples) && isfinite(seq)) {
         *src = MFU__TOK_SAMPLES;
         return s->samples * seq;
+    }
+    if (pos(s->tokens) && derived) { /* the ingest's batch x seq, no samples kept: the header's */
+        *src = MFU__TOK_HEADER;
+        return s->tokens;
     }
     if (isfinite(f->fallback_tokens)) {
         *src = MFU__TOK_HEADER;
@@ -203,7 +208,8 @@ void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, siz
         g = tokens / tok_base;
     else if (src == MFU__TPS_SAMPLES)
         g = seq / seq_base;
-    v[MFU__FC_BASE_TPD] = pos(g) ? tpd / g : tpd;
+    v[MFU__FC_BASE_TPS] = pos(g) ? tps / g : tps;
+    v[MFU__FC_OWN_TPD] = pos(rd) ? rd : NAN;
     if (!isfinite(st) && pos(tokens) && pos(tps))
         st = tokens / tps;
     if (!isfinite(st) && pos(s->samples) && s->samples_per_s_scope != MFU_SCOPE_DEVICE &&
@@ -319,15 +325,27 @@ static void replay_ema(mfu__fcols *c, size_t first, double ema)
 /* The log's own figures of row i: its MFU of this step (an EMA the framework prints undone:
  * x_i = (m_i − ema m_{i−1}) / (1 − ema)), its peak (TFLOP/s ÷ MFU) and its FLOPs per counted
  * token (TFLOP/s ÷ tokens/s per device; without TFLOP/s, MFU x the framework's peak ÷ tokens/s
- * per device). */
+ * per device). The tokens/s are the framework's own where it prints them (its FLOP/s count
+ * those), else the context's before any verdict; per job where the device count is unknown. */
 static void log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
 {
+    double tpd = c->v[MFU__FC_OWN_TPD][i];
+    c->flags[i] &= (uint8_t) ~(MFU__FR_LOG_OWN_TPS | MFU__FR_LOG_PER_JOB | MFU__FR_LOG_NO_PEAK);
+    if (pos(tpd)) {
+        c->flags[i] |= MFU__FR_LOG_OWN_TPS;
+    } else {
+        double dev = c->v[MFU__FC_DEVICES][i];
+        tpd = c->v[MFU__FC_BASE_TPS][i];
+        if (pos(dev))
+            tpd /= dev;
+        else
+            c->flags[i] |= MFU__FR_LOG_PER_JOB;
+    }
     double ema = f->prof ? f->prof->mfu_ema : 0;
     double m = c->v[MFU__FC_REPORTED_MFU][i];
     if (ema > 0 && isfinite(m) && i > 0 && isfinite(c->v[MFU__FC_REPORTED_MFU][i - 1]))
         m = (m - ema * c->v[MFU__FC_REPORTED_MFU][i - 1]) / (1 - ema);
     double fl = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
-    double tpd = c->v[MFU__FC_BASE_TPD][i];
     double peak = pos(fl) && pos(m) ? fl / m : NAN;
     double fpt = NAN;
     if (pos(fl) && pos(tpd))
@@ -336,6 +354,8 @@ static void log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
         /* the framework's own peak for the device, else units of its (unknown) peak */
         double p = f->c.stack_peak_flops_per_s;
         fpt = m * (pos(p) ? p : 1.0) / tpd;
+        if (!pos(p))
+            c->flags[i] |= MFU__FR_LOG_NO_PEAK;
     }
     c->v[MFU__FC_LOG_MFU][i] = pos(m) ? m : NAN;
     c->v[MFU__FC_LOG_PEAK][i] = peak;

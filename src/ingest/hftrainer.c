@@ -449,12 +449,15 @@ static mfu_status step_dict(mfu__hft *st, mfu__ictx *c, const dict_vals *v)
         s.mfu = v->x_mfu;
         s.mfu_scope = MFU_SCOPE_DEVICE;
     }
-    /* the run's clock in a step dict: growth since the previous row numbered the same way */
+    /* the run's clock in a step dict (train_runtime, num_input_tokens_seen): growth since the
+     * previous row numbered the same way. num_input_tokens_seen alone (the Trainer's
+     * include_num_input_tokens_seen, without Unsloth's clock) gives the tokens per step too. */
     bool by_bar = st->numbered_by_bar && s.step == st->bar_n && st->bar_fresh;
-    if (isfinite(v->runtime_s)) {
+    if (isfinite(v->runtime_s) || isfinite(v->tokens_seen)) {
         double ds = (double)(s.step - st->clock_step);
         if (st->clock_prev && st->clock_prev_bar == by_bar && ds > 0) {
-            if (isnan(s.step_time_s) && v->runtime_s >= st->clock_runtime_s)
+            if (isnan(s.step_time_s) && isfinite(v->runtime_s) &&
+                v->runtime_s >= st->clock_runtime_s)
                 s.step_time_s = (v->runtime_s - st->clock_runtime_s) / ds;
             if (isfinite(v->tokens_seen) && isfinite(st->clock_tokens) &&
                 v->tokens_seen >= st->clock_tokens)

@@ -383,11 +383,16 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_repo
         o = *in->analysis;
     else
         mfu_analysis_options_init(&o);
+    o.flops_relative = r->fig.c.flops_relative;
     if (in->no_analysis) { /* which steps count and the steady level, nothing more */
         o.steady_only = true;
         o.intervals = false;
     }
     r->unit = pick_unit(r);
+    snprintf(o.rate_name, sizeof o.rate_name, "%s",
+             r->unit == MFU__UNIT_TOKENS   ? "tokens/s"
+             : r->unit == MFU__UNIT_DEVICE ? "tokens/s per device"
+                                           : "steps/s");
     mfu_series *s = mfu_series_new();
     if (!s)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis series");

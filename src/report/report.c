@@ -69,9 +69,17 @@ static void list_missing(mfu_report *r, const mfu_run *run)
                     "FLOPs per token, model TFLOP/s, MFU and HFU");
     else if (in->has_arch && c->seq <= 0)
         add_missing(r, "sequence length", "--seq N", "FLOPs per token, MFU and HFU");
+    bool log_mfu = false, no_peak = false; /* the MFU shown is the framework's own; its peak
+                                              is unknown (it names no device) */
+    for (size_t i = 0; i < n && c->mfu_from_log; i++) {
+        log_mfu = log_mfu || isfinite(r->cols.v[MFU__FC_LOG_MFU][i]);
+        no_peak = no_peak || (r->cols.flags[i] & MFU__FR_LOG_NO_PEAK);
+    }
     if (!isfinite(c->peak_flops_per_s))
         add_missing(r, "device", "--device NAME (see 'mfu devices') or --peak-tflops X",
-                    "MFU and HFU");
+                    !log_mfu              ? "MFU and HFU"
+                    : no_peak ? "the framework's peak, FLOP/s and FLOPs per token"
+                                        : "mfu's dense peak (MFU under mfu's count, with --model)");
     bool sequences = m->global_batch > 0;
     for (size_t i = 0; i < n && !sequences; i++) {
         mfu_step s;
@@ -92,7 +100,9 @@ static void list_missing(mfu_report *r, const mfu_run *run)
                     "--global-batch N (sequences, with --seq) or --tokens-per-step N",
                     "tokens/s, FLOP/s, MFU and HFU");
     else if (!isfinite(c->devices) && !any_tpd)
-        add_missing(r, "device count", "--devices N", "per-device figures, MFU and HFU");
+        add_missing(r, "device count", "--devices N",
+                    log_mfu ? "per-device figures and FLOPs per token"
+                            : "per-device figures, MFU and HFU");
 }
 
 /* Disagreements between the log's own figures that decide which one a step's tokens/s is
