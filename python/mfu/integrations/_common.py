@@ -103,8 +103,11 @@ class Meter:
         self.padded = self.padded or useful is not None
         self.seq = seq if self.seq is None else max(self.seq, seq)
 
-    def pending(self):
-        return self.tokens > 0
+    def discard(self):
+        """Forget the batches added since the last record (a step that failed)."""
+        self.tokens = self.useful = 0
+        self.padded = False
+        self.seq = None
 
     def record(self, step=None, loss=None, now=None):
         """Record the batches added since the last record as one step (its time: since the
@@ -120,9 +123,7 @@ class Meter:
                                 step=step, seq=self.seq,
                                 useful_tokens=self.useful * self.scale if self.padded else None)
         self.t_last = now
-        self.tokens = self.useful = 0
-        self.padded = False
-        self.seq = None
+        self.discard()
         n, t, sums, _ = self.interval
         for i, v in enumerate((s.mfu, s.tflops, s.tokens_per_s)):
             sums[i] += dt * v
@@ -145,6 +146,41 @@ class Meter:
     def close(self):
         if self.monitor is not None:
             self.monitor.close()
+
+
+OPTIONS = ("model", "device", "dtype", "jsonl", "name", "attention", "convention", "recompute",
+           "peak_flops_per_s", "nvml", "nvml_index")
+
+
+def trainer_meter(opts, model, device, dtype, world, main):
+    """The Meter of an integration: opts are the arguments it was given (OPTIONS; None = read
+    from the trainer), the others what the trainer says: its model, device, dtype (None: the
+    model's parameters'), world size and whether this is the process that writes the file."""
+    o = dict(opts)
+    if o["model"] is None:
+        o["model"] = model
+    if o["device"] is None and o["peak_flops_per_s"] is None:
+        o["device"] = device
+    if o["dtype"] is None:
+        o["dtype"] = dtype or param_dtype(model)
+    if not main:
+        o["jsonl"] = None
+    world = max(int(world or 1), 1)
+    return Meter(devices=world, scale=world, **o)
+
+
+class WithMeter:
+    """.samples (the last SAMPLES_MAX steps' Samples) and .monitor (the mfu.Monitor, None
+    before the first step) of an integration that keeps its Meter in .meter."""
+    meter = None
+
+    @property
+    def samples(self):
+        return self.meter.samples if self.meter else []
+
+    @property
+    def monitor(self):
+        return self.meter.monitor if self.meter else None
 
 
 def precision_dtype(precision):

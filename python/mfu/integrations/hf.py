@@ -23,10 +23,10 @@ mfu as well.
 import torch
 from transformers import TrainerCallback
 
-from ._common import Meter, param_dtype, precision_dtype
+from ._common import OPTIONS, WithMeter, precision_dtype, trainer_meter
 
 
-class MFUCallback(TrainerCallback):
+class MFUCallback(WithMeter, TrainerCallback):
     """MFUCallback(model=None, device=None, dtype=None, jsonl=None, name=None,
     attention=None, convention=None, recompute=None, peak_flops_per_s=None, nvml=False,
     nvml_index=0): None reads it from the Trainer (model: its model's .config); the others as
@@ -36,34 +36,15 @@ class MFUCallback(TrainerCallback):
     def __init__(self, model=None, device=None, dtype=None, jsonl=None, name=None,
                  attention=None, convention=None, recompute=None, peak_flops_per_s=None,
                  nvml=False, nvml_index=0):
-        self.opts = dict(model=model, device=device, dtype=dtype, jsonl=jsonl, name=name,
-                         attention=attention, convention=convention, recompute=recompute,
-                         peak_flops_per_s=peak_flops_per_s, nvml=nvml, nvml_index=nvml_index)
+        values = locals()
+        self.opts = {k: values[k] for k in OPTIONS}
         self.meter = None
         self._unwrap = None
 
-    @property
-    def samples(self):
-        return self.meter.samples if self.meter else []
-
-    @property
-    def monitor(self):
-        """The mfu.Monitor of the run (None before the first step): .report() after train()."""
-        return self.meter.monitor if self.meter else None
-
     def on_train_begin(self, args, state, control, model=None, **kwargs):
-        o = dict(self.opts)
-        if o["model"] is None:
-            o["model"] = model
-        if o["device"] is None and o["peak_flops_per_s"] is None:
-            o["device"] = args.device
-        if o["dtype"] is None:
-            o["dtype"] = (precision_dtype("bf16" if args.bf16 else "16" if args.fp16 else None)
-                          or param_dtype(model))
-        if not state.is_world_process_zero:
-            o["jsonl"] = None
-        world = max(int(args.world_size), 1)
-        self.meter = Meter(devices=world, scale=world, **o)
+        dtype = precision_dtype("bf16" if args.bf16 else "16" if args.fp16 else None)
+        self.meter = trainer_meter(self.opts, model, args.device, dtype, args.world_size,
+                                   state.is_world_process_zero)
         self._wrap(model)
 
     def _wrap(self, model):

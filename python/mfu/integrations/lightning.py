@@ -22,7 +22,7 @@ try:
 except ImportError:  # the older package name
     import pytorch_lightning as pl
 
-from ._common import Meter, param_dtype, precision_dtype
+from ._common import OPTIONS, WithMeter, precision_dtype, trainer_meter
 
 
 def _loss_of(outputs):
@@ -32,7 +32,7 @@ def _loss_of(outputs):
     return None
 
 
-class MFUCallback(pl.Callback):
+class MFUCallback(WithMeter, pl.Callback):
     """MFUCallback(model=None, device=None, dtype=None, jsonl=None, name=None,
     attention=None, convention=None, recompute=None, peak_flops_per_s=None, nvml=False,
     nvml_index=0, prog_bar=False): None reads it from the trainer and the module; the others
@@ -43,33 +43,16 @@ class MFUCallback(pl.Callback):
                  attention=None, convention=None, recompute=None, peak_flops_per_s=None,
                  nvml=False, nvml_index=0, prog_bar=False):
         super().__init__()
-        self.opts = dict(model=model, device=device, dtype=dtype, jsonl=jsonl, name=name,
-                         attention=attention, convention=convention, recompute=recompute,
-                         peak_flops_per_s=peak_flops_per_s, nvml=nvml, nvml_index=nvml_index)
+        values = locals()
+        self.opts = {k: values[k] for k in OPTIONS}
         self.prog_bar = prog_bar
         self.meter = None
         self._global_step = 0
 
-    @property
-    def samples(self):
-        return self.meter.samples if self.meter else []
-
-    @property
-    def monitor(self):
-        return self.meter.monitor if self.meter else None
-
     def on_train_start(self, trainer, pl_module):
-        o = dict(self.opts)
-        if o["model"] is None:
-            o["model"] = pl_module
-        if o["device"] is None and o["peak_flops_per_s"] is None:
-            o["device"] = pl_module.device
-        if o["dtype"] is None:
-            o["dtype"] = precision_dtype(trainer.precision) or param_dtype(pl_module)
-        if not trainer.is_global_zero:
-            o["jsonl"] = None
-        world = max(int(trainer.world_size), 1)
-        self.meter = Meter(devices=world, scale=world, **o)
+        self.meter = trainer_meter(self.opts, pl_module, pl_module.device,
+                                   precision_dtype(trainer.precision), trainer.world_size,
+                                   trainer.is_global_zero)
         self._global_step = trainer.global_step
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):

@@ -22,7 +22,7 @@ Sample of a batch that ends no step stays NaN.
 """
 
 from .. import Sample
-from ._common import Meter, param_dtype, precision_dtype
+from ._common import OPTIONS, WithMeter, precision_dtype, trainer_meter
 
 
 def _first_param_device(model):
@@ -47,11 +47,11 @@ class _Step:
         if exc_type is None:
             self.loop._end(self.sample, self.step_number, self.sync)
         else:
-            self.loop.meter.tokens = self.loop.meter.useful = 0  # a failed step counts nothing
+            self.loop.meter.discard()  # a failed step counts nothing
         return False
 
 
-class LoopMonitor:
+class LoopMonitor(WithMeter):
     """LoopMonitor(model, device=None, dtype=None, devices=None, accelerator=None,
     jsonl=None, log=None, log_every=1, name=None, attention=None, convention=None,
     recompute=None, peak_flops_per_s=None, nvml=False, nvml_index=0)
@@ -65,39 +65,21 @@ class LoopMonitor:
                  jsonl=None, log=None, log_every=1, name=None, attention=None,
                  convention=None, recompute=None, peak_flops_per_s=None, nvml=False,
                  nvml_index=0):
+        values = locals()
+        opts = {k: values[k] for k in OPTIONS}
         self.accelerator = accelerator
-        main = True
-        if accelerator is not None:
-            if device is None and peak_flops_per_s is None:
-                device = accelerator.device
-            if dtype is None:
-                dtype = precision_dtype(accelerator.mixed_precision)
-            if devices is None:
-                devices = accelerator.num_processes
-            main = accelerator.is_main_process
-            if log is None:
-                def log(figures, step):
-                    accelerator.log(figures, step=step)
-        if dtype is None:
-            dtype = param_dtype(model)
-        if device is None and peak_flops_per_s is None:
-            device = _first_param_device(model)
-        devices = int(devices or 1)
+        acc = accelerator
+        if acc is not None and log is None:
+            def log(figures, step):
+                acc.log(figures, step=step)
         self.log = log
         self.log_every = max(int(log_every), 1)
-        self.meter = Meter(model, device=device, dtype=dtype, devices=devices, scale=devices,
-                           jsonl=jsonl if main else None, name=name, attention=attention,
-                           convention=convention, recompute=recompute,
-                           peak_flops_per_s=peak_flops_per_s, nvml=nvml, nvml_index=nvml_index)
+        self.meter = trainer_meter(
+            opts, model, acc.device if acc is not None else _first_param_device(model),
+            precision_dtype(acc.mixed_precision) if acc is not None else None,
+            devices or (acc.num_processes if acc is not None else 1),
+            acc is None or acc.is_main_process)
         self._since_log = 0
-
-    @property
-    def samples(self):
-        return self.meter.samples
-
-    @property
-    def monitor(self):
-        return self.meter.monitor
 
     def step(self, batch, step=None, sync=None):
         """A context manager for one batch: reads its shape on entry, and on a clean exit
