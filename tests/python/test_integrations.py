@@ -289,6 +289,9 @@ class TorchInputs(unittest.TestCase):
             mfu.flops_per_token(torch.nn.Linear(4, 4), SEQ)
         self.assertIsInstance(cm.exception, TypeError)
         self.assertIn("without .config", str(cm.exception))
+        with self.assertRaises(mfu.Error) as cm:  # at once, not at the first step
+            LoopMonitor(torch.nn.Linear(4, 4))
+        self.assertEqual(cm.exception.field, "model")
 
     def test_devices_and_dtypes(self):
         peaks = json.loads(subprocess.run([MFU_BIN, "devices", "cpu", "--json"], check=True,

@@ -13,6 +13,7 @@ import collections
 import time
 
 from .. import InvalidType, Monitor
+from .._inputs import model_spec
 
 METRICS = ("mfu", "tflops", "tokens_per_second")
 SAMPLES_MAX = 100000  # Samples a Meter keeps (its .samples); older ones are dropped
@@ -65,7 +66,8 @@ def _useful(mask, shape):
 class Meter:
     """The batches of each optimizer step -> one Monitor step, and the figures since the last
     log. The Monitor is made at the first step, from the model and that step's sequence
-    length; every later step says its own sequence length, so a length change is counted.
+    length; every later step says its own sequence length (the longest of its batches), so a
+    length change is counted.
 
     model, device, dtype, devices and the other Monitor arguments as mfu.Monitor; scale: the
     factor from this rank's tokens to the whole job's (the data-parallel ranks: devices)."""
@@ -77,6 +79,7 @@ class Meter:
                          name=name, attention=attention, convention=convention,
                          recompute=recompute, peak_flops_per_s=peak_flops_per_s or 0.0,
                          nvml=nvml, nvml_index=nvml_index)
+        model_spec(model)  # a model mfu cannot read fails here, not at the first step
         self.scale = float(scale if scale is not None else devices or 1)
         self.monitor = None
         self.tokens = 0
