@@ -53,6 +53,11 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(h, config["n_head"], inner)
                                     for _ in range(config["n_layer"]))
         self.ln_f = nn.LayerNorm(h)
+        for m in self.modules():  # GPT-2's initialisation: N(0, 0.02) weights, zero biases
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=0.02)
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
 
     def forward(self, idx, targets=None):
         pos = torch.arange(idx.shape[1], device=idx.device)
