@@ -1,23 +1,21 @@
-"""tests/python/run_docs.py DOC.md - run every ```python block of a page as a test, each as a
-new process in a new folder (so that the files an example writes stay apart), and fail with
-the block's line number and its output when one fails. A block right after a line
-'<!-- not run: WHY -->' is skipped (a GPU example). Run by tests/e2e/python_docs.sh with the
-project venv's python.
+"""tests/python/run_docs.py DOC.md - run every ```python block of a page as a test, each in a
+new folder (so that the files an example writes stay apart) with fresh globals, one after the
+other in this interpreter (PyTorch and transformers are imported once, not once a block),
+and fail with the block's line number and traceback when one fails. A block right after a
+line '<!-- not run: WHY -->' is skipped (a GPU example). Run by tests/e2e/python_docs.sh with
+the project venv's python.
 
-A block that uses Lightning runs after one line of harness: Debian's torch 1.13 cannot import
+When a block uses Lightning, one line of harness runs first: Debian's torch 1.13 cannot import
 torch.distributed._shard under Python 3.11, which LightningModule.__init__ does for torch
 < 2.1, so there torch.distributed is reported unavailable (docs/python.md, "Test
 environment"). Nothing else is added to what the page says.
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
-
-SHIM = ("import torch\n"
-        "if tuple(int(v) for v in torch.__version__.split('.')[:2]) < (2, 1):\n"
-        "    torch.distributed.is_available = lambda: False\n")
+import time
+import traceback
 
 
 def blocks(path):
@@ -35,26 +33,36 @@ def blocks(path):
         i += 1
 
 
+def lightning_shim():
+    import torch
+    if tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 1):
+        torch.distributed.is_available = lambda: False
+
+
 def main():
-    doc = sys.argv[1]
+    doc = os.path.abspath(sys.argv[1])
+    todo = list(blocks(doc))
+    if any("lightning" in code for _, code, skip in todo if not skip):
+        lightning_shim()
     ran = failed = 0
-    for line, code, skip in blocks(doc):
+    here = os.getcwd()
+    for line, code, skip in todo:
         if skip:
             print("skip %s:%d (not run)" % (doc, line))
             continue
-        with tempfile.TemporaryDirectory() as d:
-            script = os.path.join(d, "example.py")
-            with open(script, "w") as f:
-                f.write((SHIM if "lightning" in code else "") + code)
-            p = subprocess.run([sys.executable, script], cwd=d, capture_output=True,
-                               text=True, timeout=300)
         ran += 1
-        if p.returncode != 0:
-            failed += 1
-            print("FAIL %s:%d exit %d\n%s" % (doc, line, p.returncode,
-                                             (p.stdout + p.stderr)[-3000:]))
-        else:
-            print("ok   %s:%d" % (doc, line))
+        with tempfile.TemporaryDirectory() as d:
+            os.chdir(d)
+            t0 = time.perf_counter()
+            try:
+                exec(compile(code, "%s:%d" % (doc, line), "exec"), {"__name__": "__main__"})
+                print("ok   %s:%d (%.1f s)" % (doc, line, time.perf_counter() - t0))
+            except BaseException:  # an example that exits or raises fails, whatever it raises
+                failed += 1
+                print("FAIL %s:%d\n%s" % (doc, line, traceback.format_exc()[-3000:]))
+            finally:
+                os.chdir(here)
+        sys.stdout.flush()
     print("%d passed, %d failed" % (ran - failed, failed))
     sys.exit(1 if failed or ran == 0 else 0)
 
