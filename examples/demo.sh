@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# examples/demo.sh - what 'make demo' runs: the whole main job on the bundled example logs.
+# examples/demo.sh - what 'make demo' runs: the whole main job on the bundled example logs
+# (real training logs users posted, and a run recorded inside a PyTorch loop by the Python
+# binding: examples/train_cpu_gpt.py; each file's .md says where it came from).
 #   1. ingest each log of examples/runs.txt, with its run context (the flags on its line), into
 #      the default store ($MFU_DB, else ./mfu-runs.db); a second run finds them unchanged;
 #   2. print 'mfu report' for each, so that a new user sees real MFU figures and the framework's
@@ -35,6 +37,7 @@ while read -r file args; do
     "$bin" report "examples/$file" $args || rc=1
 done <examples/runs.txt
 echo
+echo "(examples/*.md: where each run comes from; examples/train_cpu_gpt.py recorded the PyTorch one)"
 echo "the $n runs and their context are in the store $store ('mfu runs' lists them)"
 [ "$serve" = 1 ] && [ "$rc" = 0 ] || exit $rc
 # 8080 when free; else a free port the kernel picks (mfu serve prints the URL either way)

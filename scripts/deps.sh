@@ -15,6 +15,7 @@ pkgs=(
   prometheus                       # tests/e2e/prometheus.sh: a real scrape and promtool
   wrk                              # bench/serve_series.sh: HTTP load generator
   python3                          # tests that drive the CLI and compare numbers (/usr/bin/python3)
+  python3-venv python3-torch       # the Python package's tests: pip install in a new venv, PyTorch
   jq                               # e2e tests read --json output
   chromium                         # browser tests: the dashboard (tests/browser/), the HTML report
 )
@@ -48,8 +49,14 @@ for p in "${pkgs[@]}"; do
     missing+=("$p")
   fi
 done
+# build/pyenv: the pinned PyPI packages of the Python tests over Debian's torch (scripts/pyenv.sh)
+py_deps() {
+  bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/pyenv.sh"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   web_deps
+  py_deps
   exit 0
 fi
 
@@ -63,3 +70,4 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq >/dev/null
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 web_deps
+py_deps

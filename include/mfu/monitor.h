@@ -57,7 +57,10 @@ typedef struct mfu_monitor_config {
     double peak_flops_per_s; /* > 0: dense peak of one device, instead of the device table */
     int64_t devices;         /* devices in the job (all ranks); 0 = 1 */
     const char *jsonl_path;  /* append every step to this canonical JSON-lines file (created
-                                when absent, a header object first when empty); NULL = none */
+                                when absent, a header object first when empty: the device's
+                                id, "h100-sxm" or "cpu", and the peak the monitor divides
+                                by, so that `mfu report` and `mfu serve` of the file need no
+                                --device); NULL = none */
     const char *name;        /* the run's model description in its metadata; NULL = model */
     /* Appended fields (the struct only grows at its end). */
     bool nvml;      /* true: take each step's clock_mhz, power_w and power_limit_w,
@@ -67,6 +70,8 @@ typedef struct mfu_monitor_config {
                        NVML is loaded at run time: no library or driver makes
                        mfu_monitor_new fail with NVML's error. false = no NVML. */
     int nvml_index; /* NVML's index of this rank's GPU (0-based); with nvml only */
+    const char *attention; /* "causal" or "full" (`mfu flops --attention`): how the attention
+                              core is counted; NULL = as the convention counts it */
 } mfu_monitor_config;
 
 /* The figures of one step. NaN when they cannot be known (no model: no FLOPs or MFU; no
@@ -85,7 +90,7 @@ typedef struct mfu_monitor mfu_monitor;
  * dtype, seq given with a model, the file can be opened for appending) and start a monitor.
  * Errors name the field to fix: MFU_E_INVALID (NULL cfg or out, devices < 0, a negative peak),
  * MFU_E_MISSING (seq with a model), MFU_E_UNKNOWN / MFU_E_AMBIGUOUS (model, device,
- * convention, dtype, recompute), MFU_E_UNSUPPORTED (no peak for the dtype), MFU_E_IO
+ * convention, attention, dtype, recompute), MFU_E_UNSUPPORTED (no peak for the dtype), MFU_E_IO
  * (jsonl_path), MFU_E_NOMEM; with nvml: mfu_nvml_new()'s errors (MFU_E_UNSUPPORTED: no NVML,
  * field "MFU_NVML_LIBRARY" where it applies) and MFU_E_INVALID (field "nvml_index": no such GPU).
  * *out is NULL on failure. */
@@ -128,8 +133,9 @@ MFU_API double mfu_monitor_model_flops_per_token(const mfu_monitor *m);
 MFU_API double mfu_monitor_peak_flops_per_s(const mfu_monitor *m);
 
 /* sizeof of a public struct by name, for bindings that mirror it (python/mfu checks its copies
- * against these): "mfu_error", "mfu_step", "mfu_monitor_config", "mfu_monitor_sample",
- * "mfu_report_stat", "mfu_finding", "mfu_device_slot". 0 for any other name or NULL. */
+ * against these, and sizes buffers for those it keeps opaque): "mfu_error", "mfu_step",
+ * "mfu_monitor_config", "mfu_monitor_sample", "mfu_report_stat", "mfu_finding",
+ * "mfu_device_slot", "mfu_arch". 0 for any other name or NULL. */
 MFU_API size_t mfu_struct_size(const char *name);
 
 #ifdef __cplusplus

@@ -140,7 +140,9 @@ typedef struct mfu_report_context {
     mfu_report_source device_source;
     mfu_dtype dtype;
     double peak_flops_per_s;                   /* dense peak of one device (NaN unknown) */
-    mfu_report_source peak_source;             /* INPUT: --peak-tflops; LOG: the device table */
+    mfu_report_source peak_source;             /* INPUT: --peak-tflops; LOG: the device table,
+                                                  or the peak a canonical file states for a
+                                                  device the table does not know */
     double stack_peak_flops_per_s;             /* the peak the framework divides by (NaN unknown) */
     char stack_peak_rule[MFU_REPORT_TEXT_MAX]; /* where that peak comes from, in words */
     double devices;                            /* devices in the job (NaN unknown) */

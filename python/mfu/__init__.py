@@ -2,226 +2,144 @@
 
     import mfu
 
-    mon = mfu.Monitor(model="llama3-8b", seq=8192, device="h100-sxm", devices=64,
+    mon = mfu.Monitor(model=model, seq=1024, device=torch.device("cuda:0"),
+                      dtype=torch.bfloat16, devices=world_size,
                       jsonl="run.mfu.jsonl")      # `mfu watch run.mfu.jsonl` follows it
     for step in range(1, steps + 1):
-        with mon.step(tokens=global_batch * 8192) as s:   # times the block
+        with mon.step(tokens=global_batch * 1024) as s:   # times the block
             loss = train_step()
             s.loss = float(loss)
-        print(f"step {step}: MFU {100 * s.mfu:.1f} %")
+        print(f"step {step}: MFU {100 * s.mfu:.1f} %, {s.tflops:.1f} TFLOP/s per device")
     rep = mon.report()                                  # one report: summary and findings
     print(rep["summary"]["mfu"]["median"], [f["kind"] for f in rep["findings"]])
     mon.close()
 
-Every figure is the one `mfu report` computes for the same steps and context (the C API is
-include/mfu/monitor.h; docs/python.md documents this module). Only the standard library is
-used. The shared library is found through $MFU_LIBRARY, then the build tree next to this
-package (build/libmfu.so), then the system's library path.
+model is a preset name, a config.json path, a dict of Hugging Face config fields, a config
+object or a model with .config; device a torch.device, "cuda:N", "cpu" or a device of `mfu
+devices`; dtype a torch.dtype or a name. Every figure is the one `mfu report` computes for the
+same steps and context (the C API is include/mfu/monitor.h; docs/python.md documents this
+module). Only the standard library is used; mfu.integrations has the callbacks of the Hugging
+Face Trainer and Lightning and a helper for plain (and Accelerate) loops.
 """
 
 import ctypes
-import ctypes.util
 import math
+import numbers
+import operator
 import os
 import time
 
-__all__ = ["Error", "Monitor", "Sample", "flops_per_token", "device_peak", "version",
-           "library_path"]
+from . import _lib
+from ._inputs import Error, InvalidType, device_spec, dtype_spec, model_spec
 
+__all__ = ["Error", "InvalidType", "Monitor", "Sample", "flops_per_token", "device_peak",
+           "version", "library_path"]
 
-class Error(Exception):
-    """A call of libmfu failed. .status is the mfu_status name ("unknown", ...), .field the
-    option concerned ("" when none); str() is the library's one-line message with its fix."""
+library_path = _lib.path
 
-    def __init__(self, status, field, message):
-        super().__init__(message)
-        self.status = status
-        self.field = field
-
-
-def _find_library():
-    env = os.environ.get("MFU_LIBRARY")
-    if env:
-        return env
-    here = os.path.dirname(os.path.abspath(__file__))
-    for cand in (os.path.join(here, "..", "..", "build", "libmfu.so"),
-                 os.path.join(here, "libmfu.so")):
-        if os.path.exists(cand):
-            return os.path.normpath(cand)
-    found = ctypes.util.find_library("mfu")
-    if found:
-        return found
-    raise ImportError("libmfu.so not found: build it (make build) or set MFU_LIBRARY to its path")
-
-
-library_path = _find_library()
-_lib = ctypes.CDLL(library_path)
-
-
-# ---- mirrors of the C structs (checked against mfu_struct_size below) -----------------------
-
-class _Error(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_int), ("line", ctypes.c_long), ("column", ctypes.c_long),
-                ("field", ctypes.c_char * 64), ("message", ctypes.c_char * 512)]
-
-
-_STEP_DOUBLES_A = ["time_s", "step_time_s", "tokens", "samples", "loss", "lr", "grad_norm",
-                   "memory_bytes", "tokens_per_s"]
-_STEP_DOUBLES_B = ["seq_len", "devices", "useful_tokens", "clock_mhz", "power_w",
-                   "power_limit_w", "data_loading_s", "comm_s", "optimizer_s"]
-
-
-class _Step(ctypes.Structure):
-    _fields_ = ([("step", ctypes.c_int64)]
-                + [(n, ctypes.c_double) for n in _STEP_DOUBLES_A]
-                + [("tokens_per_s_scope", ctypes.c_int), ("flops_per_s", ctypes.c_double),
-                   ("flops_per_s_scope", ctypes.c_int), ("mfu", ctypes.c_double),
-                   ("mfu_scope", ctypes.c_int), ("samples_per_s", ctypes.c_double),
-                   ("samples_per_s_scope", ctypes.c_int), ("flags", ctypes.c_uint32),
-                   ("rank", ctypes.c_int32)]
-                + [(n, ctypes.c_double) for n in _STEP_DOUBLES_B]
-                + [("recompute", ctypes.c_int32), ("dtype", ctypes.c_int32)])
-
-
-class _Config(ctypes.Structure):
-    _fields_ = [("model", ctypes.c_char_p), ("arch", ctypes.c_void_p), ("seq", ctypes.c_int64),
-                ("convention", ctypes.c_char_p), ("recompute", ctypes.c_char_p),
-                ("device", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
-                ("peak_flops_per_s", ctypes.c_double), ("devices", ctypes.c_int64),
-                ("jsonl_path", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                ("nvml", ctypes.c_bool), ("nvml_index", ctypes.c_int)]
-
-
-class _Sample(ctypes.Structure):
-    _fields_ = [("step", ctypes.c_int64), ("tokens_per_s", ctypes.c_double),
-                ("model_flops_per_s_per_device", ctypes.c_double), ("mfu", ctypes.c_double),
-                ("hfu", ctypes.c_double)]
-
-
-class _Stat(ctypes.Structure):
-    _fields_ = [("n", ctypes.c_size_t), ("median", ctypes.c_double), ("mean", ctypes.c_double),
-                ("p10", ctypes.c_double), ("p90", ctypes.c_double)]
-
-
-class _Evidence(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char * 32), ("value", ctypes.c_double)]
-
-
-class _Finding(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_char * 32), ("severity", ctypes.c_int),
-                ("first_step", ctypes.c_int64), ("last_step", ctypes.c_int64),
-                ("nevidence", ctypes.c_size_t), ("evidence", _Evidence * 8),
-                ("summary", ctypes.c_char * 320), ("next_step", ctypes.c_char * 320)]
-
-
-def _sig(name, restype, *argtypes):
-    fn = getattr(_lib, name)
-    fn.restype = restype
-    fn.argtypes = list(argtypes)
-    return fn
-
-
-_P = ctypes.POINTER
-_struct_size = _sig("mfu_struct_size", ctypes.c_size_t, ctypes.c_char_p)
-for _name, _cls in (("mfu_error", _Error), ("mfu_step", _Step), ("mfu_monitor_config", _Config),
-                    ("mfu_monitor_sample", _Sample), ("mfu_report_stat", _Stat),
-                    ("mfu_finding", _Finding)):
-    if _struct_size(_name.encode()) != ctypes.sizeof(_cls):
-        raise ImportError("%s does not match this binding (%s: C %d bytes, Python %d): rebuild "
-                          "the library and the binding from one checkout"
-                          % (library_path, _name, _struct_size(_name.encode()),
-                             ctypes.sizeof(_cls)))
-
-_version = _sig("mfu_version", ctypes.c_char_p)
-_strerror = _sig("mfu_strerror", ctypes.c_char_p, ctypes.c_int)
-_step_init = _sig("mfu_step_init", None, _P(_Step))
-_mon_new = _sig("mfu_monitor_new", ctypes.c_int, _P(_Config), _P(ctypes.c_void_p), _P(_Error))
-_mon_free = _sig("mfu_monitor_free", None, ctypes.c_void_p)
-_mon_step = _sig("mfu_monitor_step", ctypes.c_int, ctypes.c_void_p, _P(_Step), _P(_Sample),
-                 _P(_Error))
-_mon_report = _sig("mfu_monitor_report", ctypes.c_int, ctypes.c_void_p, _P(ctypes.c_void_p),
-                   _P(_Error))
-_mon_fpt = _sig("mfu_monitor_model_flops_per_token", ctypes.c_double, ctypes.c_void_p)
-_mon_peak = _sig("mfu_monitor_peak_flops_per_s", ctypes.c_double, ctypes.c_void_p)
-_report_free = _sig("mfu_report_free", None, ctypes.c_void_p)
-_report_summary = _sig("mfu_report_summary", _Stat, ctypes.c_void_p, ctypes.c_int)
-_report_series_name = _sig("mfu_report_series_name", ctypes.c_char_p, ctypes.c_int)
-_report_analysis = _sig("mfu_report_analysis", ctypes.c_void_p, ctypes.c_void_p)
-_finding_count = _sig("mfu_analysis_finding_count", ctypes.c_size_t, ctypes.c_void_p)
-_finding_at = _sig("mfu_analysis_finding", _P(_Finding), ctypes.c_void_p, ctypes.c_size_t)
-_severity_name = _sig("mfu_severity_name", ctypes.c_char_p, ctypes.c_int)
-_device_resolve = _sig("mfu_device_resolve", ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
-                       _P(ctypes.c_void_p), _P(_Error))
-_DEVICE_SLOT_BYTES = _struct_size(b"mfu_device_slot")
-_dtype_parse = _sig("mfu_dtype_parse", ctypes.c_int, ctypes.c_char_p, _P(ctypes.c_int),
-                    _P(_Error))
-_device_peak = _sig("mfu_device_peak_flops_per_s", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                    ctypes.c_bool, _P(ctypes.c_double), _P(_Error))
-
-# summary()'s keys and the report series they read, by the library's series names
-# (mfu_report_series_name), so a renumbered enum cannot shift them
-_SERIES_NAMES = {"tokens_per_s": "tokens_per_second",
-                 "tokens_per_s_per_device": "tokens_per_second_per_device",
-                 "model_flops_per_s_per_device": "model_flops_per_second_per_device",
-                 "hardware_flops_per_s_per_device": "hardware_flops_per_second_per_device",
-                 "mfu": "mfu", "hfu": "hfu", "step_time_s": "step_time_s"}
+# summary()'s keys are the report's series names (mfu_report_series_name), the names of
+# `mfu report --json` and the CSV export
+_SUMMARY_SERIES = ("mfu", "hfu", "tokens_per_second", "tokens_per_second_per_device",
+                   "model_flops_per_second_per_device", "hardware_flops_per_second_per_device",
+                   "step_time_s")
 
 
 def _series_numbers():
     by_name = {}
     for i in range(64):
-        name = _report_series_name(i).decode()
+        name = _lib.report_series_name(i).decode()
         if name == "?":
             break
         by_name[name] = i
-    missing = [n for n in _SERIES_NAMES.values() if n not in by_name]
+    missing = [n for n in _SUMMARY_SERIES if n not in by_name]
     if missing:
         raise ImportError("%s has no report series %s: rebuild the library and the binding from "
                           "one checkout" % (library_path, ", ".join(missing)))
-    return {key: by_name[name] for key, name in _SERIES_NAMES.items()}
+    return {name: by_name[name] for name in _SUMMARY_SERIES}
 
 
 _SERIES = _series_numbers()
 _FLAG_LOSS_NAN = 1 << 1  # MFU_STEP_LOSS_NAN
+# the library's option names (mfu_error.field) as this module's arguments
+_FIELDS = {"jsonl_path": "jsonl"}
 
 
-def _raise(status, err):
-    raise Error(_strerror(status).decode(), err.field.decode(), err.message.decode())
+def _raise(status, err, field=None):
+    f = err.field.decode()
+    f = field or _FIELDS.get(f, f[2:].replace("-", "_") if f.startswith("--") else f)
+    raise Error(_lib.strerror(status).decode(), f, err.message.decode())
 
 
 def _b(s):
     return None if s is None else os.fsencode(s) if isinstance(s, os.PathLike) else s.encode()
 
 
+def _int(v, field, minimum=0):
+    """v as an int >= minimum (None or 0 -> 0); a float must be whole."""
+    if v is None:
+        return 0
+    try:
+        n = operator.index(v)
+    except TypeError:
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not float(v).is_integer():
+            raise InvalidType(field, "%s: give a whole number; got %r" % (field, v)) from None
+        n = int(v)
+    if n < minimum:
+        raise Error("invalid", field, "%s must be >= %d; got %d" % (field, minimum, n))
+    return n
+
+
+def _num(v, field):
+    """v as a float (a number, or a one-element tensor)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise InvalidType(field, "%s: give a number; got %r" % (field, v)) from None
+
+
 def version():
     """The library's version string ("0.1.0")."""
-    return _version().decode()
+    return _lib.version().decode()
 
 
-def device_peak(device, dtype="bf16"):
-    """Dense peak FLOP/s of one device of the table (`mfu devices`) for dtype; "cpu" is this
-    machine's CPU (`mfu devices cpu`: computed from its instruction set, cores and clock)."""
-    err = _Error()
+def _resolve_device(name, slot):
+    """The library's device entry for name (slot holds a "cpu" entry) and its table id."""
+    err = _lib.Error()
     dev = ctypes.c_void_p()
-    slot = ctypes.create_string_buffer(_DEVICE_SLOT_BYTES)  # holds the "cpu" entry
-    st = _device_resolve(_b(device), slot, ctypes.byref(dev), ctypes.byref(err))
+    st = _lib.device_resolve(_b(name), slot, ctypes.byref(dev), ctypes.byref(err))
     if st:
-        _raise(st, err)
+        _raise(st, err, "device")
+    # mfu_device_info's first member is its id (const char *)
+    return dev, ctypes.cast(dev, ctypes.POINTER(ctypes.c_char_p))[0].decode()
+
+
+def device_peak(device, dtype=None):
+    """Dense peak FLOP/s of one device for dtype: a device of the table (`mfu devices`), a
+    torch.device or "cuda:N" (named by the driver), or "cpu", this machine's CPU (`mfu devices
+    cpu`: computed from its instruction set, cores and clock). dtype None is fp32 on a CPU,
+    bf16 elsewhere."""
+    slot = ctypes.create_string_buffer(_lib.DEVICE_SLOT_BYTES)
+    dev, dev_id = _resolve_device(device_spec(device), slot)
+    err = _lib.Error()
     dt = ctypes.c_int()
-    st = _dtype_parse(_b(dtype), ctypes.byref(dt), ctypes.byref(err))
+    st = _lib.dtype_parse(_b(dtype_spec(dtype, dev_id) or "bf16"), ctypes.byref(dt),
+                          ctypes.byref(err))
     if st:
-        _raise(st, err)
+        _raise(st, err, "dtype")
     out = ctypes.c_double()
-    st = _device_peak(dev, dt.value, False, ctypes.byref(out), ctypes.byref(err))
+    st = _lib.device_peak(dev, dt.value, False, ctypes.byref(out), ctypes.byref(err))
     if st:
-        _raise(st, err)
+        _raise(st, err, "dtype")
     return out.value
 
 
-def flops_per_token(model, seq, convention=None, recompute=None):
-    """Training model FLOPs per token of a preset or config.json at seq tokens per sequence,
-    as `mfu flops --model MODEL --seq SEQ --json` gives .flops_per_token.model."""
-    mon = Monitor(model=model, seq=seq, convention=convention, recompute=recompute)
+def flops_per_token(model, seq, convention=None, recompute=None, attention=None):
+    """Training model FLOPs per token of a model (any form Monitor takes) at seq tokens per
+    sequence, as `mfu flops --seq SEQ --json` gives .flops_per_token.model. attention "full"
+    counts the whole score matrix (an eager attention that masks after the matmul), "causal"
+    half of it; None as the convention counts it (exact: causal)."""
+    mon = Monitor(model=model, seq=seq, convention=convention, recompute=recompute,
+                  attention=attention)
     try:
         return mon.model_flops_per_token
     finally:
@@ -231,18 +149,18 @@ def flops_per_token(model, seq, convention=None, recompute=None):
 def _summary_of(rep):
     out = {}
     for name, num in _SERIES.items():
-        s = _report_summary(rep, num)
+        s = _lib.report_summary(rep, num)
         out[name] = {"n": s.n, "median": s.median, "mean": s.mean, "p10": s.p10, "p90": s.p90}
     return out
 
 
 def _findings_of(rep):
-    a = _report_analysis(rep)
+    a = _lib.report_analysis(rep)
     out = []
-    for i in range(_finding_count(a) if a else 0):
-        f = _finding_at(a, i).contents
+    for i in range(_lib.finding_count(a) if a else 0):
+        f = _lib.finding_at(a, i).contents
         out.append({
-            "kind": f.kind.decode(), "severity": _severity_name(f.severity).decode(),
+            "kind": f.kind.decode(), "severity": _lib.severity_name(f.severity).decode(),
             "first_step": f.first_step, "last_step": f.last_step,
             "summary": f.summary.decode(), "next_step": f.next_step.decode(),
             "evidence": {f.evidence[k].name.decode(): f.evidence[k].value
@@ -253,8 +171,11 @@ def _findings_of(rep):
 
 class Sample:
     """One step's figures (NaN where they cannot be known). In `with monitor.step(...) as s`,
-    set s.loss (and any step field by name) inside the block; the figures are filled when the
-    block ends."""
+    set s.loss (and any step field by name in s.fields) inside the block; the figures are
+    filled when the block ends.
+
+    step, step_time_s, tokens_per_s (whole job; also .tokens_per_second),
+    model_flops_per_s_per_device (.tflops: the same in TFLOP/s), mfu, hfu (fractions)."""
 
     def __init__(self, step):
         self.step = step
@@ -266,14 +187,25 @@ class Sample:
         self.loss = None
         self.fields = {}
 
+    @property
+    def tokens_per_second(self):
+        """Tokens per second, whole job (the name `mfu report --json` uses)."""
+        return self.tokens_per_s
+
+    @property
+    def tflops(self):
+        """Useful model TFLOP/s of one device."""
+        return self.model_flops_per_s_per_device / 1e12
+
     def __repr__(self):
         return ("Sample(step=%d, tokens_per_s=%.6g, mfu=%.4f, hfu=%.4f)"
                 % (self.step, self.tokens_per_s, self.mfu, self.hfu))
 
 
 class _Timed:
-    def __init__(self, mon, sample, tokens):
+    def __init__(self, mon, sample, tokens, fields):
         self.mon, self.sample, self.tokens = mon, sample, tokens
+        sample.fields.update(fields)
 
     def __enter__(self):
         self.t0 = time.perf_counter()
@@ -291,29 +223,56 @@ class Monitor:
     """MFU of a training loop, step by step (include/mfu/monitor.h).
 
     Monitor(model=None, seq=0, device=None, devices=1, dtype=None, peak_flops_per_s=0,
-            convention=None, recompute=None, jsonl=None, name=None, nvml=False, nvml_index=0)
+            convention=None, recompute=None, attention=None, jsonl=None, name=None,
+            nvml=False, nvml_index=0)
 
-    model: a preset name (`mfu flops --list-presets`) or a config.json path; seq: tokens per
-    sequence (required with a model); device: a device of `mfu devices` (or peak_flops_per_s);
-    devices: devices in the job; jsonl: append each step to this canonical JSON-lines file
-    (read by `mfu watch`, `mfu serve`, `mfu report`); nvml: sample GPU nvml_index's SM clock,
-    power and power limit through NVML (loaded at run time; env MFU_NVML_LIBRARY overrides the
-    library) at every step, so the report finds throttling and power capping. Bad values raise
-    mfu.Error naming the option to fix; nvml=True without NVML raises it too.
+    model: a preset name (`mfu flops --list-presets`), a config.json path (or a directory
+    holding one), a dict of Hugging Face config fields, a config object (.to_dict()) or a model
+    with .config; seq: tokens per sequence (required with a model; a step may say its own);
+    device: a torch.device, "cuda:N" (named by torch.cuda.get_device_name, else NVML), "cpu"
+    (this machine's CPU) or a device of `mfu devices` (or give peak_flops_per_s); dtype: a
+    torch.dtype or a name (None: fp32 on a CPU, bf16 elsewhere); devices: devices in the job;
+    attention: "causal" or "full" (None: as the convention counts it); jsonl: append each step
+    to this canonical JSON-lines file (read by `mfu watch`, `mfu serve`, `mfu report`); nvml:
+    sample GPU nvml_index's SM clock, power and power limit through NVML at every step.
+    Bad values raise mfu.Error naming the argument to fix (.field).
     """
 
     def __init__(self, model=None, seq=0, device=None, devices=1, dtype=None,
-                 peak_flops_per_s=0.0, convention=None, recompute=None, jsonl=None, name=None,
-                 nvml=False, nvml_index=0):
-        self._keep = [_b(model), _b(convention), _b(recompute), _b(device), _b(dtype),
-                      _b(jsonl), _b(name)]
-        cfg = _Config(self._keep[0], None, int(seq or 0), self._keep[1], self._keep[2],
-                      self._keep[3], self._keep[4], float(peak_flops_per_s or 0),
-                      int(devices or 0), self._keep[5], self._keep[6], bool(nvml),
-                      int(nvml_index or 0))
-        err = _Error()
+                 peak_flops_per_s=0.0, convention=None, recompute=None, attention=None,
+                 jsonl=None, name=None, nvml=False, nvml_index=0):
+        self._h = None
+        m_str, m_text, m_name = model_spec(model)
+        dev = device_spec(device)
+        dev_id = None
+        if dev is not None:
+            slot = ctypes.create_string_buffer(_lib.DEVICE_SLOT_BYTES)
+            dev_id = _resolve_device(dev, slot)[1]
+        dt = dtype_spec(dtype, dev_id)
+        err = _lib.Error()
+        self._arch = None
+        if m_text is not None:
+            self._arch = ctypes.create_string_buffer(_lib.ARCH_BYTES)
+            raw = m_text.encode()
+            st = _lib.arch_from_config_text(raw, len(raw), None, self._arch, ctypes.byref(err))
+            if st:
+                _raise(st, err, "model")
+        for k, v in (("convention", convention), ("recompute", recompute),
+                     ("attention", attention), ("name", name)):
+            if v is not None and not isinstance(v, str):
+                raise InvalidType(k, "%s: give a name (a string); got %s"
+                                  % (k, type(v).__name__))
+        if jsonl is not None and not isinstance(jsonl, (str, os.PathLike)):
+            raise InvalidType("jsonl", "jsonl: give a file path; got %s" % type(jsonl).__name__)
+        self._keep = [_b(m_str), _b(convention), _b(recompute), _b(dev), _b(dt), _b(jsonl),
+                      _b(name or m_name or None), _b(attention)]
+        cfg = _lib.Config(self._keep[0], ctypes.addressof(self._arch) if self._arch else None,
+                          _int(seq, "seq"), self._keep[1], self._keep[2], self._keep[3],
+                          self._keep[4], _num(peak_flops_per_s or 0, "peak_flops_per_s"),
+                          _int(devices, "devices"), self._keep[5], self._keep[6], bool(nvml),
+                          _int(nvml_index, "nvml_index"), self._keep[7])
         h = ctypes.c_void_p()
-        st = _mon_new(ctypes.byref(cfg), ctypes.byref(h), ctypes.byref(err))
+        st = _lib.monitor_new(ctypes.byref(cfg), ctypes.byref(h), ctypes.byref(err))
         if st:
             _raise(st, err)
         self._h = h
@@ -322,9 +281,9 @@ class Monitor:
 
     # -- lifetime --
     def close(self):
-        """Free the monitor (and close its file). Further calls raise ValueError."""
+        """Free the monitor (and close its file). Further calls raise mfu.Error."""
         if getattr(self, "_h", None):
-            _mon_free(self._h)
+            _lib.monitor_free(self._h)
             self._h = None
 
     def __del__(self):
@@ -339,52 +298,60 @@ class Monitor:
 
     def _handle(self):
         if not self._h:
-            raise ValueError("the monitor is closed")
+            raise Error("invalid", "", "the monitor is closed")
         return self._h
 
     # -- steps --
     @property
     def model_flops_per_token(self):
-        """Training model FLOPs per token of the model (NaN without one)."""
-        return _mon_fpt(self._handle())
+        """Training model FLOPs per token of the model at the configured seq (NaN without a
+        model)."""
+        return _lib.monitor_fpt(self._handle())
 
     @property
     def peak_flops_per_s(self):
         """The dense peak of one device the monitor divides by (NaN without one)."""
-        return _mon_peak(self._handle())
+        return _lib.monitor_peak(self._handle())
 
-    def record(self, tokens, step_time_s=None, loss=None, step=None, _sample=None, **fields):
+    def record(self, tokens, step_time_s=None, loss=None, step=None, seq=None,
+               useful_tokens=None, _sample=None, **fields):
         """Record one step: tokens of the whole job, its wall time in seconds (None: the time
-        since the previous record, which needs one before it), loss (None or NaN: unknown;
-        float('nan') from the training is flagged as a NaN loss), step number (None: the
-        next). Other step fields by name: seq_len, useful_tokens, devices, clock_mhz, power_w,
-        power_limit_w, data_loading_s, comm_s, optimizer_s, lr, grad_norm, memory_bytes,
-        samples. Returns a Sample."""
+        since the previous record, which needs one before it), loss (None: unknown; a NaN or
+        infinite loss is flagged as a NaN loss), step number (None: the next), seq: this
+        step's tokens per sequence (None: the configured one; the FLOPs per token follow it),
+        useful_tokens: the non-padding tokens among tokens (MFU counts only these). Other step
+        fields by name: devices, clock_mhz, power_w, power_limit_w, data_loading_s, comm_s,
+        optimizer_s, lr, grad_norm, memory_bytes, samples. Returns a Sample."""
         h = self._handle()
         now = time.perf_counter()
         if step_time_s is None:
             if self._last_t is None:
-                raise ValueError("the first record needs step_time_s (or use monitor.step(): "
-                                 "it times the block)")
+                raise Error("invalid", "step_time_s", "the first record needs step_time_s (or "
+                            "use monitor.step(): it times the block)")
             step_time_s = now - self._last_t
-        s = _Step()
-        _step_init(ctypes.byref(s))
-        s.step = self._next if step is None else int(step)
-        s.tokens = float(tokens)
-        s.step_time_s = float(step_time_s)
+        if seq is not None:
+            fields["seq_len"] = _int(seq, "seq", 1)
+        if useful_tokens is not None:
+            fields["useful_tokens"] = useful_tokens
+        s = _lib.Step()
+        _lib.step_init(ctypes.byref(s))
+        s.step = self._next if step is None else _int(step, "step")
+        s.tokens = _num(tokens, "tokens")
+        s.step_time_s = _num(step_time_s, "step_time_s")
         if loss is not None:
-            lv = float(loss)
+            lv = _num(loss, "loss")
             s.loss = lv
             if math.isnan(lv) or math.isinf(lv):
                 s.flags |= _FLAG_LOSS_NAN
         for k, v in fields.items():
-            if k not in _STEP_DOUBLES_A + _STEP_DOUBLES_B or k in ("step_time_s", "tokens", "loss"):
-                raise TypeError("record(): no step field %r" % k)
+            if (k not in _lib.STEP_DOUBLES_A + _lib.STEP_DOUBLES_B
+                    or k in ("step_time_s", "tokens", "loss", "tokens_per_s")):
+                raise InvalidType(k, "record(): no step field %r" % k)
             if v is not None:
-                setattr(s, k, float(v))
-        out = _Sample()
-        err = _Error()
-        st = _mon_step(h, ctypes.byref(s), ctypes.byref(out), ctypes.byref(err))
+                setattr(s, k, _num(v, k))
+        out = _lib.Sample()
+        err = _lib.Error()
+        st = _lib.monitor_step(h, ctypes.byref(s), ctypes.byref(out), ctypes.byref(err))
         if st:
             _raise(st, err)
         self._last_t = now  # a later record without a time is timed from here
@@ -398,30 +365,38 @@ class Monitor:
         r.hfu = out.hfu
         return r
 
-    def step(self, tokens, step=None):
-        """A context manager that times its block as one step of `tokens` tokens and records
-        it when the block ends without an exception: `with mon.step(tokens=n) as s: ...`."""
+    def step(self, tokens, step=None, seq=None, useful_tokens=None):
+        """A context manager that times its block as one step of `tokens` tokens (seq and
+        useful_tokens as in record()) and records it when the block ends without an
+        exception: `with mon.step(tokens=n, seq=512) as s: ...`."""
         self._handle()
-        return _Timed(self, Sample(self._next if step is None else int(step)), tokens)
+        fields = {}
+        if seq is not None:
+            fields["seq"] = seq
+        if useful_tokens is not None:
+            fields["useful_tokens"] = useful_tokens
+        return _Timed(self, Sample(self._next if step is None else _int(step, "step")), tokens,
+                      fields)
 
     # -- the report of the steps so far --
     def report(self):
         """The report of the steps so far, computed once: {"summary": summary(),
         "findings": findings()}. Asking for both this way costs one report, not two."""
         rep = ctypes.c_void_p()
-        err = _Error()
-        st = _mon_report(self._handle(), ctypes.byref(rep), ctypes.byref(err))
+        err = _lib.Error()
+        st = _lib.monitor_report(self._handle(), ctypes.byref(rep), ctypes.byref(err))
         if st:
             _raise(st, err)
         try:
             return {"summary": _summary_of(rep), "findings": _findings_of(rep)}
         finally:
-            _report_free(rep)
+            _lib.report_free(rep)
 
     def summary(self):
         """Median, mean, p10, p90 and count of the steady steps (warm-up excluded, as `mfu
-        report` does) for mfu, hfu, tokens_per_s, model_flops_per_s_per_device, ...: a dict of
-        dicts."""
+        report` does) for each of mfu, hfu, tokens_per_second, tokens_per_second_per_device,
+        model_flops_per_second_per_device, hardware_flops_per_second_per_device and
+        step_time_s (the names of `mfu report --json`): a dict of dicts."""
         return self.report()["summary"]
 
     def findings(self):

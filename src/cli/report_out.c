@@ -144,6 +144,9 @@ static void print_context(FILE *out, const report_origin *o, const mfu_report *r
             fprintf(out, "device     %s (%s), %s dense peak %s TFLOP/s%s", c->device->id,
                     c->device->name, mfu_dtype_name(c->dtype), a,
                     c->peak_source == MFU_SRC_INPUT ? " (--peak-tflops)" : "");
+        else if (c->peak_source == MFU_SRC_LOG) /* a device only the log knows, its peak */
+            fprintf(out, "device     '%s' (from the log), peak %s TFLOP/s (from the log)",
+                    c->device_name, a);
         else
             fprintf(out, "device     peak %s TFLOP/s (--peak-tflops)", a);
     } else if (c->device_name[0]) {

@@ -139,6 +139,7 @@ static mfu_status resolve_device(mfu__fctx *f, const mfu_run *run, const mfu_run
     const mfu_report_input *in = &f->in;
     mfu_report_context *c = &f->c;
     const char *name = in->device ? in->device : (m->device[0] ? m->device : NULL);
+    bool stated_peak = false;
     c->device_source = in->device ? MFU_SRC_INPUT : name ? MFU_SRC_LOG : MFU_SRC_NONE;
     if (name)
         mfu__strlcpy(c->device_name, name, sizeof c->device_name);
@@ -153,10 +154,14 @@ static mfu_status resolve_device(mfu__fctx *f, const mfu_run *run, const mfu_run
                     *err = e;
                 return st;
             }
-            mfu__fctx_note(f,
-                           "the log names the device '%s', which mfu's table does not know: "
-                           "give --device ID or --peak-tflops X",
-                           name);
+            /* a canonical file states the peak its writer divided by (the monitor's "cpu") */
+            stated_peak =
+                isfinite(m->reported_peak_flops_per_s) && m->reported_peak_flops_per_s > 0;
+            if (!stated_peak)
+                mfu__fctx_note(f,
+                               "the log names the device '%s', which mfu's table does not "
+                               "know: give --device ID or --peak-tflops X",
+                               name);
         }
     }
     c->dtype = MFU_DTYPE_BF16;
@@ -186,6 +191,9 @@ static mfu_status resolve_device(mfu__fctx *f, const mfu_run *run, const mfu_run
     if (in->peak_flops_per_s > 0) {
         c->peak_flops_per_s = in->peak_flops_per_s;
         c->peak_source = MFU_SRC_INPUT;
+    } else if (stated_peak) {
+        c->peak_flops_per_s = m->reported_peak_flops_per_s;
+        c->peak_source = MFU_SRC_LOG;
     } else if (c->device) {
         double p = 0;
         mfu_error e;

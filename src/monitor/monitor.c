@@ -92,6 +92,8 @@ static mfu_status resolve_model(mfu_monitor *m, const mfu_monitor_config *c, mfu
         return st;
     if (c->recompute && (st = mfu_recompute_parse(c->recompute, &m->wl.recompute, err)) != MFU_OK)
         return st;
+    if (c->attention && (st = mfu_attention_parse(c->attention, &m->fo.attention, err)) != MFU_OK)
+        return st;
     if ((st = count_flops(m, c->seq, m->wl.recompute, &m->fpt, &m->hfpt, err)) != MFU_OK)
         return st;
     m->has_model = true;
@@ -134,12 +136,15 @@ static void fill_meta(mfu_monitor *m, const mfu_monitor_config *c)
     if (m->has_model)
         meta->seq_len = m->wl.seq;
     meta->world_size = (int64_t)m->devices;
+    /* the id, which the table resolves ("h100-sxm"), or "cpu": a CPU's brand names no peak */
     if (m->dev)
-        mfu__strlcpy(meta->device, m->dev->name, sizeof meta->device);
+        mfu__strlcpy(meta->device, m->dev->id, sizeof meta->device);
     if (m->dtype_given)
         mfu__strlcpy(meta->dtype, mfu_dtype_name(m->dtype), sizeof meta->dtype);
-    if (c->peak_flops_per_s > 0)
-        meta->reported_peak_flops_per_s = c->peak_flops_per_s;
+    /* the peak this monitor divides by: what a reader of the file uses for a device it cannot
+     * look up (another machine's "cpu") */
+    if (isfinite(m->peak) && m->peak > 0)
+        meta->reported_peak_flops_per_s = m->peak;
 }
 
 static mfu_status open_file(mfu_monitor *m, const char *path, mfu_error *err)
@@ -365,6 +370,7 @@ size_t mfu_struct_size(const char *name)
         {"mfu_report_stat", sizeof(mfu_report_stat)},
         {"mfu_finding", sizeof(mfu_finding)},
         {"mfu_device_slot", sizeof(mfu_device_slot)},
+        {"mfu_arch", sizeof(mfu_arch)},
     };
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
         if (strcmp(sizes[i].name, name) == 0)

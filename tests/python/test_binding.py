@@ -61,7 +61,7 @@ class Library(unittest.TestCase):
         self.assertEqual(cm.exception.field, "seq")
         with self.assertRaises(mfu.Error) as cm:
             mfu.Monitor(model="llama3-8b", seq=8192, jsonl="/nonexistent-dir/x.jsonl")
-        self.assertEqual(cm.exception.field, "jsonl_path")
+        self.assertEqual(cm.exception.field, "jsonl")
         mon = mfu.Monitor(model="gpt2", seq=1024, device="a100-sxm")
         with self.assertRaises(mfu.Error) as cm:
             mon.record(tokens=0, step_time_s=1.0)
@@ -142,7 +142,7 @@ class Monitor(unittest.TestCase):
             want = rep["summary"]["mfu"]["median"]
             self.assertAlmostEqual(got["mfu"]["median"], want, delta=1e-9 * want)
             want = rep["summary"]["tokens_per_second"]["median"]
-            self.assertAlmostEqual(got["tokens_per_s"]["median"], want, delta=1e-9 * want)
+            self.assertAlmostEqual(got["tokens_per_second"]["median"], want, delta=1e-9 * want)
             self.assertEqual(kinds, sorted(f["kind"] for f in rep["findings"]))
             self.assertIn("stall", kinds)
             self.assertIn("loss_nan", kinds)
@@ -152,6 +152,128 @@ class Monitor(unittest.TestCase):
             # the file is followed by `mfu watch` as a log
             frame = cli("watch", path, "--once", *ctx)
             self.assertIn("400 steps", frame)
+
+
+GPT2_FIELDS = {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
+               "n_inner": None, "n_positions": 1024, "vocab_size": 50257,
+               "_name_or_path": "openai-community/gpt2"}
+
+
+class FakeConfig:
+    """What a transformers PretrainedConfig offers the binding: to_dict()."""
+
+    def __init__(self, fields):
+        self.fields = fields
+
+    def to_dict(self):
+        return dict(self.fields)
+
+
+class FakeModel:
+    def __init__(self, fields):
+        self.config = FakeConfig(fields)
+
+
+class Inputs(unittest.TestCase):
+    """The forms a training script already holds: a dict of config fields, a config object, a
+    model with .config, a model directory; what the binding answers for each is what the CLI
+    answers for the same config.json."""
+
+    def test_model_forms_are_one_model(self):
+        want = mfu.flops_per_token("gpt2", 1024)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(GPT2_FIELDS, f)
+            cli_fpt = json.loads(cli("flops", "--config", os.path.join(d, "config.json"),
+                                     "--seq", "1024", "--json"))["flops_per_token"]["model"]
+            for form in (GPT2_FIELDS, FakeConfig(GPT2_FIELDS), FakeModel(GPT2_FIELDS), d,
+                         os.path.join(d, "config.json")):
+                self.assertEqual(mfu.flops_per_token(form, 1024), want, repr(form))
+        self.assertAlmostEqual(want, cli_fpt, delta=1e-9 * cli_fpt)
+
+    def test_attention_full_is_mfu_flops_attention_full(self):
+        want = json.loads(cli("flops", "--model", "gpt2", "--seq", "1024", "--attention",
+                              "full", "--json"))["flops_per_token"]["model"]
+        full = mfu.flops_per_token(GPT2_FIELDS, 1024, attention="full")
+        self.assertAlmostEqual(full, want, delta=1e-9 * want)
+        self.assertGreater(full, mfu.flops_per_token(GPT2_FIELDS, 1024, attention="causal"))
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.flops_per_token("gpt2", 1024, attention="sideways")
+        self.assertEqual(cm.exception.field, "attention")
+
+    def test_bad_input_is_an_error_of_both_kinds(self):
+        for bad in (42, object(), ["gpt2"]):
+            with self.assertRaises(mfu.Error) as cm:
+                mfu.Monitor(model=bad, seq=1024)
+            self.assertIsInstance(cm.exception, TypeError)
+            self.assertEqual(cm.exception.field, "model")
+            self.assertIn("config", str(cm.exception))
+        with self.assertRaises(mfu.Error) as cm:  # a dict that lacks a required field
+            mfu.Monitor(model={"model_type": "gpt2", "n_embd": 768}, seq=1024)
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertEqual(cm.exception.field, "model")
+        self.assertIn("n_layer", str(cm.exception))
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="gpt2", seq=1024, device=3.5)
+        self.assertIsInstance(cm.exception, TypeError)
+        self.assertEqual(cm.exception.field, "device")
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="gpt2", seq=1024, device="cpu", dtype=16)
+        self.assertEqual(cm.exception.field, "dtype")
+        with self.assertRaises(ValueError):
+            mfu.Monitor(model="gpt2", seq="long")
+        with self.assertRaises(mfu.Error) as cm:
+            mfu.Monitor(model="gpt2", seq=1024, device="mps")
+        self.assertEqual(cm.exception.status, "unsupported")
+
+    def test_cpu_defaults_to_its_fp32_peak(self):
+        peaks = json.loads(cli("devices", "cpu", "--json"))["device"]["dense_flops_per_s"]
+        with mfu.Monitor(model="gpt2", seq=1024, device="cpu") as mon:
+            self.assertEqual(mon.peak_flops_per_s, peaks["fp32"])
+        self.assertEqual(mfu.device_peak("cpu"), peaks["fp32"])
+        self.assertEqual(mfu.device_peak("h100-sxm"), 989.5e12)  # a GPU: bf16
+
+    def test_sequence_length_change(self):
+        with mfu.Monitor(model="gpt2", seq=1024, device="a100-sxm") as mon:
+            a = mon.record(tokens=65536, step_time_s=1.0)
+            b = mon.record(tokens=65536, step_time_s=1.0, seq=512)
+            with mon.step(tokens=65536, seq=256) as c:
+                pass
+            self.assertEqual(a.model_flops_per_s_per_device,
+                             65536 * mfu.flops_per_token("gpt2", 1024))
+            self.assertEqual(b.model_flops_per_s_per_device,
+                             65536 * mfu.flops_per_token("gpt2", 512))
+            self.assertAlmostEqual(c.model_flops_per_s_per_device,
+                                   65536 / c.step_time_s * mfu.flops_per_token("gpt2", 256),
+                                   delta=1e-9 * c.model_flops_per_s_per_device)
+            self.assertEqual(c.tflops, c.model_flops_per_s_per_device / 1e12)
+            self.assertEqual(c.tokens_per_second, c.tokens_per_s)
+            self.assertEqual(set(mon.summary()), {
+                "mfu", "hfu", "tokens_per_second", "tokens_per_second_per_device",
+                "model_flops_per_second_per_device", "hardware_flops_per_second_per_device",
+                "step_time_s"})
+
+    def test_cpu_file_reports_mfu_with_the_model_only(self):
+        """The header names the device "cpu" and the peak divided by: `mfu report FILE
+        --model M` (no --device) has the binding's MFU."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cpu.mfu.jsonl")
+            with mfu.Monitor(model=GPT2_FIELDS, seq=1024, device="cpu", jsonl=path) as mon:
+                for i in range(1, 41):
+                    mon.record(tokens=8192, step_time_s=40 + 0.3 * math.sin(i))
+                got = mon.summary()["mfu"]["median"]
+            with open(path) as f:
+                header = json.loads(f.readline())
+            self.assertEqual(header["device"], "cpu")
+            self.assertEqual(header["dtype"], "fp32")
+            self.assertEqual(header["model"], "openai-community/gpt2")
+            self.assertEqual(header["reported_peak_flops_per_s"], mfu.device_peak("cpu"))
+            rep = json.loads(cli("report", path, "--model", "gpt2", "--json", "--no-series"))
+            self.assertEqual(rep["missing"], [])
+            want = rep["summary"]["mfu"]["median"]
+            self.assertAlmostEqual(got, want, delta=1e-9 * want)
+            text = cli("report", path, "--model", "gpt2")
+            self.assertIn("device     'cpu' (from the log), peak", text)
 
 
 class Nvml(unittest.TestCase):

@@ -346,6 +346,94 @@ static void jsonl_file(void **state)
     unlink(path);
 }
 
+/* attention "full" counts the whole score matrix, as mfu_flops_compute does; a bad name is the
+ * attention parser's error. */
+static void attention_mode(void **state)
+{
+    (void)state;
+    mfu_arch a;
+    assert_int_equal(mfu_preset_find("gpt2", &a, NULL), MFU_OK);
+    mfu_workload wl;
+    memset(&wl, 0, sizeof wl);
+    wl.seq = 1024;
+    mfu_flops_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.attention = MFU_ATTENTION_FULL;
+    mfu_flops full, causal;
+    assert_int_equal(mfu_flops_compute(&a, &wl, &fo, &full, NULL), MFU_OK);
+    assert_int_equal(mfu_flops_compute(&a, &wl, NULL, &causal, NULL), MFU_OK);
+    assert_true(full.model_flops > causal.model_flops);
+    mfu_monitor_config c = base();
+    c.model = "gpt2";
+    c.seq = 1024;
+    c.attention = "full";
+    mfu_monitor *m = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    assert_true(mfu_monitor_model_flops_per_token(m) == full.model_flops);
+    mfu_monitor_free(m);
+    c.attention = "causal";
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    assert_true(mfu_monitor_model_flops_per_token(m) == causal.model_flops);
+    mfu_monitor_free(m);
+    c.attention = "sideways";
+    expect_error(&c, MFU_E_UNKNOWN, "--attention", NULL);
+    assert_int_equal(mfu_struct_size("mfu_arch"), sizeof(mfu_arch));
+}
+
+/* The file's header names the device by the id the table resolves, and states the peak the
+ * monitor divides by: the report of the file read back, given the model only, has the
+ * monitor's MFU, for a table device and for this machine's CPU (which no table holds). */
+static void header_device(void **state)
+{
+    (void)state;
+    const char *devs[] = {"NVIDIA H100 80GB HBM3", "cpu"};
+    const char *ids[] = {"h100-sxm", "cpu"};
+    for (int k = 0; k < 2; k++) {
+        char path[] = "/tmp/mfu-test-monitor-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        mfu_monitor_config c = base();
+        c.model = "gpt2";
+        c.seq = 1024;
+        c.device = devs[k];
+        c.dtype = "fp32";
+        c.devices = 1;
+        c.jsonl_path = path;
+        mfu_monitor *m = NULL;
+        assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+        double peak = mfu_monitor_peak_flops_per_s(m);
+        mfu_monitor_sample s[8];
+        for (int i = 0; i < 8; i++)
+            assert_int_equal(mfu_monitor_record(m, i + 1, 8192, 0.5 + 0.01 * i, 3.0, &s[i], NULL),
+                             MFU_OK);
+        mfu_monitor_free(m);
+        mfu_run *back = NULL;
+        mfu_ingest_stats st;
+        assert_int_equal(mfu_ingest_path(path, NULL, &back, &st, NULL), MFU_OK);
+        const mfu_run_meta *meta = mfu_run_meta_get(back);
+        assert_string_equal(meta->device, ids[k]);
+        assert_string_equal(meta->dtype, "fp32");
+        assert_true(meta->reported_peak_flops_per_s == peak);
+        mfu_report_input in;
+        memset(&in, 0, sizeof in);
+        in.has_arch = true;
+        assert_int_equal(mfu_preset_find("gpt2", &in.arch, NULL), MFU_OK);
+        mfu_report *r = NULL;
+        assert_int_equal(mfu_report_compute(back, &in, &r, NULL), MFU_OK);
+        const mfu_report_context *ctx = mfu_report_get_context(r);
+        assert_true(ctx->peak_flops_per_s == peak);
+        assert_int_equal(ctx->peak_source, MFU_SRC_LOG);
+        assert_true(k == 0 ? ctx->device != NULL : ctx->device == NULL);
+        const double *col = mfu_report_column(r, MFU_RS_MFU);
+        for (int i = 0; i < 8; i++)
+            assert_true(fabs(col[i] - s[i].mfu) <= 1e-15 * s[i].mfu);
+        mfu_report_free(r);
+        mfu_run_free(back);
+        unlink(path);
+    }
+}
+
 /* ---- NVML (the fake the tests build: tests/fake/nvml_fake.c) ---------------------------- */
 
 static const char *write_script(const char *text)
@@ -490,6 +578,8 @@ int main(void)
         cmocka_unit_test(report_agrees_per_step),
         cmocka_unit_test(without_model_or_device),
         cmocka_unit_test(jsonl_file),
+        cmocka_unit_test(attention_mode),
+        cmocka_unit_test(header_device),
         cmocka_unit_test(nvml_config),
         cmocka_unit_test(nvml_clock_drop_is_throttling),
     };

@@ -116,6 +116,22 @@ static void context(void **state)
     c = served_ctx(&model, &meta);
     assert_true(isnan(c.model_flops_per_token));
     assert_non_null(strstr(c.why, "--seq"));
+
+    /* A device the table does not know (a monitor's "cpu"): the peak the file states, else
+     * none. */
+    meta.seq_len = 8192;
+    model.peak_flops_per_s = NAN;
+    model.dtype_given = false;
+    snprintf(meta.device, sizeof meta.device, "cpu");
+    snprintf(meta.dtype, sizeof meta.dtype, "fp32");
+    meta.reported_peak_flops_per_s = 166151808000.0;
+    c = served_ctx(&model, &meta);
+    assert_true(c.peak_flops_per_s == 166151808000.0);
+    assert_string_equal(c.why, "");
+    meta.reported_peak_flops_per_s = NAN;
+    c = served_ctx(&model, &meta);
+    assert_true(isnan(c.peak_flops_per_s));
+    assert_non_null(strstr(c.why, "--device"));
 }
 
 /* A run of n steps: 1000 tokens each, step time 1 + (i % 10 == 9 ? 1 : 0) (every tenth slow). */

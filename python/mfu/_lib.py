@@ -1,0 +1,140 @@
+"""mfu._lib: libmfu through ctypes. The shared library, the mirrors of the public C structs the
+binding reads or fills (checked at import against mfu_struct_size, so that a binding and a
+library from different checkouts fail here instead of reading garbage), and the signatures of
+the functions it calls. Internal: the public API is the mfu package.
+
+The library is, in order: $MFU_LIBRARY; the libmfu.so installed inside this package (the
+wheel's); the build tree's build/libmfu.so next to python/ (a checkout); the system's
+library path.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+
+def _find_library():
+    env = os.environ.get("MFU_LIBRARY")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "libmfu.so"),
+                 os.path.join(here, "..", "..", "build", "libmfu.so")):
+        if os.path.exists(cand):
+            return os.path.normpath(cand)
+    found = ctypes.util.find_library("mfu")
+    if found:
+        return found
+    raise ImportError("libmfu.so not found: pip install the package (pip install ./python), "
+                      "build it in the checkout (make build), or set MFU_LIBRARY to its path")
+
+
+path = _find_library()
+lib = ctypes.CDLL(path)
+
+
+# ---- mirrors of the C structs ---------------------------------------------------------------
+
+class Error(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("line", ctypes.c_long), ("column", ctypes.c_long),
+                ("field", ctypes.c_char * 64), ("message", ctypes.c_char * 512)]
+
+
+STEP_DOUBLES_A = ["time_s", "step_time_s", "tokens", "samples", "loss", "lr", "grad_norm",
+                  "memory_bytes", "tokens_per_s"]
+STEP_DOUBLES_B = ["seq_len", "devices", "useful_tokens", "clock_mhz", "power_w",
+                  "power_limit_w", "data_loading_s", "comm_s", "optimizer_s"]
+
+
+class Step(ctypes.Structure):
+    _fields_ = ([("step", ctypes.c_int64)]
+                + [(n, ctypes.c_double) for n in STEP_DOUBLES_A]
+                + [("tokens_per_s_scope", ctypes.c_int), ("flops_per_s", ctypes.c_double),
+                   ("flops_per_s_scope", ctypes.c_int), ("mfu", ctypes.c_double),
+                   ("mfu_scope", ctypes.c_int), ("samples_per_s", ctypes.c_double),
+                   ("samples_per_s_scope", ctypes.c_int), ("flags", ctypes.c_uint32),
+                   ("rank", ctypes.c_int32)]
+                + [(n, ctypes.c_double) for n in STEP_DOUBLES_B]
+                + [("recompute", ctypes.c_int32), ("dtype", ctypes.c_int32)])
+
+
+class Config(ctypes.Structure):
+    _fields_ = [("model", ctypes.c_char_p), ("arch", ctypes.c_void_p), ("seq", ctypes.c_int64),
+                ("convention", ctypes.c_char_p), ("recompute", ctypes.c_char_p),
+                ("device", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
+                ("peak_flops_per_s", ctypes.c_double), ("devices", ctypes.c_int64),
+                ("jsonl_path", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                ("nvml", ctypes.c_bool), ("nvml_index", ctypes.c_int),
+                ("attention", ctypes.c_char_p)]
+
+
+class Sample(ctypes.Structure):
+    _fields_ = [("step", ctypes.c_int64), ("tokens_per_s", ctypes.c_double),
+                ("model_flops_per_s_per_device", ctypes.c_double), ("mfu", ctypes.c_double),
+                ("hfu", ctypes.c_double)]
+
+
+class Stat(ctypes.Structure):
+    _fields_ = [("n", ctypes.c_size_t), ("median", ctypes.c_double), ("mean", ctypes.c_double),
+                ("p10", ctypes.c_double), ("p90", ctypes.c_double)]
+
+
+class Evidence(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 32), ("value", ctypes.c_double)]
+
+
+class Finding(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_char * 32), ("severity", ctypes.c_int),
+                ("first_step", ctypes.c_int64), ("last_step", ctypes.c_int64),
+                ("nevidence", ctypes.c_size_t), ("evidence", Evidence * 8),
+                ("summary", ctypes.c_char * 320), ("next_step", ctypes.c_char * 320)]
+
+
+def _sig(name, restype, *argtypes):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+P = ctypes.POINTER
+struct_size = _sig("mfu_struct_size", ctypes.c_size_t, ctypes.c_char_p)
+for _name, _cls in (("mfu_error", Error), ("mfu_step", Step), ("mfu_monitor_config", Config),
+                    ("mfu_monitor_sample", Sample), ("mfu_report_stat", Stat),
+                    ("mfu_finding", Finding)):
+    if struct_size(_name.encode()) != ctypes.sizeof(_cls):
+        raise ImportError("%s does not match this binding (%s: C %d bytes, Python %d): rebuild "
+                          "the library and the binding from one checkout"
+                          % (path, _name, struct_size(_name.encode()), ctypes.sizeof(_cls)))
+# held opaquely: only their sizes matter here
+DEVICE_SLOT_BYTES = struct_size(b"mfu_device_slot")
+ARCH_BYTES = struct_size(b"mfu_arch")
+if not DEVICE_SLOT_BYTES or not ARCH_BYTES:
+    raise ImportError("%s is older than this binding (no size for mfu_device_slot or mfu_arch): "
+                      "rebuild the library and the binding from one checkout" % path)
+
+version = _sig("mfu_version", ctypes.c_char_p)
+strerror = _sig("mfu_strerror", ctypes.c_char_p, ctypes.c_int)
+step_init = _sig("mfu_step_init", None, P(Step))
+monitor_new = _sig("mfu_monitor_new", ctypes.c_int, P(Config), P(ctypes.c_void_p), P(Error))
+monitor_free = _sig("mfu_monitor_free", None, ctypes.c_void_p)
+monitor_step = _sig("mfu_monitor_step", ctypes.c_int, ctypes.c_void_p, P(Step), P(Sample),
+                    P(Error))
+monitor_report = _sig("mfu_monitor_report", ctypes.c_int, ctypes.c_void_p, P(ctypes.c_void_p),
+                      P(Error))
+monitor_fpt = _sig("mfu_monitor_model_flops_per_token", ctypes.c_double, ctypes.c_void_p)
+monitor_peak = _sig("mfu_monitor_peak_flops_per_s", ctypes.c_double, ctypes.c_void_p)
+report_free = _sig("mfu_report_free", None, ctypes.c_void_p)
+report_summary = _sig("mfu_report_summary", Stat, ctypes.c_void_p, ctypes.c_int)
+report_series_name = _sig("mfu_report_series_name", ctypes.c_char_p, ctypes.c_int)
+report_analysis = _sig("mfu_report_analysis", ctypes.c_void_p, ctypes.c_void_p)
+finding_count = _sig("mfu_analysis_finding_count", ctypes.c_size_t, ctypes.c_void_p)
+finding_at = _sig("mfu_analysis_finding", P(Finding), ctypes.c_void_p, ctypes.c_size_t)
+severity_name = _sig("mfu_severity_name", ctypes.c_char_p, ctypes.c_int)
+device_resolve = _sig("mfu_device_resolve", ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                      P(ctypes.c_void_p), P(Error))
+dtype_parse = _sig("mfu_dtype_parse", ctypes.c_int, ctypes.c_char_p, P(ctypes.c_int), P(Error))
+device_peak = _sig("mfu_device_peak_flops_per_s", ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                   ctypes.c_bool, P(ctypes.c_double), P(Error))
+arch_from_config_text = _sig("mfu_arch_from_config_text", ctypes.c_int, ctypes.c_char_p,
+                             ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, P(Error))
