@@ -138,6 +138,9 @@ static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
+/* libmicrohttpd's messages: fmt is its own format string (checked as one). */
+static void mhd_log(void *cls, const char *fmt, va_list ap) MFU__PRINTF(2, 0);
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char line[512];

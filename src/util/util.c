@@ -11,6 +11,9 @@
 #include <string.h>
 
 static void vfill(mfu_error *err, mfu_status code, long line, const char *fmt, va_list ap)
+    MFU__PRINTF(4, 0);
+
+static void vfill(mfu_error *err, mfu_status code, long line, const char *fmt, va_list ap)
 {
     err->code = code;
     err->line = line;

@@ -41,6 +41,8 @@ typedef struct buf {
     size_t n, cap;
 } buf;
 
+static void bput(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void bput(buf *b, const char *fmt, ...)
 {
     va_list ap;
@@ -1362,8 +1364,8 @@ static void truncated_lines_never_crash(void **state)
 {
     (void)state;
     static const char *const lines[] = {
-        "{'loss': '3.41', 'grad_norm': [1, (2, 3)], \"k'\": 'v', 'memory/max_active (GiB)': "
-        "'2.4'}",
+        ("{'loss': '3.41', 'grad_norm': [1, (2, 3)], \"k'\": 'v', 'memory/max_active (GiB)': "
+         "'2.4'}"),
         " 33%|###3      | 20/60 [00:10<00:20,  2.05s/it]{'loss': 2.25}",
         "TrainOutput(global_step=200, training_loss=2.8, metrics={'train_runtime': 116.19})",
         "[Rank 0] step=40, skipped=2, lr=[5e-05], mom=[[0.9, 0.999]]",
