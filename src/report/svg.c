@@ -613,11 +613,9 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
     if (nb == 0) {
         double iqr = m ? mfu__quantile_sorted(s, m, 0.75) - mfu__quantile_sorted(s, m, 0.25) : 0;
         double bwid = iqr > 0 ? 2 * iqr / cbrt((double)m) : (hi - lo) / 10;
-        nb = (int)ceil((hi - lo) / bwid);
-        if (nb < 5)
-            nb = 5;
-        if (nb > 60)
-            nb = 60;
+        /* clamped as a double: a spread of 1e49 typical widths does not fit an int */
+        double want = ceil((hi - lo) / bwid);
+        nb = !(want >= 5) ? 5 : want > 60 ? 60 : (int)want;
     }
     size_t *cnt = calloc((size_t)nb + 1, sizeof *cnt);
     if (!cnt) {
