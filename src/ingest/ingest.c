@@ -129,7 +129,7 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     mfu_step s = *in;
     const mfu__line *ln = c->ln;
     const mfu_run_meta *m = mfu_run_meta_get(c->ing->run);
-    mfu__step_drop_inf(&s); /* infinities are not values a run keeps */
+    /* mfu_run_append refuses implausible values (plausible.c) and drops other infinities */
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {
@@ -158,6 +158,10 @@ append:;
     bool merged = false;
     mfu_error e; /* filled by mfu_run_append when it fails, read only then */
     mfu_status st = mfu_run_append(c->ing->run, &s, &merged, &e);
+    if (st == MFU_E_RANGE) { /* not a measurement: the line is skipped with the reason */
+        mfu__skip(c, "%s", e.message);
+        return MFU_OK;
+    }
     if (st == MFU_E_LIMIT)
         return mfu__fail_line(c, st,
                               "the run reached its step limit (%zu steps); split the log or "

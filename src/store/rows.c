@@ -875,9 +875,13 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
         size_t before = mfu_run_count(run);
         bool merged = false;
         rs = mfu_run_append(run, &row, &merged, err);
-        if (rs != MFU_OK)
+        /* A row no run accepts today (a negative step an older mfu stored, a tampered file)
+         * is left out like a missing one: the rest of the run still reads. */
+        bool refused = rs == MFU_E_RANGE;
+        if (rs != MFU_OK && !refused)
             goto done;
-        size_t to = merged ? merged_row(run, row.step) : before;
+        rs = MFU_OK;
+        size_t to = refused ? SIZE_MAX : merged ? merged_row(run, row.step) : before;
         if (!map && to != row_no) {
             map = malloc((size_t)nrows * sizeof *map);
             if (!map) {
