@@ -3,6 +3,7 @@
  */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -168,14 +169,34 @@ bool cli_get_pos_int64(const char *cmd, const cli_args *a, const char *name, int
     return true;
 }
 
+/* Whether msg already says where: "x.log:12: ..." names line 12. */
+static bool names_line(const char *msg, long line)
+{
+    char tag[32];
+    snprintf(tag, sizeof tag, ":%ld: ", line);
+    return strstr(msg, tag) != NULL;
+}
+
 int cli_fail(const char *cmd, const mfu_error *err, int exit_status)
 {
-    if (err->line > 0)
-        fprintf(stderr, "mfu %s: line %ld: %s\n", cmd, err->line, err->message);
+    const char *msg = err->message[0] ? err->message : mfu_strerror(err->code);
+    if (err->line > 0 && !names_line(msg, err->line))
+        fprintf(stderr, "mfu %s: line %ld: %s\n", cmd, err->line, msg);
     else
-        fprintf(stderr, "mfu %s: %s\n", cmd, err->message[0] ? err->message
-                                                              : mfu_strerror(err->code));
+        fprintf(stderr, "mfu %s: %s\n", cmd, msg);
     return exit_status;
+}
+
+void cli_fail_about(const char *cmd, const char *path, const mfu_error *err, mfu_status st)
+{
+    const char *msg = err->message[0] ? err->message : mfu_strerror(st);
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':') /* the library named it already */
+        fprintf(stderr, "mfu %s: %s\n", cmd, msg);
+    else if (err->line > 0 && !names_line(msg, err->line))
+        fprintf(stderr, "mfu %s: %s:%ld: %s\n", cmd, path, err->line, msg);
+    else
+        fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, msg);
 }
 
 int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
@@ -309,10 +330,12 @@ int cli_print_json(json_t *v)
 {
     if (!v)
         return cli_failf("json", CLI_EXIT_FAIL, "out of memory building JSON output");
+    errno = 0;
     int rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(v);
     if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
-        return CLI_EXIT_FAIL;
+        return cli_failf("json", CLI_EXIT_FAIL, "writing the JSON output failed (%s)",
+                         errno ? strerror(errno) : "write error");
     return CLI_EXIT_OK;
 }
 

@@ -89,6 +89,9 @@ bool cli_get_pos_int64(const char *cmd, const cli_args *a, const char *name, int
 /* Print "mfu CMD: <err->message>" (and the line when set) to stderr; returns CLI_EXIT_FAIL
  * or, for MFU_E_INVALID on user input, the status given. */
 int cli_fail(const char *cmd, const mfu_error *err, int exit_status);
+/* The same for an error about the file path, which is named once: not again when the library's
+ * message starts with it ("x.log: cannot open ..."). */
+void cli_fail_about(const char *cmd, const char *path, const mfu_error *err, mfu_status st);
 /* Print "mfu CMD: <formatted>" to stderr and return exit_status. */
 int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -269,9 +269,9 @@ int cmd_compare(int argc, char **argv)
     }
     mfu_report *ra_rep = NULL, *rb_rep = NULL;
     bool same = strcmp(sides[0].path, sides[1].path) == 0;
-    rc = report_args_compute("compare", &ra, sides[0].path, &ra_rep, NULL);
+    rc = report_args_compute("compare", &ra, sides[0].path, &ra_rep, NULL, NULL);
     if (rc == CLI_EXIT_OK && !same)
-        rc = report_args_compute("compare", &ra, sides[1].path, &rb_rep, NULL);
+        rc = report_args_compute("compare", &ra, sides[1].path, &rb_rep, NULL, NULL);
     const mfu_analysis *an_a = ra_rep ? mfu_report_analysis(ra_rep) : NULL;
     const mfu_analysis *an_b = same ? an_a : rb_rep ? mfu_report_analysis(rb_rep) : NULL;
     if (rc == CLI_EXIT_OK && (!an_a || !an_b))

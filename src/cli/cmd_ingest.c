@@ -24,6 +24,7 @@
 #include "cli/device_arg.h"
 #include "cli/db_path.h"
 #include "cli/run_context.h"
+#include "util/file.h"
 #include "util/util.h"
 
 static const char *const CMD = "ingest";
@@ -210,10 +211,10 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
                       const mfu_store_ingest_opts *o, const char *context)
 {
     bool is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    mfu_error oe;
+    FILE *f = is_stdin ? stdin : mfu__open_log(path, &oe);
     if (!f)
-        return cli_failf(CMD, CLI_EXIT_FAIL, "%s: cannot open (%s); check the path", path,
-                         strerror(errno));
+        return cli_fail(CMD, &oe, CLI_EXIT_FAIL);
     progress p;
     memset(&p, 0, sizeof p);
     p.label = is_stdin ? "stdin" : path;

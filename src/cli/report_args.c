@@ -93,13 +93,18 @@ static int status_exit(mfu_status st)
 }
 
 int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
-                        mfu_ingest_stats *stats)
+                        mfu_ingest_stats *stats, report_skips *skips)
 {
     *out = NULL;
     mfu_error e;
     memset(&e, 0, sizeof e);
     mfu_ingest *ing = NULL;
-    mfu_status st = mfu_ingest_new(&ra->ingest, &ing, &e);
+    mfu_ingest_opts io = ra->ingest;
+    if (skips) {
+        io.on_skip = report_skips_note;
+        io.on_skip_ctx = skips;
+    }
+    mfu_status st = mfu_ingest_new(&io, &ing, &e);
     if (st != MFU_OK)
         return cli_fail(
             cmd, &e, st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
@@ -111,17 +116,13 @@ int report_args_compute(const char *cmd, const report_args *ra, const char *path
         *stats = *mfu_ingest_get_stats(ing);
     mfu_ingest_free(ing);
     if (st != MFU_OK) {
-        if (e.line > 0)
-            fprintf(stderr, "mfu %s: %s: line %ld: %s\n", cmd, path, e.line, e.message);
-        else
-            fprintf(stderr, "mfu %s: %s: %s\n", cmd, path,
-                    e.message[0] ? e.message : mfu_strerror(st));
+        cli_fail_about(cmd, path, &e, st);
         return CLI_EXIT_FAIL;
     }
     st = mfu_report_compute(run, &ra->in, out, &e);
     mfu_run_free(run);
     if (st != MFU_OK) {
-        fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, e.message[0] ? e.message : mfu_strerror(st));
+        cli_fail_about(cmd, path, &e, st);
         return status_exit(st);
     }
     return CLI_EXIT_OK;

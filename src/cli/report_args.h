@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/model_args.h"
+#include "cli/report_out.h"
 #include "cli/run_context.h"
 #include "mfu/mfu.h"
 
@@ -56,8 +57,8 @@ void report_args_free(report_args *ra);
 
 /* Read the log at path (plain, .gz, .zst, "-") and compute its report. On failure the error
  * ("mfu CMD: PATH: ...") is printed and the exit status returned; *out is NULL. stats (may be
- * NULL) gets what ingest did. */
+ * NULL) gets what ingest did; skips (may be NULL) every skipped line (the caller frees it). */
 int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
-                        mfu_ingest_stats *stats);
+                        mfu_ingest_stats *stats, report_skips *skips);
 
 #endif

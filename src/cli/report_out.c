@@ -91,6 +91,60 @@ static void print_steady(FILE *out, const mfu_report *r)
     fputc('\n', out);
 }
 
+void report_skips_note(void *ctx, long line, const char *reason)
+{
+    report_skips *k = ctx;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        mfu_ingest_skip *v = k->n < REPORT_SKIPS_MAX ? realloc(k->v, cap * sizeof *v) : NULL;
+        if (!v) { /* past the limit, or out of memory: counted, not kept */
+            k->more++;
+            return;
+        }
+        k->v = v;
+        k->cap = cap;
+    }
+    k->v[k->n].line = line;
+    mfu__strlcpy(k->v[k->n].reason, reason, sizeof k->v[k->n].reason);
+    k->n++;
+}
+
+void report_skips_free(report_skips *k)
+{
+    free(k->v);
+    memset(k, 0, sizeof *k);
+}
+
+/* The skipped lines a report names: all of --verbose's list, else the first kept in stats. */
+static const mfu_ingest_skip *named_skips(const report_origin *o, size_t *n)
+{
+    if (o->skips) {
+        *n = o->skips->n;
+        return o->skips->v;
+    }
+    *n = o->stats ? o->stats->nskip_samples : 0;
+    return o->stats ? o->stats->skip_samples : NULL;
+}
+
+/* "skipped    line 12: step time -0.1 s is negative", the first few (all with --verbose). */
+static void print_skips(FILE *out, const report_origin *o)
+{
+    const mfu_ingest_stats *st = o->stats;
+    long total = st->skipped + st->too_long;
+    if (total <= 0)
+        return;
+    size_t n;
+    const mfu_ingest_skip *k = named_skips(o, &n);
+    size_t shown = o->skips ? n : (n < REPORT_SKIPS_SHOWN ? n : REPORT_SKIPS_SHOWN);
+    for (size_t i = 0; i < shown; i++)
+        fprintf(out, "%s line %ld: %s\n", i == 0 ? "skipped   " : "          ", k[i].line,
+                k[i].reason);
+    if ((long)shown < total)
+        fprintf(out, "           ... %ld more skipped line%s%s\n", total - (long)shown,
+                total - (long)shown == 1 ? "" : "s",
+                o->skips ? " (past the list's limit)" : "; --verbose names them all");
+}
+
 static void print_context(FILE *out, const report_origin *o, const mfu_report *r)
 {
     const mfu_report_context *c = mfu_report_get_context(r);
@@ -104,6 +158,7 @@ static void print_context(FILE *out, const report_origin *o, const mfu_report *r
                 "skipped\n",
                 st->format, st->detected ? "detected" : "forced", n, n == 1 ? "" : "s", st->lines,
                 st->used, st->ignored, st->skipped);
+        print_skips(out, o);
     } else {
         fprintf(out, "== run %s (store %s)\n", o->path, o->store);
         fprintf(out, "log        %s, %zu step%s stored", o->format[0] ? o->format : "unknown", n,
@@ -448,6 +503,16 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
         json_object_set_new(l, "skipped", json_integer(st->skipped));
         json_object_set_new(l, "too_long", json_integer(st->too_long));
         json_object_set_new(l, "merged", json_integer(st->merged));
+        json_t *sk = json_array();
+        size_t nk;
+        const mfu_ingest_skip *k = named_skips(origin, &nk);
+        for (size_t i = 0; sk && i < nk; i++) {
+            json_t *e = json_object();
+            json_object_set_new(e, "line", json_integer(k[i].line));
+            json_object_set_new(e, "reason", jstr(k[i].reason));
+            json_array_append_new(sk, e);
+        }
+        json_object_set_new(l, "skipped_lines", sk);
         json_object_set_new(o, "lines", l);
     } else {
         json_object_set_new(o, "run", jstr(origin->path));

@@ -24,6 +24,7 @@
 #include "ingest/fieldmap.h"
 #include "ingest/internal.h"
 #include "run/internal.h"
+#include "util/file.h"
 
 /* A held line: bytes follow the header in the hold buffer. */
 typedef struct held {
@@ -74,17 +75,30 @@ void mfu__used(mfu__ictx *c)
         c->verdict = 1;
 }
 
+/* Keep a skipped line's reason in the stats (the first few) and tell opts.on_skip. */
+static void note_skip(mfu_ingest *ing, long line, const char *reason)
+{
+    mfu_ingest_stats *st = &ing->stats;
+    if (st->nskip_samples < MFU_INGEST_SKIP_SAMPLES) {
+        mfu_ingest_skip *k = &st->skip_samples[st->nskip_samples++];
+        k->line = line;
+        mfu__strlcpy(k->reason, reason, sizeof k->reason);
+    }
+    if (ing->opts.on_skip)
+        ing->opts.on_skip(ing->opts.on_skip_ctx, line, reason);
+}
+
 void mfu__skip(mfu__ictx *c, const char *fmt, ...)
 {
     c->verdict = 2;
     mfu_ingest_stats *st = &c->ing->stats;
-    if (st->nskip_samples < MFU_INGEST_SKIP_SAMPLES) {
-        mfu_ingest_skip *k = &st->skip_samples[st->nskip_samples++];
-        k->line = c->ln ? c->ln->lineno : 0;
+    if (st->nskip_samples < MFU_INGEST_SKIP_SAMPLES || c->ing->opts.on_skip) {
+        char reason[sizeof st->skip_samples[0].reason];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(k->reason, sizeof k->reason, fmt, ap);
+        vsnprintf(reason, sizeof reason, fmt, ap);
         va_end(ap);
+        note_skip(c->ing, c->ln ? c->ln->lineno : 0, reason);
     }
 }
 
@@ -524,12 +538,9 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
             break;
         if (rl.too_long) {
             ing->stats.too_long++;
-            if (ing->stats.nskip_samples < MFU_INGEST_SKIP_SAMPLES) {
-                mfu_ingest_skip *k = &ing->stats.skip_samples[ing->stats.nskip_samples++];
-                k->line = rl.lineno;
-                snprintf(k->reason, sizeof k->reason, "line longer than %zu bytes (skipped)",
-                         ing->max_line);
-            }
+            char reason[64];
+            snprintf(reason, sizeof reason, "line longer than %zu bytes (skipped)", ing->max_line);
+            note_skip(ing, rl.lineno, reason);
             continue;
         }
         if (!ing->fmt) {
@@ -595,10 +606,9 @@ mfu_status mfu_ingest_feed_path(mfu_ingest *ing, const char *path, mfu_error *er
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_ingest_feed_path: NULL argument");
     if (strcmp(path, "-") == 0)
         return mfu_ingest_feed_file(ing, stdin, "-", err);
-    FILE *f = fopen(path, "rb");
+    FILE *f = mfu__open_log(path, err); /* a directory is refused here, not read */
     if (!f)
-        return mfu__fail(err, MFU_E_IO, 0, "%s: cannot open (%s); check the path", path,
-                         strerror(errno));
+        return MFU_E_IO;
     /* the size of a regular file (a pipe cannot seek): a hint for the run's capacity */
     long size = -1;
     if (fseek(f, 0, SEEK_END) == 0) {

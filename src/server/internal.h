@@ -461,6 +461,8 @@ struct mfu__server {
     bool stopping;
     /* counters (under stop_mu) */
     uint64_t posted_steps_total;
+    /* per-connection deadlines (server.c): the watch thread and its list */
+    struct mfu__connwatch *watch;
 };
 
 /* A diagnostic line through opts.log. */

@@ -25,7 +25,11 @@
 #define MFU_SERVER_MAX_PATH_BYTES 1024               /* request path; over it: 414 */
 #define MFU_SERVER_CONN_MEMORY_BYTES (64 * 1024)     /* request line + headers; over: 414/431 */
 #define MFU_SERVER_MAX_CONNECTIONS 128               /* open connections; more are refused */
+#define MFU_SERVER_MAX_CLIENT_CONNECTIONS 32         /* open connections from one address */
 #define MFU_SERVER_CONN_TIMEOUT_S 60                 /* idle connection closed after this */
+#define MFU_SERVER_HEADER_DEADLINE_S 10 /* a request line and headers complete within this,   \
+                                           from the connection or the previous answer */
+#define MFU_SERVER_BODY_DEADLINE_S 60   /* a POST body complete within this of its headers */
 #define MFU_SERVER_MAX_SSE_CLIENTS 32                /* open event streams; more: 503 */
 #define MFU_SERVER_SSE_QUEUE_BYTES                                                                 \
     (1L * 1024 * 1024)                 /* unsent events of one client; over it                     \
@@ -109,6 +113,11 @@ typedef struct mfu__server_opts {
     int sse_ping_s;         /* 0 = MFU_SERVER_SSE_PING_S */
     mfu__server_log_fn log; /* diagnostics; NULL drops them */
     void *log_ctx;
+    /* Limits against slow and greedy clients (0 = the MFU_SERVER_* default; tests lower them) */
+    unsigned max_connections;        /* MFU_SERVER_MAX_CONNECTIONS */
+    unsigned max_client_connections; /* MFU_SERVER_MAX_CLIENT_CONNECTIONS */
+    int header_deadline_ms;          /* MFU_SERVER_HEADER_DEADLINE_S x 1000 */
+    int body_deadline_ms;            /* MFU_SERVER_BODY_DEADLINE_S x 1000 */
 } mfu__server_opts;
 
 typedef struct mfu__server mfu__server;
@@ -124,6 +133,14 @@ const char *mfu__server_url(const mfu__server *s);
 
 /* The TCP port bound (useful with port 0). */
 unsigned mfu__server_port(const mfu__server *s);
+
+/* Whether s listens on a loopback address only (beyond it, GETs are open to whoever reaches
+ * the port: only POST needs the token). */
+bool mfu__server_loopback(const mfu__server *s);
+
+/* Connections the server closed because a request's headers or body missed its deadline
+ * (MFU_SERVER_HEADER_DEADLINE_S, MFU_SERVER_BODY_DEADLINE_S), since start. */
+unsigned long mfu__server_deadline_closes(const mfu__server *s);
 
 /* Stop every thread (followers write what they hold into the store first), close the store
  * and free s. NULL is allowed. */

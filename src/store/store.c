@@ -17,6 +17,7 @@
 #include "store/internal.h"
 
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -156,9 +157,20 @@ mfu_status mfu__store_fail(mfu_store *s, mfu_error *err, int rc, const char *wha
                          "%s: cannot open the store (%s); check the path and the permissions of "
                          "its directory",
                          path, msg);
-    case SQLITE_IOERR:
-        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: I/O error (%s); check the disk", path, what,
-                         msg);
+    case SQLITE_IOERR: {
+        /* SQLite keeps the errno of some failures only; a write past `ulimit -f` (EFBIG) is
+         * told by the limit itself when it is not kept */
+        int se = s && s->db ? sqlite3_system_errno(s->db) : 0;
+        struct rlimit rl;
+        bool limited = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+        if (se == EFBIG || (se == 0 && limited && rc == SQLITE_IOERR_WRITE))
+            return mfu__fail(err, MFU_E_IO, 0,
+                             "%s: %s: a write failed at this process's file-size limit (%lld "
+                             "bytes); raise it (ulimit -f) or use another --db",
+                             path, what, limited ? (long long)rl.rlim_cur : -1LL);
+        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: I/O error (%s%s%s); check the disk", path,
+                         what, msg, se ? ": " : "", se ? strerror(se) : "");
+    }
     default:
         return mfu__fail(err, MFU_E_IO, 0, "%s: %s: %s (SQLite error %d)", path, what, msg, rc);
     }
