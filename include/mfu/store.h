@@ -104,8 +104,8 @@ MFU_API void mfu_store_set_progress(mfu_store *s, mfu_store_progress_fn fn, void
 MFU_API mfu_status mfu_store_find_run(mfu_store *s, const char *name, int64_t *id, mfu_error *err);
 
 /* Create an empty run called name with metadata meta (NULL = unknown), for mfu_store_append_
- * steps(). *id (may be NULL) receives its id. A name is 1..MFU_STORE_NAME_MAX-1 bytes, not
- * starting with '-', without control characters. Errors: MFU_E_INVALID (bad name, or a run of
+ * steps(). *id (may be NULL) receives its id. A name is 1..MFU_STORE_NAME_MAX-1 bytes of valid
+ * UTF-8, not starting with '-', without control characters. Errors: MFU_E_INVALID (bad name, or a run of
  * that name exists), MFU_E_IO. */
 MFU_API mfu_status mfu_store_create_run(mfu_store *s, const char *name, const mfu_run_meta *meta,
                                         int64_t *id, mfu_error *err);
@@ -185,8 +185,8 @@ MFU_API void mfu_store_list_free(mfu_store_list *l);
 /* ---- tags ------------------------------------------------------------------------------- */
 
 /* Set tag key of run id to value; value NULL removes the tag. key: 1..MFU_STORE_TAG_KEY_MAX-1
- * bytes of [A-Za-z0-9_.:-]; value: under MFU_STORE_TAG_VALUE_MAX bytes, no control
- * characters. Errors: MFU_E_INVALID (bad key or value, no run id), MFU_E_IO. */
+ * bytes of [A-Za-z0-9_.:-]; value: under MFU_STORE_TAG_VALUE_MAX bytes of valid UTF-8, no
+ * control characters. Errors: MFU_E_INVALID (bad key or value, no run id), MFU_E_IO. */
 MFU_API mfu_status mfu_store_set_tag(mfu_store *s, int64_t id, const char *key, const char *value,
                                      mfu_error *err);
 
@@ -308,6 +308,8 @@ typedef struct mfu_store_ingest_result {
     int64_t bytes;       /* the recorded position */
     int64_t lines;
     mfu_ingest_stats stats; /* of the read; zeroed when unchanged */
+    size_t text_repaired;   /* bytes of the log's header text (model, device, ...) that were
+                               not UTF-8, stored as U+FFFD (the store holds only UTF-8) */
 } mfu_store_ingest_result;
 
 /* Ingest the log at path ("-" = stdin) into the run o->run_name and record where it stopped.

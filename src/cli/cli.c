@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 static long find_spec(const cli_optspec *specs, size_t n, const char *name, size_t len)
@@ -326,10 +327,54 @@ void cli_table_print(const cli_table *t, FILE *out, const char *indent)
     }
 }
 
+/* Fields cli_json_set / cli_json_append could not add since the last cli_print_json (the
+ * process's one JSON document is built on one thread). */
+static unsigned long json_failures;
+
+json_t *cli_json_str(const char *s)
+{
+    if (!s)
+        s = "";
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    size_t n = strlen(s);
+    char *t = malloc(3 * n + 1); /* each byte at worst becomes U+FFFD */
+    if (!t)
+        return NULL;
+    mfu__utf8_repair(s, t, 3 * n + 1);
+    v = json_string(t);
+    free(t);
+    return v;
+}
+
+int cli_json_set(json_t *o, const char *key, json_t *v)
+{
+    int rc = json_object_set_new(o, key, v);
+    if (rc != 0)
+        json_failures++;
+    return rc;
+}
+
+int cli_json_append(json_t *a, json_t *v)
+{
+    int rc = json_array_append_new(a, v);
+    if (rc != 0)
+        json_failures++;
+    return rc;
+}
+
 int cli_print_json(json_t *v)
 {
-    if (!v)
-        return cli_failf("json", CLI_EXIT_FAIL, "out of memory building JSON output");
+    unsigned long lost = json_failures;
+    json_failures = 0;
+    if (!v || lost) {
+        json_decref(v);
+        return cli_failf("json", CLI_EXIT_FAIL,
+                         "out of memory building the JSON output (%lu field%s could not be "
+                         "added); nothing was written",
+                         lost, lost == 1 ? "" : "s");
+    }
     errno = 0;
     int rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(v);

@@ -126,6 +126,15 @@ void cli_table_print(const cli_table *t, FILE *out, const char *indent);
 /* Print a JSON value to stdout with stable key order and a trailing newline, then decref it.
  * Returns CLI_EXIT_OK, or CLI_EXIT_FAIL if it could not be written. */
 int cli_print_json(json_t *v);
+/* The CLI's JSON writers build with these, so that no field vanishes: jansson refuses a
+ * string that is not UTF-8 (json_string gives NULL) and json_object_set_new then drops the
+ * field. cli_json_str repairs such bytes to U+FFFD (NULL only when out of memory);
+ * cli_json_set and cli_json_append are json_object_set_new and json_array_append_new that
+ * count a failure (a NULL value, out of memory), and cli_print_json then fails with an error
+ * instead of printing an object without the field. */
+json_t *cli_json_str(const char *s);
+int cli_json_set(json_t *o, const char *key, json_t *v);
+int cli_json_append(json_t *a, json_t *v);
 /* json_real that maps non-finite values to null. */
 json_t *cli_json_num(double v);
 

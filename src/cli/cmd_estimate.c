@@ -196,25 +196,25 @@ static json_t *estimate_json(const model_args *m, const mfu_flops *f, const devi
 {
     json_t *o = flops_out_json(m, f);
     json_t *dev = json_object();
-    json_object_set_new(dev, "id", d->dev ? json_string(d->dev->id) : json_null());
-    json_object_set_new(dev, "name", d->dev ? json_string(d->dev->name) : json_null());
-    json_object_set_new(dev, "dtype", json_string(mfu_dtype_name(d->dtype)));
-    json_object_set_new(dev, "peak_flops", cli_json_num(d->peak));
-    json_object_set_new(dev, "peak_source",
-                        json_string(d->peak_given ? "--peak-tflops" : "device table (dense)"));
-    json_object_set_new(dev, "count", json_integer((json_int_t)d->devices));
-    json_object_set_new(o, "device", dev);
-    json_object_set_new(o, "throughput_given", json_string(r->given));
-    json_object_set_new(o, "target_mfu", r->target ? json_real(r->target_mfu) : json_null());
-    json_object_set_new(o, "tokens_per_second", cli_json_num(e->tokens_per_s));
-    json_object_set_new(o, "tokens_per_second_per_device",
+    cli_json_set(dev, "id", d->dev ? cli_json_str(d->dev->id) : json_null());
+    cli_json_set(dev, "name", d->dev ? cli_json_str(d->dev->name) : json_null());
+    cli_json_set(dev, "dtype", cli_json_str(mfu_dtype_name(d->dtype)));
+    cli_json_set(dev, "peak_flops", cli_json_num(d->peak));
+    cli_json_set(dev, "peak_source",
+                        cli_json_str(d->peak_given ? "--peak-tflops" : "device table (dense)"));
+    cli_json_set(dev, "count", json_integer((json_int_t)d->devices));
+    cli_json_set(o, "device", dev);
+    cli_json_set(o, "throughput_given", cli_json_str(r->given));
+    cli_json_set(o, "target_mfu", r->target ? json_real(r->target_mfu) : json_null());
+    cli_json_set(o, "tokens_per_second", cli_json_num(e->tokens_per_s));
+    cli_json_set(o, "tokens_per_second_per_device",
                         cli_json_num(e->tokens_per_s_per_device));
-    json_object_set_new(o, "model_flops_per_second_per_device",
+    cli_json_set(o, "model_flops_per_second_per_device",
                         cli_json_num(e->model_flops_per_s_per_device));
-    json_object_set_new(o, "hardware_flops_per_second_per_device",
+    cli_json_set(o, "hardware_flops_per_second_per_device",
                         cli_json_num(e->hardware_flops_per_s_per_device));
-    json_object_set_new(o, "mfu", cli_json_num(e->mfu));
-    json_object_set_new(o, "hfu", cli_json_num(e->hfu));
+    cli_json_set(o, "mfu", cli_json_num(e->mfu));
+    cli_json_set(o, "hfu", cli_json_num(e->hfu));
     return o;
 }
 

@@ -205,6 +205,12 @@ static void summary(const char *path, const mfu_store_ingest_result *r, double s
         stderr, "mfu %s: %s -> run '%s': %zu step%s (%zu written), %s, %s in %.1f s [%s%s%s]%s\n",
         CMD, label, r->run_name, r->rows, r->rows == 1 ? "" : "s", r->rows_written, r->stats.format,
         size, secs, mfu_store_action_name(r->action), r->reason[0] ? ": " : "", r->reason, extra);
+    if (r->text_repaired)
+        fprintf(stderr,
+                "mfu %s: note: %zu byte%s of the log's header text (model, device, ...) %s not "
+                "UTF-8: stored as U+FFFD\n",
+                CMD, r->text_repaired, r->text_repaired == 1 ? "" : "s",
+                r->text_repaired == 1 ? "was" : "were");
 }
 
 static int ingest_one(mfu_store *store, const cli_args *a, const char *path,

@@ -167,7 +167,7 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
     }
     if (job->json) {
         json_t *v = report_out_json(o, r, job->series);
-        if (!v || json_array_append_new(job->json, v) != 0)
+        if (!v || cli_json_append(job->json, v) != 0)
             rc = cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
     } else if (!job->quiet) {
         report_out_text(stdout, o, r);

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 /* ---- listing ---------------------------------------------------------------------------- */
@@ -214,6 +215,11 @@ static mfu_status check_value(const char *v, mfu_error *err)
                                    "tag value holds a control character (byte %zu); remove it",
                                    i + 1);
     }
+    size_t bad = 0;
+    if (!mfu__utf8_valid(v, n, &bad))
+        return mfu__fail_field(err, MFU_E_INVALID, "--tag",
+                               "tag value is not valid UTF-8 (byte %zu, 0x%02x); give it in UTF-8",
+                               bad + 1, (unsigned char)v[bad]);
     return MFU_OK;
 }
 

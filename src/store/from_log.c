@@ -33,6 +33,7 @@
 
 #include "run/internal.h"
 #include "util/file.h"
+#include "util/utf8.h"
 #include "util/util.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
@@ -92,9 +93,18 @@ void mfu_store_default_name(const char *path, char *name, size_t n)
     char *dot = strrchr(tmp, '.');
     if (dot && dot != tmp)
         *dot = '\0';
-    for (char *p = tmp; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '_';
+    /* control characters, and bytes that are not UTF-8 (a Latin-1 file name, a character cut
+     * by the length limit), become '_': a run name is valid UTF-8 */
+    size_t tl = strlen(tmp);
+    for (size_t i = 0; i < tl;) {
+        unsigned cp;
+        size_t k = mfu__utf8_seq((const unsigned char *)tmp + i, tl - i, &cp);
+        if (k == 0 || cp < 0x20 || cp == 0x7f) {
+            tmp[i++] = '_';
+            continue;
+        }
+        i += k;
+    }
     if (tmp[0] == '-')
         tmp[0] = '_';
     mfu__strlcpy(name, tmp[0] ? tmp : "run", n);
@@ -342,6 +352,7 @@ static mfu_status ingest_once(mfu_store *s, FILE *f, const char *path, bool is_s
     } else {
         p->cur.lines = res->stats.lines;
     }
+    res->text_repaired = mfu__store_meta_repairs(mfu_run_meta_get(run));
     if (p->action == MFU_STORE_RESUMED) {
         rs = confirm_resume(s, p, run, err);
         if (rs != MFU_OK)

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 #define MFU_APP_ID 0x6d667530 /* "mfu0" */
@@ -246,6 +247,12 @@ mfu_status mfu_store_check_name(const char *name, mfu_error *err)
                                    "another with --run NAME",
                                    i + 1);
     }
+    size_t bad = 0;
+    if (!mfu__utf8_valid(name, n, &bad))
+        return mfu__fail_field(err, MFU_E_INVALID, "--run",
+                               "run name is not valid UTF-8 (byte %zu, 0x%02x); give another "
+                               "with --run NAME",
+                               bad + 1, (unsigned char)name[bad]);
     return MFU_OK;
 }
 
