@@ -39,14 +39,15 @@ FUZZ_JOBS ?= 1
 fuzz: deps
 	@FUZZ_JOBS=$(FUZZ_JOBS) bash scripts/fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# Static checks beyond the compiler's: the banned-call scan and cppcheck (Debian's).
+# Static checks beyond the compiler's (also in `make test`): the banned-call scan, the format
+# and cppcheck, at the versions scripts/deps.sh installs.
 lint:
 	@bash scripts/checksrc .
-	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --std=c11 \
-		--inline-suppr --suppress=missingIncludeSystem -I include -I src src
+	@bash scripts/lint format
+	@bash scripts/lint cppcheck
 
 format:
-	@clang-format -i $$(git ls-files 'src/*.[ch]' 'include/*.h' 'tests/*.c' 'bench/*.c')
+	@clang-format-14 -i $$(git ls-files 'src/*.[ch]' 'include/*.h' 'tests/*.[ch]' 'bench/*.c')
 
 clean:
 	@rm -rf $(BUILD) build-asan build-release build-fuzz
