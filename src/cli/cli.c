@@ -213,8 +213,10 @@ int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
 
 void cli_fmt_si(char *buf, size_t n, double v, const char *unit)
 {
-    static const struct { double f; const char *p; } pre[] = {
-        {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    static const struct {
+        double f;
+        const char *p;
+    } pre[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
     if (!isfinite(v)) {
         snprintf(buf, n, "-");
         return;

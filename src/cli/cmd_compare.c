@@ -192,11 +192,9 @@ static json_t *side_json(const side *s, const mfu_level *l)
     if (s->ranged) {
         w = json_object();
         cli_json_set(w, "first_step",
-                            s->w.first_step == INT64_MIN ? json_null()
-                                                         : json_integer(s->w.first_step));
+                     s->w.first_step == INT64_MIN ? json_null() : json_integer(s->w.first_step));
         cli_json_set(w, "last_step",
-                            s->w.last_step == INT64_MAX ? json_null()
-                                                        : json_integer(s->w.last_step));
+                     s->w.last_step == INT64_MAX ? json_null() : json_integer(s->w.last_step));
     }
     cli_json_set(o, "window", w);
     cli_json_set(o, "level", mfu__level_json(l));

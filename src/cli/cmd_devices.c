@@ -292,12 +292,11 @@ static json_t *device_json(const mfu_device_info *d, const mfu_dtype *only)
     cli_json_set(o, "sparse_flops_per_s", peaks_json(d->sparse_flops_per_s));
     cli_json_set(o, "sparsity", cli_json_str(sparsity_name(d->sparsity)));
     cli_json_set(o, "memory_bytes", json_integer((json_int_t)d->memory_bytes));
-    cli_json_set(o, "memory_bandwidth_bytes_per_s",
-                        json_real(d->memory_bandwidth_bytes_per_s));
+    cli_json_set(o, "memory_bandwidth_bytes_per_s", json_real(d->memory_bandwidth_bytes_per_s));
     cli_json_set(o, "boost_clock_mhz",
-                        d->boost_clock_mhz > 0 ? json_integer(d->boost_clock_mhz) : json_null());
+                 d->boost_clock_mhz > 0 ? json_integer(d->boost_clock_mhz) : json_null());
     cli_json_set(o, "peak_clock_mhz",
-                        d->peak_clock_mhz > 0 ? json_integer(d->peak_clock_mhz) : json_null());
+                 d->peak_clock_mhz > 0 ? json_integer(d->peak_clock_mhz) : json_null());
     json_t *names = json_array();
     for (const char *const *r = d->reported_names; r && *r; r++)
         cli_json_append(names, cli_json_str(*r));
@@ -360,10 +359,10 @@ static json_t *cpu_info_json(const mfu_cpu_info *c)
     cli_json_set(o, "features", f);
     cli_json_set(o, "features_source", cli_json_str(c->features_source));
     cli_json_set(o, "logical_cpus",
-                        c->logical_cpus > 0 ? json_integer(c->logical_cpus) : json_null());
+                 c->logical_cpus > 0 ? json_integer(c->logical_cpus) : json_null());
     cli_json_set(o, "logical_cpus_source", cli_json_str(c->logical_source));
     cli_json_set(o, "physical_cores",
-                        c->physical_cores > 0 ? json_integer(c->physical_cores) : json_null());
+                 c->physical_cores > 0 ? json_integer(c->physical_cores) : json_null());
     cli_json_set(o, "physical_cores_source", cli_json_str(c->cores_source));
     cli_json_set(o, "hybrid", json_boolean(c->hybrid));
     cli_json_set(o, "clock_hz", num_or_null(c->clock_hz));
@@ -561,7 +560,7 @@ static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
     cli_json_set(o, "match", cli_json_str(match_name(g->match)));
     cli_json_set(o, "dtype", cli_json_str(mfu_dtype_name(dtype)));
     cli_json_set(o, "peak_flops_per_s",
-                        g->device ? num_or_null(g->device->dense_flops_per_s[dtype]) : json_null());
+                 g->device ? num_or_null(g->device->dense_flops_per_s[dtype]) : json_null());
     cli_json_set(o, "sm_clock_mhz", cli_json_num(g->sm_clock_mhz));
     cli_json_set(o, "max_sm_clock_mhz", cli_json_num(g->max_sm_clock_mhz));
     cli_json_set(o, "power_w", cli_json_num(g->power_w));
@@ -581,10 +580,10 @@ static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
     }
     cli_json_set(o, "reasons", r);
     cli_json_set(o, "reasons_mask",
-                        g->reasons_known ? json_integer((json_int_t)g->reasons) : json_null());
+                 g->reasons_known ? json_integer((json_int_t)g->reasons) : json_null());
     cli_json_set(o, "slowdown",
-                        g->reasons_known ? json_boolean(g->reasons & MFU_NVML_REASONS_SLOWDOWN)
-                                         : json_null());
+                 g->reasons_known ? json_boolean(g->reasons & MFU_NVML_REASONS_SLOWDOWN)
+                                  : json_null());
     cli_json_set(o, "temperature_c", cli_json_num(g->temperature_c));
     cli_json_set(o, "gpu_utilization", cli_json_num(g->gpu_utilization));
     cli_json_set(o, "memory_utilization", cli_json_num(g->memory_utilization));
@@ -660,7 +659,7 @@ static int show_live(bool json, mfu_dtype dt, double watch_s, int64_t count)
             json_t *root = json_object();
             cli_json_set(root, "library", str_or_null(mfu_nvml_library(n)));
             cli_json_set(root, "gpus_reported",
-                                json_integer((json_int_t)mfu_nvml_count_reported(n)));
+                         json_integer((json_int_t)mfu_nvml_count_reported(n)));
             json_t *arr = json_array();
             for (size_t i = 0; i < got; i++)
                 cli_json_append(arr, live_gpu_json(&g[i], dt));

@@ -113,8 +113,7 @@ static int run_all(const model_args *m, bool json)
                 cli_json_append(arr, flops_out_json(m, &f[c]));
             } else {
                 json_t *o = json_object();
-                cli_json_set(o, "convention",
-                                    cli_json_str(mfu_convention_name((mfu_convention)c)));
+                cli_json_set(o, "convention", cli_json_str(mfu_convention_name((mfu_convention)c)));
                 cli_json_set(o, "error", cli_json_str(err[c].message));
                 cli_json_append(arr, o);
             }
@@ -196,7 +195,7 @@ static int list_presets(bool json)
             cli_json_set(o, "params_total", json_integer((json_int_t)p.total));
             cli_json_set(o, "params_active", json_integer((json_int_t)p.active));
             cli_json_set(o, "published_params",
-                                flops_out_count_json(a.published_params, a.published_params > 0));
+                         flops_out_count_json(a.published_params, a.published_params > 0));
             cli_json_set(o, "source", cli_json_str(a.source));
             cli_json_append(arr, o);
             continue;

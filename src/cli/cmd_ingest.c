@@ -264,7 +264,7 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
 int cmd_ingest(int argc, char **argv)
 {
     static const cli_optspec specs[] = {
-        RUN_CONTEXT_OPTSPECS, {"run", true}, {"tag", true}, {"format", true},
+        RUN_CONTEXT_OPTSPECS, {"run", true}, {"tag", true},  {"format", true},
         {"map", true},        {"db", true},  {"wait", true},
     };
     cli_args a;

@@ -195,8 +195,8 @@ static int one(const char *path, report_job *job, mfu_report **out, char *detail
     mfu_report *r = NULL;
     mfu_ingest_stats stats;
     report_skips skips = {NULL, 0, 0, 0};
-    int rc = report_args_compute("report", job->args, path, &r, &stats,
-                                 job->verbose ? &skips : NULL);
+    int rc =
+        report_args_compute("report", job->args, path, &r, &stats, job->verbose ? &skips : NULL);
     if (rc == CLI_EXIT_OK) {
         report_origin o = {path, &stats, NULL, NULL, NULL, -1, job->verbose ? &skips : NULL};
         rc = finish(&o, r, job, out, detail, ndetail);

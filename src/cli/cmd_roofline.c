@@ -248,8 +248,7 @@ static json_t *roofline_json(const model_args *m, const device_choice *d, const 
     json_t *o = json_object();
     json_t *model = json_object();
     cli_json_set(model, "name", m->arch.name[0] ? cli_json_str(m->arch.name) : json_null());
-    cli_json_set(model, "source",
-                        m->arch.source[0] ? cli_json_str(m->arch.source) : json_null());
+    cli_json_set(model, "source", m->arch.source[0] ? cli_json_str(m->arch.source) : json_null());
     cli_json_set(o, "model", model);
     json_t *wl = json_object();
     cli_json_set(wl, "seq", json_integer((json_int_t)r->seq));
@@ -258,15 +257,14 @@ static json_t *roofline_json(const model_args *m, const device_choice *d, const 
     cli_json_set(wl, "recompute", cli_json_str(mfu_recompute_name(r->recompute)));
     cli_json_set(wl, "doc_count", json_integer((json_int_t)m->workload.doc_count));
     cli_json_set(wl, "mean_doc_len",
-                        m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
-                                                     : json_null());
+                 m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len) : json_null());
     cli_json_set(o, "workload", wl);
     json_t *par = json_object();
     cli_json_set(par, "tp", json_integer((json_int_t)r->tp));
     cli_json_set(par, "ep", json_integer((json_int_t)r->ep));
     cli_json_set(par, "etp", json_integer((json_int_t)r->etp));
     cli_json_set(par, "tokens_per_expert",
-                        r->tokens_per_expert > 0 ? json_real(r->tokens_per_expert) : json_null());
+                 r->tokens_per_expert > 0 ? json_real(r->tokens_per_expert) : json_null());
     cli_json_set(o, "parallel", par);
     json_t *dev = json_object();
     cli_json_set(dev, "id", d->dev ? cli_json_str(d->dev->id) : json_null());
@@ -275,11 +273,11 @@ static json_t *roofline_json(const model_args *m, const device_choice *d, const 
     cli_json_set(dev, "bytes_per_element", json_real(r->bytes_per_element));
     cli_json_set(dev, "peak_flops", cli_json_num(r->peak_flops_per_s));
     cli_json_set(dev, "peak_source",
-                        cli_json_str(d->peak_given ? "--peak-tflops" : "device table (dense)"));
+                 cli_json_str(d->peak_given ? "--peak-tflops" : "device table (dense)"));
     cli_json_set(dev, "memory_bandwidth_bytes_per_s",
-                        cli_json_num(r->memory_bandwidth_bytes_per_s));
+                 cli_json_num(r->memory_bandwidth_bytes_per_s));
     cli_json_set(dev, "bandwidth_source",
-                        cli_json_str(d->bandwidth_given ? "--bandwidth-tbs" : "device table"));
+                 cli_json_str(d->bandwidth_given ? "--bandwidth-tbs" : "device table"));
     cli_json_set(o, "device", dev);
     cli_json_set(o, "ridge_flops_per_byte", cli_json_num(r->ridge_flops_per_byte));
     cli_json_set(o, "attention", cli_json_str(r->unfused_attention ? "unfused" : "fused"));
@@ -299,8 +297,7 @@ static json_t *roofline_json(const model_args *m, const device_choice *d, const 
         cli_json_set(j, "mask_fraction", cli_json_num(p->mask_fraction));
         cli_json_set(j, "flops", cli_json_num(p->flops));
         cli_json_set(j, "bytes", cli_json_num(p->bytes));
-        cli_json_set(j, "intensity_flops_per_byte",
-                            cli_json_num(p->intensity_flops_per_byte));
+        cli_json_set(j, "intensity_flops_per_byte", cli_json_num(p->intensity_flops_per_byte));
         cli_json_set(j, "bound", cli_json_str(p->memory_bound ? "memory" : "compute"));
         cli_json_set(j, "attainable_flops_per_s", cli_json_num(p->attainable_flops_per_s));
         cli_json_set(j, "time_s", cli_json_num(p->time_s));

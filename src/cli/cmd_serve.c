@@ -25,9 +25,9 @@
 static const char *const CMD = "serve";
 
 static const cli_optspec specs[] = {
-    RUN_CONTEXT_OPTSPECS,    {"local-devices", true}, {"db", true},         {"listen", true},
-    {"token", true},         {"run", true},           {"format", true},     {"map", true},
-    {"hostname", true},      {"gpus-per-node", true}, {"max-points", true},
+    RUN_CONTEXT_OPTSPECS, {"local-devices", true}, {"db", true},         {"listen", true},
+    {"token", true},      {"run", true},           {"format", true},     {"map", true},
+    {"hostname", true},   {"gpus-per-node", true}, {"max-points", true},
 };
 
 static void help(void)
@@ -245,8 +245,9 @@ int cmd_serve(int argc, char **argv)
         printf(", following %zu log%s", o.nlogs, o.nlogs == 1 ? "" : "s");
     printf("; Ctrl-C stops)\n");
     if (!mfu__server_loopback(srv))
-        fprintf(stderr, "mfu %s: note: beyond loopback, every GET (the dashboard, the API, "
-                        "/metrics) is answered without the token; only POST needs it\n",
+        fprintf(stderr,
+                "mfu %s: note: beyond loopback, every GET (the dashboard, the API, "
+                "/metrics) is answered without the token; only POST needs it\n",
                 CMD);
     fflush(stdout);
 

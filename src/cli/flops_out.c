@@ -46,7 +46,7 @@ json_t *flops_out_breakdown_json(const mfu_flops_breakdown *b)
     json_t *o = json_object();
     for (size_t i = 0; i < FLOPS_OUT_NCOMPONENTS; i++)
         cli_json_set(o, flops_out_components[i].key,
-                            cli_json_num(flops_out_part(b, flops_out_components[i].offset)));
+                     cli_json_num(flops_out_part(b, flops_out_components[i].offset)));
     return o;
 }
 
@@ -60,7 +60,7 @@ json_t *flops_out_json(const model_args *m, const mfu_flops *f)
     json_t *o = json_object();
     cli_json_set(o, "convention", cli_json_str(mfu_convention_name(f->convention)));
     cli_json_set(o, "convention_description",
-                        cli_json_str(mfu_convention_description(f->convention)));
+                 cli_json_str(mfu_convention_description(f->convention)));
     cli_json_set(o, "convention_source", cli_json_str(mfu_convention_source(f->convention)));
     cli_json_set(o, "attention", cli_json_str(mfu_attention_name(f->attention)));
     cli_json_set(o, "count_embeddings", json_boolean(m->options.count_embeddings));
@@ -82,17 +82,15 @@ json_t *flops_out_json(const model_args *m, const mfu_flops *f)
     cli_json_set(mo, "params_active", flops_out_count_json(f->params.active, k));
     cli_json_set(mo, "params_matmul", flops_out_count_json(f->params.matmul, k));
     cli_json_set(mo, "params_embedding", flops_out_count_json(f->params.embedding, k));
-    cli_json_set(
-        mo, "published_params",
-        flops_out_count_json(m->arch.published_params, m->arch.published_params > 0));
+    cli_json_set(mo, "published_params",
+                 flops_out_count_json(m->arch.published_params, m->arch.published_params > 0));
     cli_json_set(o, "model", mo);
     json_t *w = json_object();
     cli_json_set(w, "seq", flops_out_count_json(m->workload.seq, m->workload.seq > 0));
     cli_json_set(w, "recompute", cli_json_str(mfu_recompute_name(m->workload.recompute)));
     cli_json_set(w, "doc_count", json_integer((json_int_t)m->workload.doc_count));
     cli_json_set(w, "mean_doc_len",
-                        m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
-                                                     : json_null());
+                 m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len) : json_null());
     cli_json_set(o, "workload", w);
     return o;
 }

@@ -21,9 +21,11 @@
 
 /* The context options of run_context.h (model, device, job) plus the log and analysis options. */
 #define REPORT_ARGS_OPTSPECS                                                                       \
-    RUN_CONTEXT_OPTSPECS, {"format", true}, {"map", true}, {"stack", true}, {"tolerance", true},  \
+    RUN_CONTEXT_OPTSPECS, {"format", true}, {"map", true}, {"stack", true}, {"tolerance", true},   \
         {"size-threshold", true}, {"seed", true}, {"resamples", true}, {"micro-batch", true},      \
-        {"tp", true}
+    {                                                                                              \
+        "tp", true                                                                                 \
+    }
 
 /* The help lines of those options (device, job, log, analysis), after MODEL_ARGS_HELP. */
 #define REPORT_ARGS_HELP                                                                           \
@@ -42,8 +44,8 @@
     "  --seed N, --resamples N  bootstrap seed (1) and resamples (1000; 0 = none)\n"
 
 typedef struct report_args {
-    run_context ctx;      /* the run context (run_context.c: the one parser of those options) */
-    mfu_report_input in;  /* ctx.in plus the report's own options */
+    run_context ctx;     /* the run context (run_context.c: the one parser of those options) */
+    mfu_report_input in; /* ctx.in plus the report's own options */
     mfu_analysis_options analysis; /* in.analysis points here */
     mfu_ingest_opts ingest;
     cli_maps maps; /* the --map values ingest.map points at */

@@ -394,13 +394,13 @@ static json_t *context_json(const mfu_report *r)
     cli_json_set(s, "name", str_or_null(c->stack.name));
     cli_json_set(s, "framework", str_or_null(c->stack.framework));
     cli_json_set(s, "convention",
-                        c->stack.has_convention && c->stack.name[0]
-                            ? cli_json_str(mfu_convention_name(c->stack.convention))
-                            : json_null());
+                 c->stack.has_convention && c->stack.name[0]
+                     ? cli_json_str(mfu_convention_name(c->stack.convention))
+                     : json_null());
     cli_json_set(s, "attention",
-                        c->stack.has_convention && c->stack.name[0]
-                            ? cli_json_str(att_word(c->stack.attention))
-                            : json_null());
+                 c->stack.has_convention && c->stack.name[0]
+                     ? cli_json_str(att_word(c->stack.attention))
+                     : json_null());
     cli_json_set(s, "counts_recompute", json_boolean(c->stack.counts_recompute));
     cli_json_set(s, "counts_padding", json_boolean(c->stack.counts_padding));
     cli_json_set(s, "approximate", json_boolean(c->stack.approximate));
@@ -415,8 +415,7 @@ static json_t *context_json(const mfu_report *r)
     cli_json_set(m, "known", json_boolean(c->has_model));
     cli_json_set(m, "name", str_or_null(c->model));
     cli_json_set(m, "convention", cli_json_str(mfu_convention_name(c->convention)));
-    cli_json_set(m, "attention",
-                        c->has_model ? cli_json_str(att_word(c->attention)) : json_null());
+    cli_json_set(m, "attention", c->has_model ? cli_json_str(att_word(c->attention)) : json_null());
     cli_json_set(m, "model_flops_per_token", num(c->model_flops_per_token));
     cli_json_set(m, "hardware_flops_per_token", num(c->hardware_flops_per_token));
     cli_json_set(o, "model", m);
@@ -432,15 +431,14 @@ static json_t *context_json(const mfu_report *r)
     cli_json_set(d, "peak_source", cli_json_str(mfu_report_source_name(c->peak_source)));
     cli_json_set(o, "device", d);
     cli_json_set(o, "devices", num(c->devices));
-    cli_json_set(o, "devices_source",
-                        cli_json_str(mfu_report_source_name(c->devices_source)));
+    cli_json_set(o, "devices_source", cli_json_str(mfu_report_source_name(c->devices_source)));
     cli_json_set(o, "tokens_per_step", num(c->tokens_per_step));
     cli_json_set(o, "tokens_source", cli_json_str(mfu_report_source_name(c->tokens_source)));
     cli_json_set(o, "real_token_fraction", num(c->real_fraction));
     cli_json_set(o, "implied_peak_flops", num(c->implied_peak_flops_per_s));
     cli_json_set(o, "implied_flops_per_token", num(c->implied_flops_per_token));
     cli_json_set(o, "start_time_s",
-                        c->start_time_s ? json_integer((json_int_t)c->start_time_s) : json_null());
+                 c->start_time_s ? json_integer((json_int_t)c->start_time_s) : json_null());
     return o;
 }
 
@@ -454,8 +452,8 @@ static json_t *series_json(const mfu_report *r)
     for (size_t i = 0; i < mfu_report_step_count(r); i++) {
         json_t *o = json_object();
         cli_json_set(o, "step", json_integer((json_int_t)steps[i]));
-        cli_json_set(
-            o, "state", cli_json_str(mfu_report_step_state_name(mfu_report_step_state_at(r, i))));
+        cli_json_set(o, "state",
+                     cli_json_str(mfu_report_step_state_name(mfu_report_step_state_at(r, i))));
         for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
             const char *name = mfu_report_series_name((mfu_report_series)k);
             /* the two figures a framework prints in TFLOP/s are given in TFLOP/s */
@@ -506,8 +504,8 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
     } else {
         cli_json_set(o, "run", jstr(origin->path));
         cli_json_set(o, "store", jstr(origin->store));
-        cli_json_set(
-            o, "file", origin->source && origin->source[0] ? jstr(origin->source) : json_null());
+        cli_json_set(o, "file",
+                     origin->source && origin->source[0] ? jstr(origin->source) : json_null());
         cli_json_set(o, "format", jstr(origin->format));
         cli_json_set(o, "format_detected", json_null());
         cli_json_set(o, "lines", json_null());

@@ -224,12 +224,12 @@ static mfu_status csv_line(void *state, mfu__ictx *c, const mfu__line *ln)
         if (overflow >= 0) {
             mfu__span cell = mfu__span_trim(cells[st->col[overflow]]);
             mfu__skip(c, "CSV row whose %s '%.*s' (column %d) is too large a number",
-                      mfu__fieldmap_field_name((mfu__field)overflow), (int)(cell.n > 40 ? 40 : cell.n),
-                      cell.p, st->col[overflow] + 1);
+                      mfu__fieldmap_field_name((mfu__field)overflow),
+                      (int)(cell.n > 40 ? 40 : cell.n), cell.p, st->col[overflow] + 1);
         } else if (!have_step && step_cell.n > 0) {
-            mfu__skip(c, "CSV row whose step '%.*s' (column %d) is not a whole number from 0 to 9e15",
-                      (int)(step_cell.n > 40 ? 40 : step_cell.n), step_cell.p,
-                      st->col[MFU__F_STEP] + 1);
+            mfu__skip(
+                c, "CSV row whose step '%.*s' (column %d) is not a whole number from 0 to 9e15",
+                (int)(step_cell.n > 40 ? 40 : step_cell.n), step_cell.p, st->col[MFU__F_STEP] + 1);
         } else if (!have_step) {
             mfu__skip(c, "CSV row without a step value in column %d", st->col[MFU__F_STEP] + 1);
         } else {

@@ -39,8 +39,7 @@ mfu_status mfu__step_plausible(const mfu_step *in, mfu_step *out, mfu_error *err
 {
     mfu_step c = *in; /* out may be in */
     if (in->step < 0)
-        return mfu__fail(err, MFU_E_RANGE, 0, "step number %lld is negative",
-                         (long long)in->step);
+        return mfu__fail(err, MFU_E_RANGE, 0, "step number %lld is negative", (long long)in->step);
     if (in->step > MFU__RUN_MAX_STEP_NUMBER)
         return mfu__fail(err, MFU_E_RANGE, 0,
                          "step number %lld is beyond %lld, the largest step number kept",

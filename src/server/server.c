@@ -273,8 +273,8 @@ static struct mfu__connwatch *watch_new(const mfu__server_opts *o)
         free(w);
         return NULL;
     }
-    w->header_ms = o->header_deadline_ms > 0 ? o->header_deadline_ms
-                                             : MFU_SERVER_HEADER_DEADLINE_S * 1000;
+    w->header_ms =
+        o->header_deadline_ms > 0 ? o->header_deadline_ms : MFU_SERVER_HEADER_DEADLINE_S * 1000;
     w->body_ms = o->body_deadline_ms > 0 ? o->body_deadline_ms : MFU_SERVER_BODY_DEADLINE_S * 1000;
     return w;
 }
@@ -719,11 +719,9 @@ mfu_status mfu__server_start(const mfu__server_opts *o, mfu__server **out, mfu_e
             s->reg.context_ctx = o->context_ctx;
             s->reg.flags_given = m->has_model || m->device || m->dtype_given ||
                                  (isfinite(m->peak_flops_per_s) && m->peak_flops_per_s > 0) ||
-                                 (isfinite(m->devices) && m->devices > 0) ||
-                                 m->global_batch > 0 || m->tokens_per_step > 0 ||
-                                 m->real_tokens_per_step > 0;
-        }
-        else
+                                 (isfinite(m->devices) && m->devices > 0) || m->global_batch > 0 ||
+                                 m->tokens_per_step > 0 || m->real_tokens_per_step > 0;
+        } else
             mfu_store_close(store);
     }
     if (st == MFU_OK) {

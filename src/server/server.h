@@ -27,10 +27,11 @@
 #define MFU_SERVER_MAX_CONNECTIONS 128               /* open connections; more are refused */
 #define MFU_SERVER_MAX_CLIENT_CONNECTIONS 32         /* open connections from one address */
 #define MFU_SERVER_CONN_TIMEOUT_S 60                 /* idle connection closed after this */
-#define MFU_SERVER_HEADER_DEADLINE_S 10 /* a request line and headers complete within this,   \
-                                           from the connection or the previous answer */
-#define MFU_SERVER_BODY_DEADLINE_S 60   /* a POST body complete within this of its headers */
-#define MFU_SERVER_MAX_SSE_CLIENTS 32                /* open event streams; more: 503 */
+#define MFU_SERVER_HEADER_DEADLINE_S                                                               \
+    10                                /* a request line and headers complete within this,          \
+                                         from the connection or the previous answer */
+#define MFU_SERVER_BODY_DEADLINE_S 60 /* a POST body complete within this of its headers */
+#define MFU_SERVER_MAX_SSE_CLIENTS 32 /* open event streams; more: 503 */
 #define MFU_SERVER_SSE_QUEUE_BYTES                                                                 \
     (1L * 1024 * 1024)                 /* unsent events of one client; over it                     \
                                          the client is dropped (stream ends) */
@@ -68,14 +69,14 @@ typedef struct mfu__server_model {
     const mfu_device_info *device; /* NULL: none given */
     const char *device_as_given;   /* the --device string (a driver's name joins DCGM) */
     bool dtype_given;
-    mfu_dtype dtype;         /* when not given: the run's own dtype, else bf16 */
-    double peak_flops_per_s; /* > 0: --peak-tflops overrides the table; NaN otherwise */
-    double devices;          /* --devices (whole job); NaN: the run's world_size, else 1 */
-    double local_devices;    /* --local-devices: devices this server speaks for in
-                                /metrics; NaN: all of them */
-    int64_t global_batch;    /* --global-batch: sequences per step, whole job; 0: the log's */
-    double tokens_per_step;  /* --tokens-per-step, whole job; 0: the log's (wins over
-                                global_batch) */
+    mfu_dtype dtype;             /* when not given: the run's own dtype, else bf16 */
+    double peak_flops_per_s;     /* > 0: --peak-tflops overrides the table; NaN otherwise */
+    double devices;              /* --devices (whole job); NaN: the run's world_size, else 1 */
+    double local_devices;        /* --local-devices: devices this server speaks for in
+                                    /metrics; NaN: all of them */
+    int64_t global_batch;        /* --global-batch: sequences per step, whole job; 0: the log's */
+    double tokens_per_step;      /* --tokens-per-step, whole job; 0: the log's (wins over
+                                    global_batch) */
     double real_tokens_per_step; /* --real-tokens-per-step; 0: every token is real */
 } mfu__server_model;
 
@@ -100,8 +101,8 @@ typedef struct mfu__server_opts {
                                 (MFU_SERVER_TOKEN_MIN..MAX bytes) beyond loopback */
     const char *const *logs; /* nlogs files to follow like `tail -F` */
     size_t nlogs;
-    const char *run_name;   /* run name for a single followed log (NULL: from its name) */
-    mfu_ingest_opts ingest; /* format and --map for followed logs */
+    const char *run_name;    /* run name for a single followed log (NULL: from its name) */
+    mfu_ingest_opts ingest;  /* format and --map for followed logs */
     mfu__server_model model; /* for runs without a stored context, and followed logs when any
                                 model or device option is given */
     mfu__server_context_fn context_fn; /* NULL: stored contexts are not used */

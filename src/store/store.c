@@ -169,8 +169,8 @@ mfu_status mfu__store_fail(mfu_store *s, mfu_error *err, int rc, const char *wha
                              "%s: %s: a write failed at this process's file-size limit (%lld "
                              "bytes); raise it (ulimit -f) or use another --db",
                              path, what, limited ? (long long)rl.rlim_cur : -1LL);
-        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: I/O error (%s%s%s); check the disk", path,
-                         what, msg, se ? ": " : "", se ? strerror(se) : "");
+        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: I/O error (%s%s%s); check the disk", path, what,
+                         msg, se ? ": " : "", se ? strerror(se) : "");
     }
     default:
         return mfu__fail(err, MFU_E_IO, 0, "%s: %s: %s (SQLite error %d)", path, what, msg, rc);

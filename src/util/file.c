@@ -22,8 +22,8 @@ FILE *mfu__open_log(const char *path, mfu_error *err)
         fclose(f);
         size_t n = strlen(path);
         mfu__fail(err, MFU_E_IO, 0,
-                  "%s: is a directory, not a log; give the files in it (%s%s*.log)", path,
-                  path, n && path[n - 1] == '/' ? "" : "/");
+                  "%s: is a directory, not a log; give the files in it (%s%s*.log)", path, path,
+                  n && path[n - 1] == '/' ? "" : "/");
         return NULL;
     }
     return f;

@@ -3,7 +3,8 @@
  *
  * Each input is a config.json text. When it reads, the architecture is counted
  * (mfu_flops_compute at a small sequence length): a model that reads must either count or
- * fail with a status, never crash or give a count that is not finite or is negative. Seeds: tests/data/model.
+ * fail with a status, never crash or give a count that is not finite or is negative. Seeds:
+ * tests/data/model.
  */
 #include "fuzz.h"
 

@@ -81,7 +81,8 @@ static void make_good(void)
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    if (n > 0 && (good_bytes = malloc((size_t)n)) && fread(good_bytes, 1, (size_t)n, f) == (size_t)n)
+    if (n > 0 && (good_bytes = malloc((size_t)n)) &&
+        fread(good_bytes, 1, (size_t)n, f) == (size_t)n)
         good_len = (size_t)n;
     fclose(f);
 }

@@ -33,7 +33,8 @@ const char *mfu_fuzz_tmpdir(void)
     if (tmp_dir[0])
         return tmp_dir;
     const char *base = getenv("TMPDIR");
-    int n = snprintf(tmp_dir, sizeof tmp_dir, "%s/mfu-fuzz-XXXXXX", base && base[0] ? base : "/tmp");
+    int n =
+        snprintf(tmp_dir, sizeof tmp_dir, "%s/mfu-fuzz-XXXXXX", base && base[0] ? base : "/tmp");
     if (n < 0 || (size_t)n >= sizeof tmp_dir || !mkdtemp(tmp_dir)) {
         tmp_dir[0] = '\0';
         return NULL;

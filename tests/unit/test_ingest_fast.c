@@ -1165,7 +1165,8 @@ static void canonical_fast_path_matches_jansson(void **state)
         snprintf(text, sizeof text, "{\"mfu_run\":1,\"format\":\"megatron\"}\n%s\n", line);
         mfu_step want;
         /* a step mfu_run_append refuses is skipped like one the reader refuses */
-        bool has = ref_canonical_step(line, &want) && mfu__step_plausible(&want, &want, NULL) == MFU_OK;
+        bool has =
+            ref_canonical_step(line, &want) && mfu__step_plausible(&want, &want, NULL) == MFU_OK;
         mfu_ingest_opts o;
         memset(&o, 0, sizeof o);
         o.format = "mfu";

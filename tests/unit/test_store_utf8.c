@@ -31,13 +31,13 @@ static void utf8_forms(void **state)
         const char *s;
         size_t at;
     } invalid[] = {
-        {"caf\xe9", 3},              /* Latin-1 */
-        {"a\xc0\xaf", 1},            /* overlong '/' */
-        {"a\xe0\x80\xaf", 1},        /* overlong, 3 bytes */
-        {"\xed\xa0\x80", 0},         /* a surrogate */
-        {"\xf4\x90\x80\x80", 0},     /* past U+10FFFF */
-        {"ok\x80", 2},               /* a stray continuation byte */
-        {"cut \xe2\x82", 4},         /* a sequence cut short */
+        {"caf\xe9", 3},          /* Latin-1 */
+        {"a\xc0\xaf", 1},        /* overlong '/' */
+        {"a\xe0\x80\xaf", 1},    /* overlong, 3 bytes */
+        {"\xed\xa0\x80", 0},     /* a surrogate */
+        {"\xf4\x90\x80\x80", 0}, /* past U+10FFFF */
+        {"ok\x80", 2},           /* a stray continuation byte */
+        {"cut \xe2\x82", 4},     /* a sequence cut short */
     };
     for (size_t i = 0; i < sizeof invalid / sizeof *invalid; i++) {
         assert_false(mfu__utf8_valid(invalid[i].s, strlen(invalid[i].s), &bad));
