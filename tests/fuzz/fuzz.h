@@ -35,4 +35,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
  * per process and removed at exit; NULL when it cannot be made. */
 const char *mfu_fuzz_tmpdir(void);
 
+/* Remove a store file and what SQLite keeps beside it (-wal, -shm, -journal). */
+void mfu_fuzz_remove_db(const char *path);
+
 #endif

@@ -34,12 +34,7 @@ static void stop_server(void)
 {
     mfu__server_stop(srv);
     srv = NULL;
-    char p[640];
-    unlink(db_path);
-    snprintf(p, sizeof p, "%s-wal", db_path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", db_path);
-    unlink(p);
+    mfu_fuzz_remove_db(db_path);
 }
 
 static void start_server(void)

@@ -36,18 +36,6 @@ static bool write_file(const char *path, const void *data, size_t n)
     return fclose(f) == 0 && ok;
 }
 
-static void remove_db(const char *path)
-{
-    char p[640];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-journal", path);
-    unlink(p);
-}
-
 /* The good store: one run from a fixture log, with everything the read path reads. */
 static void make_good(void)
 {
@@ -177,7 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > MFU_FUZZ_MAX_INPUT || !work_db[0])
         return 0;
-    remove_db(work_db);
+    mfu_fuzz_remove_db(work_db);
     if (size >= 15 && memcmp(data, "SQLite format 3", 15) == 0) {
         if (!write_file(work_db, data, size))
             return 0;
@@ -188,6 +176,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     read_all(MFU_STORE_READONLY);
     read_all(0);
-    remove_db(work_db);
+    mfu_fuzz_remove_db(work_db);
     return 0;
 }

@@ -28,6 +28,16 @@ static void remove_tmpdir(void)
     rmdir(tmp_dir);
 }
 
+void mfu_fuzz_remove_db(const char *path)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
 const char *mfu_fuzz_tmpdir(void)
 {
     if (tmp_dir[0])

@@ -162,11 +162,8 @@ static void ingest_skips_with_reason_and_line(void **state)
 static void store_leaves_out_a_refused_row(void **state)
 {
     (void)state;
-    char db[] = "/tmp/mfu-plausible-XXXXXX";
-    int fd = mkstemp(db);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(db);
+    char db[64];
+    temp_store_path(db, sizeof db);
     mfu_store *s = open_store(db, MFU_STORE_CREATE);
     mfu_run *run = mfu_run_new();
     for (int i = 1; i <= 4; i++) {
@@ -189,12 +186,7 @@ static void store_leaves_out_a_refused_row(void **state)
     assert_int_equal(steps[1], 3);
     mfu_run_free(run);
     mfu_store_close(s);
-    char p[64];
-    unlink(db);
-    snprintf(p, sizeof p, "%s-wal", db);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", db);
-    unlink(p);
+    remove_store_files(db);
 }
 
 int main(void)

@@ -87,11 +87,8 @@ static void default_names_are_repaired(void **state)
 static void header_text_is_stored_repaired(void **state)
 {
     (void)state;
-    char db[] = "/tmp/mfu-utf8-XXXXXX";
-    int fd = mkstemp(db);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(db);
+    char db[64];
+    temp_store_path(db, sizeof db);
     mfu_store *s = open_store(db, MFU_STORE_CREATE);
     mfu_run *run = mfu_run_new();
     mfu_step st;
@@ -114,12 +111,7 @@ static void header_text_is_stored_repaired(void **state)
     assert_string_equal(mfu_run_meta_get(run)->device, "A100 \xef\xbf\xbd\xef\xbf\xbd");
     mfu_run_free(run);
     mfu_store_close(s);
-    char p[64];
-    unlink(db);
-    snprintf(p, sizeof p, "%s-wal", db);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", db);
-    unlink(p);
+    remove_store_files(db);
 }
 
 int main(void)
