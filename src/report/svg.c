@@ -180,7 +180,8 @@ static void fmt_tick(char *buf, size_t n, double v, double step, double ref)
         step /= 1000;
         k++;
     }
-    int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+    /* decimals for the step, at most 6 (a zero or NaN step would make the cast undefined) */
+    int dec = !(step < 1) ? 0 : !(step > 1e-6) ? 6 : (int)ceil(-log10(step) - 1e-9);
     if (dec > 6)
         dec = 6;
     snprintf(buf, n, "%.*f%s", dec, v, si[k]);

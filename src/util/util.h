@@ -29,8 +29,8 @@ mfu_status mfu__fail(mfu_error *err, mfu_status code, long line, const char *fmt
     MFU__PRINTF(4, 5);
 
 /* As mfu__fail, and also records the field or option name concerned (truncated to fit). */
-mfu_status mfu__fail_field(mfu_error *err, mfu_status code, const char *field, const char *fmt,
-                           ...) MFU__PRINTF(4, 5);
+mfu_status mfu__fail_field(mfu_error *err, mfu_status code, const char *field, const char *fmt, ...)
+    MFU__PRINTF(4, 5);
 
 /* Copy src into dst of size n (n > 0), always NUL-terminated; returns strlen(src) so that a
  * result >= n means truncation. */
@@ -59,6 +59,20 @@ size_t mfu__fmt_roundtrip(char *buf, size_t n, double v);
  * reordered so that v[0..k) <= v[k] <= v[k+1..n). Average O(n). */
 double mfu__select_kth(double *v, size_t n, size_t k);
 bool mfu__parse_int64(const char *s, int64_t *out);
+
+/* v as an int64_t, saturated: NaN gives 0, anything at or past +-2^63 the nearest end. A cast
+ * of a double out of range is undefined behaviour (clang's UBSan reports it); a log can print
+ * "global batch size: 10888888888888888824". */
+static inline int64_t mfu__int64_sat(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
 
 /* strdup in strict C11 (NULL on allocation failure or NULL input). */
 char *mfu__strdup(const char *s);
