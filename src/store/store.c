@@ -349,15 +349,31 @@ static mfu_status migrate(mfu_store *s, mfu_error *err)
     }
 }
 
+static mfu_status read_identity(mfu_store *s, int64_t *app, int64_t *tables, mfu_error *err)
+{
+    mfu_status st = query_int(s, "PRAGMA application_id", app, err);
+    if (st == MFU_OK)
+        st = query_int(s, "SELECT count(*) FROM sqlite_master", tables, err);
+    return st;
+}
+
 /* Is this file ours (or an empty database that may become ours)? */
 static mfu_status check_identity(mfu_store *s, mfu_error *err)
 {
     int64_t app = 0, tables = 0;
-    mfu_status st = query_int(s, "PRAGMA application_id", &app, err);
-    if (st == MFU_OK)
-        st = query_int(s, "SELECT count(*) FROM sqlite_master", &tables, err);
+    mfu_status st = read_identity(s, &app, &tables, err);
     if (st != MFU_OK)
         return st;
+    if (!(app == MFU_APP_ID || (app == 0 && tables == 0)) && !s->readonly) {
+        /* Another mfu may be creating this store right now (two ingests into a new --db): look
+         * again once its write is over (BEGIN IMMEDIATE waits for it, up to the timeout). */
+        if (mfu__store_begin(s, NULL) == MFU_OK) {
+            st = read_identity(s, &app, &tables, err);
+            mfu__store_rollback(s);
+            if (st != MFU_OK)
+                return st;
+        }
+    }
     if (app == MFU_APP_ID || (app == 0 && tables == 0))
         return MFU_OK;
     return mfu__fail(err, MFU_E_IO, 0,
@@ -370,17 +386,24 @@ static mfu_status set_pragmas(mfu_store *s, mfu_error *err)
 {
     if (s->readonly)
         return mfu__store_exec(s, "PRAGMA foreign_keys=ON", err);
-    /* journal_mode answers with a row; run it as a query so that a lock shows as an error. */
-    sqlite3_stmt *st = NULL;
-    mfu_status rs = mfu__store_prepare(s, "PRAGMA journal_mode=WAL", &st, err);
-    if (rs != MFU_OK)
-        return rs;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        rs = mfu__store_fail(s, err, rc, "switching to WAL mode");
-    sqlite3_finalize(st);
-    if (rs != MFU_OK)
-        return rs;
+    /* journal_mode answers with a row; run it as a query so that a lock shows as an error. The
+     * switch needs the file to itself, and SQLite does not always wait for it (the busy handler
+     * is not asked when another connection is opening the same new file): retry for as long
+     * as the busy timeout, unless another mfu has switched it meanwhile. */
+    mfu_status rs = MFU_OK;
+    for (int waited_ms = 0;; waited_ms += 20) {
+        sqlite3_stmt *st = NULL;
+        rs = mfu__store_prepare(s, "PRAGMA journal_mode=WAL", &st, err);
+        if (rs != MFU_OK)
+            return rs;
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+            break;
+        if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= MFU_STORE_BUSY_TIMEOUT_MS)
+            return mfu__store_fail(s, err, rc, "switching to WAL mode");
+        sqlite3_sleep(20);
+    }
     return mfu__store_exec(s,
                            "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
                            "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16384;",
