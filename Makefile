@@ -2,11 +2,12 @@
 #   make demo   install what is missing, build, ingest + report the bundled examples, serve them
 #   make test   install what is missing, build, run every test (ends with CTest's summary)
 #   make bench  run every benchmark in bench/ (rates and ratios against peers; not a test)
+#   make fuzz   build the libFuzzer targets (clang) and run each FUZZ_SECONDS (default 60)
 BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 MFU   := $(BUILD)/mfu
 
-.PHONY: all deps build demo test clean lint format bench
+.PHONY: all deps build demo test clean lint format bench fuzz
 
 all: build
 
@@ -31,14 +32,22 @@ bench: build
 	@echo "== store: batched inserts vs one row per commit" && $(BUILD)/mfu-bench-store_ingest
 	@bash bench/ingest.sh --lines $(or $(LINES),400000) $(MFU)
 
-# Static checks beyond the compiler's: the banned-call scan and cppcheck (Debian's).
+# Fuzzing (tests/fuzz, docs/testing.md): FUZZ_SECONDS per target, FUZZ_JOBS targets at a time,
+# FUZZ_TARGETS to pick some (e.g. "ingest store"). Crash inputs go to tests/fuzz/regressions.
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+fuzz: deps
+	@FUZZ_JOBS=$(FUZZ_JOBS) bash scripts/fuzz build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Static checks beyond the compiler's (also in `make test`): the banned-call scan, the format
+# and cppcheck, at the versions scripts/deps.sh installs.
 lint:
 	@bash scripts/checksrc .
-	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability --std=c11 \
-		--inline-suppr --suppress=missingIncludeSystem -I include -I src src
+	@bash scripts/lint format
+	@bash scripts/lint cppcheck
 
 format:
-	@clang-format -i $$(git ls-files 'src/*.[ch]' 'include/*.h' 'tests/*.c' 'bench/*.c')
+	@clang-format-14 -i $$(git ls-files 'src/*.[ch]' 'include/*.h' 'tests/*.[ch]' 'bench/*.c')
 
 clean:
-	@rm -rf $(BUILD) build-asan
+	@rm -rf $(BUILD) build-asan build-release build-fuzz

@@ -18,6 +18,9 @@ pkgs=(
   python3-venv python3-torch       # the Python package's tests: pip install in a new venv, PyTorch
   jq                               # e2e tests read --json output
   chromium                         # browser tests: the dashboard (tests/browser/), the HTML report
+  clang-14 libclang-rt-14-dev      # the clang + ASan/UBSan suite, libFuzzer (make fuzz)
+  clang-format-14                  # lint.format: the one clang-format the tree is formatted with
+  cppcheck                         # lint.cppcheck (Debian 12: 2.10; scripts/lint checks it)
 )
 # node and npm build the dashboard (web/) and drive its test; a machine may have them from
 # elsewhere than Debian (NodeSource's nodejs bundles npm), so ask for Debian's only when absent.

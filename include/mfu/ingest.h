@@ -53,6 +53,10 @@ typedef struct mfu_ingest_opts {
                               and at least 64 */
     size_t detect_lines;   /* 0 = MFU_INGEST_DETECT_LINES */
     size_t max_steps;      /* 0 = MFU_RUN_MAX_STEPS */
+    /* Told of every skipped line (also past the MFU_INGEST_SKIP_SAMPLES the stats keep): its
+     * 1-based physical line and the reason, valid during the call. NULL: not told. */
+    void (*on_skip)(void *ctx, long line, const char *reason);
+    void *on_skip_ctx;
 } mfu_ingest_opts;
 
 /* One skipped line kept for the report. */

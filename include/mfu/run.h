@@ -179,7 +179,10 @@ MFU_API void mfu_run_free(mfu_run *run);
 MFU_API mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err);
 
 /* Append a copy of *s, or merge it into a recent row with the same step number (see the file
- * comment). *merged (may be NULL) says which happened. Errors: MFU_E_INVALID (NULL run or s),
+ * comment). *merged (may be NULL) says which happened. Infinite figures are kept as absent.
+ * Errors: MFU_E_INVALID (NULL run or s), MFU_E_RANGE (a value no measurement can have: a
+ * negative or huge step number, a negative, infinite or week-long step time, a negative count
+ * or rate; docs/internals/plausible.md; the message names it; the run is unchanged),
  * MFU_E_LIMIT (the row limit is reached; the run is unchanged), MFU_E_NOMEM (the run is
  * unchanged). */
 MFU_API mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_error *err);

@@ -44,14 +44,14 @@ extern "C" {
 #define MFU_STORE_SCHEMA_VERSION 3
 
 /* Named limits and defaults. */
-#define MFU_STORE_NAME_MAX 128           /* run name, bytes including the NUL */
-#define MFU_STORE_TAG_KEY_MAX 64         /* tag key, bytes including the NUL */
-#define MFU_STORE_TAG_VALUE_MAX 256      /* tag value, bytes including the NUL */
-#define MFU_STORE_PATH_MAX 4096          /* source path, bytes including the NUL */
+#define MFU_STORE_NAME_MAX 128             /* run name, bytes including the NUL */
+#define MFU_STORE_TAG_KEY_MAX 64           /* tag key, bytes including the NUL */
+#define MFU_STORE_TAG_VALUE_MAX 256        /* tag value, bytes including the NUL */
+#define MFU_STORE_PATH_MAX 4096            /* source path, bytes including the NUL */
 #define MFU_STORE_CONTEXT_MAX (256 * 1024) /* run context JSON, bytes including the NUL */
-#define MFU_STORE_BATCH_ROWS 1000        /* default rows per write transaction */
-#define MFU_STORE_MAX_BATCH_ROWS 1000000 /* the most rows one transaction may hold */
-#define MFU_STORE_BUSY_TIMEOUT_MS 5000   /* default wait for another writer, milliseconds */
+#define MFU_STORE_BATCH_ROWS 1000          /* default rows per write transaction */
+#define MFU_STORE_MAX_BATCH_ROWS 1000000   /* the most rows one transaction may hold */
+#define MFU_STORE_BUSY_TIMEOUT_MS 5000     /* default wait for another writer, milliseconds */
 /* Bytes hashed at the start of a source file, and before its resume point, to recognise it. */
 #define MFU_STORE_HASH_BYTES 1024
 /* Rows before the resume point that are written again when a grown file is ingested: a new
@@ -104,9 +104,9 @@ MFU_API void mfu_store_set_progress(mfu_store *s, mfu_store_progress_fn fn, void
 MFU_API mfu_status mfu_store_find_run(mfu_store *s, const char *name, int64_t *id, mfu_error *err);
 
 /* Create an empty run called name with metadata meta (NULL = unknown), for mfu_store_append_
- * steps(). *id (may be NULL) receives its id. A name is 1..MFU_STORE_NAME_MAX-1 bytes, not
- * starting with '-', without control characters. Errors: MFU_E_INVALID (bad name, or a run of
- * that name exists), MFU_E_IO. */
+ * steps(). *id (may be NULL) receives its id. A name is 1..MFU_STORE_NAME_MAX-1 bytes of valid
+ * UTF-8, not starting with '-', without control characters. Errors: MFU_E_INVALID (bad name, or a
+ * run of that name exists), MFU_E_IO. */
 MFU_API mfu_status mfu_store_create_run(mfu_store *s, const char *name, const mfu_run_meta *meta,
                                         int64_t *id, mfu_error *err);
 
@@ -133,8 +133,9 @@ MFU_API mfu_status mfu_store_append_steps(mfu_store *s, int64_t id, const mfu_st
  * mfu_store_append_steps() whose step numbers repeat within MFU_RUN_DEDUP_WINDOW merge as they
  * would in any run (a stored observation goes to the row its row merged into); a run that was
  * stored whole comes back row for row. As in any run, a double column that no row fills has no
- * array (mfu_run_column() is NULL; mfu_run_get() gives NaN). *out is NULL on failure. Errors: MFU_E_INVALID (no run id), MFU_E_LIMIT (more than MFU_RUN_MAX_STEPS rows),
- * MFU_E_IO, MFU_E_NOMEM. */
+ * array (mfu_run_column() is NULL; mfu_run_get() gives NaN). *out is NULL on failure. Errors:
+ * MFU_E_INVALID (no run id), MFU_E_LIMIT (more than MFU_RUN_MAX_STEPS rows), MFU_E_IO, MFU_E_NOMEM.
+ */
 MFU_API mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error *err);
 
 /* Delete run id with its rows, tags, findings and source record. Errors: MFU_E_INVALID (no run
@@ -185,8 +186,8 @@ MFU_API void mfu_store_list_free(mfu_store_list *l);
 /* ---- tags ------------------------------------------------------------------------------- */
 
 /* Set tag key of run id to value; value NULL removes the tag. key: 1..MFU_STORE_TAG_KEY_MAX-1
- * bytes of [A-Za-z0-9_.:-]; value: under MFU_STORE_TAG_VALUE_MAX bytes, no control
- * characters. Errors: MFU_E_INVALID (bad key or value, no run id), MFU_E_IO. */
+ * bytes of [A-Za-z0-9_.:-]; value: under MFU_STORE_TAG_VALUE_MAX bytes of valid UTF-8, no
+ * control characters. Errors: MFU_E_INVALID (bad key or value, no run id), MFU_E_IO. */
 MFU_API mfu_status mfu_store_set_tag(mfu_store *s, int64_t id, const char *key, const char *value,
                                      mfu_error *err);
 
@@ -308,6 +309,8 @@ typedef struct mfu_store_ingest_result {
     int64_t bytes;       /* the recorded position */
     int64_t lines;
     mfu_ingest_stats stats; /* of the read; zeroed when unchanged */
+    size_t text_repaired;   /* bytes of the log's header text (model, device, ...) that were
+                               not UTF-8, stored as U+FFFD (the store holds only UTF-8) */
 } mfu_store_ingest_result;
 
 /* Ingest the log at path ("-" = stdin) into the run o->run_name and record where it stopped.

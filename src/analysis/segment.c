@@ -428,7 +428,7 @@ bool mfu__segment(mfu_analysis *a)
             }
             for (size_t i = s; i < e; i++) {
                 a->steady[i] = a->usable[i] && i >= first_row;
-                if (a->usable[i] && i < first_row)
+                if (i < first_row && a->usable[i])
                     a->state[i] = run == 0 ? MFU_ROW_WARMUP : MFU_ROW_SETTLE;
             }
             /* The run's first segment starts at its first row, except that the warm-up

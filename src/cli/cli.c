@@ -3,11 +3,13 @@
  */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 static long find_exact(const cli_optspec *specs, size_t n, const char *name, size_t len)
@@ -229,14 +231,34 @@ bool cli_get_pos_int64(const char *cmd, const cli_args *a, const char *name, int
     return true;
 }
 
+/* Whether msg already says where: "x.log:12: ..." names line 12. */
+static bool names_line(const char *msg, long line)
+{
+    char tag[32];
+    snprintf(tag, sizeof tag, ":%ld: ", line);
+    return strstr(msg, tag) != NULL;
+}
+
 int cli_fail(const char *cmd, const mfu_error *err, int exit_status)
 {
-    if (err->line > 0)
-        fprintf(stderr, "mfu %s: line %ld: %s\n", cmd, err->line, err->message);
+    const char *msg = err->message[0] ? err->message : mfu_strerror(err->code);
+    if (err->line > 0 && !names_line(msg, err->line))
+        fprintf(stderr, "mfu %s: line %ld: %s\n", cmd, err->line, msg);
     else
-        fprintf(stderr, "mfu %s: %s\n", cmd, err->message[0] ? err->message
-                                                              : mfu_strerror(err->code));
+        fprintf(stderr, "mfu %s: %s\n", cmd, msg);
     return exit_status;
+}
+
+void cli_fail_about(const char *cmd, const char *path, const mfu_error *err, mfu_status st)
+{
+    const char *msg = err->message[0] ? err->message : mfu_strerror(st);
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':') /* the library named it already */
+        fprintf(stderr, "mfu %s: %s\n", cmd, msg);
+    else if (err->line > 0 && !names_line(msg, err->line))
+        fprintf(stderr, "mfu %s: %s:%ld: %s\n", cmd, path, err->line, msg);
+    else
+        fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, msg);
 }
 
 int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
@@ -252,8 +274,10 @@ int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
 
 void cli_fmt_si(char *buf, size_t n, double v, const char *unit)
 {
-    static const struct { double f; const char *p; } pre[] = {
-        {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    static const struct {
+        double f;
+        const char *p;
+    } pre[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
     if (!isfinite(v)) {
         snprintf(buf, n, "-");
         return;
@@ -366,14 +390,60 @@ void cli_table_print(const cli_table *t, FILE *out, const char *indent)
     }
 }
 
+/* Fields cli_json_set / cli_json_append could not add since the last cli_print_json (the
+ * process's one JSON document is built on one thread). */
+static unsigned long json_failures;
+
+json_t *cli_json_str(const char *s)
+{
+    if (!s)
+        s = "";
+    json_t *v = json_string(s);
+    if (v)
+        return v;
+    size_t n = strlen(s);
+    char *t = malloc(3 * n + 1); /* each byte at worst becomes U+FFFD */
+    if (!t)
+        return NULL;
+    mfu__utf8_repair(s, t, 3 * n + 1);
+    v = json_string(t);
+    free(t);
+    return v;
+}
+
+int cli_json_set(json_t *o, const char *key, json_t *v)
+{
+    int rc = json_object_set_new(o, key, v);
+    if (rc != 0)
+        json_failures++;
+    return rc;
+}
+
+int cli_json_append(json_t *a, json_t *v)
+{
+    int rc = json_array_append_new(a, v);
+    if (rc != 0)
+        json_failures++;
+    return rc;
+}
+
 int cli_print_json(json_t *v)
 {
-    if (!v)
-        return cli_failf("json", CLI_EXIT_FAIL, "out of memory building JSON output");
+    unsigned long lost = json_failures;
+    json_failures = 0;
+    if (!v || lost) {
+        json_decref(v);
+        return cli_failf("json", CLI_EXIT_FAIL,
+                         "out of memory building the JSON output (%lu field%s could not be "
+                         "added); nothing was written",
+                         lost, lost == 1 ? "" : "s");
+    }
+    errno = 0;
     int rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
     json_decref(v);
     if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
-        return CLI_EXIT_FAIL;
+        return cli_failf("json", CLI_EXIT_FAIL, "writing the JSON output failed (%s)",
+                         errno ? strerror(errno) : "write error");
     return CLI_EXIT_OK;
 }
 

@@ -95,6 +95,9 @@ bool cli_get_pos_int64(const char *cmd, const cli_args *a, const char *name, int
 /* Print "mfu CMD: <err->message>" (and the line when set) to stderr; returns CLI_EXIT_FAIL
  * or, for MFU_E_INVALID on user input, the status given. */
 int cli_fail(const char *cmd, const mfu_error *err, int exit_status);
+/* The same for an error about the file path, which is named once: not again when the library's
+ * message starts with it ("x.log: cannot open ..."). */
+void cli_fail_about(const char *cmd, const char *path, const mfu_error *err, mfu_status st);
 /* Print "mfu CMD: <formatted>" to stderr and return exit_status. */
 int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -129,6 +132,15 @@ void cli_table_print(const cli_table *t, FILE *out, const char *indent);
 /* Print a JSON value to stdout with stable key order and a trailing newline, then decref it.
  * Returns CLI_EXIT_OK, or CLI_EXIT_FAIL if it could not be written. */
 int cli_print_json(json_t *v);
+/* The CLI's JSON writers build with these, so that no field vanishes: jansson refuses a
+ * string that is not UTF-8 (json_string gives NULL) and json_object_set_new then drops the
+ * field. cli_json_str repairs such bytes to U+FFFD (NULL only when out of memory);
+ * cli_json_set and cli_json_append are json_object_set_new and json_array_append_new that
+ * count a failure (a NULL value, out of memory), and cli_print_json then fails with an error
+ * instead of printing an object without the field. */
+json_t *cli_json_str(const char *s);
+int cli_json_set(json_t *o, const char *key, json_t *v);
+int cli_json_append(json_t *a, json_t *v);
 /* json_real that maps non-finite values to null. */
 json_t *cli_json_num(double v);
 

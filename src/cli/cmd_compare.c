@@ -205,20 +205,18 @@ static void print_text(const side *sa, const side *sb, const mfu_decomposition *
 static json_t *side_json(const side *s, const mfu_level *l)
 {
     json_t *o = json_object();
-    json_t *path = json_string(s->path); /* NULL for a path that is not UTF-8 */
-    json_object_set_new(o, "file", path ? path : json_null());
+    json_t *path = cli_json_str(s->path); /* NULL for a path that is not UTF-8 */
+    cli_json_set(o, "file", path ? path : json_null());
     json_t *w = json_null();
     if (s->ranged) {
         w = json_object();
-        json_object_set_new(w, "first_step",
-                            s->w.first_step == INT64_MIN ? json_null()
-                                                         : json_integer(s->w.first_step));
-        json_object_set_new(w, "last_step",
-                            s->w.last_step == INT64_MAX ? json_null()
-                                                        : json_integer(s->w.last_step));
+        cli_json_set(w, "first_step",
+                     s->w.first_step == INT64_MIN ? json_null() : json_integer(s->w.first_step));
+        cli_json_set(w, "last_step",
+                     s->w.last_step == INT64_MAX ? json_null() : json_integer(s->w.last_step));
     }
-    json_object_set_new(o, "window", w);
-    json_object_set_new(o, "level", mfu__level_json(l));
+    cli_json_set(o, "window", w);
+    cli_json_set(o, "level", mfu__level_json(l));
     return o;
 }
 
@@ -228,30 +226,30 @@ static int print_json(const side *sa, const side *sb, const mfu_decomposition *d
     json_t *o = json_object();
     if (!o)
         return cli_failf("compare", CLI_EXIT_FAIL, "out of memory building JSON output");
-    json_object_set_new(o, "unit", json_string(unit ? unit : "tokens"));
-    json_object_set_new(o, "unit_note", note && note[0] ? json_string(note) : json_null());
-    json_object_set_new(o, "a", side_json(sa, &d->from));
-    json_object_set_new(o, "b", side_json(sb, &d->to));
+    cli_json_set(o, "unit", cli_json_str(unit ? unit : "tokens"));
+    cli_json_set(o, "unit_note", note && note[0] ? cli_json_str(note) : json_null());
+    cli_json_set(o, "a", side_json(sa, &d->from));
+    cli_json_set(o, "b", side_json(sb, &d->to));
     json_t *dj = mfu__decomposition_json(d);
     if (dj) { /* the levels are under a and b */
         json_object_del(dj, "from");
         json_object_del(dj, "to");
     }
-    json_object_set_new(o, "decomposition", dj ? dj : json_null());
+    cli_json_set(o, "decomposition", dj ? dj : json_null());
     mfu_term h = headline(d);
     const mfu_term_change *c = &d->term[h];
     json_t *v = json_object();
-    json_object_set_new(v, "figure", json_string(mfu_term_name(h)));
-    json_object_set_new(v, "change_pct", cli_json_num(c->pct));
-    json_object_set_new(v, "lo_pct", cli_json_num(c->lo_pct));
-    json_object_set_new(v, "hi_pct", cli_json_num(c->hi_pct));
-    json_object_set_new(v, "half_width_pct", cli_json_num((c->hi_pct - c->lo_pct) / 2));
-    json_object_set_new(v, "direction_certain", json_boolean(c->direction_certain));
-    json_object_set_new(v, "direction", json_string(direction(c)));
-    json_object_set_new(v, "size_known", json_boolean(c->size_known));
-    json_object_set_new(v, "size_threshold", cli_json_num(threshold));
-    json_object_set_new(o, "verdict", v);
-    json_object_set_new(o, "mfu_points", cli_json_num(d->mfu_points));
+    cli_json_set(v, "figure", cli_json_str(mfu_term_name(h)));
+    cli_json_set(v, "change_pct", cli_json_num(c->pct));
+    cli_json_set(v, "lo_pct", cli_json_num(c->lo_pct));
+    cli_json_set(v, "hi_pct", cli_json_num(c->hi_pct));
+    cli_json_set(v, "half_width_pct", cli_json_num((c->hi_pct - c->lo_pct) / 2));
+    cli_json_set(v, "direction_certain", json_boolean(c->direction_certain));
+    cli_json_set(v, "direction", cli_json_str(direction(c)));
+    cli_json_set(v, "size_known", json_boolean(c->size_known));
+    cli_json_set(v, "size_threshold", cli_json_num(threshold));
+    cli_json_set(o, "verdict", v);
+    cli_json_set(o, "mfu_points", cli_json_num(d->mfu_points));
     return cli_print_json(o);
 }
 
@@ -292,11 +290,11 @@ int cmd_compare(int argc, char **argv)
     mfu_report *ra_rep = NULL, *rb_rep = NULL;
     mfu_run *runs[2] = {NULL, NULL};
     bool same = strcmp(sides[0].path, sides[1].path) == 0;
-    rc = report_args_read("compare", &ra, sides[0].path, &runs[0], NULL);
+    rc = report_args_read("compare", &ra, sides[0].path, &runs[0], NULL, NULL);
     if (rc == CLI_EXIT_OK)
         rc = report_args_report("compare", &ra, sides[0].path, runs[0], false, &ra_rep);
     if (rc == CLI_EXIT_OK && !same)
-        rc = report_args_read("compare", &ra, sides[1].path, &runs[1], NULL);
+        rc = report_args_read("compare", &ra, sides[1].path, &runs[1], NULL, NULL);
     if (rc == CLI_EXIT_OK && !same)
         rc = report_args_report("compare", &ra, sides[1].path, runs[1], false, &rb_rep);
     const mfu_analysis *an_a = ra_rep ? mfu_report_analysis(ra_rep) : NULL;

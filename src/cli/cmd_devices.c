@@ -265,7 +265,7 @@ static void print_one(const mfu_device_match *m, const char *query, int ndtypes,
  * so that every key is always present. */
 static json_t *str_or_null(const char *s)
 {
-    json_t *v = json_string(s);
+    json_t *v = cli_json_str(s);
     return v ? v : json_null();
 }
 
@@ -278,37 +278,36 @@ static json_t *peaks_json(const double *peaks)
 {
     json_t *o = json_object();
     for (int t = 0; t < MFU_DTYPE_COUNT; t++)
-        json_object_set_new(o, mfu_dtype_name((mfu_dtype)t), num_or_null(peaks[t]));
+        cli_json_set(o, mfu_dtype_name((mfu_dtype)t), num_or_null(peaks[t]));
     return o;
 }
 
 static json_t *device_json(const mfu_device_info *d, const mfu_dtype *only)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "id", json_string(d->id));
-    json_object_set_new(o, "name", json_string(d->name));
-    json_object_set_new(o, "vendor", json_string(d->vendor));
-    json_object_set_new(o, "unit", json_string(d->unit));
+    cli_json_set(o, "id", cli_json_str(d->id));
+    cli_json_set(o, "name", cli_json_str(d->name));
+    cli_json_set(o, "vendor", cli_json_str(d->vendor));
+    cli_json_set(o, "unit", cli_json_str(d->unit));
     if (only) {
-        json_object_set_new(o, "dtype", json_string(mfu_dtype_name(*only)));
-        json_object_set_new(o, "peak_flops_per_s", num_or_null(d->dense_flops_per_s[*only]));
+        cli_json_set(o, "dtype", cli_json_str(mfu_dtype_name(*only)));
+        cli_json_set(o, "peak_flops_per_s", num_or_null(d->dense_flops_per_s[*only]));
     }
-    json_object_set_new(o, "dense_flops_per_s", peaks_json(d->dense_flops_per_s));
-    json_object_set_new(o, "sparse_flops_per_s", peaks_json(d->sparse_flops_per_s));
-    json_object_set_new(o, "sparsity", json_string(sparsity_name(d->sparsity)));
-    json_object_set_new(o, "memory_bytes", json_integer((json_int_t)d->memory_bytes));
-    json_object_set_new(o, "memory_bandwidth_bytes_per_s",
-                        json_real(d->memory_bandwidth_bytes_per_s));
-    json_object_set_new(o, "boost_clock_mhz",
-                        d->boost_clock_mhz > 0 ? json_integer(d->boost_clock_mhz) : json_null());
-    json_object_set_new(o, "peak_clock_mhz",
-                        d->peak_clock_mhz > 0 ? json_integer(d->peak_clock_mhz) : json_null());
+    cli_json_set(o, "dense_flops_per_s", peaks_json(d->dense_flops_per_s));
+    cli_json_set(o, "sparse_flops_per_s", peaks_json(d->sparse_flops_per_s));
+    cli_json_set(o, "sparsity", cli_json_str(sparsity_name(d->sparsity)));
+    cli_json_set(o, "memory_bytes", json_integer((json_int_t)d->memory_bytes));
+    cli_json_set(o, "memory_bandwidth_bytes_per_s", json_real(d->memory_bandwidth_bytes_per_s));
+    cli_json_set(o, "boost_clock_mhz",
+                 d->boost_clock_mhz > 0 ? json_integer(d->boost_clock_mhz) : json_null());
+    cli_json_set(o, "peak_clock_mhz",
+                 d->peak_clock_mhz > 0 ? json_integer(d->peak_clock_mhz) : json_null());
     json_t *names = json_array();
     for (const char *const *r = d->reported_names; r && *r; r++)
-        json_array_append_new(names, json_string(*r));
-    json_object_set_new(o, "reported_names", names);
-    json_object_set_new(o, "source", json_string(d->source));
-    json_object_set_new(o, "notes", json_string(d->notes));
+        cli_json_append(names, cli_json_str(*r));
+    cli_json_set(o, "reported_names", names);
+    cli_json_set(o, "source", cli_json_str(d->source));
+    cli_json_set(o, "notes", cli_json_str(d->notes));
     return o;
 }
 
@@ -335,61 +334,61 @@ static void features_text(char *buf, size_t n, const mfu_cpu_info *c)
 static json_t *rate_json(const mfu_cpu_probe_rate *r)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "flops_per_s", cli_json_num(r->flops_per_s));
-    json_object_set_new(o, "flops", cli_json_num(r->flops));
-    json_object_set_new(o, "seconds", cli_json_num(r->seconds));
-    json_object_set_new(o, "products", json_integer((json_int_t)r->products));
-    json_object_set_new(o, "peak_flops_per_s", cli_json_num(r->peak_flops_per_s));
-    json_object_set_new(o, "ratio", cli_json_num(r->ratio));
-    json_object_set_new(o, "max_rel_error", cli_json_num(r->max_rel_error));
+    cli_json_set(o, "flops_per_s", cli_json_num(r->flops_per_s));
+    cli_json_set(o, "flops", cli_json_num(r->flops));
+    cli_json_set(o, "seconds", cli_json_num(r->seconds));
+    cli_json_set(o, "products", json_integer((json_int_t)r->products));
+    cli_json_set(o, "peak_flops_per_s", cli_json_num(r->peak_flops_per_s));
+    cli_json_set(o, "ratio", cli_json_num(r->ratio));
+    cli_json_set(o, "max_rel_error", cli_json_num(r->max_rel_error));
     return o;
 }
 
 static json_t *cpu_info_json(const mfu_cpu_info *c)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "arch", json_string(arch_name(c->arch)));
-    json_object_set_new(o, "vendor", str_or_null(c->vendor));
-    json_object_set_new(o, "model_name", str_or_null(c->model_name));
+    cli_json_set(o, "arch", cli_json_str(arch_name(c->arch)));
+    cli_json_set(o, "vendor", str_or_null(c->vendor));
+    cli_json_set(o, "model_name", str_or_null(c->model_name));
 #define INT_OR_NULL(v) ((v) >= 0 ? json_integer(v) : json_null())
-    json_object_set_new(o, "family", INT_OR_NULL(c->family));
-    json_object_set_new(o, "model", INT_OR_NULL(c->model));
-    json_object_set_new(o, "stepping", INT_OR_NULL(c->stepping));
-    json_object_set_new(o, "implementer", INT_OR_NULL(c->implementer));
-    json_object_set_new(o, "part", INT_OR_NULL(c->part));
+    cli_json_set(o, "family", INT_OR_NULL(c->family));
+    cli_json_set(o, "model", INT_OR_NULL(c->model));
+    cli_json_set(o, "stepping", INT_OR_NULL(c->stepping));
+    cli_json_set(o, "implementer", INT_OR_NULL(c->implementer));
+    cli_json_set(o, "part", INT_OR_NULL(c->part));
 #undef INT_OR_NULL
     json_t *f = json_array();
     for (int b = 0; b < MFU_CPU_FEATURE_COUNT; b++)
         if (c->features & (1u << b))
-            json_array_append_new(f, json_string(mfu_cpu_feature_name(1u << b)));
-    json_object_set_new(o, "features", f);
-    json_object_set_new(o, "features_source", json_string(c->features_source));
-    json_object_set_new(o, "logical_cpus",
-                        c->logical_cpus > 0 ? json_integer(c->logical_cpus) : json_null());
-    json_object_set_new(o, "logical_cpus_source", json_string(c->logical_source));
-    json_object_set_new(o, "physical_cores",
-                        c->physical_cores > 0 ? json_integer(c->physical_cores) : json_null());
-    json_object_set_new(o, "physical_cores_source", json_string(c->cores_source));
-    json_object_set_new(o, "hybrid", json_boolean(c->hybrid));
-    json_object_set_new(o, "clock_hz", num_or_null(c->clock_hz));
-    json_object_set_new(o, "clock_source", json_string(c->clock_source));
+            cli_json_append(f, cli_json_str(mfu_cpu_feature_name(1u << b)));
+    cli_json_set(o, "features", f);
+    cli_json_set(o, "features_source", cli_json_str(c->features_source));
+    cli_json_set(o, "logical_cpus",
+                 c->logical_cpus > 0 ? json_integer(c->logical_cpus) : json_null());
+    cli_json_set(o, "logical_cpus_source", cli_json_str(c->logical_source));
+    cli_json_set(o, "physical_cores",
+                 c->physical_cores > 0 ? json_integer(c->physical_cores) : json_null());
+    cli_json_set(o, "physical_cores_source", cli_json_str(c->cores_source));
+    cli_json_set(o, "hybrid", json_boolean(c->hybrid));
+    cli_json_set(o, "clock_hz", num_or_null(c->clock_hz));
+    cli_json_set(o, "clock_source", cli_json_str(c->clock_source));
     return o;
 }
 
 static json_t *cpu_peak_json(const mfu_cpu_peak *p)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "core", json_string(p->core));
-    json_object_set_new(o, "known_core", json_boolean(p->known_core));
-    json_object_set_new(o, "cores", json_integer(p->cores));
-    json_object_set_new(o, "clock_hz", json_real(p->clock_hz));
-    json_object_set_new(o, "fma_units", json_integer(p->fma_units));
-    json_object_set_new(o, "fma_bits", json_integer(p->fma_bits));
-    json_object_set_new(o, "isa_bits", json_integer(p->isa_bits));
-    json_object_set_new(o, "flops_per_cycle_per_core", peaks_json(p->flops_per_cycle_per_core));
-    json_object_set_new(o, "dense_flops_per_s", peaks_json(p->dense_flops_per_s));
-    json_object_set_new(o, "rule", json_string(p->rule));
-    json_object_set_new(o, "source", json_string(p->source));
+    cli_json_set(o, "core", cli_json_str(p->core));
+    cli_json_set(o, "known_core", json_boolean(p->known_core));
+    cli_json_set(o, "cores", json_integer(p->cores));
+    cli_json_set(o, "clock_hz", json_real(p->clock_hz));
+    cli_json_set(o, "fma_units", json_integer(p->fma_units));
+    cli_json_set(o, "fma_bits", json_integer(p->fma_bits));
+    cli_json_set(o, "isa_bits", json_integer(p->isa_bits));
+    cli_json_set(o, "flops_per_cycle_per_core", peaks_json(p->flops_per_cycle_per_core));
+    cli_json_set(o, "dense_flops_per_s", peaks_json(p->dense_flops_per_s));
+    cli_json_set(o, "rule", cli_json_str(p->rule));
+    cli_json_set(o, "source", cli_json_str(p->source));
     return o;
 }
 
@@ -510,23 +509,23 @@ static int show_cpu(bool json, const mfu_dtype *only, double probe_s, int thread
     int rc = have_peak ? CLI_EXIT_OK : CLI_EXIT_FAIL;
     if (json) {
         json_t *root = json_object();
-        json_object_set_new(root, "query", json_string("cpu"));
-        json_object_set_new(root, "match", json_string("cpu"));
-        json_object_set_new(root, "cpu", cpu_info_json(&info));
-        json_object_set_new(root, "peak", have_peak ? cpu_peak_json(&peak) : json_null());
-        json_object_set_new(root, "device", dev ? device_json(dev, only) : json_null());
-        json_object_set_new(root, "error", have_peak ? json_null() : json_string(peak_err.message));
+        cli_json_set(root, "query", cli_json_str("cpu"));
+        cli_json_set(root, "match", cli_json_str("cpu"));
+        cli_json_set(root, "cpu", cpu_info_json(&info));
+        cli_json_set(root, "peak", have_peak ? cpu_peak_json(&peak) : json_null());
+        cli_json_set(root, "device", dev ? device_json(dev, only) : json_null());
+        cli_json_set(root, "error", have_peak ? json_null() : cli_json_str(peak_err.message));
         json_t *pj = json_null();
         if (probe) {
             pj = json_object();
-            json_object_set_new(pj, "seconds_requested", json_real(probe_s));
-            json_object_set_new(pj, "threads", json_integer(res.threads));
-            json_object_set_new(pj, "matrix_n", json_integer(res.matrix_n));
-            json_object_set_new(pj, "kernel", json_string(res.kernel));
-            json_object_set_new(pj, "fp32", rate_json(&res.fp32));
-            json_object_set_new(pj, "fp64", rate_json(&res.fp64));
+            cli_json_set(pj, "seconds_requested", json_real(probe_s));
+            cli_json_set(pj, "threads", json_integer(res.threads));
+            cli_json_set(pj, "matrix_n", json_integer(res.matrix_n));
+            cli_json_set(pj, "kernel", cli_json_str(res.kernel));
+            cli_json_set(pj, "fp32", rate_json(&res.fp32));
+            cli_json_set(pj, "fp64", rate_json(&res.fp64));
         }
-        json_object_set_new(root, "probe", pj);
+        cli_json_set(root, "probe", pj);
         free(slot);
         int prc = cli_print_json(root);
         return rc != CLI_EXIT_OK ? rc : prc;
@@ -559,18 +558,18 @@ static void fmt_whole(char *buf, size_t n, double v)
 static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "index", json_integer(g->index));
-    json_object_set_new(o, "name", str_or_null(g->name));
-    json_object_set_new(o, "uuid", g->uuid[0] ? str_or_null(g->uuid) : json_null());
-    json_object_set_new(o, "device", g->device ? json_string(g->device->id) : json_null());
-    json_object_set_new(o, "match", json_string(match_name(g->match)));
-    json_object_set_new(o, "dtype", json_string(mfu_dtype_name(dtype)));
-    json_object_set_new(o, "peak_flops_per_s",
-                        g->device ? num_or_null(g->device->dense_flops_per_s[dtype]) : json_null());
-    json_object_set_new(o, "sm_clock_mhz", cli_json_num(g->sm_clock_mhz));
-    json_object_set_new(o, "max_sm_clock_mhz", cli_json_num(g->max_sm_clock_mhz));
-    json_object_set_new(o, "power_w", cli_json_num(g->power_w));
-    json_object_set_new(o, "power_limit_w", cli_json_num(g->power_limit_w));
+    cli_json_set(o, "index", json_integer(g->index));
+    cli_json_set(o, "name", str_or_null(g->name));
+    cli_json_set(o, "uuid", g->uuid[0] ? str_or_null(g->uuid) : json_null());
+    cli_json_set(o, "device", g->device ? cli_json_str(g->device->id) : json_null());
+    cli_json_set(o, "match", cli_json_str(match_name(g->match)));
+    cli_json_set(o, "dtype", cli_json_str(mfu_dtype_name(dtype)));
+    cli_json_set(o, "peak_flops_per_s",
+                 g->device ? num_or_null(g->device->dense_flops_per_s[dtype]) : json_null());
+    cli_json_set(o, "sm_clock_mhz", cli_json_num(g->sm_clock_mhz));
+    cli_json_set(o, "max_sm_clock_mhz", cli_json_num(g->max_sm_clock_mhz));
+    cli_json_set(o, "power_w", cli_json_num(g->power_w));
+    cli_json_set(o, "power_limit_w", cli_json_num(g->power_limit_w));
     json_t *r = json_null();
     if (g->reasons_known) {
         r = json_array();
@@ -581,18 +580,18 @@ static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
             const char *nm = mfu_nvml_reason_name(bit);
             char hex[32];
             snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)bit);
-            json_array_append_new(r, json_string(nm ? nm : hex));
+            cli_json_append(r, cli_json_str(nm ? nm : hex));
         }
     }
-    json_object_set_new(o, "reasons", r);
-    json_object_set_new(o, "reasons_mask",
-                        g->reasons_known ? json_integer((json_int_t)g->reasons) : json_null());
-    json_object_set_new(o, "slowdown",
-                        g->reasons_known ? json_boolean(g->reasons & MFU_NVML_REASONS_SLOWDOWN)
-                                         : json_null());
-    json_object_set_new(o, "temperature_c", cli_json_num(g->temperature_c));
-    json_object_set_new(o, "gpu_utilization", cli_json_num(g->gpu_utilization));
-    json_object_set_new(o, "memory_utilization", cli_json_num(g->memory_utilization));
+    cli_json_set(o, "reasons", r);
+    cli_json_set(o, "reasons_mask",
+                 g->reasons_known ? json_integer((json_int_t)g->reasons) : json_null());
+    cli_json_set(o, "slowdown",
+                 g->reasons_known ? json_boolean(g->reasons & MFU_NVML_REASONS_SLOWDOWN)
+                                  : json_null());
+    cli_json_set(o, "temperature_c", cli_json_num(g->temperature_c));
+    cli_json_set(o, "gpu_utilization", cli_json_num(g->gpu_utilization));
+    cli_json_set(o, "memory_utilization", cli_json_num(g->memory_utilization));
     return o;
 }
 
@@ -663,13 +662,13 @@ static int show_live(bool json, mfu_dtype dt, double watch_s, int64_t count)
         }
         if (json) {
             json_t *root = json_object();
-            json_object_set_new(root, "library", str_or_null(mfu_nvml_library(n)));
-            json_object_set_new(root, "gpus_reported",
-                                json_integer((json_int_t)mfu_nvml_count_reported(n)));
+            cli_json_set(root, "library", str_or_null(mfu_nvml_library(n)));
+            cli_json_set(root, "gpus_reported",
+                         json_integer((json_int_t)mfu_nvml_count_reported(n)));
             json_t *arr = json_array();
             for (size_t i = 0; i < got; i++)
-                json_array_append_new(arr, live_gpu_json(&g[i], dt));
-            json_object_set_new(root, "gpus", arr);
+                cli_json_append(arr, live_gpu_json(&g[i], dt));
+            cli_json_set(root, "gpus", arr);
             if ((rc = cli_print_json(root)) != CLI_EXIT_OK)
                 break;
         } else {
@@ -859,11 +858,11 @@ static int devices_main(const cli_args *ap)
         if (json) {
             json_t *root = json_object();
             if (have_only)
-                json_object_set_new(root, "dtype", json_string(mfu_dtype_name(only)));
+                cli_json_set(root, "dtype", cli_json_str(mfu_dtype_name(only)));
             json_t *arr = json_array();
             for (size_t i = 0; i < mfu_device_count(); i++)
-                json_array_append_new(arr, device_json(mfu_device_at(i), have_only ? &only : NULL));
-            json_object_set_new(root, "devices", arr);
+                cli_json_append(arr, device_json(mfu_device_at(i), have_only ? &only : NULL));
+            cli_json_set(root, "devices", arr);
             return cli_print_json(root);
         }
         if (have_only)
@@ -882,13 +881,13 @@ static int devices_main(const cli_args *ap)
         return cli_fail(CMD, &err, CLI_EXIT_FAIL);
     if (json) {
         json_t *root = json_object();
-        json_object_set_new(root, "query", str_or_null(name));
-        json_object_set_new(root, "match", json_string(match_name(m.kind)));
+        cli_json_set(root, "query", str_or_null(name));
+        cli_json_set(root, "match", cli_json_str(match_name(m.kind)));
         json_t *cands = json_array();
         for (size_t i = 0; i < m.ncandidates && i < MFU_DEVICE_CANDIDATES_MAX; i++)
-            json_array_append_new(cands, json_string(m.candidates[i]->id));
-        json_object_set_new(root, "candidates", cands);
-        json_object_set_new(root, "device", device_json(m.device, have_only ? &only : NULL));
+            cli_json_append(cands, cli_json_str(m.candidates[i]->id));
+        cli_json_set(root, "candidates", cands);
+        cli_json_set(root, "device", device_json(m.device, have_only ? &only : NULL));
         return cli_print_json(root);
     }
     if (have_only)

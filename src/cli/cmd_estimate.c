@@ -35,38 +35,39 @@ static const cli_optspec specs[] = {
 
 static void help(void)
 {
-    printf("usage: mfu estimate MODEL WORKLOAD DEVICE THROUGHPUT [--json]\n\n"
-           "MFU and HFU from a model, a device and a throughput, through the identity\n"
-           "  tokens/s = MFU x (devices x peak FLOP/s per device) / (model FLOPs per token)\n"
-           "Or the reverse (--target-mfu): the tokens/s a target MFU needs.\n\n"
-           "%s"
-           "Device:\n"
-           "  --device NAME            a device of 'mfu devices' (id or reported name)\n"
-           "  --dtype D                the precision of the matmuls: bf16 (default), fp16, fp8,\n"
-           "                           tf32, fp32, fp64, int8; the dense peak is used\n"
-           "  --peak-tflops X          dense peak per device in TFLOP/s (instead of --device, or\n"
-           "                           to override its peak: e.g. a stack's own figure)\n"
-           "  --devices N              devices sharing the throughput (default 1)\n"
-           "Throughput (exactly one):\n"
-           "  --tokens-per-sec X       tokens per second, all devices together\n"
-           "  --tokens-per-sec-per-device X\n"
-           "  --step-time S            seconds per optimizer step, with --batch-tokens N\n"
-           "                           (global tokens per step) or --batch-size B (sequences,\n"
-           "                           times --seq)\n"
-           "  --tflops-per-device X    achieved model TFLOP/s per device (under --convention)\n"
-           "  --target-mfu F           the reverse question: 0.45 or 45%%\n"
-           "Output:\n"
-           "  --json                   one JSON object (keys in docs/cli.md)\n\n"
-           "Examples:\n"
-           "  mfu estimate --model llama3-8b --seq 8192 --device h100-sxm --devices 8 \\\n"
-           "      --tokens-per-sec-per-device 5856\n"
-           "  mfu estimate --model llama3-70b --seq 4096 --recompute full --device a100-sxm4-80gb \\\n"
-           "      --devices 64 --step-time 12.5 --batch-size 256\n"
-           "  mfu estimate --model llama3-8b --seq 8192 --device 'NVIDIA H100 80GB HBM3' \\\n"
-           "      --devices 8 --target-mfu 40%%\n"
-           "  mfu estimate --convention 6n --params 540e9 --seq 2048 --peak-tflops 275 \\\n"
-           "      --devices 6144 --tokens-per-sec 238.3e3\n",
-           MODEL_ARGS_HELP);
+    printf(
+        "usage: mfu estimate MODEL WORKLOAD DEVICE THROUGHPUT [--json]\n\n"
+        "MFU and HFU from a model, a device and a throughput, through the identity\n"
+        "  tokens/s = MFU x (devices x peak FLOP/s per device) / (model FLOPs per token)\n"
+        "Or the reverse (--target-mfu): the tokens/s a target MFU needs.\n\n"
+        "%s"
+        "Device:\n"
+        "  --device NAME            a device of 'mfu devices' (id or reported name)\n"
+        "  --dtype D                the precision of the matmuls: bf16 (default), fp16, fp8,\n"
+        "                           tf32, fp32, fp64, int8; the dense peak is used\n"
+        "  --peak-tflops X          dense peak per device in TFLOP/s (instead of --device, or\n"
+        "                           to override its peak: e.g. a stack's own figure)\n"
+        "  --devices N              devices sharing the throughput (default 1)\n"
+        "Throughput (exactly one):\n"
+        "  --tokens-per-sec X       tokens per second, all devices together\n"
+        "  --tokens-per-sec-per-device X\n"
+        "  --step-time S            seconds per optimizer step, with --batch-tokens N\n"
+        "                           (global tokens per step) or --batch-size B (sequences,\n"
+        "                           times --seq)\n"
+        "  --tflops-per-device X    achieved model TFLOP/s per device (under --convention)\n"
+        "  --target-mfu F           the reverse question: 0.45 or 45%%\n"
+        "Output:\n"
+        "  --json                   one JSON object (keys in docs/cli.md)\n\n"
+        "Examples:\n"
+        "  mfu estimate --model llama3-8b --seq 8192 --device h100-sxm --devices 8 \\\n"
+        "      --tokens-per-sec-per-device 5856\n"
+        "  mfu estimate --model llama3-70b --seq 4096 --recompute full --device a100-sxm4-80gb \\\n"
+        "      --devices 64 --step-time 12.5 --batch-size 256\n"
+        "  mfu estimate --model llama3-8b --seq 8192 --device 'NVIDIA H100 80GB HBM3' \\\n"
+        "      --devices 8 --target-mfu 40%%\n"
+        "  mfu estimate --convention 6n --params 540e9 --seq 2048 --peak-tflops 275 \\\n"
+        "      --devices 6144 --tokens-per-sec 238.3e3\n",
+        MODEL_ARGS_HELP);
 }
 
 /* "45", "45%", "0.45" -> 0.45. Values above 1 without % are read as percent. */
@@ -90,8 +91,8 @@ static bool parse_fraction(const char *s, double *out)
 typedef struct device_choice {
     const mfu_device_info *dev; /* NULL with --peak-tflops alone */
     mfu_dtype dtype;
-    double peak;      /* FLOP/s per device, dense */
-    bool peak_given;  /* --peak-tflops */
+    double peak;     /* FLOP/s per device, dense */
+    bool peak_given; /* --peak-tflops */
     double devices;
 } device_choice;
 
@@ -126,8 +127,8 @@ typedef struct request {
 
 static int choose_throughput(const cli_args *a, const model_args *m, request *r)
 {
-    static const char *const forms[] = {"tokens-per-sec", "tokens-per-sec-per-device",
-                                        "step-time", "tflops-per-device", "target-mfu"};
+    static const char *const forms[] = {"tokens-per-sec", "tokens-per-sec-per-device", "step-time",
+                                        "tflops-per-device", "target-mfu"};
     const char *given = NULL;
     for (size_t i = 0; i < MFU__ARRAY_LEN(forms); i++) {
         if (!cli_has(a, forms[i]))
@@ -196,25 +197,24 @@ static json_t *estimate_json(const model_args *m, const mfu_flops *f, const devi
 {
     json_t *o = flops_out_json(m, f);
     json_t *dev = json_object();
-    json_object_set_new(dev, "id", d->dev ? json_string(d->dev->id) : json_null());
-    json_object_set_new(dev, "name", d->dev ? json_string(d->dev->name) : json_null());
-    json_object_set_new(dev, "dtype", json_string(mfu_dtype_name(d->dtype)));
-    json_object_set_new(dev, "peak_flops", cli_json_num(d->peak));
-    json_object_set_new(dev, "peak_source",
-                        json_string(d->peak_given ? "--peak-tflops" : "device table (dense)"));
-    json_object_set_new(dev, "count", json_integer((json_int_t)d->devices));
-    json_object_set_new(o, "device", dev);
-    json_object_set_new(o, "throughput_given", json_string(r->given));
-    json_object_set_new(o, "target_mfu", r->target ? json_real(r->target_mfu) : json_null());
-    json_object_set_new(o, "tokens_per_second", cli_json_num(e->tokens_per_s));
-    json_object_set_new(o, "tokens_per_second_per_device",
-                        cli_json_num(e->tokens_per_s_per_device));
-    json_object_set_new(o, "model_flops_per_second_per_device",
-                        cli_json_num(e->model_flops_per_s_per_device));
-    json_object_set_new(o, "hardware_flops_per_second_per_device",
-                        cli_json_num(e->hardware_flops_per_s_per_device));
-    json_object_set_new(o, "mfu", cli_json_num(e->mfu));
-    json_object_set_new(o, "hfu", cli_json_num(e->hfu));
+    cli_json_set(dev, "id", d->dev ? cli_json_str(d->dev->id) : json_null());
+    cli_json_set(dev, "name", d->dev ? cli_json_str(d->dev->name) : json_null());
+    cli_json_set(dev, "dtype", cli_json_str(mfu_dtype_name(d->dtype)));
+    cli_json_set(dev, "peak_flops", cli_json_num(d->peak));
+    cli_json_set(dev, "peak_source",
+                 cli_json_str(d->peak_given ? "--peak-tflops" : "device table (dense)"));
+    cli_json_set(dev, "count", json_integer((json_int_t)d->devices));
+    cli_json_set(o, "device", dev);
+    cli_json_set(o, "throughput_given", cli_json_str(r->given));
+    cli_json_set(o, "target_mfu", r->target ? json_real(r->target_mfu) : json_null());
+    cli_json_set(o, "tokens_per_second", cli_json_num(e->tokens_per_s));
+    cli_json_set(o, "tokens_per_second_per_device", cli_json_num(e->tokens_per_s_per_device));
+    cli_json_set(o, "model_flops_per_second_per_device",
+                 cli_json_num(e->model_flops_per_s_per_device));
+    cli_json_set(o, "hardware_flops_per_second_per_device",
+                 cli_json_num(e->hardware_flops_per_s_per_device));
+    cli_json_set(o, "mfu", cli_json_num(e->mfu));
+    cli_json_set(o, "hfu", cli_json_num(e->hfu));
     return o;
 }
 

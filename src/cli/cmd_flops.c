@@ -112,13 +112,12 @@ static int run_all(const model_args *m, bool json)
         json_t *arr = json_array();
         for (int c = 0; c < MFU_CONV_COUNT; c++) {
             if (st[c] == MFU_OK) {
-                json_array_append_new(arr, flops_out_json(m, &f[c]));
+                cli_json_append(arr, flops_out_json(m, &f[c]));
             } else {
                 json_t *o = json_object();
-                json_object_set_new(o, "convention",
-                                    json_string(mfu_convention_name((mfu_convention)c)));
-                json_object_set_new(o, "error", json_string(err[c].message));
-                json_array_append_new(arr, o);
+                cli_json_set(o, "convention", cli_json_str(mfu_convention_name((mfu_convention)c)));
+                cli_json_set(o, "error", cli_json_str(err[c].message));
+                cli_json_append(arr, o);
             }
         }
         return cli_print_json(arr);
@@ -194,18 +193,16 @@ static int list_presets(bool json)
         }
         if (json) {
             json_t *o = json_object();
-            json_object_set_new(o, "name", json_string(a.name));
-            json_object_set_new(o, "params_total", json_integer((json_int_t)p.total));
-            json_object_set_new(o, "params_active", json_integer((json_int_t)p.active));
-            json_object_set_new(o, "published_params",
-                                flops_out_count_json(a.published_params, a.published_params > 0));
-            json_object_set_new(o, "source", json_string(a.source));
-            json_object_set_new(o, "trained_seq",
-                                flops_out_count_json(a.trained_seq, a.trained_seq > 0));
-            json_object_set_new(o, "trained_seq_source",
-                                a.trained_seq > 0 ? json_string(a.trained_seq_source)
-                                                  : json_null());
-            json_array_append_new(arr, o);
+            cli_json_set(o, "name", cli_json_str(a.name));
+            cli_json_set(o, "params_total", json_integer((json_int_t)p.total));
+            cli_json_set(o, "params_active", json_integer((json_int_t)p.active));
+            cli_json_set(o, "published_params",
+                         flops_out_count_json(a.published_params, a.published_params > 0));
+            cli_json_set(o, "source", cli_json_str(a.source));
+            cli_json_set(o, "trained_seq", flops_out_count_json(a.trained_seq, a.trained_seq > 0));
+            cli_json_set(o, "trained_seq_source",
+                         a.trained_seq > 0 ? cli_json_str(a.trained_seq_source) : json_null());
+            cli_json_append(arr, o);
             continue;
         }
         char tot[32], act[32], pub[32] = "-", seq[32] = "-";

@@ -24,6 +24,7 @@
 #include "cli/device_arg.h"
 #include "cli/db_path.h"
 #include "cli/run_context.h"
+#include "util/file.h"
 #include "util/util.h"
 
 static const char *const CMD = "ingest";
@@ -206,16 +207,22 @@ static void summary(const char *path, const mfu_store_ingest_result *r, double s
         size, secs, mfu_store_action_name(r->action), r->reason[0] ? ": " : "", r->reason, extra);
     if (r->stats.note[0]) /* the generic reader's mapping, for --map */
         fprintf(stderr, "mfu %s: %s: %s\n", CMD, label, r->stats.note);
+    if (r->text_repaired)
+        fprintf(stderr,
+                "mfu %s: note: %zu byte%s of the log's header text (model, device, ...) %s not "
+                "UTF-8: stored as U+FFFD\n",
+                CMD, r->text_repaired, r->text_repaired == 1 ? "" : "s",
+                r->text_repaired == 1 ? "was" : "were");
 }
 
 static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
                       const mfu_store_ingest_opts *o, const char *context)
 {
     bool is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    mfu_error oe;
+    FILE *f = is_stdin ? stdin : mfu__open_log(path, &oe);
     if (!f)
-        return cli_failf(CMD, CLI_EXIT_FAIL, "%s: cannot open (%s); check the path", path,
-                         strerror(errno));
+        return cli_fail(CMD, &oe, CLI_EXIT_FAIL);
     progress p;
     memset(&p, 0, sizeof p);
     p.label = is_stdin ? "stdin" : path;
@@ -259,7 +266,7 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
 int cmd_ingest(int argc, char **argv)
 {
     static const cli_optspec specs[] = {
-        RUN_CONTEXT_OPTSPECS, {"run", true}, {"tag", true}, {"format", true},
+        RUN_CONTEXT_OPTSPECS, {"run", true}, {"tag", true},  {"format", true},
         {"map", true},        {"db", true},  {"wait", true},
     };
     cli_args a;

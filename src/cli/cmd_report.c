@@ -30,6 +30,7 @@ static const cli_optspec specs[] = {
     {"expect", true},     {"html", true},  {"no-analysis", false}, {"run", true},
     {"db", true},         {"wait", true},  {"csv", true},          {"tensorboard", true},
     {"trace", true},
+    {"verbose", false},
 };
 
 static void help(void)
@@ -61,6 +62,8 @@ static void help(void)
            "  --json                   one JSON object per log (an array for several), keys in\n"
            "                           docs/cli.md; the per-step series under \"series\"\n"
            "  --no-series              leave the per-step series out of --json\n"
+           "  --verbose                name every skipped line of a log with its reason (the\n"
+           "                           first %d otherwise; --json: lines.skipped_lines)\n"
            "  --html FILE              also write one self-contained HTML page (SVG charts of\n"
            "                           MFU and tokens/s, the decomposition, step times,\n"
            "                           findings) for every LOG to FILE\n"
@@ -83,7 +86,7 @@ static void help(void)
            "  bash examples/demo.sh build/mfu\n\n"
            "exit status: 0 ok, 1 a log could not be read or a device is unknown,\n"
            "2 bad usage (a flag's value, a malformed --expect), 3 an --expect was violated.\n",
-           MODEL_ARGS_HELP, REPORT_ARGS_HELP);
+           MODEL_ARGS_HELP, REPORT_ARGS_HELP, REPORT_SKIPS_SHOWN);
 }
 
 static int list_stacks(void)
@@ -114,6 +117,7 @@ typedef struct report_job {
     bool quiet;          /* no text report (the page goes to stdout) */
     const cli_args *cli; /* the command line (--db, --wait, whether context flags were given) */
     mfu_store *store;    /* opened at the first --run; closed by cmd_report */
+    bool verbose;        /* --verbose: name every skipped line */
 } report_job;
 
 /* DIR/NN-NAME: the TensorBoard run directory of the index-th run of the call, NAME the log's
@@ -169,7 +173,7 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
     }
     if (job->json) {
         json_t *v = report_out_json(o, r, job->series);
-        if (!v || json_array_append_new(job->json, v) != 0)
+        if (!v || cli_json_append(job->json, v) != 0)
             rc = cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
     } else if (!job->quiet) {
         report_out_text(stdout, o, r);
@@ -196,11 +200,15 @@ static int one(const char *path, report_job *job, mfu_report **out, char *detail
 {
     mfu_report *r = NULL;
     mfu_ingest_stats stats;
-    int rc = report_args_compute("report", job->args, path, &r, &stats);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    report_origin o = {path, &stats, NULL, NULL, NULL, -1};
-    return finish(&o, r, job, out, detail, ndetail);
+    report_skips skips = {NULL, 0, 0, 0};
+    int rc =
+        report_args_compute("report", job->args, path, &r, &stats, job->verbose ? &skips : NULL);
+    if (rc == CLI_EXIT_OK) {
+        report_origin o = {path, &stats, NULL, NULL, NULL, -1, job->verbose ? &skips : NULL};
+        rc = finish(&o, r, job, out, detail, ndetail);
+    }
+    report_skips_free(&skips);
+    return rc;
 }
 
 /* The report of run (read from the store) under the run's stored context, or under the
@@ -286,7 +294,7 @@ static int one_stored(const char *name, report_job *job, mfu_report **out, char 
     mfu_run_free(run);
     if (rc != CLI_EXIT_OK)
         return rc;
-    report_origin o = {name, NULL, db, format, src.path, src.path[0] ? (long)src.lines : -1};
+    report_origin o = {name, NULL, db, format, src.path, src.path[0] ? (long)src.lines : -1, NULL};
     return finish(&o, r, job, out, detail, ndetail);
 }
 
@@ -451,6 +459,7 @@ int cmd_report(int argc, char **argv)
     job.keep = html != NULL;
     job.json = want_json ? json_array() : NULL;
     job.cli = &a;
+    job.verbose = cli_has(&a, "verbose");
     mfu_report **reps = html ? calloc(nitems, sizeof *reps) : NULL;
     char(*detail)[200] = html ? calloc(nitems, sizeof *detail) : NULL;
     if ((want_json && !job.json) || (html && (!reps || !detail))) {

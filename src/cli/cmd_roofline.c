@@ -249,85 +249,82 @@ static json_t *roofline_json(const model_args *m, const device_choice *d, const 
 {
     json_t *o = json_object();
     json_t *model = json_object();
-    json_object_set_new(model, "name", m->arch.name[0] ? json_string(m->arch.name) : json_null());
-    json_object_set_new(model, "source",
-                        m->arch.source[0] ? json_string(m->arch.source) : json_null());
-    json_object_set_new(o, "model", model);
+    cli_json_set(model, "name", m->arch.name[0] ? cli_json_str(m->arch.name) : json_null());
+    cli_json_set(model, "source", m->arch.source[0] ? cli_json_str(m->arch.source) : json_null());
+    cli_json_set(o, "model", model);
     json_t *wl = json_object();
-    json_object_set_new(wl, "seq", json_integer((json_int_t)r->seq));
-    json_object_set_new(wl, "micro_batch", json_integer((json_int_t)r->micro_batch));
-    json_object_set_new(wl, "tokens", cli_json_num(r->tokens));
-    json_object_set_new(wl, "recompute", json_string(mfu_recompute_name(r->recompute)));
-    json_object_set_new(wl, "doc_count", json_integer((json_int_t)m->workload.doc_count));
-    json_object_set_new(wl, "mean_doc_len",
-                        m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
-                                                     : json_null());
+    cli_json_set(wl, "seq", json_integer((json_int_t)r->seq));
+    cli_json_set(wl, "micro_batch", json_integer((json_int_t)r->micro_batch));
+    cli_json_set(wl, "tokens", cli_json_num(r->tokens));
+    cli_json_set(wl, "recompute", cli_json_str(mfu_recompute_name(r->recompute)));
+    cli_json_set(wl, "doc_count", json_integer((json_int_t)m->workload.doc_count));
+    cli_json_set(wl, "mean_doc_len",
+                 m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len) : json_null());
     model_args_seq_json(m, wl);
-    json_object_set_new(o, "workload", wl);
+    cli_json_set(o, "workload", wl);
     json_t *par = json_object();
-    json_object_set_new(par, "tp", json_integer((json_int_t)r->tp));
-    json_object_set_new(par, "ep", json_integer((json_int_t)r->ep));
-    json_object_set_new(par, "etp", json_integer((json_int_t)r->etp));
-    json_object_set_new(par, "tokens_per_expert",
-                        r->tokens_per_expert > 0 ? json_real(r->tokens_per_expert) : json_null());
-    json_object_set_new(o, "parallel", par);
+    cli_json_set(par, "tp", json_integer((json_int_t)r->tp));
+    cli_json_set(par, "ep", json_integer((json_int_t)r->ep));
+    cli_json_set(par, "etp", json_integer((json_int_t)r->etp));
+    cli_json_set(par, "tokens_per_expert",
+                 r->tokens_per_expert > 0 ? json_real(r->tokens_per_expert) : json_null());
+    cli_json_set(o, "parallel", par);
     json_t *dev = json_object();
-    json_object_set_new(dev, "id", d->dev ? json_string(d->dev->id) : json_null());
-    json_object_set_new(dev, "name", d->dev ? json_string(d->dev->name) : json_null());
-    json_object_set_new(dev, "dtype", json_string(mfu_dtype_name(r->dtype)));
-    json_object_set_new(dev, "bytes_per_element", json_real(r->bytes_per_element));
-    json_object_set_new(dev, "peak_flops", cli_json_num(r->peak_flops_per_s));
-    json_object_set_new(dev, "peak_source",
-                        json_string(d->peak_given ? "--peak-tflops" : "device table (dense)"));
-    json_object_set_new(dev, "memory_bandwidth_bytes_per_s",
-                        cli_json_num(r->memory_bandwidth_bytes_per_s));
-    json_object_set_new(dev, "bandwidth_source",
-                        json_string(d->bandwidth_given ? "--bandwidth-tbs" : "device table"));
-    json_object_set_new(o, "device", dev);
-    json_object_set_new(o, "ridge_flops_per_byte", cli_json_num(r->ridge_flops_per_byte));
-    json_object_set_new(o, "attention", json_string(r->unfused_attention ? "unfused" : "fused"));
-    json_object_set_new(o, "wgrad_fp32", json_boolean(r->fp32_weight_grad));
-    json_object_set_new(o, "fused_projections", json_boolean(r->fused_projections));
+    cli_json_set(dev, "id", d->dev ? cli_json_str(d->dev->id) : json_null());
+    cli_json_set(dev, "name", d->dev ? cli_json_str(d->dev->name) : json_null());
+    cli_json_set(dev, "dtype", cli_json_str(mfu_dtype_name(r->dtype)));
+    cli_json_set(dev, "bytes_per_element", json_real(r->bytes_per_element));
+    cli_json_set(dev, "peak_flops", cli_json_num(r->peak_flops_per_s));
+    cli_json_set(dev, "peak_source",
+                 cli_json_str(d->peak_given ? "--peak-tflops" : "device table (dense)"));
+    cli_json_set(dev, "memory_bandwidth_bytes_per_s",
+                 cli_json_num(r->memory_bandwidth_bytes_per_s));
+    cli_json_set(dev, "bandwidth_source",
+                 cli_json_str(d->bandwidth_given ? "--bandwidth-tbs" : "device table"));
+    cli_json_set(o, "device", dev);
+    cli_json_set(o, "ridge_flops_per_byte", cli_json_num(r->ridge_flops_per_byte));
+    cli_json_set(o, "attention", cli_json_str(r->unfused_attention ? "unfused" : "fused"));
+    cli_json_set(o, "wgrad_fp32", json_boolean(r->fp32_weight_grad));
+    cli_json_set(o, "fused_projections", json_boolean(r->fused_projections));
     json_t *prods = json_array();
     for (size_t i = 0; i < r->nproducts; i++) {
         const mfu_roofline_product *p = &r->products[i];
         json_t *j = json_object();
-        json_object_set_new(j, "name", json_string(p->name));
-        json_object_set_new(j, "group", json_string(mfu_roofline_group_name(p->group)));
-        json_object_set_new(j, "pass", json_string(mfu_roofline_pass_name(p->pass)));
-        json_object_set_new(j, "m", cli_json_num(p->m));
-        json_object_set_new(j, "n", cli_json_num(p->n));
-        json_object_set_new(j, "k", cli_json_num(p->k));
-        json_object_set_new(j, "count", cli_json_num(p->count));
-        json_object_set_new(j, "mask_fraction", cli_json_num(p->mask_fraction));
-        json_object_set_new(j, "flops", cli_json_num(p->flops));
-        json_object_set_new(j, "bytes", cli_json_num(p->bytes));
-        json_object_set_new(j, "intensity_flops_per_byte",
-                            cli_json_num(p->intensity_flops_per_byte));
-        json_object_set_new(j, "bound", json_string(p->memory_bound ? "memory" : "compute"));
-        json_object_set_new(j, "attainable_flops_per_s", cli_json_num(p->attainable_flops_per_s));
-        json_object_set_new(j, "time_s", cli_json_num(p->time_s));
-        json_object_set_new(j, "flops_share", cli_json_num(p->flops_share));
-        json_object_set_new(j, "recomputed", json_boolean(p->recomputed));
-        json_array_append_new(prods, j);
+        cli_json_set(j, "name", cli_json_str(p->name));
+        cli_json_set(j, "group", cli_json_str(mfu_roofline_group_name(p->group)));
+        cli_json_set(j, "pass", cli_json_str(mfu_roofline_pass_name(p->pass)));
+        cli_json_set(j, "m", cli_json_num(p->m));
+        cli_json_set(j, "n", cli_json_num(p->n));
+        cli_json_set(j, "k", cli_json_num(p->k));
+        cli_json_set(j, "count", cli_json_num(p->count));
+        cli_json_set(j, "mask_fraction", cli_json_num(p->mask_fraction));
+        cli_json_set(j, "flops", cli_json_num(p->flops));
+        cli_json_set(j, "bytes", cli_json_num(p->bytes));
+        cli_json_set(j, "intensity_flops_per_byte", cli_json_num(p->intensity_flops_per_byte));
+        cli_json_set(j, "bound", cli_json_str(p->memory_bound ? "memory" : "compute"));
+        cli_json_set(j, "attainable_flops_per_s", cli_json_num(p->attainable_flops_per_s));
+        cli_json_set(j, "time_s", cli_json_num(p->time_s));
+        cli_json_set(j, "flops_share", cli_json_num(p->flops_share));
+        cli_json_set(j, "recomputed", json_boolean(p->recomputed));
+        cli_json_append(prods, j);
     }
-    json_object_set_new(o, "products", prods);
+    cli_json_set(o, "products", prods);
     json_t *groups = json_object();
     for (int g = 0; g < MFU_RL_GROUP_COUNT; g++) {
         json_t *j = json_object();
-        json_object_set_new(j, "flops_share", cli_json_num(r->group_flops_share[g]));
-        json_object_set_new(j, "memory_bound_share", cli_json_num(r->group_memory_bound_share[g]));
-        json_object_set_new(groups, mfu_roofline_group_name((mfu_roofline_group)g), j);
+        cli_json_set(j, "flops_share", cli_json_num(r->group_flops_share[g]));
+        cli_json_set(j, "memory_bound_share", cli_json_num(r->group_memory_bound_share[g]));
+        cli_json_set(groups, mfu_roofline_group_name((mfu_roofline_group)g), j);
     }
-    json_object_set_new(o, "groups", groups);
-    json_object_set_new(o, "flops", cli_json_num(r->flops));
-    json_object_set_new(o, "recompute_flops", cli_json_num(r->recompute_flops));
-    json_object_set_new(o, "time_s", cli_json_num(r->time_s));
-    json_object_set_new(o, "memory_bound_share", cli_json_num(r->memory_bound_share));
-    json_object_set_new(o, "ceiling_mfu", cli_json_num(r->ceiling));
+    cli_json_set(o, "groups", groups);
+    cli_json_set(o, "flops", cli_json_num(r->flops));
+    cli_json_set(o, "recompute_flops", cli_json_num(r->recompute_flops));
+    cli_json_set(o, "time_s", cli_json_num(r->time_s));
+    cli_json_set(o, "memory_bound_share", cli_json_num(r->memory_bound_share));
+    cli_json_set(o, "ceiling_mfu", cli_json_num(r->ceiling));
     char sentence[MFU_FINDING_TEXT_MAX];
     mfu_roofline_sentence(r, sentence, sizeof sentence);
-    json_object_set_new(o, "sentence", json_string(sentence));
+    cli_json_set(o, "sentence", cli_json_str(sentence));
     return o;
 }
 

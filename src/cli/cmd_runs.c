@@ -135,7 +135,7 @@ static json_t *iso_time(int64_t s)
     char buf[32];
     if (!gmtime_r(&t, &tm) || strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         return json_null();
-    return json_string(buf);
+    return cli_json_str(buf);
 }
 
 static int print_json(const mfu_store_list *l, const char *db)
@@ -145,28 +145,28 @@ static int print_json(const mfu_store_list *l, const char *db)
         const mfu_store_run_info *r = mfu_store_list_at(l, i);
         json_t *tags = json_object();
         for (size_t k = 0; k < r->ntags; k++)
-            json_object_set_new(tags, r->tags[k].key, json_string(r->tags[k].value));
+            cli_json_set(tags, r->tags[k].key, cli_json_str(r->tags[k].value));
         json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(r->name));
-        json_object_set_new(o, "id", json_integer(r->id));
-        json_object_set_new(o, "format", json_string(r->format));
-        json_object_set_new(o, "steps", json_integer(r->steps));
-        json_object_set_new(o, "first_step", r->steps ? json_integer(r->first_step) : json_null());
-        json_object_set_new(o, "last_step", r->steps ? json_integer(r->last_step) : json_null());
-        json_object_set_new(o, "complete", json_boolean(r->complete));
-        json_object_set_new(o, "tags", tags);
+        cli_json_set(o, "name", cli_json_str(r->name));
+        cli_json_set(o, "id", json_integer(r->id));
+        cli_json_set(o, "format", cli_json_str(r->format));
+        cli_json_set(o, "steps", json_integer(r->steps));
+        cli_json_set(o, "first_step", r->steps ? json_integer(r->first_step) : json_null());
+        cli_json_set(o, "last_step", r->steps ? json_integer(r->last_step) : json_null());
+        cli_json_set(o, "complete", json_boolean(r->complete));
+        cli_json_set(o, "tags", tags);
         json_t *ctx = r->context[0] ? json_loads(r->context, 0, NULL) : NULL;
-        json_object_set_new(o, "context", ctx ? ctx : json_null());
-        json_object_set_new(o, "source", r->source[0] ? json_string(r->source) : json_null());
-        json_object_set_new(o, "source_bytes", json_integer(r->source_bytes));
-        json_object_set_new(o, "source_lines", json_integer(r->source_lines));
-        json_object_set_new(o, "created", iso_time(r->created_s));
-        json_object_set_new(o, "updated", iso_time(r->updated_s));
-        json_array_append_new(runs, o);
+        cli_json_set(o, "context", ctx ? ctx : json_null());
+        cli_json_set(o, "source", r->source[0] ? cli_json_str(r->source) : json_null());
+        cli_json_set(o, "source_bytes", json_integer(r->source_bytes));
+        cli_json_set(o, "source_lines", json_integer(r->source_lines));
+        cli_json_set(o, "created", iso_time(r->created_s));
+        cli_json_set(o, "updated", iso_time(r->updated_s));
+        cli_json_append(runs, o);
     }
     json_t *top = json_object();
-    json_object_set_new(top, "db", json_string(db));
-    json_object_set_new(top, "runs", runs);
+    cli_json_set(top, "db", cli_json_str(db));
+    cli_json_set(top, "runs", runs);
     return cli_print_json(top);
 }
 

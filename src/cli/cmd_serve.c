@@ -25,9 +25,9 @@
 static const char *const CMD = "serve";
 
 static const cli_optspec specs[] = {
-    RUN_CONTEXT_OPTSPECS,    {"local-devices", true}, {"db", true},         {"listen", true},
-    {"token", true},         {"run", true},           {"format", true},     {"map", true},
-    {"hostname", true},      {"gpus-per-node", true}, {"max-points", true},
+    RUN_CONTEXT_OPTSPECS, {"local-devices", true}, {"db", true},         {"listen", true},
+    {"token", true},      {"run", true},           {"format", true},     {"map", true},
+    {"hostname", true},   {"gpus-per-node", true}, {"max-points", true},
 };
 
 static void help(void)
@@ -42,7 +42,10 @@ static void help(void)
            "                           free one). Beyond loopback a token is required\n"
            "  --token T                enables POST /api/runs/RUN/steps for clients sending\n"
            "                           'Authorization: Bearer T' (%d-%d characters; default\n"
-           "                           $MFU_TOKEN)\n"
+           "                           $MFU_TOKEN). The token guards POST only: every GET (the\n"
+           "                           dashboard, /api/..., /metrics) is answered without it\n"
+           "                           to whoever reaches the address; beyond loopback, keep\n"
+           "                           the port behind a firewall or an authenticating proxy\n"
            "  --db PATH                the run store (default: $MFU_DB, else ./mfu-runs.db);\n"
            "                           created when absent\n"
            "  --run NAME               the run name of a single LOG (default: its file name)\n"
@@ -242,6 +245,11 @@ int cmd_serve(int argc, char **argv)
     if (o.nlogs)
         printf(", following %zu log%s", o.nlogs, o.nlogs == 1 ? "" : "s");
     printf("; Ctrl-C stops)\n");
+    if (!mfu__server_loopback(srv))
+        fprintf(stderr,
+                "mfu %s: note: beyond loopback, every GET (the dashboard, the API, "
+                "/metrics) is answered without the token; only POST needs it\n",
+                CMD);
     fflush(stdout);
 
     int sig = 0;

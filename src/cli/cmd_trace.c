@@ -149,7 +149,7 @@ static int mfu_report_of(const report_args *ra, const cli_args *a, const char *l
     *out = NULL;
     source[0] = '\0';
     if (log) {
-        int rc = report_args_compute("trace", ra, log, out, NULL);
+        int rc = report_args_compute("trace", ra, log, out, NULL, NULL);
         if (rc == CLI_EXIT_OK)
             snprintf(source, nsource, "mfu report of %s", log);
         return rc;

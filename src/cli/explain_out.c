@@ -277,7 +277,7 @@ bool explain_out_json(json_t *o, const mfu_analysis *a, const char *unit)
         json_object_set(o, hoist[i], v ? v : json_null());
         json_object_del(x, hoist[i]);
     }
-    json_object_set_new(x, "unit", unit ? json_string(unit) : json_null());
-    json_object_set_new(o, "analysis", x);
+    cli_json_set(x, "unit", unit ? cli_json_str(unit) : json_null());
+    cli_json_set(o, "analysis", x);
     return true;
 }

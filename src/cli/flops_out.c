@@ -45,8 +45,8 @@ json_t *flops_out_breakdown_json(const mfu_flops_breakdown *b)
 {
     json_t *o = json_object();
     for (size_t i = 0; i < FLOPS_OUT_NCOMPONENTS; i++)
-        json_object_set_new(o, flops_out_components[i].key,
-                            cli_json_num(flops_out_part(b, flops_out_components[i].offset)));
+        cli_json_set(o, flops_out_components[i].key,
+                     cli_json_num(flops_out_part(b, flops_out_components[i].offset)));
     return o;
 }
 
@@ -58,43 +58,41 @@ json_t *flops_out_count_json(int64_t v, bool known)
 json_t *flops_out_json(const model_args *m, const mfu_flops *f)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "convention", json_string(mfu_convention_name(f->convention)));
-    json_object_set_new(o, "convention_description",
-                        json_string(mfu_convention_description(f->convention)));
-    json_object_set_new(o, "convention_source", json_string(mfu_convention_source(f->convention)));
-    json_object_set_new(o, "attention", json_string(mfu_attention_name(f->attention)));
-    json_object_set_new(o, "count_embeddings", json_boolean(m->options.count_embeddings));
+    cli_json_set(o, "convention", cli_json_str(mfu_convention_name(f->convention)));
+    cli_json_set(o, "convention_description",
+                 cli_json_str(mfu_convention_description(f->convention)));
+    cli_json_set(o, "convention_source", cli_json_str(mfu_convention_source(f->convention)));
+    cli_json_set(o, "attention", cli_json_str(mfu_attention_name(f->attention)));
+    cli_json_set(o, "count_embeddings", json_boolean(m->options.count_embeddings));
     json_t *fl = json_object();
-    json_object_set_new(fl, "model", cli_json_num(f->model_flops));
-    json_object_set_new(fl, "hardware", cli_json_num(f->hardware_flops));
-    json_object_set_new(fl, "forward", cli_json_num(f->forward_flops));
-    json_object_set_new(fl, "recompute", cli_json_num(f->hardware_flops - f->model_flops));
-    json_object_set_new(fl, "breakdown", flops_out_breakdown_json(&f->training));
-    json_object_set_new(fl, "forward_breakdown", flops_out_breakdown_json(&f->forward));
-    json_object_set_new(o, "flops_per_token", fl);
-    json_object_set_new(o, "attention_context", cli_json_num(f->attention_context));
-    json_object_set_new(o, "n_params", flops_out_count_json(f->n_params, f->n_params > 0));
+    cli_json_set(fl, "model", cli_json_num(f->model_flops));
+    cli_json_set(fl, "hardware", cli_json_num(f->hardware_flops));
+    cli_json_set(fl, "forward", cli_json_num(f->forward_flops));
+    cli_json_set(fl, "recompute", cli_json_num(f->hardware_flops - f->model_flops));
+    cli_json_set(fl, "breakdown", flops_out_breakdown_json(&f->training));
+    cli_json_set(fl, "forward_breakdown", flops_out_breakdown_json(&f->forward));
+    cli_json_set(o, "flops_per_token", fl);
+    cli_json_set(o, "attention_context", cli_json_num(f->attention_context));
+    cli_json_set(o, "n_params", flops_out_count_json(f->n_params, f->n_params > 0));
     json_t *mo = json_object();
-    json_object_set_new(mo, "name", json_string(m->arch.name));
-    json_object_set_new(mo, "source", json_string(m->arch.source));
+    cli_json_set(mo, "name", cli_json_str(m->arch.name));
+    cli_json_set(mo, "source", cli_json_str(m->arch.source));
     bool k = f->has_param_counts;
-    json_object_set_new(mo, "params_total", flops_out_count_json(f->params.total, k));
-    json_object_set_new(mo, "params_active", flops_out_count_json(f->params.active, k));
-    json_object_set_new(mo, "params_matmul", flops_out_count_json(f->params.matmul, k));
-    json_object_set_new(mo, "params_embedding", flops_out_count_json(f->params.embedding, k));
-    json_object_set_new(
-        mo, "published_params",
-        flops_out_count_json(m->arch.published_params, m->arch.published_params > 0));
-    json_object_set_new(o, "model", mo);
+    cli_json_set(mo, "params_total", flops_out_count_json(f->params.total, k));
+    cli_json_set(mo, "params_active", flops_out_count_json(f->params.active, k));
+    cli_json_set(mo, "params_matmul", flops_out_count_json(f->params.matmul, k));
+    cli_json_set(mo, "params_embedding", flops_out_count_json(f->params.embedding, k));
+    cli_json_set(mo, "published_params",
+                 flops_out_count_json(m->arch.published_params, m->arch.published_params > 0));
+    cli_json_set(o, "model", mo);
     json_t *w = json_object();
-    json_object_set_new(w, "seq", flops_out_count_json(m->workload.seq, m->workload.seq > 0));
-    json_object_set_new(w, "recompute", json_string(mfu_recompute_name(m->workload.recompute)));
-    json_object_set_new(w, "doc_count", json_integer((json_int_t)m->workload.doc_count));
-    json_object_set_new(w, "mean_doc_len",
-                        m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len)
-                                                     : json_null());
+    cli_json_set(w, "seq", flops_out_count_json(m->workload.seq, m->workload.seq > 0));
+    cli_json_set(w, "recompute", cli_json_str(mfu_recompute_name(m->workload.recompute)));
+    cli_json_set(w, "doc_count", json_integer((json_int_t)m->workload.doc_count));
+    cli_json_set(w, "mean_doc_len",
+                 m->workload.mean_doc_len > 0 ? json_real(m->workload.mean_doc_len) : json_null());
     model_args_seq_json(m, w);
-    json_object_set_new(o, "workload", w);
+    cli_json_set(o, "workload", w);
     return o;
 }
 

@@ -1,6 +1,7 @@
 /*
  * main.c - `mfu`: dispatch to a subcommand. Each subcommand prints its own --help.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    /* Past a file-size limit (ulimit -f) a write fails with EFBIG and the command says so, instead
+     * of the process dying of SIGXFSZ without a word. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

@@ -83,13 +83,18 @@ static int status_exit(mfu_status st)
 }
 
 int report_args_read(const char *cmd, const report_args *ra, const char *path, mfu_run **run,
-                     mfu_ingest_stats *stats)
+                     mfu_ingest_stats *stats, report_skips *skips)
 {
     *run = NULL;
     mfu_error e;
     memset(&e, 0, sizeof e);
     mfu_ingest *ing = NULL;
-    mfu_status st = mfu_ingest_new(&ra->ingest, &ing, &e);
+    mfu_ingest_opts io = ra->ingest;
+    if (skips) {
+        io.on_skip = report_skips_note;
+        io.on_skip_ctx = skips;
+    }
+    mfu_status st = mfu_ingest_new(&io, &ing, &e);
     if (st != MFU_OK)
         return cli_fail(
             cmd, &e, st == MFU_E_UNKNOWN || st == MFU_E_INVALID ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
@@ -102,11 +107,7 @@ int report_args_read(const char *cmd, const report_args *ra, const char *path, m
         fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, mfu_ingest_get_stats(ing)->note);
     mfu_ingest_free(ing);
     if (st != MFU_OK) {
-        if (e.line > 0)
-            fprintf(stderr, "mfu %s: %s: line %ld: %s\n", cmd, path, e.line, e.message);
-        else
-            fprintf(stderr, "mfu %s: %s: %s\n", cmd, path,
-                    e.message[0] ? e.message : mfu_strerror(st));
+        cli_fail_about(cmd, path, &e, st);
         return CLI_EXIT_FAIL;
     }
     return CLI_EXIT_OK;
@@ -121,18 +122,18 @@ int report_args_report(const char *cmd, const report_args *ra, const char *path,
     in.per_device = per_device;
     mfu_status st = mfu_report_compute(run, &in, out, &e);
     if (st != MFU_OK) {
-        fprintf(stderr, "mfu %s: %s: %s\n", cmd, path, e.message[0] ? e.message : mfu_strerror(st));
+        cli_fail_about(cmd, path, &e, st);
         return status_exit(st);
     }
     return CLI_EXIT_OK;
 }
 
 int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
-                        mfu_ingest_stats *stats)
+                        mfu_ingest_stats *stats, report_skips *skips)
 {
     *out = NULL;
     mfu_run *run = NULL;
-    int rc = report_args_read(cmd, ra, path, &run, stats);
+    int rc = report_args_read(cmd, ra, path, &run, stats, skips);
     if (rc == CLI_EXIT_OK)
         rc = report_args_report(cmd, ra, path, run, false, out);
     mfu_run_free(run);

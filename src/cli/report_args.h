@@ -7,7 +7,7 @@
  *     ...
  *     report_args ra;
  *     int rc = report_args_build("compare", &args, &ra);   // prints its own errors
- *     ... report_args_compute("compare", &ra, path, &report, &stats) ...
+ *     ... report_args_compute("compare", &ra, path, &report, &stats, NULL) ...
  *     report_args_free(&ra);
  */
 #ifndef MFU_CLI_REPORT_ARGS_H
@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/model_args.h"
+#include "cli/report_out.h"
 #include "cli/run_context.h"
 #include "mfu/mfu.h"
 
@@ -40,8 +41,8 @@
     "  --no-intervals           medians without their 95% intervals (and no verdicts)\n"
 
 typedef struct report_args {
-    run_context ctx;      /* the run context (run_context.c: the one parser of those options) */
-    mfu_report_input in;  /* ctx.in plus the report's own options */
+    run_context ctx;     /* the run context (run_context.c: the one parser of those options) */
+    mfu_report_input in; /* ctx.in plus the report's own options */
     mfu_analysis_options analysis; /* in.analysis points here */
     mfu_ingest_opts ingest;
     cli_maps maps; /* the --map values ingest.map points at */
@@ -55,16 +56,16 @@ void report_args_free(report_args *ra);
 
 /* Read the log at path (plain, .gz, .zst, "-") and compute its report. On failure the error
  * ("mfu CMD: PATH: ...") is printed and the exit status returned; *out is NULL. stats (may be
- * NULL) gets what ingest did. */
+ * NULL) gets what ingest did; skips (may be NULL) every skipped line (the caller frees it). */
 int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
-                        mfu_ingest_stats *stats);
+                        mfu_ingest_stats *stats, report_skips *skips);
 
 /* The two halves of report_args_compute: read the log at path into *run (free it with
- * mfu_run_free; errors printed, exit status returned), and compute the report of run with ra's
+ * mfu_run_free; errors printed, exit status returned; skips as above), and compute the report of run with ra's
  * input (per_device: its analysis counts tokens per device even when the device count is
  * known, as mfu_report_input.per_device). */
 int report_args_read(const char *cmd, const report_args *ra, const char *path, mfu_run **run,
-                     mfu_ingest_stats *stats);
+                     mfu_ingest_stats *stats, report_skips *skips);
 int report_args_report(const char *cmd, const report_args *ra, const char *path, const mfu_run *run,
                        bool per_device, mfu_report **out);
 

@@ -91,6 +91,60 @@ static void print_steady(FILE *out, const mfu_report *r)
     fputc('\n', out);
 }
 
+void report_skips_note(void *ctx, long line, const char *reason)
+{
+    report_skips *k = ctx;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        mfu_ingest_skip *v = k->n < REPORT_SKIPS_MAX ? realloc(k->v, cap * sizeof *v) : NULL;
+        if (!v) { /* past the limit, or out of memory: counted, not kept */
+            k->more++;
+            return;
+        }
+        k->v = v;
+        k->cap = cap;
+    }
+    k->v[k->n].line = line;
+    mfu__strlcpy(k->v[k->n].reason, reason, sizeof k->v[k->n].reason);
+    k->n++;
+}
+
+void report_skips_free(report_skips *k)
+{
+    free(k->v);
+    memset(k, 0, sizeof *k);
+}
+
+/* The skipped lines a report names: all of --verbose's list, else the first kept in stats. */
+static const mfu_ingest_skip *named_skips(const report_origin *o, size_t *n)
+{
+    if (o->skips) {
+        *n = o->skips->n;
+        return o->skips->v;
+    }
+    *n = o->stats ? o->stats->nskip_samples : 0;
+    return o->stats ? o->stats->skip_samples : NULL;
+}
+
+/* "skipped    line 12: step time -0.1 s is negative", the first few (all with --verbose). */
+static void print_skips(FILE *out, const report_origin *o)
+{
+    const mfu_ingest_stats *st = o->stats;
+    long total = st->skipped + st->too_long;
+    if (total <= 0)
+        return;
+    size_t n;
+    const mfu_ingest_skip *k = named_skips(o, &n);
+    size_t shown = o->skips ? n : (n < REPORT_SKIPS_SHOWN ? n : REPORT_SKIPS_SHOWN);
+    for (size_t i = 0; i < shown; i++)
+        fprintf(out, "%s line %ld: %s\n", i == 0 ? "skipped   " : "          ", k[i].line,
+                k[i].reason);
+    if ((long)shown < total)
+        fprintf(out, "           ... %ld more skipped line%s%s\n", total - (long)shown,
+                total - (long)shown == 1 ? "" : "s",
+                o->skips ? " (past the list's limit)" : "; --verbose names them all");
+}
+
 static void print_context(FILE *out, const report_origin *o, const mfu_report *r)
 {
     const mfu_report_context *c = mfu_report_get_context(r);
@@ -104,6 +158,7 @@ static void print_context(FILE *out, const report_origin *o, const mfu_report *r
                 "skipped\n",
                 st->format, st->detected ? "detected" : "forced", n, n == 1 ? "" : "s", st->lines,
                 st->used, st->ignored, st->skipped);
+        print_skips(out, o);
     } else {
         fprintf(out, "== run %s (store %s)\n", o->path, o->store);
         fprintf(out, "log        %s, %zu step%s stored", o->format[0] ? o->format : "unknown", n,
@@ -334,29 +389,18 @@ static json_t *num(double v)
 static json_t *stat_json(mfu_report_stat s)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "median", num(s.median));
-    json_object_set_new(o, "mean", num(s.mean));
-    json_object_set_new(o, "p10", num(s.p10));
-    json_object_set_new(o, "p90", num(s.p90));
-    json_object_set_new(o, "n", json_integer((json_int_t)s.n));
+    cli_json_set(o, "median", num(s.median));
+    cli_json_set(o, "mean", num(s.mean));
+    cli_json_set(o, "p10", num(s.p10));
+    cli_json_set(o, "p90", num(s.p90));
+    cli_json_set(o, "n", json_integer((json_int_t)s.n));
     return o;
 }
 
-/* A JSON string of s; bytes that are not valid UTF-8 (a log can hold anything) become '?'. */
+/* A JSON string of s (invalid UTF-8 repaired: cli_json_str). */
 static json_t *jstr(const char *s)
 {
-    json_t *v = json_string(s);
-    if (v)
-        return v;
-    size_t n = strlen(s);
-    char *t = malloc(n + 1);
-    if (!t)
-        return json_null();
-    for (size_t i = 0; i <= n; i++)
-        t[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-    v = json_string(t);
-    free(t);
-    return v ? v : json_null();
+    return cli_json_str(s);
 }
 
 static json_t *str_or_null(const char *s)
@@ -369,59 +413,57 @@ static json_t *context_json(const mfu_report *r)
     const mfu_report_context *c = mfu_report_get_context(r);
     json_t *o = json_object();
     json_t *s = json_object();
-    json_object_set_new(s, "name", str_or_null(c->stack.name));
-    json_object_set_new(s, "framework", str_or_null(c->stack.framework));
-    json_object_set_new(s, "convention",
-                        c->stack.has_convention && c->stack.name[0]
-                            ? json_string(mfu_convention_name(c->stack.convention))
-                            : json_null());
-    json_object_set_new(s, "attention",
-                        c->stack.has_convention && c->stack.name[0]
-                            ? json_string(att_word(c->stack.attention))
-                            : json_null());
-    json_object_set_new(s, "counts_recompute", json_boolean(c->stack.counts_recompute));
-    json_object_set_new(s, "counts_padding", json_boolean(c->stack.counts_padding));
-    json_object_set_new(s, "approximate", json_boolean(c->stack.approximate));
-    json_object_set_new(s, "figures", str_or_null(c->stack.figures));
-    json_object_set_new(s, "rule", str_or_null(c->stack.rule));
-    json_object_set_new(s, "flops_per_token", num(c->stack_flops_per_token));
-    json_object_set_new(s, "peak_flops", num(c->stack_peak_flops_per_s));
-    json_object_set_new(s, "peak_rule", str_or_null(c->stack_peak_rule));
-    json_object_set_new(o, "stack", s);
+    cli_json_set(s, "name", str_or_null(c->stack.name));
+    cli_json_set(s, "framework", str_or_null(c->stack.framework));
+    cli_json_set(s, "convention",
+                 c->stack.has_convention && c->stack.name[0]
+                     ? cli_json_str(mfu_convention_name(c->stack.convention))
+                     : json_null());
+    cli_json_set(s, "attention",
+                 c->stack.has_convention && c->stack.name[0]
+                     ? cli_json_str(att_word(c->stack.attention))
+                     : json_null());
+    cli_json_set(s, "counts_recompute", json_boolean(c->stack.counts_recompute));
+    cli_json_set(s, "counts_padding", json_boolean(c->stack.counts_padding));
+    cli_json_set(s, "approximate", json_boolean(c->stack.approximate));
+    cli_json_set(s, "figures", str_or_null(c->stack.figures));
+    cli_json_set(s, "rule", str_or_null(c->stack.rule));
+    cli_json_set(s, "flops_per_token", num(c->stack_flops_per_token));
+    cli_json_set(s, "peak_flops", num(c->stack_peak_flops_per_s));
+    cli_json_set(s, "peak_rule", str_or_null(c->stack_peak_rule));
+    cli_json_set(o, "stack", s);
 
     json_t *m = json_object();
-    json_object_set_new(m, "known", json_boolean(c->has_model));
-    json_object_set_new(m, "name", str_or_null(c->model));
-    json_object_set_new(m, "convention", json_string(mfu_convention_name(c->convention)));
-    json_object_set_new(m, "attention",
-                        c->has_model ? json_string(att_word(c->attention)) : json_null());
-    json_object_set_new(m, "model_flops_per_token", num(c->model_flops_per_token));
-    json_object_set_new(m, "hardware_flops_per_token", num(c->hardware_flops_per_token));
-    json_object_set_new(o, "model", m);
-    json_object_set_new(o, "seq", c->seq > 0 ? json_integer((json_int_t)c->seq) : json_null());
-    json_object_set_new(o, "seq_source", json_string(mfu_report_source_name(c->seq_source)));
+    cli_json_set(m, "known", json_boolean(c->has_model));
+    cli_json_set(m, "name", str_or_null(c->model));
+    cli_json_set(m, "convention", cli_json_str(mfu_convention_name(c->convention)));
+    cli_json_set(m, "attention", c->has_model ? cli_json_str(att_word(c->attention)) : json_null());
+    cli_json_set(m, "model_flops_per_token", num(c->model_flops_per_token));
+    cli_json_set(m, "hardware_flops_per_token", num(c->hardware_flops_per_token));
+    cli_json_set(o, "model", m);
+    cli_json_set(o, "seq", c->seq > 0 ? json_integer((json_int_t)c->seq) : json_null());
+    cli_json_set(o, "seq_source", cli_json_str(mfu_report_source_name(c->seq_source)));
 
     json_t *d = json_object();
-    json_object_set_new(d, "id", c->device ? json_string(c->device->id) : json_null());
-    json_object_set_new(d, "name", str_or_null(c->device_name));
-    json_object_set_new(d, "source", json_string(mfu_report_source_name(c->device_source)));
-    json_object_set_new(d, "dtype", json_string(mfu_dtype_name(c->dtype)));
-    json_object_set_new(d, "peak_flops", num(c->peak_flops_per_s));
-    json_object_set_new(d, "peak_source", json_string(mfu_report_source_name(c->peak_source)));
-    json_object_set_new(o, "device", d);
-    json_object_set_new(o, "devices", num(c->devices));
-    json_object_set_new(o, "devices_source",
-                        json_string(mfu_report_source_name(c->devices_source)));
-    json_object_set_new(o, "tokens_per_step", num(c->tokens_per_step));
-    json_object_set_new(o, "tokens_source", json_string(mfu_report_source_name(c->tokens_source)));
-    json_object_set_new(o, "real_token_fraction", num(c->real_fraction));
-    json_object_set_new(o, "implied_peak_flops", num(c->implied_peak_flops_per_s));
-    json_object_set_new(o, "implied_flops_per_token", num(c->implied_flops_per_token));
-    json_object_set_new(o, "mfu_from_log", json_boolean(c->mfu_from_log));
-    json_object_set_new(o, "flops_relative", json_boolean(c->flops_relative));
-    json_object_set_new(o, "context_breaks", json_integer((json_int_t)c->context_breaks));
-    json_object_set_new(o, "start_time_s",
-                        c->start_time_s ? json_integer((json_int_t)c->start_time_s) : json_null());
+    cli_json_set(d, "id", c->device ? cli_json_str(c->device->id) : json_null());
+    cli_json_set(d, "name", str_or_null(c->device_name));
+    cli_json_set(d, "source", cli_json_str(mfu_report_source_name(c->device_source)));
+    cli_json_set(d, "dtype", cli_json_str(mfu_dtype_name(c->dtype)));
+    cli_json_set(d, "peak_flops", num(c->peak_flops_per_s));
+    cli_json_set(d, "peak_source", cli_json_str(mfu_report_source_name(c->peak_source)));
+    cli_json_set(o, "device", d);
+    cli_json_set(o, "devices", num(c->devices));
+    cli_json_set(o, "devices_source", cli_json_str(mfu_report_source_name(c->devices_source)));
+    cli_json_set(o, "tokens_per_step", num(c->tokens_per_step));
+    cli_json_set(o, "tokens_source", cli_json_str(mfu_report_source_name(c->tokens_source)));
+    cli_json_set(o, "real_token_fraction", num(c->real_fraction));
+    cli_json_set(o, "implied_peak_flops", num(c->implied_peak_flops_per_s));
+    cli_json_set(o, "implied_flops_per_token", num(c->implied_flops_per_token));
+    cli_json_set(o, "mfu_from_log", json_boolean(c->mfu_from_log));
+    cli_json_set(o, "flops_relative", json_boolean(c->flops_relative));
+    cli_json_set(o, "context_breaks", json_integer((json_int_t)c->context_breaks));
+    cli_json_set(o, "start_time_s",
+                 c->start_time_s ? json_integer((json_int_t)c->start_time_s) : json_null());
     return o;
 }
 
@@ -434,23 +476,23 @@ static json_t *series_json(const mfu_report *r)
         col[k] = mfu_report_column(r, (mfu_report_series)k);
     for (size_t i = 0; i < mfu_report_step_count(r); i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "step", json_integer((json_int_t)steps[i]));
-        json_object_set_new(
-            o, "state", json_string(mfu_report_step_state_name(mfu_report_step_state_at(r, i))));
+        cli_json_set(o, "step", json_integer((json_int_t)steps[i]));
+        cli_json_set(o, "state",
+                     cli_json_str(mfu_report_step_state_name(mfu_report_step_state_at(r, i))));
         for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
             const char *name = mfu_report_series_name((mfu_report_series)k);
             /* the two figures a framework prints in TFLOP/s are given in TFLOP/s */
             if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE) {
-                json_object_set_new(o, "reported_tflops_per_device", num(col[k][i] / 1e12));
+                cli_json_set(o, "reported_tflops_per_device", num(col[k][i] / 1e12));
                 continue;
             }
             if (k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE) {
-                json_object_set_new(o, "recomputed_tflops_per_device", num(col[k][i] / 1e12));
+                cli_json_set(o, "recomputed_tflops_per_device", num(col[k][i] / 1e12));
                 continue;
             }
-            json_object_set_new(o, name, num(col[k][i]));
+            cli_json_set(o, name, num(col[k][i]));
         }
-        json_array_append_new(a, o);
+        cli_json_append(a, o);
     }
     return a;
 }
@@ -463,40 +505,50 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
     const mfu_report_warmup *w = mfu_report_get_warmup(r);
     const mfu_ingest_stats *st = origin->stats;
     if (st) {
-        json_object_set_new(o, "file", jstr(origin->path));
-        json_object_set_new(o, "format", jstr(st->format));
-        json_object_set_new(o, "format_detected", json_boolean(st->detected));
+        cli_json_set(o, "file", jstr(origin->path));
+        cli_json_set(o, "format", jstr(st->format));
+        cli_json_set(o, "format_detected", json_boolean(st->detected));
         json_t *l = json_object();
-        json_object_set_new(l, "read", json_integer(st->lines));
-        json_object_set_new(l, "used", json_integer(st->used));
-        json_object_set_new(l, "ignored", json_integer(st->ignored));
-        json_object_set_new(l, "skipped", json_integer(st->skipped));
-        json_object_set_new(l, "too_long", json_integer(st->too_long));
-        json_object_set_new(l, "merged", json_integer(st->merged));
-        json_object_set_new(o, "lines", l);
+        cli_json_set(l, "read", json_integer(st->lines));
+        cli_json_set(l, "used", json_integer(st->used));
+        cli_json_set(l, "ignored", json_integer(st->ignored));
+        cli_json_set(l, "skipped", json_integer(st->skipped));
+        cli_json_set(l, "too_long", json_integer(st->too_long));
+        cli_json_set(l, "merged", json_integer(st->merged));
+        json_t *sk = json_array();
+        size_t nk;
+        const mfu_ingest_skip *k = named_skips(origin, &nk);
+        for (size_t i = 0; sk && i < nk; i++) {
+            json_t *e = json_object();
+            cli_json_set(e, "line", json_integer(k[i].line));
+            cli_json_set(e, "reason", jstr(k[i].reason));
+            cli_json_append(sk, e);
+        }
+        cli_json_set(l, "skipped_lines", sk);
+        cli_json_set(o, "lines", l);
     } else {
-        json_object_set_new(o, "run", jstr(origin->path));
-        json_object_set_new(o, "store", jstr(origin->store));
-        json_object_set_new(
-            o, "file", origin->source && origin->source[0] ? jstr(origin->source) : json_null());
-        json_object_set_new(o, "format", jstr(origin->format));
-        json_object_set_new(o, "format_detected", json_null());
-        json_object_set_new(o, "lines", json_null());
+        cli_json_set(o, "run", jstr(origin->path));
+        cli_json_set(o, "store", jstr(origin->store));
+        cli_json_set(o, "file",
+                     origin->source && origin->source[0] ? jstr(origin->source) : json_null());
+        cli_json_set(o, "format", jstr(origin->format));
+        cli_json_set(o, "format_detected", json_null());
+        cli_json_set(o, "lines", json_null());
     }
-    json_object_set_new(o, "steps", json_integer((json_int_t)mfu_report_step_count(r)));
-    json_object_set_new(o, "steady_steps", json_integer((json_int_t)w->steady));
+    cli_json_set(o, "steps", json_integer((json_int_t)mfu_report_step_count(r)));
+    cli_json_set(o, "steady_steps", json_integer((json_int_t)w->steady));
     json_t *wj = json_object();
-    json_object_set_new(wj, "checked", json_boolean(w->checked));
-    json_object_set_new(wj, "mid_run", json_boolean(w->mid_run));
-    json_object_set_new(wj, "steps", json_integer((json_int_t)w->steps));
-    json_object_set_new(wj, "first_step", w->steps ? json_integer(w->first_step) : json_null());
-    json_object_set_new(wj, "last_step", w->steps ? json_integer(w->last_step) : json_null());
-    json_object_set_new(wj, "slowdown", w->steps ? num(w->slowdown) : json_null());
-    json_object_set_new(wj, "artifacts", json_integer((json_int_t)w->artifacts));
-    json_object_set_new(wj, "impossible", json_integer((json_int_t)w->impossible));
-    json_object_set_new(wj, "unusable", json_integer((json_int_t)w->unusable));
-    json_object_set_new(o, "warmup", wj);
-    json_object_set_new(o, "context", context_json(r));
+    cli_json_set(wj, "checked", json_boolean(w->checked));
+    cli_json_set(wj, "mid_run", json_boolean(w->mid_run));
+    cli_json_set(wj, "steps", json_integer((json_int_t)w->steps));
+    cli_json_set(wj, "first_step", w->steps ? json_integer(w->first_step) : json_null());
+    cli_json_set(wj, "last_step", w->steps ? json_integer(w->last_step) : json_null());
+    cli_json_set(wj, "slowdown", w->steps ? num(w->slowdown) : json_null());
+    cli_json_set(wj, "artifacts", json_integer((json_int_t)w->artifacts));
+    cli_json_set(wj, "impossible", json_integer((json_int_t)w->impossible));
+    cli_json_set(wj, "unusable", json_integer((json_int_t)w->unusable));
+    cli_json_set(o, "warmup", wj);
+    cli_json_set(o, "context", context_json(r));
 
     json_t *sm = json_object();
     for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
@@ -504,42 +556,42 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
         if (s == MFU_RS_LOSS || s == MFU_RS_TOKENS)
             continue;
         const char *name = mfu_report_series_name(s);
-        json_object_set_new(sm, name, stat_json(mfu_report_summary(r, s)));
+        cli_json_set(sm, name, stat_json(mfu_report_summary(r, s)));
     }
-    json_object_set_new(o, "summary", sm);
+    cli_json_set(o, "summary", sm);
 
     json_t *cs = json_array();
     for (size_t i = 0; i < mfu_report_comparison_count(r); i++) {
         const mfu_report_comparison *x = mfu_report_comparison_at(r, i);
         json_t *c = json_object();
-        json_object_set_new(c, "figure", json_string(mfu_figure_name(x->figure)));
-        json_object_set_new(c, "label", jstr(x->label));
-        json_object_set_new(c, "reported", num(x->reported));
-        json_object_set_new(c, "recomputed", num(x->recomputed));
-        json_object_set_new(c, "ratio", num(x->ratio));
-        json_object_set_new(c, "steps", json_integer((json_int_t)x->steps));
-        json_object_set_new(c, "agrees", json_boolean(x->agrees));
-        json_object_set_new(c, "cause", json_string(mfu_mismatch_name(x->cause)));
-        json_object_set_new(c, "explanation", str_or_null(x->explanation));
-        json_object_set_new(c, "peak_flops", num(x->peak_flops_per_s));
-        json_array_append_new(cs, c);
+        cli_json_set(c, "figure", cli_json_str(mfu_figure_name(x->figure)));
+        cli_json_set(c, "label", jstr(x->label));
+        cli_json_set(c, "reported", num(x->reported));
+        cli_json_set(c, "recomputed", num(x->recomputed));
+        cli_json_set(c, "ratio", num(x->ratio));
+        cli_json_set(c, "steps", json_integer((json_int_t)x->steps));
+        cli_json_set(c, "agrees", json_boolean(x->agrees));
+        cli_json_set(c, "cause", cli_json_str(mfu_mismatch_name(x->cause)));
+        cli_json_set(c, "explanation", str_or_null(x->explanation));
+        cli_json_set(c, "peak_flops", num(x->peak_flops_per_s));
+        cli_json_append(cs, c);
     }
-    json_object_set_new(o, "comparisons", cs);
+    cli_json_set(o, "comparisons", cs);
 
     json_t *ms = json_array();
     for (size_t i = 0; i < mfu_report_missing_count(r); i++) {
         const mfu_report_missing *m = mfu_report_missing_at(r, i);
         json_t *x = json_object();
-        json_object_set_new(x, "what", json_string(m->what));
-        json_object_set_new(x, "option", json_string(m->option));
-        json_object_set_new(x, "needed_for", json_string(m->needed_for));
-        json_array_append_new(ms, x);
+        cli_json_set(x, "what", cli_json_str(m->what));
+        cli_json_set(x, "option", cli_json_str(m->option));
+        cli_json_set(x, "needed_for", cli_json_str(m->needed_for));
+        cli_json_append(ms, x);
     }
-    json_object_set_new(o, "missing", ms);
+    cli_json_set(o, "missing", ms);
     json_t *ns = json_array();
     for (size_t i = 0; i < mfu_report_note_count(r); i++)
-        json_array_append_new(ns, jstr(mfu_report_note_at(r, i)));
-    json_object_set_new(o, "notes", ns);
+        cli_json_append(ns, jstr(mfu_report_note_at(r, i)));
+    cli_json_set(o, "notes", ns);
     const mfu_analysis *an = mfu_report_analysis(r);
     if (an) {
         if (!explain_out_json(o, an, mfu_report_analysis_unit(r))) {
@@ -547,13 +599,13 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
             return NULL;
         }
     } else {
-        json_object_set_new(o, "segments", json_array());
-        json_object_set_new(o, "decomposition", json_array());
-        json_object_set_new(o, "findings", json_array());
-        json_object_set_new(o, "invariants", json_array());
-        json_object_set_new(o, "analysis", json_null());
+        cli_json_set(o, "segments", json_array());
+        cli_json_set(o, "decomposition", json_array());
+        cli_json_set(o, "findings", json_array());
+        cli_json_set(o, "invariants", json_array());
+        cli_json_set(o, "analysis", json_null());
     }
     if (series)
-        json_object_set_new(o, "series", series_json(r));
+        cli_json_set(o, "series", series_json(r));
     return o;
 }

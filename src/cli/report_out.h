@@ -10,6 +10,20 @@
 #include "cli/cli.h"
 #include "mfu/mfu.h"
 
+/* Every skipped line of a log, for `mfu report --verbose` (mfu_ingest_opts.on_skip fills it
+ * through report_skips_note). At most REPORT_SKIPS_MAX are kept; `more` counts the rest. */
+#define REPORT_SKIPS_MAX 100000
+/* How many skipped lines the text report names without --verbose. */
+#define REPORT_SKIPS_SHOWN 3
+typedef struct report_skips {
+    mfu_ingest_skip *v;
+    size_t n, cap;
+    long more;
+} report_skips;
+/* on_skip callback: ctx is a report_skips. */
+void report_skips_note(void *ctx, long line, const char *reason);
+void report_skips_free(report_skips *k);
+
 /* Where a report's run came from: a log read now, or a run of the store (`--run NAME`). */
 typedef struct report_origin {
     const char *path;              /* the log's path; for a stored run, the run's name */
@@ -18,6 +32,8 @@ typedef struct report_origin {
     const char *format;            /* stored run: the format it was read as */
     const char *source;            /* stored run: the log it was ingested from ("" unknown) */
     long source_lines;             /* stored run: lines of that log read (-1 unknown) */
+    const report_skips *skips;     /* --verbose: every skipped line; NULL: the first few of
+                                      stats (skip_samples) are named */
 } report_origin;
 
 /* One run as text on out. */

@@ -202,9 +202,9 @@ static void rec_metric(composer_rec *r, mfu_run_meta *m, mfu__span k, mfu__span 
     else if (mfu__span_eq(k, "memory/peak_allocated_mem"))
         r->mem_alloc = x;
     else if (mfu__span_eq(k, "time/batch") && !bad && x >= 0)
-        r->time_batch = (int64_t)x;
+        r->time_batch = mfu__int64_sat(x);
     else if (mfu__span_eq(k, "trainer/device_train_microbatch_size") && x >= 1)
-        m->micro_batch = (int64_t)x;
+        m->micro_batch = mfu__int64_sat(x);
 }
 
 /* Configuration lines (Composer's "Config:" block, llm-foundry's YAML dump). */

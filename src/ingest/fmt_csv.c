@@ -13,6 +13,7 @@
  * Detection gives only hints: a line of comma-separated numbers / identifiers.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,21 @@ static mfu_status read_header(csv_state *st, mfu__ictx *c, const mfu__line *ln,
     return MFU_OK;
 }
 
+/* Whether a cell that is not a value is a number too large for a double ("1e309",
+ * "99999...9" of 400 digits): such a value was printed, so it is not absent. */
+static bool csv_overflows(mfu__span cell)
+{
+    char b[512];
+    if (cell.n == 0 || cell.n >= sizeof b)
+        return false;
+    memcpy(b, cell.p, cell.n);
+    b[cell.n] = '\0';
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(b, &end);
+    return end == b + cell.n && isinf(v) && errno == ERANGE;
+}
+
 static mfu_status csv_line(void *state, mfu__ictx *c, const mfu__line *ln)
 {
     csv_state *st = state;
@@ -184,6 +200,7 @@ static mfu_status csv_line(void *state, mfu__ictx *c, const mfu__line *ln)
         mfu_step s;
         mfu_step_init(&s);
         bool have_step = false;
+        int overflow = -1; /* a field whose cell is a number too large to read */
         for (int f = 0; f < MFU__F_COUNT; f++) {
             if (st->col[f] < 0)
                 continue;
@@ -196,15 +213,28 @@ static mfu_status csv_line(void *state, mfu__ictx *c, const mfu__line *ln)
                 num.unit = MFU__UNIT_SECONDS;
                 num.kind = MFU__NUM_FINITE;
             } else if (!mfu__num_parse(cell, &num)) {
+                if (overflow < 0 && csv_overflows(cell))
+                    overflow = f;
                 continue;
             }
             if (mfu__fieldmap_store(&st->fm, (mfu__field)f, &num, &s) && f == MFU__F_STEP)
                 have_step = true;
         }
-        if (!have_step)
+        mfu__span step_cell = mfu__span_trim(cells[st->col[MFU__F_STEP]]);
+        if (overflow >= 0) {
+            mfu__span cell = mfu__span_trim(cells[st->col[overflow]]);
+            mfu__skip(c, "CSV row whose %s '%.*s' (column %d) is too large a number",
+                      mfu__fieldmap_field_name((mfu__field)overflow),
+                      (int)(cell.n > 40 ? 40 : cell.n), cell.p, st->col[overflow] + 1);
+        } else if (!have_step && step_cell.n > 0) {
+            mfu__skip(
+                c, "CSV row whose step '%.*s' (column %d) is not a whole number from 0 to 9e15",
+                (int)(step_cell.n > 40 ? 40 : step_cell.n), step_cell.p, st->col[MFU__F_STEP] + 1);
+        } else if (!have_step) {
             mfu__skip(c, "CSV row without a step value in column %d", st->col[MFU__F_STEP] + 1);
-        else
+        } else {
             rc = mfu__emit(c, &s);
+        }
     }
     return rc;
 }

@@ -195,9 +195,9 @@ static bool profile_value(deepspeed_state *st, mfu__ictx *c, mfu__span s)
     mfu_run_meta *m = mfu__meta(c);
     ds_profile *p = &st->prof;
     if (mfu__span_eq(label, "world size") && v >= 1)
-        m->world_size = (int64_t)v;
+        m->world_size = mfu__int64_sat(v);
     else if (mfu__span_eq(label, "batch size per GPU") && v >= 1)
-        m->micro_batch = (int64_t)v;
+        m->micro_batch = mfu__int64_sat(v);
     else if (mfu__span_eq(label, "params of model = params per GPU * mp_size") && v > 0)
         m->model_params = v;
     else if (mfu__span_eq(label, "iter latency"))

@@ -115,7 +115,7 @@ static bool int_after(mfu__span s, const char *key, int64_t *out)
     mfu__num n;
     if (!mfu__num_scan(&p, end, &n) || n.kind != MFU__NUM_FINITE || n.value <= 0)
         return false;
-    *out = (int64_t)n.value;
+    *out = mfu__int64_sat(n.value);
     return true;
 }
 

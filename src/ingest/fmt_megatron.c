@@ -453,7 +453,7 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
         s.tokens = s.samples * seqlen;
     mfu_run_meta *m = mfu__meta(c);
     if (m->global_batch == 0 && !isnan(s.samples) && s.samples > 0)
-        m->global_batch = (int64_t)s.samples;
+        m->global_batch = mfu__int64_sat(s.samples);
     if (st->deepspeed_seen && m->convention[0] == '\0')
         mfu__strlcpy(m->convention,
                      "Megatron-DeepSpeed: TFLOPs per GPU from throughput_calculator (counts "

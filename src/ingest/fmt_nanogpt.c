@@ -63,20 +63,27 @@ static mfu_status nanogpt_line(void *state, mfu__ictx *c, const mfu__line *ln)
     int64_t iter;
     size_t off = iter_head(s, &iter);
     if (!off) {
-        if (nanogpt_detect(ln) == MFU__DETECT_HINT)
+        if (nanogpt_detect(ln) == MFU__DETECT_HINT) {
             mfu__used(c); /* eval line */
+        } else if (mfu__span_starts(s, "iter ") && mfu__span_find(s, ": loss ") > 0) {
+            /* an iter line whose number does not read (past int64): said, not ignored */
+            mfu__skip(c, "nanoGPT iter line whose iteration number does not fit 64 bits");
+        }
         return MFU_OK;
     }
     mfu_step st;
     mfu_step_init(&st);
     st.step = iter;
     mfu__span rest = {s.p + off, s.n - off}, piece, key, val;
+    bool time_unread = false; /* "time" was printed but is no number (1e309ms) */
     while (mfu__split_next(&rest, ", ", &piece)) {
         if (!mfu__kv(piece, " ", &key, &val))
             continue;
         mfu__num n;
-        if (!mfu__num_parse(val, &n))
+        if (!mfu__num_parse(val, &n)) {
+            time_unread |= mfu__span_eq(key, "time");
             continue;
+        }
         if (mfu__span_eq(key, "loss")) {
             st.loss = n.value;
             if (n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF) {
@@ -98,7 +105,10 @@ static mfu_status nanogpt_line(void *state, mfu__ictx *c, const mfu__line *ln)
         }
     }
     if (isnan(st.step_time_s)) {
-        mfu__skip(c, "nanoGPT iter line without 'time N.NNms'");
+        if (time_unread)
+            mfu__skip(c, "nanoGPT iter line whose time is not a number that fits a double");
+        else
+            mfu__skip(c, "nanoGPT iter line without 'time N.NNms'");
         return MFU_OK;
     }
     return mfu__emit(c, &st);

@@ -219,7 +219,7 @@ static mfu_status automodel_line(mfu__ictx *c, mfu__span s)
         if (!mfu__num_scan(&p, end, &n))
             continue;
         if (mfu__span_eq(key, "step") && n.kind == MFU__NUM_FINITE) {
-            st.step = (int64_t)n.value;
+            st.step = mfu__int64_sat(n.value);
             have_step = true;
         } else if (mfu__span_eq(key, "loss")) {
             set_loss(&st, &n);

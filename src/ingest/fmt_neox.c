@@ -120,9 +120,9 @@ static mfu_status neox_step(mfu__ictx *c, mfu__span text)
             s.mfu = n.unit == MFU__UNIT_FRACTION ? v : v / 100.0;
             s.mfu_scope = MFU_SCOPE_DEVICE;
         } else if (mfu__span_eq(key, "number of skipped iterations")) {
-            skipped = (int64_t)v;
+            skipped = mfu__int64_sat(v);
         } else if (mfu__span_eq(key, "number of nan iterations")) {
-            nan_iters = (int64_t)v;
+            nan_iters = mfu__int64_sat(v);
         } else if (loss_key(key)) {
             bool bad = n.kind == MFU__NUM_NAN || n.kind == MFU__NUM_INF;
             if (mfu__span_eq(key, "lm_loss")) {

@@ -67,7 +67,7 @@ static mfu_status torchtitan_line(void *state, mfu__ictx *c, const mfu__line *ln
         while (p < end && *p != ' ') /* "(52.28%)" after the memory value */
             p++;
         if (mfu__span_eq(key, "step") && n.kind == MFU__NUM_FINITE) {
-            st.step = (int64_t)n.value;
+            st.step = mfu__int64_sat(n.value);
             have_step = true;
         } else if (mfu__span_eq(key, "loss")) {
             st.loss = n.value;

@@ -36,6 +36,7 @@
 #include "ingest/fieldmap.h"
 #include "ingest/internal.h"
 #include "run/step.h"
+#include "util/file.h"
 
 /* A held line: bytes follow the header in the hold buffer. */
 typedef struct held {
@@ -92,17 +93,30 @@ void mfu__used(mfu__ictx *c)
         c->verdict = 1;
 }
 
+/* Keep a skipped line's reason in the stats (the first few) and tell opts.on_skip. */
+static void note_skip(mfu_ingest *ing, long line, const char *reason)
+{
+    mfu_ingest_stats *st = &ing->stats;
+    if (st->nskip_samples < MFU_INGEST_SKIP_SAMPLES) {
+        mfu_ingest_skip *k = &st->skip_samples[st->nskip_samples++];
+        k->line = line;
+        mfu__strlcpy(k->reason, reason, sizeof k->reason);
+    }
+    if (ing->opts.on_skip)
+        ing->opts.on_skip(ing->opts.on_skip_ctx, line, reason);
+}
+
 void mfu__skip(mfu__ictx *c, const char *fmt, ...)
 {
     c->verdict = 2;
     mfu_ingest_stats *st = &c->ing->stats;
-    if (st->nskip_samples < MFU_INGEST_SKIP_SAMPLES) {
-        mfu_ingest_skip *k = &st->skip_samples[st->nskip_samples++];
-        k->line = c->ln ? c->ln->lineno : 0;
+    if (st->nskip_samples < MFU_INGEST_SKIP_SAMPLES || c->ing->opts.on_skip) {
+        char reason[sizeof st->skip_samples[0].reason];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(k->reason, sizeof k->reason, fmt, ap);
+        vsnprintf(reason, sizeof reason, fmt, ap);
         va_end(ap);
+        note_skip(c->ing, c->ln ? c->ln->lineno : 0, reason);
     }
 }
 
@@ -162,7 +176,7 @@ mfu_status mfu__emit(mfu__ictx *c, const mfu_step *in)
     mfu_step s = *in;
     const mfu__line *ln = c->ln;
     const mfu_run_meta *m = mfu_run_meta_get(c->ing->run);
-    mfu__step_drop_inf(&s); /* infinities are not values a run keeps */
+    /* mfu_run_append refuses implausible values (plausible.c) and drops other infinities */
     if (c->ing->fmt->raw_emit)
         goto append;
     if (ln) {
@@ -191,6 +205,10 @@ append:;
     bool merged = false;
     mfu_error e; /* filled by mfu_run_append when it fails, read only then */
     mfu_status st = mfu_run_append(c->ing->run, &s, &merged, &e);
+    if (st == MFU_E_RANGE) { /* not a measurement: the line is skipped with the reason */
+        mfu__skip(c, "%s", e.message);
+        return MFU_OK;
+    }
     if (st == MFU_E_LIMIT)
         return mfu__fail_line(c, st,
                               "the run reached its step limit (%zu steps); split the log or "
@@ -842,12 +860,9 @@ static mfu_status feed(mfu_ingest *ing, mfu__reader *r, const char *name, mfu_er
             break;
         if (rl.too_long) {
             ing->stats.too_long++;
-            if (ing->stats.nskip_samples < MFU_INGEST_SKIP_SAMPLES) {
-                mfu_ingest_skip *k = &ing->stats.skip_samples[ing->stats.nskip_samples++];
-                k->line = rl.lineno;
-                snprintf(k->reason, sizeof k->reason, "line longer than %zu bytes (skipped)",
-                         ing->max_line);
-            }
+            char reason[64];
+            snprintf(reason, sizeof reason, "line longer than %zu bytes (skipped)", ing->max_line);
+            note_skip(ing, rl.lineno, reason);
             continue;
         }
         if (ing->fmt && !ing->holding && !ing->caret_m &&
@@ -914,10 +929,9 @@ mfu_status mfu_ingest_feed_path(mfu_ingest *ing, const char *path, mfu_error *er
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_ingest_feed_path: NULL argument");
     if (strcmp(path, "-") == 0)
         return mfu_ingest_feed_file(ing, stdin, "-", err);
-    FILE *f = fopen(path, "rb");
+    FILE *f = mfu__open_log(path, err); /* a directory is refused here, not read */
     if (!f)
-        return mfu__fail(err, MFU_E_IO, 0, "%s: cannot open (%s); check the path", path,
-                         strerror(errno));
+        return MFU_E_IO;
     /* the size of a regular file (a pipe cannot seek): a hint for the run's capacity */
     long size = -1;
     if (fseek(f, 0, SEEK_END) == 0) {

@@ -180,7 +180,8 @@ static void fmt_tick(char *buf, size_t n, double v, double step, double ref)
         step /= 1000;
         k++;
     }
-    int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+    /* decimals for the step, at most 6 (a zero or NaN step would make the cast undefined) */
+    int dec = !(step < 1) ? 0 : !(step > 1e-6) ? 6 : (int)ceil(-log10(step) - 1e-9);
     if (dec > 6)
         dec = 6;
     snprintf(buf, n, "%.*f%s", dec, v, si[k]);
@@ -712,11 +713,9 @@ char *mfu__svg_histogram(const double *v, size_t n, int bins, const char *title,
     if (nb == 0) {
         double iqr = m ? mfu__quantile_sorted(s, m, 0.75) - mfu__quantile_sorted(s, m, 0.25) : 0;
         double bwid = iqr > 0 ? 2 * iqr / cbrt((double)m) : (hi - lo) / 10;
-        nb = (int)ceil((hi - lo) / bwid);
-        if (nb < 5)
-            nb = 5;
-        if (nb > 60)
-            nb = 60;
+        /* clamped as a double: a spread of 1e49 typical widths does not fit an int */
+        double want = ceil((hi - lo) / bwid);
+        nb = !(want >= 5) ? 5 : want > 60 ? 60 : (int)want;
     }
     size_t *cnt = calloc((size_t)nb + 1, sizeof *cnt);
     if (!cnt) {

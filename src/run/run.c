@@ -417,12 +417,17 @@ static bool keep_obs(mfu_run *r, const mfu_rank_obs *o)
     return true;
 }
 
-mfu_status mfu_run_append(mfu_run *run, const mfu_step *s, bool *merged, mfu_error *err)
+mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_error *err)
 {
     if (merged)
         *merged = false;
-    if (!run || !s)
+    if (!run || !in)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_append: run and step must not be NULL");
+    mfu_step checked; /* the run's invariants: plausible.c */
+    mfu_status pst = mfu__step_plausible(in, &checked, err);
+    if (pst != MFU_OK)
+        return pst;
+    const mfu_step *s = &checked;
     long rep = find_repeat(run, s->step, s->rank);
     if (rep >= 0) {
         /* another known rank's copy of a step: its own figures are kept aside */

@@ -21,6 +21,18 @@ bool mfu__step_equal(const mfu_step *a, const mfu_step *b);
 /* The same for two per-rank observations. */
 bool mfu__rank_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b);
 
+/* Named limits of plausible.c: the largest step number a run keeps (10^18: a step a
+ * microsecond for 30,000 years) and the longest step time, seconds (7 days). */
+#define MFU__RUN_MAX_STEP_NUMBER 1000000000000000000LL
+#define MFU__RUN_MAX_STEP_TIME_S (7.0 * 86400.0)
+
+/* Whether *in may enter a run (plausible.c has the rules; mfu_run_append asks, once per
+ * append). MFU_OK: *out is *in with its infinite optional figures made absent (NaN; an
+ * infinite loss flagged MFU_STEP_LOSS_NAN). MFU_E_RANGE: the step is refused and err says
+ * which value and why, in a phrase ("step number -1 is negative") a reader can append to a
+ * file and line; *out is then untouched. in and out must not be NULL and may be equal. */
+mfu_status mfu__step_plausible(const mfu_step *in, mfu_step *out, mfu_error *err);
+
 static inline void mfu__inf_to_nan(double *v)
 {
     if (isinf(*v))

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "server/internal.h"
+#include "util/utf8.h"
 
 void mfu__sb_init(mfu__sb *b, size_t limit)
 {
@@ -106,45 +107,6 @@ bool mfu__sb_printf(mfu__sb *b, const char *fmt, ...)
     return true;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left) and its code point, or 0 when the
- * bytes there are not one (overlong forms, surrogates and values past U+10FFFF included). */
-static size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp)
-{
-    unsigned c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t len;
-    unsigned v, min;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        v = c & 0x1f;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        v = c & 0x0f;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        v = c & 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return len;
-}
-
 static const char REPLACEMENT[] = "\xef\xbf\xbd"; /* U+FFFD */
 
 void mfu__sb_utf8(mfu__sb *b, const char *s, size_t n)
@@ -153,7 +115,7 @@ void mfu__sb_utf8(mfu__sb *b, const char *s, size_t n)
     size_t i = 0, run = 0; /* run: start of the pending valid bytes */
     while (i < n) {
         unsigned cp;
-        size_t k = utf8_seq(p + i, n - i, &cp);
+        size_t k = mfu__utf8_seq(p + i, n - i, &cp);
         if (k) {
             i += k;
             continue;
@@ -174,7 +136,7 @@ void mfu__json_escape(mfu__sb *b, const char *s, size_t n)
     size_t i = 0, run = 0;
     while (i < n) {
         unsigned cp = 0;
-        size_t k = utf8_seq(p + i, n - i, &cp);
+        size_t k = mfu__utf8_seq(p + i, n - i, &cp);
         const char *esc = NULL;
         char u[8];
         if (k == 0) {
@@ -382,10 +344,9 @@ void mfu__jw_json(mfu__jw *w, const json_t *v)
         break;
     }
     case JSON_ARRAY: {
-        size_t i;
-        json_t *x;
         mfu__jw_arr(w);
-        json_array_foreach((json_t *)v, i, x) mfu__jw_json(w, x);
+        for (size_t i = 0; i < json_array_size(v); i++)
+            mfu__jw_json(w, json_array_get(v, i));
         mfu__jw_end_arr(w);
         break;
     }

@@ -259,13 +259,13 @@ typedef struct mfu__srun {
     size_t bcap;                                            /* blocks allocated */
     bool monotonic;                 /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
-    char *context_json;       /* the run's stored context, NULL when none */
-    bool own_resolved;        /* own below matches context_json */
-    bool own_ok;              /* own holds the stored context's model */
-    mfu__server_model own;    /* the stored context's model (own_ok) */
-    char own_error[160];      /* why the stored context could not be used */
-    uint64_t version;  /* bumps on every change of rows, metadata or observations */
-    double changed_at; /* monotonic seconds of the last change */
+    char *context_json;    /* the run's stored context, NULL when none */
+    bool own_resolved;     /* own below matches context_json */
+    bool own_ok;           /* own holds the stored context's model */
+    mfu__server_model own; /* the stored context's model (own_ok) */
+    char own_error[160];   /* why the stored context could not be used */
+    uint64_t version;      /* bumps on every change of rows, metadata or observations */
+    double changed_at;     /* monotonic seconds of the last change */
     /* from the store listing while not loaded */
     char format[32];
     int64_t steps, first_step, last_step, lines;
@@ -466,6 +466,8 @@ struct mfu__server {
     bool stopping;
     /* counters (under stop_mu) */
     uint64_t posted_steps_total;
+    /* per-connection deadlines (server.c): the watch thread and its list */
+    struct mfu__connwatch *watch;
 };
 
 /* A diagnostic line through opts.log. */

@@ -5,7 +5,19 @@
  * Threads: libmicrohttpd runs a listening thread and one thread per connection
  * (MHD_USE_THREAD_PER_CONNECTION), so an event stream can block in its reader until the hub
  * has bytes, without busy-waiting and without holding anyone else up; connections are capped
- * at MFU_SERVER_MAX_CONNECTIONS. Followers have a thread each (follow.c).
+ * at MFU_SERVER_MAX_CONNECTIONS, and at MFU_SERVER_MAX_CLIENT_CONNECTIONS from one address.
+ * Followers have a thread each (follow.c), and a watch thread closes connections whose request
+ * misses its deadline (below).
+ *
+ * Slow clients: libmicrohttpd's timeout counts idle time only, so a client that sends one
+ * header byte every few seconds (slowloris) would hold its connection for ever. Each
+ * connection therefore has a deadline: its request line and headers must be complete within
+ * MFU_SERVER_HEADER_DEADLINE_S of the connection's start (or of the previous answer on a kept
+ * connection), and a POST body within MFU_SERVER_BODY_DEADLINE_S of its headers; an answer
+ * being sent (an event stream) has none. The watch thread shuts a late connection's socket
+ * down (libmicrohttpd then closes it as a client that went away); connections are listed from
+ * libmicrohttpd's "started" notification to its "closed" one, which comes before the socket is
+ * closed, so the thread never touches a descriptor that was reused.
  *
  * Security (docs/internals/server.md): binds to loopback unless told otherwise and refuses to
  * bind elsewhere without a token; on loopback, a Host header that does not name a loopback
@@ -116,6 +128,171 @@ static unsigned addr_port(const addr *a)
                  : ntohs(((const struct sockaddr_in *)&a->ss)->sin_port);
 }
 
+/* ---- connection deadlines --------------------------------------------------------------- */
+
+#define WATCH_TICK_MS 100 /* how often the watch thread looks at the deadlines */
+
+/* One open connection. deadline_ms: monotonic ms by which its current request must be in,
+ * 0 when it has none (an answer is being sent). Fields under connwatch.mu. */
+typedef struct conn_rec {
+    struct conn_rec *next, *prev;
+    int fd;
+    int64_t deadline_ms;
+    bool in_body; /* the deadline is the body's */
+    bool closed;  /* shut down by the watch thread */
+} conn_rec;
+
+struct mfu__connwatch {
+    pthread_mutex_t mu;
+    conn_rec *head;
+    int header_ms, body_ms;
+    unsigned long closes;
+    pthread_t thread;
+    bool thread_ok;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static conn_rec *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? (conn_rec *)ci->socket_context : NULL;
+}
+
+/* Give connection c a new deadline: ms from now, or none (ms < 0). */
+static void conn_deadline(mfu__server *s, struct MHD_Connection *c, int ms, bool body)
+{
+    conn_rec *r = conn_of(c);
+    if (!r)
+        return;
+    pthread_mutex_lock(&s->watch->mu);
+    r->deadline_ms = ms < 0 ? 0 : now_ms() + ms;
+    r->in_body = body;
+    pthread_mutex_unlock(&s->watch->mu);
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    mfu__server *s = cls;
+    struct mfu__connwatch *w = s->watch;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_rec *r = calloc(1, sizeof *r);
+        *socket_context = r;
+        if (!r)
+            return; /* this connection goes without a deadline: its idle timeout still holds */
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        r->fd = ci ? (int)ci->connect_fd : -1;
+        pthread_mutex_lock(&w->mu);
+        r->deadline_ms = now_ms() + w->header_ms;
+        r->next = w->head;
+        if (w->head)
+            w->head->prev = r;
+        w->head = r;
+        pthread_mutex_unlock(&w->mu);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_rec *r = *socket_context;
+        if (!r)
+            return;
+        pthread_mutex_lock(&w->mu);
+        if (r->prev)
+            r->prev->next = r->next;
+        else
+            w->head = r->next;
+        if (r->next)
+            r->next->prev = r->prev;
+        pthread_mutex_unlock(&w->mu);
+        free(r);
+        *socket_context = NULL;
+    }
+}
+
+/* Shut down every connection past its deadline. */
+static void watch_sweep(mfu__server *s)
+{
+    struct mfu__connwatch *w = s->watch;
+    int64_t now = now_ms();
+    unsigned late_headers = 0, late_bodies = 0;
+    pthread_mutex_lock(&w->mu);
+    for (conn_rec *r = w->head; r; r = r->next) {
+        if (r->closed || !r->deadline_ms || now < r->deadline_ms || r->fd < 0)
+            continue;
+        shutdown(r->fd, SHUT_RDWR); /* the fd is open: r is unlisted before it is closed */
+        r->closed = true;
+        w->closes++;
+        if (r->in_body)
+            late_bodies++;
+        else
+            late_headers++;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (late_headers)
+        mfu__srv_log(s, "http: closed %u connection%s whose request headers took longer than %d ms",
+                     late_headers, late_headers == 1 ? "" : "s", w->header_ms);
+    if (late_bodies)
+        mfu__srv_log(s, "http: closed %u connection%s whose request body took longer than %d ms",
+                     late_bodies, late_bodies == 1 ? "" : "s", w->body_ms);
+}
+
+static void *watch_main(void *arg)
+{
+    mfu__server *s = arg;
+    pthread_mutex_lock(&s->stop_mu);
+    while (!s->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += WATCH_TICK_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->stop_cv, &s->stop_mu, &ts);
+        if (s->stopping)
+            break;
+        pthread_mutex_unlock(&s->stop_mu);
+        watch_sweep(s);
+        pthread_mutex_lock(&s->stop_mu);
+    }
+    pthread_mutex_unlock(&s->stop_mu);
+    return NULL;
+}
+
+static struct mfu__connwatch *watch_new(const mfu__server_opts *o)
+{
+    struct mfu__connwatch *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    if (pthread_mutex_init(&w->mu, NULL) != 0) {
+        free(w);
+        return NULL;
+    }
+    w->header_ms =
+        o->header_deadline_ms > 0 ? o->header_deadline_ms : MFU_SERVER_HEADER_DEADLINE_S * 1000;
+    w->body_ms = o->body_deadline_ms > 0 ? o->body_deadline_ms : MFU_SERVER_BODY_DEADLINE_S * 1000;
+    return w;
+}
+
+/* After MHD_stop_daemon (every connection closed and unlisted) and the watch thread's end. */
+static void watch_free(struct mfu__connwatch *w)
+{
+    if (!w)
+        return;
+    while (w->head) { /* none are left after MHD_stop_daemon; free what would leak if any */
+        conn_rec *r = w->head;
+        w->head = r->next;
+        free(r);
+    }
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
 /* ---- one request ------------------------------------------------------------------------ */
 
 typedef struct req {
@@ -138,6 +315,9 @@ static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
+/* libmicrohttpd's messages: fmt is its own format string (checked as one). */
+static void mhd_log(void *cls, const char *fmt, va_list ap) MFU__PRINTF(2, 0);
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char line[512];
@@ -148,9 +328,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void completed(void *cls, struct MHD_Connection *c, void **req_cls,
                       enum MHD_RequestTerminationCode code)
 {
-    (void)cls;
-    (void)c;
+    mfu__server *s = cls;
     (void)code;
+    /* a kept connection's next request has the header deadline again */
+    conn_deadline(s, c, s->watch->header_ms, false);
     req *q = *req_cls;
     if (q) {
         mfu__sb_free(&q->body);
@@ -327,6 +508,8 @@ static MHD_RESULT handler(void *cls, struct MHD_Connection *c, const char *url, 
         if (!q)
             return MHD_NO;
         *req_cls = q;
+        /* the headers are in: no deadline while answering, unless a body is to come */
+        conn_deadline(s, c, -1, false);
         if (!host_ok(s, c))
             return send_error(c, 403, NULL,
                               "this server answers requests for a loopback address only (the "
@@ -356,6 +539,7 @@ static MHD_RESULT handler(void *cls, struct MHD_Connection *c, const char *url, 
                                   (long long)clen, (long)MFU_SERVER_MAX_BODY_BYTES);
             q->post = true;
             mfu__sb_init(&q->body, MFU_SERVER_MAX_BODY_BYTES);
+            conn_deadline(s, c, s->watch->body_ms, true);
             return MHD_YES;
         }
         switch (q->rt.kind) {
@@ -383,6 +567,7 @@ static MHD_RESULT handler(void *cls, struct MHD_Connection *c, const char *url, 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    conn_deadline(s, c, -1, false); /* the body is in */
     if (q->too_big)
         return send_error(c, 413, NULL,
                           "the body is over the limit of %ld bytes: post fewer steps at a time",
@@ -534,11 +719,9 @@ mfu_status mfu__server_start(const mfu__server_opts *o, mfu__server **out, mfu_e
             s->reg.context_ctx = o->context_ctx;
             s->reg.flags_given = m->has_model || m->device || m->dtype_given ||
                                  (isfinite(m->peak_flops_per_s) && m->peak_flops_per_s > 0) ||
-                                 (isfinite(m->devices) && m->devices > 0) ||
-                                 m->global_batch > 0 || m->tokens_per_step > 0 ||
-                                 m->real_tokens_per_step > 0;
-        }
-        else
+                                 (isfinite(m->devices) && m->devices > 0) || m->global_batch > 0 ||
+                                 m->tokens_per_step > 0 || m->real_tokens_per_step > 0;
+        } else
             mfu_store_close(store);
     }
     if (st == MFU_OK) {
@@ -549,6 +732,8 @@ mfu_status mfu__server_start(const mfu__server_opts *o, mfu__server **out, mfu_e
     }
     if (st == MFU_OK)
         mfu__reg_refresh(&s->reg, true);
+    if (st == MFU_OK && !(s->watch = watch_new(o)))
+        st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory starting the server");
     if (st == MFU_OK) {
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                          MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
@@ -557,7 +742,11 @@ mfu_status mfu__server_start(const mfu__server_opts *o, mfu__server **out, mfu_e
         s->mhd = MHD_start_daemon(
             flags, (uint16_t)addr_port(&a), NULL, NULL, handler, s, MHD_OPTION_EXTERNAL_LOGGER,
             mhd_log, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a.ss, MHD_OPTION_CONNECTION_LIMIT,
-            (unsigned)MFU_SERVER_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+            o->max_connections ? o->max_connections : (unsigned)MFU_SERVER_MAX_CONNECTIONS,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+            o->max_client_connections ? o->max_client_connections
+                                      : (unsigned)MFU_SERVER_MAX_CLIENT_CONNECTIONS,
+            MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)MFU_SERVER_CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
             (size_t)MFU_SERVER_CONN_MEMORY_BYTES, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
             MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
@@ -577,6 +766,11 @@ mfu_status mfu__server_start(const mfu__server_opts *o, mfu__server **out, mfu_e
         mfu__strlcpy(s->host_allow[2], a.v6 ? "[::1]" : a.host, sizeof s->host_allow[2]);
         st = mfu__follow_start(s, err);
     }
+    if (st == MFU_OK) {
+        s->watch->thread_ok = pthread_create(&s->watch->thread, NULL, watch_main, s) == 0;
+        if (!s->watch->thread_ok)
+            st = mfu__fail(err, MFU_E_NOMEM, 0, "cannot start the connection watch thread");
+    }
     if (st != MFU_OK) {
         mfu__server_stop(s);
         return st;
@@ -595,6 +789,21 @@ unsigned mfu__server_port(const mfu__server *s)
     return s ? s->port : 0;
 }
 
+bool mfu__server_loopback(const mfu__server *s)
+{
+    return s && s->loopback;
+}
+
+unsigned long mfu__server_deadline_closes(const mfu__server *s)
+{
+    if (!s || !s->watch)
+        return 0;
+    pthread_mutex_lock(&s->watch->mu);
+    unsigned long n = s->watch->closes;
+    pthread_mutex_unlock(&s->watch->mu);
+    return n;
+}
+
 void mfu__server_stop(mfu__server *s)
 {
     if (!s)
@@ -604,10 +813,13 @@ void mfu__server_stop(mfu__server *s)
     pthread_cond_broadcast(&s->stop_cv);
     pthread_mutex_unlock(&s->stop_mu);
     mfu__follow_stop(s);
+    if (s->watch && s->watch->thread_ok)
+        pthread_join(s->watch->thread, NULL);
     if (s->hub_ok)
         mfu__hub_stop(&s->hub);
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
+    watch_free(s->watch);
     if (s->reg_ok) {
         mfu_store *store = s->reg.store;
         mfu__reg_destroy(&s->reg);

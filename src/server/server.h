@@ -25,8 +25,13 @@
 #define MFU_SERVER_MAX_PATH_BYTES 1024               /* request path; over it: 414 */
 #define MFU_SERVER_CONN_MEMORY_BYTES (64 * 1024)     /* request line + headers; over: 414/431 */
 #define MFU_SERVER_MAX_CONNECTIONS 128               /* open connections; more are refused */
+#define MFU_SERVER_MAX_CLIENT_CONNECTIONS 32         /* open connections from one address */
 #define MFU_SERVER_CONN_TIMEOUT_S 60                 /* idle connection closed after this */
-#define MFU_SERVER_MAX_SSE_CLIENTS 32                /* open event streams; more: 503 */
+#define MFU_SERVER_HEADER_DEADLINE_S                                                               \
+    10                                /* a request line and headers complete within this,          \
+                                         from the connection or the previous answer */
+#define MFU_SERVER_BODY_DEADLINE_S 60 /* a POST body complete within this of its headers */
+#define MFU_SERVER_MAX_SSE_CLIENTS 32 /* open event streams; more: 503 */
 #define MFU_SERVER_SSE_QUEUE_BYTES                                                                 \
     (1L * 1024 * 1024)                 /* unsent events of one client; over it                     \
                                          the client is dropped (stream ends) */
@@ -64,14 +69,14 @@ typedef struct mfu__server_model {
     const mfu_device_info *device; /* NULL: none given */
     const char *device_as_given;   /* the --device string (a driver's name joins DCGM) */
     bool dtype_given;
-    mfu_dtype dtype;         /* when not given: the run's own dtype, else bf16 */
-    double peak_flops_per_s; /* > 0: --peak-tflops overrides the table; NaN otherwise */
-    double devices;          /* --devices (whole job); NaN: the run's world_size, else 1 */
-    double local_devices;    /* --local-devices: devices this server speaks for in
-                                /metrics; NaN: all of them */
-    int64_t global_batch;    /* --global-batch: sequences per step, whole job; 0: the log's */
-    double tokens_per_step;  /* --tokens-per-step, whole job; 0: the log's (wins over
-                                global_batch) */
+    mfu_dtype dtype;             /* when not given: the run's own dtype, else bf16 */
+    double peak_flops_per_s;     /* > 0: --peak-tflops overrides the table; NaN otherwise */
+    double devices;              /* --devices (whole job); NaN: the run's world_size, else 1 */
+    double local_devices;        /* --local-devices: devices this server speaks for in
+                                    /metrics; NaN: all of them */
+    int64_t global_batch;        /* --global-batch: sequences per step, whole job; 0: the log's */
+    double tokens_per_step;      /* --tokens-per-step, whole job; 0: the log's (wins over
+                                    global_batch) */
     double real_tokens_per_step; /* --real-tokens-per-step; 0: every token is real */
 } mfu__server_model;
 
@@ -96,8 +101,8 @@ typedef struct mfu__server_opts {
                                 (MFU_SERVER_TOKEN_MIN..MAX bytes) beyond loopback */
     const char *const *logs; /* nlogs files to follow like `tail -F` */
     size_t nlogs;
-    const char *run_name;   /* run name for a single followed log (NULL: from its name) */
-    mfu_ingest_opts ingest; /* format and --map for followed logs */
+    const char *run_name;    /* run name for a single followed log (NULL: from its name) */
+    mfu_ingest_opts ingest;  /* format and --map for followed logs */
     mfu__server_model model; /* for runs without a stored context, and followed logs when any
                                 model or device option is given */
     mfu__server_context_fn context_fn; /* NULL: stored contexts are not used */
@@ -109,6 +114,11 @@ typedef struct mfu__server_opts {
     int sse_ping_s;         /* 0 = MFU_SERVER_SSE_PING_S */
     mfu__server_log_fn log; /* diagnostics; NULL drops them */
     void *log_ctx;
+    /* Limits against slow and greedy clients (0 = the MFU_SERVER_* default; tests lower them) */
+    unsigned max_connections;        /* MFU_SERVER_MAX_CONNECTIONS */
+    unsigned max_client_connections; /* MFU_SERVER_MAX_CLIENT_CONNECTIONS */
+    int header_deadline_ms;          /* MFU_SERVER_HEADER_DEADLINE_S x 1000 */
+    int body_deadline_ms;            /* MFU_SERVER_BODY_DEADLINE_S x 1000 */
 } mfu__server_opts;
 
 typedef struct mfu__server mfu__server;
@@ -124,6 +134,14 @@ const char *mfu__server_url(const mfu__server *s);
 
 /* The TCP port bound (useful with port 0). */
 unsigned mfu__server_port(const mfu__server *s);
+
+/* Whether s listens on a loopback address only (beyond it, GETs are open to whoever reaches
+ * the port: only POST needs the token). */
+bool mfu__server_loopback(const mfu__server *s);
+
+/* Connections the server closed because a request's headers or body missed its deadline
+ * (MFU_SERVER_HEADER_DEADLINE_S, MFU_SERVER_BODY_DEADLINE_S), since start. */
+unsigned long mfu__server_deadline_closes(const mfu__server *s);
 
 /* Stop every thread (followers write what they hold into the store first), close the store
  * and free s. NULL is allowed. */

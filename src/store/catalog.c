@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 /* ---- listing ---------------------------------------------------------------------------- */
@@ -93,11 +94,12 @@ static mfu_status list_fill(mfu_store *s, mfu_store_list *l, mfu_error *err)
     if (!l->runs || !l->tags)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory listing runs");
     sqlite3_stmt *st = NULL;
-    rs = mfu__store_prepare(s,
-                            "SELECT id, name, format, created_s, updated_s, nrows, first_step, "
-                            "last_step, complete, src_path, src_bytes, src_lines, context_json FROM runs "
-                            "ORDER BY name",
-                            &st, err);
+    rs = mfu__store_prepare(
+        s,
+        "SELECT id, name, format, created_s, updated_s, nrows, first_step, "
+        "last_step, complete, src_path, src_bytes, src_lines, context_json FROM runs "
+        "ORDER BY name",
+        &st, err);
     if (rs != MFU_OK)
         return rs;
     int rc;
@@ -214,6 +216,11 @@ static mfu_status check_value(const char *v, mfu_error *err)
                                    "tag value holds a control character (byte %zu); remove it",
                                    i + 1);
     }
+    size_t bad = 0;
+    if (!mfu__utf8_valid(v, n, &bad))
+        return mfu__fail_field(err, MFU_E_INVALID, "--tag",
+                               "tag value is not valid UTF-8 (byte %zu, 0x%02x); give it in UTF-8",
+                               bad + 1, (unsigned char)v[bad]);
     return MFU_OK;
 }
 
@@ -320,8 +327,7 @@ mfu_status mfu_store_check_context(const char *context_json, mfu_error *err)
     return MFU_OK;
 }
 
-mfu_status mfu_store_set_context(mfu_store *s, int64_t id, const char *context_json,
-                                 mfu_error *err)
+mfu_status mfu_store_set_context(mfu_store *s, int64_t id, const char *context_json, mfu_error *err)
 {
     if (!s)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_set_context: store is NULL");
@@ -336,8 +342,9 @@ mfu_status mfu_store_set_context(mfu_store *s, int64_t id, const char *context_j
     rs = mfu__store_run_state(s, id, NULL, NULL, err);
     sqlite3_stmt *st = NULL;
     if (rs == MFU_OK)
-        rs = mfu__store_prepare(s, "UPDATE runs SET context_json=?, updated_s=? WHERE id=? AND context_json IS NOT ?1", &st,
-                                err);
+        rs = mfu__store_prepare(
+            s, "UPDATE runs SET context_json=?, updated_s=? WHERE id=? AND context_json IS NOT ?1",
+            &st, err);
     if (rs == MFU_OK) {
         sqlite3_bind_text(st, 1, context_json ? context_json : "", -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, mfu__store_now_s());
@@ -371,8 +378,8 @@ mfu_status mfu_store_get_context(mfu_store *s, int64_t id, char **out, mfu_error
         if (v && v[0] && !(*out = mfu__strdup(v)))
             rs = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading the run context");
     } else if (rc == SQLITE_DONE) {
-        rs = mfu__fail(err, MFU_E_INVALID, 0,
-                       "no run with id %lld; list the runs with 'mfu runs'", (long long)id);
+        rs = mfu__fail(err, MFU_E_INVALID, 0, "no run with id %lld; list the runs with 'mfu runs'",
+                       (long long)id);
     } else {
         rs = mfu__store_fail(s, err, rc, "reading the run context");
     }

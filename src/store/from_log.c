@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #include "run/step.h"
+#include "util/file.h"
+#include "util/utf8.h"
 #include "util/util.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL
@@ -91,9 +93,18 @@ void mfu_store_default_name(const char *path, char *name, size_t n)
     char *dot = strrchr(tmp, '.');
     if (dot && dot != tmp)
         *dot = '\0';
-    for (char *p = tmp; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '_';
+    /* control characters, and bytes that are not UTF-8 (a Latin-1 file name, a character cut
+     * by the length limit), become '_': a run name is valid UTF-8 */
+    size_t tl = strlen(tmp);
+    for (size_t i = 0; i < tl;) {
+        unsigned cp;
+        size_t k = mfu__utf8_seq((const unsigned char *)tmp + i, tl - i, &cp);
+        if (k == 0 || cp < 0x20 || cp == 0x7f) {
+            tmp[i++] = '_';
+            continue;
+        }
+        i += k;
+    }
     if (tmp[0] == '-')
         tmp[0] = '_';
     mfu__strlcpy(name, tmp[0] ? tmp : "run", n);
@@ -280,37 +291,13 @@ static void fill_result(mfu_store_ingest_result *res, const plan *p, const char 
     mfu__strlcpy(res->reason, p->reason, sizeof res->reason);
 }
 
-mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path,
-                                 const mfu_store_ingest_opts *o, mfu_store_ingest_result *res,
-                                 mfu_error *err)
+/* One read of f into run `name`. *raced is set when the run did not exist when planned and
+ * another writer created it before this one could (two ingests of one new run at once). */
+static mfu_status ingest_once(mfu_store *s, FILE *f, const char *path, bool is_stdin,
+                              const char *name, const mfu_store_ingest_opts *o,
+                              mfu_store_ingest_result *res, bool *raced, mfu_error *err)
 {
-    mfu_store_ingest_result dummy;
-    if (!res)
-        res = &dummy;
-    memset(res, 0, sizeof *res);
-    if (!s || !f || !path)
-        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_ingest_file: NULL argument");
-    mfu_store_ingest_opts none;
-    memset(&none, 0, sizeof none);
-    if (!o)
-        o = &none;
-    mfu_status rs = mfu__store_writable(s, err);
-    if (rs != MFU_OK)
-        return rs;
-    bool is_stdin = strcmp(path, "-") == 0;
-    char name[MFU_STORE_NAME_MAX];
-    if (o->run_name && o->run_name[0]) {
-        rs = mfu_store_check_name(o->run_name, err);
-        if (rs != MFU_OK)
-            return rs;
-        mfu__strlcpy(name, o->run_name, sizeof name);
-    } else if (is_stdin) {
-        return mfu__fail_field(err, MFU_E_INVALID, "--run",
-                               "a log read from stdin needs a run name; give one with --run NAME");
-    } else {
-        mfu_store_default_name(path, name, sizeof name);
-    }
-
+    mfu_status rs;
     plan *p = calloc(1, sizeof *p);
     if (!p)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
@@ -365,6 +352,7 @@ mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path,
     } else {
         p->cur.lines = res->stats.lines;
     }
+    res->text_repaired = mfu__store_meta_repairs(mfu_run_meta_get(run));
     if (p->action == MFU_STORE_RESUMED) {
         rs = confirm_resume(s, p, run, err);
         if (rs != MFU_OK)
@@ -386,8 +374,12 @@ mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path,
     w.check_gen = p->exists;
     w.gen = p->gen;
     rs = mfu__store_write_rows(s, &w, err);
-    if (rs != MFU_OK)
+    if (rs != MFU_OK) {
+        int64_t other = 0;
+        if (!p->exists && mfu_store_find_run(s, name, &other, NULL) == MFU_OK)
+            *raced = true;
         goto done;
+    }
     p->id = w.id;
     if (p->action == MFU_STORE_RESTARTED) /* findings were about rows that are gone */
         rs = mfu_store_replace_findings(s, p->id, NULL, 0, err);
@@ -403,6 +395,56 @@ done:
     return rs;
 }
 
+mfu_status mfu_store_ingest_file(mfu_store *s, FILE *f, const char *path,
+                                 const mfu_store_ingest_opts *o, mfu_store_ingest_result *res,
+                                 mfu_error *err)
+{
+    mfu_store_ingest_result dummy;
+    if (!res)
+        res = &dummy;
+    memset(res, 0, sizeof *res);
+    if (!s || !f || !path)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_ingest_file: NULL argument");
+    mfu_store_ingest_opts none;
+    memset(&none, 0, sizeof none);
+    if (!o)
+        o = &none;
+    mfu_status rs = mfu__store_writable(s, err);
+    if (rs != MFU_OK)
+        return rs;
+    bool is_stdin = strcmp(path, "-") == 0;
+    char name[MFU_STORE_NAME_MAX];
+    if (o->run_name && o->run_name[0]) {
+        rs = mfu_store_check_name(o->run_name, err);
+        if (rs != MFU_OK)
+            return rs;
+        mfu__strlcpy(name, o->run_name, sizeof name);
+    } else if (is_stdin) {
+        return mfu__fail_field(err, MFU_E_INVALID, "--run",
+                               "a log read from stdin needs a run name; give one with --run NAME");
+    } else {
+        mfu_store_default_name(path, name, sizeof name);
+    }
+    bool raced = false;
+    rs = ingest_once(s, f, path, is_stdin, name, o, res, &raced, err);
+    if (!raced)
+        return rs;
+    /* Another ingest created the run while this one read the log. A file can be planned
+     * again against what it wrote (unchanged, or resumed from its rows); a stream cannot be
+     * read twice. */
+    if (!is_stdin && fseek(f, 0, SEEK_SET) == 0) {
+        memset(res, 0, sizeof *res);
+        raced = false;
+        rs = ingest_once(s, f, path, is_stdin, name, o, res, &raced, err);
+        if (!raced)
+            return rs;
+    }
+    return mfu__fail_field(err, MFU_E_IO, "--run",
+                           "%s: run '%s' was created by another ingest while this one read %s; "
+                           "ingest again when it is done",
+                           mfu_store_path(s), name, is_stdin ? "stdin" : path);
+}
+
 mfu_status mfu_store_ingest_path(mfu_store *s, const char *path, const mfu_store_ingest_opts *o,
                                  mfu_store_ingest_result *res, mfu_error *err)
 {
@@ -412,10 +454,9 @@ mfu_status mfu_store_ingest_path(mfu_store *s, const char *path, const mfu_store
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_store_ingest_path: NULL argument");
     if (strcmp(path, "-") == 0)
         return mfu_store_ingest_file(s, stdin, path, o, res, err);
-    FILE *f = fopen(path, "rb");
+    FILE *f = mfu__open_log(path, err);
     if (!f)
-        return mfu__fail(err, MFU_E_IO, 0, "%s: cannot open (%s); check the path", path,
-                         strerror(errno));
+        return MFU_E_IO;
     mfu_status rs = mfu_store_ingest_file(s, f, path, o, res, err);
     fclose(f);
     return rs;

@@ -119,6 +119,8 @@ mfu_status mfu__store_put_source(mfu_store *s, int64_t id, const mfu_store_sourc
 /* Metadata <-> JSON text (absent values left out). to_json returns a malloc'd string or NULL
  * when out of memory; from_json fills *m (unknown keys are ignored) and fails on bad JSON. */
 char *mfu__store_meta_to_json(const mfu_run_meta *m);
+/* The bytes of m's strings that are not UTF-8: to_json stores each as U+FFFD. */
+size_t mfu__store_meta_repairs(const mfu_run_meta *m);
 mfu_status mfu__store_meta_from_json(const char *text, mfu_run_meta *m, mfu_error *err);
 
 /* Row i of the mfu_run ctx (the row source of a write from a run); an absent row reads as

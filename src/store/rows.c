@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 /* Column order of INSERT and SELECT: keep the two in step. */
@@ -144,9 +145,38 @@ static void read_step(sqlite3_stmt *st, int first, mfu_step *s)
 
 /* ---- metadata as JSON ------------------------------------------------------------------- */
 
+/* A string of the log's header: bytes that are not UTF-8 are stored as U+FFFD (jansson refuses
+ * them, and the store keeps only valid UTF-8; mfu__store_meta_repairs counts them). */
 static int put_str(json_t *o, const char *k, const char *v)
 {
-    return v[0] ? json_object_set_new(o, k, json_string(v)) : 0;
+    if (!v[0])
+        return 0;
+    char fixed[3 * MFU_META_STR + 1];
+    if (!mfu__utf8_valid(v, strlen(v), NULL)) {
+        mfu__utf8_repair(v, fixed, sizeof fixed);
+        v = fixed;
+    }
+    return json_object_set_new(o, k, json_string(v));
+}
+
+/* Bytes of s that start no valid UTF-8 sequence. */
+static size_t bad_utf8(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), bad = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned cp;
+        size_t k = mfu__utf8_seq(p + i, n - i, &cp);
+        bad += k == 0;
+        i += k ? k : 1;
+    }
+    return bad;
+}
+
+size_t mfu__store_meta_repairs(const mfu_run_meta *m)
+{
+    return bad_utf8(m->format) + bad_utf8(m->model) + bad_utf8(m->device) + bad_utf8(m->dtype) +
+           bad_utf8(m->convention);
 }
 
 static int put_real(json_t *o, const char *k, double v)
@@ -875,9 +905,13 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
         size_t before = mfu_run_count(run);
         bool merged = false;
         rs = mfu_run_append(run, &row, &merged, err);
-        if (rs != MFU_OK)
+        /* A row no run accepts today (a negative step an older mfu stored, a tampered file)
+         * is left out like a missing one: the rest of the run still reads. */
+        bool refused = rs == MFU_E_RANGE;
+        if (rs != MFU_OK && !refused)
             goto done;
-        size_t to = merged ? merged_row(run, row.step) : before;
+        rs = MFU_OK;
+        size_t to = refused ? SIZE_MAX : merged ? merged_row(run, row.step) : before;
         if (!map && to != row_no) {
             map = malloc((size_t)nrows * sizeof *map);
             if (!map) {

@@ -17,11 +17,13 @@
 #include "store/internal.h"
 
 #include <errno.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "util/utf8.h"
 #include "util/util.h"
 
 #define MFU_APP_ID 0x6d667530 /* "mfu0" */
@@ -156,9 +158,20 @@ mfu_status mfu__store_fail(mfu_store *s, mfu_error *err, int rc, const char *wha
                          "%s: cannot open the store (%s); check the path and the permissions of "
                          "its directory",
                          path, msg);
-    case SQLITE_IOERR:
-        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: I/O error (%s); check the disk", path, what,
-                         msg);
+    case SQLITE_IOERR: {
+        /* SQLite keeps the errno of some failures only; a write past `ulimit -f` (EFBIG) is
+         * told by the limit itself when it is not kept */
+        int se = s && s->db ? sqlite3_system_errno(s->db) : 0;
+        struct rlimit rl;
+        bool limited = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+        if (se == EFBIG || (se == 0 && limited && rc == SQLITE_IOERR_WRITE))
+            return mfu__fail(err, MFU_E_IO, 0,
+                             "%s: %s: a write failed at this process's file-size limit (%lld "
+                             "bytes); raise it (ulimit -f) or use another --db",
+                             path, what, limited ? (long long)rl.rlim_cur : -1LL);
+        return mfu__fail(err, MFU_E_IO, 0, "%s: %s: I/O error (%s%s%s); check the disk", path, what,
+                         msg, se ? ": " : "", se ? strerror(se) : "");
+    }
     default:
         return mfu__fail(err, MFU_E_IO, 0, "%s: %s: %s (SQLite error %d)", path, what, msg, rc);
     }
@@ -234,6 +247,12 @@ mfu_status mfu_store_check_name(const char *name, mfu_error *err)
                                    "another with --run NAME",
                                    i + 1);
     }
+    size_t bad = 0;
+    if (!mfu__utf8_valid(name, n, &bad))
+        return mfu__fail_field(err, MFU_E_INVALID, "--run",
+                               "run name is not valid UTF-8 (byte %zu, 0x%02x); give another "
+                               "with --run NAME",
+                               bad + 1, (unsigned char)name[bad]);
     return MFU_OK;
 }
 
@@ -330,15 +349,31 @@ static mfu_status migrate(mfu_store *s, mfu_error *err)
     }
 }
 
+static mfu_status read_identity(mfu_store *s, int64_t *app, int64_t *tables, mfu_error *err)
+{
+    mfu_status st = query_int(s, "PRAGMA application_id", app, err);
+    if (st == MFU_OK)
+        st = query_int(s, "SELECT count(*) FROM sqlite_master", tables, err);
+    return st;
+}
+
 /* Is this file ours (or an empty database that may become ours)? */
 static mfu_status check_identity(mfu_store *s, mfu_error *err)
 {
     int64_t app = 0, tables = 0;
-    mfu_status st = query_int(s, "PRAGMA application_id", &app, err);
-    if (st == MFU_OK)
-        st = query_int(s, "SELECT count(*) FROM sqlite_master", &tables, err);
+    mfu_status st = read_identity(s, &app, &tables, err);
     if (st != MFU_OK)
         return st;
+    if (!(app == MFU_APP_ID || (app == 0 && tables == 0)) && !s->readonly) {
+        /* Another mfu may be creating this store right now (two ingests into a new --db): look
+         * again once its write is over (BEGIN IMMEDIATE waits for it, up to the timeout). */
+        if (mfu__store_begin(s, NULL) == MFU_OK) {
+            st = read_identity(s, &app, &tables, err);
+            mfu__store_rollback(s);
+            if (st != MFU_OK)
+                return st;
+        }
+    }
     if (app == MFU_APP_ID || (app == 0 && tables == 0))
         return MFU_OK;
     return mfu__fail(err, MFU_E_IO, 0,
@@ -351,17 +386,24 @@ static mfu_status set_pragmas(mfu_store *s, mfu_error *err)
 {
     if (s->readonly)
         return mfu__store_exec(s, "PRAGMA foreign_keys=ON", err);
-    /* journal_mode answers with a row; run it as a query so that a lock shows as an error. */
-    sqlite3_stmt *st = NULL;
-    mfu_status rs = mfu__store_prepare(s, "PRAGMA journal_mode=WAL", &st, err);
-    if (rs != MFU_OK)
-        return rs;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        rs = mfu__store_fail(s, err, rc, "switching to WAL mode");
-    sqlite3_finalize(st);
-    if (rs != MFU_OK)
-        return rs;
+    /* journal_mode answers with a row; run it as a query so that a lock shows as an error. The
+     * switch needs the file to itself, and SQLite does not always wait for it (the busy handler
+     * is not asked when another connection is opening the same new file): retry for as long
+     * as the busy timeout, unless another mfu has switched it meanwhile. */
+    mfu_status rs = MFU_OK;
+    for (int waited_ms = 0;; waited_ms += 20) {
+        sqlite3_stmt *st = NULL;
+        rs = mfu__store_prepare(s, "PRAGMA journal_mode=WAL", &st, err);
+        if (rs != MFU_OK)
+            return rs;
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+            break;
+        if ((rc & 0xff) != SQLITE_BUSY || waited_ms >= MFU_STORE_BUSY_TIMEOUT_MS)
+            return mfu__store_fail(s, err, rc, "switching to WAL mode");
+        sqlite3_sleep(20);
+    }
     return mfu__store_exec(s,
                            "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
                            "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16384;",

@@ -11,6 +11,9 @@
 #include <string.h>
 
 static void vfill(mfu_error *err, mfu_status code, long line, const char *fmt, va_list ap)
+    MFU__PRINTF(4, 0);
+
+static void vfill(mfu_error *err, mfu_status code, long line, const char *fmt, va_list ap)
 {
     err->code = code;
     err->line = line;
@@ -30,8 +33,7 @@ mfu_status mfu__fail(mfu_error *err, mfu_status code, long line, const char *fmt
     return code;
 }
 
-mfu_status mfu__fail_field(mfu_error *err, mfu_status code, const char *field, const char *fmt,
-                           ...)
+mfu_status mfu__fail_field(mfu_error *err, mfu_status code, const char *field, const char *fmt, ...)
 {
     if (err) {
         va_list ap;

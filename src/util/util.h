@@ -29,8 +29,8 @@ mfu_status mfu__fail(mfu_error *err, mfu_status code, long line, const char *fmt
     MFU__PRINTF(4, 5);
 
 /* As mfu__fail, and also records the field or option name concerned (truncated to fit). */
-mfu_status mfu__fail_field(mfu_error *err, mfu_status code, const char *field, const char *fmt,
-                           ...) MFU__PRINTF(4, 5);
+mfu_status mfu__fail_field(mfu_error *err, mfu_status code, const char *field, const char *fmt, ...)
+    MFU__PRINTF(4, 5);
 
 /* Copy src into dst of size n (n > 0), always NUL-terminated; returns strlen(src) so that a
  * result >= n means truncation. */
@@ -91,6 +91,20 @@ double mfu__median_finite(const double *x, size_t n, double *scratch);
  * first differences / √2 (a shift moves one difference, not the median). 0 for n < 3. tmp
  * holds n doubles. */
 double mfu__robust_noise(const double *v, size_t n, double *tmp);
+
+/* v as an int64_t, saturated: NaN gives 0, anything at or past +-2^63 the nearest end. A cast
+ * of a double out of range is undefined behaviour (clang's UBSan reports it); a log can print
+ * "global batch size: 10888888888888888824". */
+static inline int64_t mfu__int64_sat(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
 
 /* strdup in strict C11 (NULL on allocation failure or NULL input). */
 char *mfu__strdup(const char *s);

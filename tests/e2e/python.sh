@@ -13,11 +13,17 @@ lib=$(dirname "$bin")/libmfu.so
 # before anything else in the interpreter, and the interpreter's own allocations left at exit
 # are not leaks of the library.
 preload=""
-if ldd "$lib" | grep -q libasan; then
+if ldd "$lib" | grep -q libasan; then # gcc: the runtimes are shared libraries
     for rt in libasan.so libubsan.so; do
         p=$(cc -print-file-name="$rt")
         [ -e "$p" ] && preload="$preload${preload:+ }$p"
     done
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0
+elif nm -D --undefined-only "$lib" 2>/dev/null | grep -q '__asan_init'; then
+    # clang: a shared library leaves the runtime to the program; its shared form has UBSan too
+    p=$(clang-14 -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)
+    [ -e "$p" ] || { echo "python.sh: clang's ASan runtime is missing (bash scripts/deps.sh)"; exit 1; }
+    preload=$p
     export ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0
 fi
 MFU_BIN=$bin MFU_LIBRARY=$lib PYTHONPATH=$src/python PYTHONDONTWRITEBYTECODE=1 \

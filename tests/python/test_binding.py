@@ -21,7 +21,10 @@ MFU_BIN = os.environ["MFU_BIN"]
 
 
 def cli(*args):
-    out = subprocess.run([MFU_BIN] + list(args), check=True, capture_output=True, text=True)
+    # The sanitizer runtime preloaded into this interpreter (tests/e2e/python.sh) is not the
+    # CLI's: a clang-built mfu carries its own and aborts beside a second one.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    out = subprocess.run([MFU_BIN] + list(args), check=True, capture_output=True, text=True, env=env)
     return out.stdout
 
 

@@ -21,7 +21,9 @@
 static inline void ingest_data_path(char *buf, size_t n, const char *rel)
 {
     const char *dir = getenv("MFU_TEST_DATA");
-    snprintf(buf, n, "%s/%s", dir ? dir : "tests/data", rel);
+    int w = snprintf(buf, n, "%s/%s", dir ? dir : "tests/data", rel);
+    if (w < 0 || (size_t)w >= n)
+        fail_msg("test data path too long: %s/%s", dir ? dir : "tests/data", rel);
 }
 
 static inline mfu_run *ingest_fixture(const char *rel, const char *format, mfu_ingest_stats *stats)

@@ -74,6 +74,8 @@ static bool ref_megatron_pieces(mfu__span rest, mfu_step *s)
         s->flags |= MFU_STEP_LOSS_NAN;
     if (!isnan(seqlen) && !isnan(s->samples))
         s->tokens = s->samples * seqlen;
+    if (isinf(s->step_time_s))
+        return false; /* mfu_run_append refuses an infinite step time (plausible.c) */
     if (isinf(s->loss))
         s->flags |= MFU_STEP_LOSS_NAN;
     double *d[] = {&s->step_time_s, &s->tokens,       &s->samples,     &s->loss,         &s->lr,

@@ -7,7 +7,10 @@
 #define MFU_STORE_TEST_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -46,6 +49,27 @@ static inline mfu_run *parse(const char *path)
     if (mfu_ingest_path(path, NULL, &run, NULL, &e) != MFU_OK)
         fail_msg("parse %s: %s", path, e.message);
     return run;
+}
+
+/* A fresh store path in /tmp (the file not made yet) in buf (at least 32 bytes). */
+static inline void temp_store_path(char *buf, size_t n)
+{
+    snprintf(buf, n, "/tmp/mfu-store-test-XXXXXX");
+    int fd = mkstemp(buf);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(buf);
+}
+
+/* Remove a store file and the WAL files beside it. */
+static inline void remove_store_files(const char *db)
+{
+    char p[4200];
+    unlink(db);
+    snprintf(p, sizeof p, "%s-wal", db);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", db);
+    unlink(p);
 }
 
 /* An integer from SQL on a separate raw connection (-1 when no row). */

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "run/step.h"
 #include "ingest/fast.h"
 #include "ingest/format.h"
 #include "ingest/internal.h"
@@ -1127,6 +1128,10 @@ static void megatron_shapes_match_helpers(void **state)
             continue;
         }
         want.time_s = ln.prefix_time_s; /* as mfu__emit fills it */
+        if (mfu__step_plausible(&want, &want, NULL) != MFU_OK) {
+            skips++; /* a value no measurement has: mfu_run_append refuses it */
+            continue;
+        }
         if (!mfu_run_get(run, row, &got))
             fail_msg("line %d: no row", i + 1);
         if (!same_step(&got, &want))

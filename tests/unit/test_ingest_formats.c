@@ -359,6 +359,11 @@ static void put(synth *s, const char *fmt, ...) __attribute__((format(printf, 2,
 static void put(synth *s, const char *fmt, ...)
 {
     for (;;) {
+        if (!s->buf) { /* NULL + 0 is undefined (clang's UBSan says so): allocate first */
+            s->cap = 4096;
+            s->buf = malloc(s->cap);
+            assert_non_null(s->buf);
+        }
         va_list ap;
         va_start(ap, fmt);
         int r = vsnprintf(s->buf + s->n, s->cap - s->n, fmt, ap);
@@ -369,6 +374,7 @@ static void put(synth *s, const char *fmt, ...)
         }
         s->cap = s->cap * 2 + 4096;
         s->buf = realloc(s->buf, s->cap);
+        assert_non_null(s->buf);
     }
 }
 

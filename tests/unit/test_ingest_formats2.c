@@ -41,6 +41,8 @@ typedef struct buf {
     size_t n, cap;
 } buf;
 
+static void bput(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void bput(buf *b, const char *fmt, ...)
 {
     va_list ap;
@@ -257,7 +259,7 @@ static void hf_bars_banner_and_metrics_block(void **state)
     assert_int_equal(s.step, 20);
     assert_near(s.step_time_s, 2.05, 1e-12);
     assert_true(isnan(s.grad_norm)); /* inf is stored as absent (mfu__emit) */
-    s = ingest_row(run, 2); /* the eval bar (4/5) was not taken for a step number */
+    s = ingest_row(run, 2);          /* the eval bar (4/5) was not taken for a step number */
     assert_int_equal(s.step, 30);
     assert_true(isnan(s.loss));
     assert_true(s.flags & MFU_STEP_LOSS_NAN);
@@ -915,7 +917,7 @@ static void torchtune_tqdm_config_memory(void **state)
     assert_true(ingest_row(run, 2).flags & MFU_STEP_LOSS_NAN);
     s = ingest_row(run, 3);
     assert_near(s.tokens_per_s, 1500.5, 1e-12);
-    assert_true(isnan(s.grad_norm)); /* inf is stored as absent (mfu__emit) */
+    assert_true(isnan(s.grad_norm));                 /* inf is stored as absent (mfu__emit) */
     assert_near(s.memory_bytes, 40.25 * GIB, 1e-12); /* reserved first */
     mfu_run_free(run);
 }
@@ -1197,7 +1199,7 @@ static void mess_hf_axolotl(void **state)
     MESS("hf", hf, 3);
     mfu_run *run = messy_run(hf, 4);
     assert_true(ingest_row(run, 1).flags & MFU_STEP_LOSS_NAN);
-    assert_true(isnan(ingest_row(run, 1).grad_norm)); /* inf -> absent */
+    assert_true(isnan(ingest_row(run, 1).grad_norm));          /* inf -> absent */
     assert_true(ingest_row(run, 2).flags & MFU_STEP_LOSS_NAN); /* inf loss */
     assert_true(isnan(ingest_row(run, 2).loss));
     mfu_run_free(run);
@@ -1363,8 +1365,8 @@ static void truncated_lines_never_crash(void **state)
 {
     (void)state;
     static const char *const lines[] = {
-        "{'loss': '3.41', 'grad_norm': [1, (2, 3)], \"k'\": 'v', 'memory/max_active (GiB)': "
-        "'2.4'}",
+        ("{'loss': '3.41', 'grad_norm': [1, (2, 3)], \"k'\": 'v', 'memory/max_active (GiB)': "
+         "'2.4'}"),
         " 33%|###3      | 20/60 [00:10<00:20,  2.05s/it]{'loss': 2.25}",
         "TrainOutput(global_step=200, training_loss=2.8, metrics={'train_runtime': 116.19})",
         "[Rank 0] step=40, skipped=2, lr=[5e-05], mom=[[0.9, 0.999]]",

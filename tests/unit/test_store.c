@@ -328,7 +328,8 @@ static mfu_run *odd_run(size_t n)
         s.time_s = 1.7e9 + (double)i * 0.25;
         if (i % 3)
             s.step_time_s = 0.5 + (double)i * 1e-7;
-        s.tokens = odd[i % MFU__ARRAY_LEN(odd)];
+        double tok = odd[i % MFU__ARRAY_LEN(odd)]; /* a count: finite, not below 0 (-0 is not) */
+        s.tokens = isfinite(tok) && !(tok < 0) ? tok : 1024;
         s.samples = i % 4 ? NAN : 1024;
         s.loss = i % 7 == 0 ? NAN : 10.0 / (double)(i + 1);
         s.lr = 3e-4 * (double)(i % 11);

@@ -512,6 +512,24 @@ static void histogram(void **state)
     free(v);
 }
 
+/* One step time 1e49 typical widths away from the others (a nanoGPT line "time 561e50ms"):
+ * the automatic bin count is clamped before it becomes an int (UBSan caught the cast). */
+static void histogram_of_a_huge_spread(void **state)
+{
+    (void)state;
+    const double v[] = {1.0999, 1.1, 1.1001, 1.1002, 1.0998, 5.61e49};
+    char *svg = mfu__svg_histogram(v, MFU__ARRAY_LEN(v), 0, NULL, 0, 0);
+    assert_well_formed(svg);
+    size_t total = 0, bars = 0;
+    for (const char *p = svg; (p = strstr(p, "data-count=\"")); p++) {
+        total += (size_t)strtoul(p + strlen("data-count=\""), NULL, 10);
+        bars++;
+    }
+    assert_int_equal(total, MFU__ARRAY_LEN(v));
+    assert_true(bars >= 5 && bars <= 62);
+    free(svg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,6 +540,7 @@ int main(void)
         cmocka_unit_test(waterfall),
         cmocka_unit_test(histogram),
         cmocka_unit_test(hover_titles),
+        cmocka_unit_test(histogram_of_a_huge_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

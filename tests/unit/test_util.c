@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <string.h>
 
 #include "util/util.h"
@@ -46,7 +47,7 @@ static void strlcpy_truncates_and_terminates(void **state)
     char buf[4];
     assert_int_equal(mfu__strlcpy(buf, "abcdef", sizeof buf), 6);
     assert_string_equal(buf, "abc");
-    assert_true(mfu__appendf(buf, sizeof buf, "%s", "") );
+    assert_true(mfu__appendf(buf, sizeof buf, "%s", ""));
     char b2[8] = "ab";
     assert_true(mfu__appendf(b2, sizeof b2, "%d", 12));
     assert_string_equal(b2, "ab12");
@@ -117,6 +118,19 @@ static void fail_fills_error(void **state)
     assert_string_equal(mfu_strerror(MFU_E_LIMIT), "size limit exceeded");
 }
 
+/* A double out of int64_t's range saturates instead of an undefined cast (a fuzzed Megatron
+ * line printed "global batch size: 10888888888888888824"). */
+static void int64_saturates(void **state)
+{
+    (void)state;
+    assert_true(mfu__int64_sat(1.0888888888888889e19) == INT64_MAX);
+    assert_true(mfu__int64_sat(-1e300) == INT64_MIN);
+    assert_true(mfu__int64_sat(9223372036854775807.0) == INT64_MAX); /* 2^63 */
+    assert_true(mfu__int64_sat(NAN) == 0);
+    assert_true(mfu__int64_sat(-2.9) == -2);
+    assert_true(mfu__int64_sat(4096.0) == 4096);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +140,7 @@ int main(void)
         cmocka_unit_test(case_insensitive),
         cmocka_unit_test(fail_fills_error),
         cmocka_unit_test(edit_distance_and_did_you_mean),
+        cmocka_unit_test(int64_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

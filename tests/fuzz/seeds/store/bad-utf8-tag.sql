@@ -1,0 +1,1 @@
+UPDATE tags SET value = CAST(X'c328' AS TEXT);

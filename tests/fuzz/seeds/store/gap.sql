@@ -1,0 +1,1 @@
+DELETE FROM steps WHERE rowid % 3 = 0;

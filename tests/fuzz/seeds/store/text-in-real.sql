@@ -1,0 +1,1 @@
+UPDATE steps SET step_time_s = 'x' WHERE rowid = 2;

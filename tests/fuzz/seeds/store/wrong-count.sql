@@ -1,0 +1,1 @@
+UPDATE runs SET nrows = nrows + 5, first_step = -1;
