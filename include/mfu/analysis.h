@@ -192,25 +192,25 @@ typedef struct mfu_interval {
  * the time the steps slower than typical cost. */
 typedef struct mfu_level {
     int64_t first_step, last_step;
-    size_t steps;                     /* steady, usable steps in the window */
-    mfu_interval tokens_per_s;        /* median counted tokens per second, whole job */
-    mfu_interval useful_tokens_per_s; /* median non-padding tokens per second */
-    mfu_interval mfu;                 /* median MFU, fraction; NaN without FLOPs per token or
-                                         capacity */
-    mfu_interval hfu;                 /* median HFU */
-    mfu_interval step_time_s;         /* median step time */
+    size_t steps;                           /* steady, usable steps in the window */
+    mfu_interval tokens_per_s;              /* median counted tokens per second, whole job */
+    mfu_interval useful_tokens_per_s;       /* median non-padding tokens per second */
+    mfu_interval mfu;                       /* median MFU, fraction; NaN without FLOPs per token or
+                                               capacity */
+    mfu_interval hfu;                       /* median HFU */
+    mfu_interval step_time_s;               /* median step time */
     double model_flops_per_s_per_device;    /* median */
     double hardware_flops_per_s_per_device; /* median */
-    double capacity_flops_per_s;  /* devices × peak, median over the steps */
-    double model_flops_per_token; /* median over the steps */
+    double capacity_flops_per_s;            /* devices × peak, median over the steps */
+    double model_flops_per_token;           /* median over the steps */
     double hardware_flops_per_token;
-    double useful_fraction;       /* useful / counted tokens, median (1 without padding) */
-    double total_tokens_per_s;    /* Σ tokens / Σ step time: the window's total, stalls in it */
-    double total_mfu;             /* Σ useful model FLOPs / Σ (step time × capacity) */
-    double total_time_s;          /* Σ step time */
-    double mean_step_time_s;      /* Σ step time / steps */
-    double stall_time_s;          /* Σ step time − Σ tokens ÷ the median tokens/s: the time the
-                                     steps slower than the typical one cost (>= 0) */
+    double useful_fraction;    /* useful / counted tokens, median (1 without padding) */
+    double total_tokens_per_s; /* Σ tokens / Σ step time: the window's total, stalls in it */
+    double total_mfu;          /* Σ useful model FLOPs / Σ (step time × capacity) */
+    double total_time_s;       /* Σ step time */
+    double mean_step_time_s;   /* Σ step time / steps */
+    double stall_time_s;       /* Σ step time − Σ tokens ÷ the median tokens/s: the time the
+                                  steps slower than the typical one cost (>= 0) */
     double devices, peak_flops_per_s, seq_len, global_batch; /* NaN when mixed or absent */
     char dtype[MFU_SERIES_LABEL_MAX]; /* "" when absent, "mixed" when it varies */
     char recompute[MFU_SERIES_LABEL_MAX];

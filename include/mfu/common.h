@@ -33,17 +33,17 @@ extern "C" {
 /* Status codes. Only ever appended to: the numbers are part of the ABI. */
 typedef enum mfu_status {
     MFU_OK = 0,
-    MFU_E_INVALID = 1,        /* an argument is out of its domain (zero, negative, NULL) */
-    MFU_E_NOMEM = 2,          /* an allocation failed */
-    MFU_E_IO = 3,             /* reading or writing a file failed */
-    MFU_E_PARSE = 4,          /* input text is malformed (line/column in mfu_error) */
-    MFU_E_MISSING = 5,        /* a required field is absent (name in mfu_error.field) */
-    MFU_E_UNKNOWN = 6,        /* a name (device, model, convention, format) is not known */
-    MFU_E_AMBIGUOUS = 7,      /* a name matches more than one entry */
-    MFU_E_UNSUPPORTED = 8,    /* a valid request this version cannot answer */
-    MFU_E_LIMIT = 9,          /* a named size limit was hit (see the module's docs) */
-    MFU_E_EMPTY = 10,         /* the input had nothing usable */
-    MFU_E_RANGE = 11          /* a number is outside what can be represented or is not finite */
+    MFU_E_INVALID = 1,     /* an argument is out of its domain (zero, negative, NULL) */
+    MFU_E_NOMEM = 2,       /* an allocation failed */
+    MFU_E_IO = 3,          /* reading or writing a file failed */
+    MFU_E_PARSE = 4,       /* input text is malformed (line/column in mfu_error) */
+    MFU_E_MISSING = 5,     /* a required field is absent (name in mfu_error.field) */
+    MFU_E_UNKNOWN = 6,     /* a name (device, model, convention, format) is not known */
+    MFU_E_AMBIGUOUS = 7,   /* a name matches more than one entry */
+    MFU_E_UNSUPPORTED = 8, /* a valid request this version cannot answer */
+    MFU_E_LIMIT = 9,       /* a named size limit was hit (see the module's docs) */
+    MFU_E_EMPTY = 10,      /* the input had nothing usable */
+    MFU_E_RANGE = 11       /* a number is outside what can be represented or is not finite */
 } mfu_status;
 
 #define MFU_ERROR_MESSAGE_MAX 512

@@ -22,7 +22,8 @@ typedef enum mfu_throughput_kind {
     MFU_TPUT_TOKENS_PER_S = 0,            /* global tokens per second (all devices) */
     MFU_TPUT_TOKENS_PER_S_PER_DEVICE = 1, /* tokens per second on one device */
     MFU_TPUT_STEP_TIME = 2,               /* seconds per step, with tokens per step (global) */
-    MFU_TPUT_MODEL_FLOPS_PER_DEVICE = 3   /* achieved model FLOP/s per device (e.g. a log's TFLOP/s) */
+    MFU_TPUT_MODEL_FLOPS_PER_DEVICE =
+        3 /* achieved model FLOP/s per device (e.g. a log's TFLOP/s) */
 } mfu_throughput_kind;
 
 typedef struct mfu_throughput {
@@ -40,12 +41,12 @@ typedef struct mfu_estimate_input {
 } mfu_estimate_input;
 
 typedef struct mfu_estimate {
-    double tokens_per_s;                      /* global */
+    double tokens_per_s; /* global */
     double tokens_per_s_per_device;
     double model_flops_per_s_per_device;
     double hardware_flops_per_s_per_device;
-    double mfu;                               /* fraction 0..1 (may exceed 1 for bad inputs) */
-    double hfu;                               /* fraction, >= mfu */
+    double mfu; /* fraction 0..1 (may exceed 1 for bad inputs) */
+    double hfu; /* fraction, >= mfu */
 } mfu_estimate;
 
 /* Compute *out from in and a throughput. Returns MFU_E_INVALID (field names the input, message

@@ -35,9 +35,9 @@ extern "C" {
 
 /* ---- limits ------------------------------------------------------------------------------- */
 
-#define MFU_ARCH_NAME_MAX 64        /* bytes of mfu_arch.name, NUL included */
-#define MFU_ARCH_SOURCE_MAX 320     /* bytes of mfu_arch.source, NUL included */
-#define MFU_DIM_MAX 2147483647LL    /* the largest accepted dimension (layers, hidden, seq, ...) */
+#define MFU_ARCH_NAME_MAX 64     /* bytes of mfu_arch.name, NUL included */
+#define MFU_ARCH_SOURCE_MAX 320  /* bytes of mfu_arch.source, NUL included */
+#define MFU_DIM_MAX 2147483647LL /* the largest accepted dimension (layers, hidden, seq, ...) */
 #define MFU_CONFIG_MAX_BYTES (4L * 1024 * 1024) /* the largest config.json read */
 /* The largest parameter count (2^53): counts stay exact in a double up to here. */
 #define MFU_PARAMS_MAX 9007199254740992LL
@@ -174,19 +174,19 @@ typedef struct mfu_workload {
 
 /* How a stack counts the FLOPs of one token. Numbers are part of the ABI: only appended to. */
 typedef enum mfu_convention {
-    MFU_CONV_EXACT = 0,         /* 3 x every forward matmul, causal halved (default) */
-    MFU_CONV_MEGATRON_2025 = 1, /* exact without the MoE router, no sliding window */
-    MFU_CONV_MAXTEXT_2025 = 2,  /* MaxText calculate_tflops_training_per_device (= exact) */
-    MFU_CONV_PALM = 3,          /* 6N + 12 L H Q T */
-    MFU_CONV_6N = 4,            /* 6N */
-    MFU_CONV_NANOGPT = 5,       /* PaLM with N minus the position embedding */
-    MFU_CONV_LLMC = 6,          /* 6N + 6 L C T, N = every parameter */
-    MFU_CONV_TORCHTITAN = 7,    /* 6 N_matmul + 6 L H (d_qk + d_v) T */
-    MFU_CONV_LLM_FOUNDRY = 8,   /* MosaicML: 6N + 12 L d s; HFU 8N + 16 L d s */
-    MFU_CONV_NEMO_2024 = 9,     /* NeMo 24.07 closed forms, attention not halved */
-    MFU_CONV_MAXTEXT_2023 = 10, /* 6N + 6 L H Q s (halved), N = every parameter */
+    MFU_CONV_EXACT = 0,          /* 3 x every forward matmul, causal halved (default) */
+    MFU_CONV_MEGATRON_2025 = 1,  /* exact without the MoE router, no sliding window */
+    MFU_CONV_MAXTEXT_2025 = 2,   /* MaxText calculate_tflops_training_per_device (= exact) */
+    MFU_CONV_PALM = 3,           /* 6N + 12 L H Q T */
+    MFU_CONV_6N = 4,             /* 6N */
+    MFU_CONV_NANOGPT = 5,        /* PaLM with N minus the position embedding */
+    MFU_CONV_LLMC = 6,           /* 6N + 6 L C T, N = every parameter */
+    MFU_CONV_TORCHTITAN = 7,     /* 6 N_matmul + 6 L H (d_qk + d_v) T */
+    MFU_CONV_LLM_FOUNDRY = 8,    /* MosaicML: 6N + 12 L d s; HFU 8N + 16 L d s */
+    MFU_CONV_NEMO_2024 = 9,      /* NeMo 24.07 closed forms, attention not halved */
+    MFU_CONV_MAXTEXT_2023 = 10,  /* 6N + 6 L H Q s (halved), N = every parameter */
     MFU_CONV_MEGATRON_2021 = 11, /* Narayanan et al. 2021 Eq. 3 (includes full recompute) */
-    MFU_CONV_KORTHIKANTI = 12,  /* Korthikanti et al. 2022 model / hardware FLOPs */
+    MFU_CONV_KORTHIKANTI = 12,   /* Korthikanti et al. 2022 model / hardware FLOPs */
     MFU_CONV_COUNT = 13
 } mfu_convention;
 
@@ -245,7 +245,7 @@ MFU_API double mfu_flops_breakdown_total(const mfu_flops_breakdown *b);
 /* The answer of mfu_flops_compute(). Every FLOPs figure is per token. */
 typedef struct mfu_flops {
     mfu_convention convention;
-    mfu_attention attention;   /* the attention mode used (never DEFAULT) */
+    mfu_attention attention;      /* the attention mode used (never DEFAULT) */
     mfu_flops_breakdown forward;  /* forward pass only */
     mfu_flops_breakdown training; /* forward + backward, no recomputation (model FLOPs) */
     double forward_flops;         /* sum of forward */
@@ -270,8 +270,7 @@ typedef struct mfu_flops {
  * or MLA). On failure *out is zeroed.
  */
 MFU_API mfu_status mfu_flops_compute(const mfu_arch *arch, const mfu_workload *wl,
-                                     const mfu_flops_options *opt, mfu_flops *out,
-                                     mfu_error *err);
+                                     const mfu_flops_options *opt, mfu_flops *out, mfu_error *err);
 
 /* ---- inputs: Hugging Face config.json and bundled presets --------------------------------- */
 

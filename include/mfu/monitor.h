@@ -63,13 +63,13 @@ typedef struct mfu_monitor_config {
                                 --device); NULL = none */
     const char *name;        /* the run's model description in its metadata; NULL = model */
     /* Appended fields (the struct only grows at its end). */
-    bool nvml;      /* true: take each step's clock_mhz, power_w and power_limit_w,
-                       when the step does not carry them, from an NVML sample of GPU
-                       nvml_index at record time (mfu_nvml_*, mfu/device.h), so the
-                       report's throttling and power_cap findings work in the loop.
-                       NVML is loaded at run time: no library or driver makes
-                       mfu_monitor_new fail with NVML's error. false = no NVML. */
-    int nvml_index; /* NVML's index of this rank's GPU (0-based); with nvml only */
+    bool nvml;             /* true: take each step's clock_mhz, power_w and power_limit_w,
+                              when the step does not carry them, from an NVML sample of GPU
+                              nvml_index at record time (mfu_nvml_*, mfu/device.h), so the
+                              report's throttling and power_cap findings work in the loop.
+                              NVML is loaded at run time: no library or driver makes
+                              mfu_monitor_new fail with NVML's error. false = no NVML. */
+    int nvml_index;        /* NVML's index of this rank's GPU (0-based); with nvml only */
     const char *attention; /* "causal" or "full" (`mfu flops --attention`): how the attention
                               core is counted; NULL = as the convention counts it */
 } mfu_monitor_config;

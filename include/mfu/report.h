@@ -101,7 +101,7 @@ typedef struct mfu_report mfu_report;
 
 /* Where a piece of context came from. */
 typedef enum mfu_report_source {
-    MFU_SRC_NONE = 0, /* unknown */
+    MFU_SRC_NONE = 0,    /* unknown */
     MFU_SRC_LOG = 1,     /* the log's header or step lines */
     MFU_SRC_INPUT = 2,   /* the caller (command-line flags) */
     MFU_SRC_INFERRED = 3 /* worked out from the log's own figures (its peak names one device of
@@ -153,14 +153,14 @@ typedef struct mfu_report_context {
     double implied_peak_flops_per_s; /* the log's TFLOP/s ÷ its MFU (NaN unless both) */
     double implied_flops_per_token;  /* the log's FLOP/s ÷ tokens/s per device (NaN) */
     int64_t start_time_s;            /* first timestamp of the log (s since 1970), 0 none */
-    bool mfu_from_log;   /* no model: the MFU and FLOP/s series are the log's own figures,
-                            under the framework's convention (stack.name), not mfu's count */
+    bool mfu_from_log;     /* no model: the MFU and FLOP/s series are the log's own figures,
+                              under the framework's convention (stack.name), not mfu's count */
     size_t context_breaks; /* stretches of steps where the given context does not match the
                               log's own figures (the notes say where and what they imply) */
-    bool flops_relative; /* mfu_from_log, and the log's FLOPs per token are known only up to a
-                            factor: it prints MFU without FLOP/s and names no device (units of
-                            its unknown peak), or no device count (per job): the analysis
-                            states no FLOP/s, capacity or FLOPs per token, only their ratios */
+    bool flops_relative;   /* mfu_from_log, and the log's FLOPs per token are known only up to a
+                              factor: it prints MFU without FLOP/s and names no device (units of
+                              its unknown peak), or no device count (per job): the analysis
+                              states no FLOP/s, capacity or FLOPs per token, only their ratios */
 } mfu_report_context;
 
 /* One piece of context that is missing, and the option that supplies it. */

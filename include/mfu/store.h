@@ -348,8 +348,7 @@ MFU_API void mfu_store_default_name(const char *path, char *name, size_t n);
 /* Attach the views of a profiler trace (the JSON of `mfu trace --json`, made by the caller) to
  * run id, replacing what was attached before; removed with the run. Errors: MFU_E_INVALID
  * (NULL, read-only store, no run id), MFU_E_LIMIT (past MFU_STORE_TRACE_MAX), MFU_E_IO. */
-MFU_API mfu_status mfu_store_put_trace(mfu_store *s, int64_t id, const char *json,
-                                       mfu_error *err);
+MFU_API mfu_status mfu_store_put_trace(mfu_store *s, int64_t id, const char *json, mfu_error *err);
 
 /* The views attached to run id: *out a malloc'd copy (free() it), NULL when none is attached.
  * Errors: MFU_E_INVALID (NULL argument), MFU_E_IO, MFU_E_NOMEM. */

@@ -59,12 +59,8 @@ mfu_status mfu_estimate_compute(const mfu_estimate_input *in, const mfu_throughp
                                "--tokens-per-sec-per-device, --step-time or --tflops-per-device");
     double tps;
     switch (tput->kind) {
-    case MFU_TPUT_TOKENS_PER_S:
-        tps = tput->value;
-        break;
-    case MFU_TPUT_TOKENS_PER_S_PER_DEVICE:
-        tps = tput->value * in->devices;
-        break;
+    case MFU_TPUT_TOKENS_PER_S: tps = tput->value; break;
+    case MFU_TPUT_TOKENS_PER_S_PER_DEVICE: tps = tput->value * in->devices; break;
     case MFU_TPUT_STEP_TIME:
         if (!positive(tput->tokens_per_step))
             return mfu__fail_field(err, MFU_E_INVALID, "tokens_per_step",

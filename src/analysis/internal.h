@@ -43,10 +43,10 @@ struct mfu_analysis {
      * t step time, k counted tokens, u useful tokens, f model FLOPs per useful token,
      * h hardware FLOPs per counted token, c capacity (devices × peak). */
     double *t, *k, *u, *f, *h, *c;
-    uint8_t *usable; /* t and k valid (and f, c when the series has them) */
-    uint8_t *steady; /* usable, not warm-up, not settle */
-    uint8_t *state;  /* mfu_row_state of each row */
-    bool has_flops;  /* some row has model FLOPs per token and capacity */
+    uint8_t *usable;       /* t and k valid (and f, c when the series has them) */
+    uint8_t *steady;       /* usable, not warm-up, not settle */
+    uint8_t *state;        /* mfu_row_state of each row */
+    bool has_flops;        /* some row has model FLOPs per token and capacity */
     bool capacity_unknown; /* FLOPs per token without any peak: capacity is taken as 1 (the
                               MFU columns are NaN, the MFU term is the FLOP/s change) */
     mfu_warmup warmup;

@@ -330,8 +330,7 @@ bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mf
     if (flops) {
         d[MFU_TERM_CAPACITY] =
             out->capacity_unknown ? 0 : dln_of(A->capacity_flops_per_s, B->capacity_flops_per_s);
-        d[MFU_TERM_FLOPS_PER_TOKEN] =
-            -dln_of(A->model_flops_per_token, B->model_flops_per_token);
+        d[MFU_TERM_FLOPS_PER_TOKEN] = -dln_of(A->model_flops_per_token, B->model_flops_per_token);
         d[MFU_TERM_MFU] = d[MFU_TERM_TOKENS_PER_S] - d[MFU_TERM_CAPACITY] -
                           d[MFU_TERM_FLOPS_PER_TOKEN] - d[MFU_TERM_PADDING];
         if (fabs(d[MFU_TERM_MFU]) < 1e-12)

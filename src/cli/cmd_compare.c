@@ -172,7 +172,7 @@ static void print_text(const side *sa, const side *sb, const mfu_decomposition *
     explain_out_terms(stdout, d, "  ");
     mfu_term h = headline(d);
     const mfu_term_change *c = &d->term[h];
-    const char *name = h == MFU_TERM_MFU                  ? "MFU"
+    const char *name = h == MFU_TERM_MFU                    ? "MFU"
                        : unit && strcmp(unit, "steps") == 0 ? "steps/s"
                                                             : "tokens/s";
     printf("\n%s ", name);
@@ -323,8 +323,7 @@ int cmd_compare(int argc, char **argv)
                 int whole = strcmp(ua, "tokens") == 0 ? 0 : 1;
                 mfu_report **rep = whole == 0 ? &ra_rep : &rb_rep;
                 mfu_report *per = NULL;
-                rc = report_args_report("compare", &ra, sides[whole].path, runs[whole], true,
-                                        &per);
+                rc = report_args_report("compare", &ra, sides[whole].path, runs[whole], true, &per);
                 if (rc == CLI_EXIT_OK) {
                     mfu_report_free(*rep);
                     *rep = per;
@@ -345,8 +344,7 @@ int cmd_compare(int argc, char **argv)
         mfu_decomposition d;
         mfu_error e;
         memset(&e, 0, sizeof e);
-        snprintf(ra.analysis.rate_name, sizeof ra.analysis.rate_name, "%s",
-                 explain_out_rate(unit));
+        snprintf(ra.analysis.rate_name, sizeof ra.analysis.rate_name, "%s", explain_out_rate(unit));
         mfu_status st = mfu_compare(an_a, sides[0].w, an_b, sides[1].w, &ra.analysis, &d, &e);
         if (st == MFU_E_EMPTY) {
             /* which side: the one without a steady step in its window */

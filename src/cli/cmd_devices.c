@@ -725,13 +725,13 @@ static int show_matches(const mfu_device_match *m, const char *query, bool json,
         m->ncandidates < MFU_DEVICE_CANDIDATES_MAX ? m->ncandidates : MFU_DEVICE_CANDIDATES_MAX;
     if (json) {
         json_t *root = json_object();
-        json_object_set_new(root, "query", str_or_null(query));
-        json_object_set_new(root, "match", json_string("several"));
-        json_object_set_new(root, "count", json_integer((json_int_t)m->ncandidates));
+        cli_json_set(root, "query", str_or_null(query));
+        cli_json_set(root, "match", cli_json_str("several"));
+        cli_json_set(root, "count", json_integer((json_int_t)m->ncandidates));
         json_t *arr = json_array();
         for (size_t i = 0; i < shown; i++)
-            json_array_append_new(arr, device_json(m->candidates[i], only));
-        json_object_set_new(root, "devices", arr);
+            cli_json_append(arr, device_json(m->candidates[i], only));
+        cli_json_set(root, "devices", arr);
         return cli_print_json(root);
     }
     printf("'%s' matches %zu devices whose peaks differ", query, m->ncandidates);

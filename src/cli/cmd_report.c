@@ -26,11 +26,10 @@
 #include "util/util.h"
 
 static const cli_optspec specs[] = {
-    REPORT_ARGS_OPTSPECS, {"json", false}, {"no-series", false},   {"list-stacks", false},
-    {"expect", true},     {"html", true},  {"no-analysis", false}, {"run", true},
-    {"db", true},         {"wait", true},  {"csv", true},          {"tensorboard", true},
-    {"trace", true},
-    {"verbose", false},
+    REPORT_ARGS_OPTSPECS, {"json", false},    {"no-series", false},   {"list-stacks", false},
+    {"expect", true},     {"html", true},     {"no-analysis", false}, {"run", true},
+    {"db", true},         {"wait", true},     {"csv", true},          {"tensorboard", true},
+    {"trace", true},      {"verbose", false},
 };
 
 static void help(void)

@@ -376,33 +376,32 @@ static json_t *compare_json(const side *a, const side *b, size_t nk)
         json_decref(jb);
         return NULL;
     }
-    json_object_set_new(o, "a", ja);
-    json_object_set_new(o, "b", jb);
+    cli_json_set(o, "a", ja);
+    cli_json_set(o, "b", jb);
     double ta = a->tot.span_s / (double)a->rank_steps, tb = b->tot.span_s / (double)b->rank_steps;
-    json_object_set_new(d, "step_time_a_s", cli_json_num(ta));
-    json_object_set_new(d, "step_time_b_s", cli_json_num(tb));
+    cli_json_set(d, "step_time_a_s", cli_json_num(ta));
+    cli_json_set(d, "step_time_b_s", cli_json_num(tb));
     for (int p = 0; p < MFU_TRACE_PARTS_; p++)
-        json_object_set_new(share, mfu_trace_part_name((mfu_trace_part)p),
-                            cli_json_num(100 * (b->tot.part_s[p] / b->tot.span_s -
-                                                a->tot.part_s[p] / a->tot.span_s)));
-    json_object_set_new(d, "share_points", share);
+        cli_json_set(share, mfu_trace_part_name((mfu_trace_part)p),
+                     cli_json_num(100 * (b->tot.part_s[p] / b->tot.span_s -
+                                         a->tot.part_s[p] / a->tot.span_s)));
+    cli_json_set(d, "share_points", share);
     if (a->v.has_waterfall && b->v.has_waterfall) {
         const mfu_trace_waterfall *wa = &a->v.waterfall, *wb = &b->v.waterfall;
         json_t *lost = json_object();
-        json_object_set_new(lost, "idle", cli_json_num(wb->idle - wa->idle));
-        json_object_set_new(lost, "communication",
-                            cli_json_num(wb->communication - wa->communication));
-        json_object_set_new(lost, "memcpy", cli_json_num(wb->memcpy - wa->memcpy));
-        json_object_set_new(lost, "non_matmul", cli_json_num(wb->non_matmul - wa->non_matmul));
-        json_object_set_new(lost, "matmul_below_peak",
-                            cli_json_num(wb->matmul_below_peak - wa->matmul_below_peak));
-        json_object_set_new(d, "lost_points", lost);
-        json_object_set_new(d, "mfu_points", cli_json_num(100 * (wb->mfu - wa->mfu)));
+        cli_json_set(lost, "idle", cli_json_num(wb->idle - wa->idle));
+        cli_json_set(lost, "communication", cli_json_num(wb->communication - wa->communication));
+        cli_json_set(lost, "memcpy", cli_json_num(wb->memcpy - wa->memcpy));
+        cli_json_set(lost, "non_matmul", cli_json_num(wb->non_matmul - wa->non_matmul));
+        cli_json_set(lost, "matmul_below_peak",
+                     cli_json_num(wb->matmul_below_peak - wa->matmul_below_peak));
+        cli_json_set(d, "lost_points", lost);
+        cli_json_set(d, "mfu_points", cli_json_num(100 * (wb->mfu - wa->mfu)));
     } else {
-        json_object_set_new(d, "lost_points", json_null());
-        json_object_set_new(d, "mfu_points", json_null());
+        cli_json_set(d, "lost_points", json_null());
+        cli_json_set(d, "mfu_points", json_null());
     }
-    json_object_set_new(o, "delta", d);
+    cli_json_set(o, "delta", d);
     return o;
 }
 

@@ -96,10 +96,10 @@ typedef struct watch_cfg {
 /* ---- per-step figures (the figures module's) ----------------------------------------------- */
 
 typedef struct figures {
-    const mfu_run *run;   /* the run the figures are of (the session's; NULL none) */
-    mfu__fctx *fig;       /* NULL before the first row */
+    const mfu_run *run; /* the run the figures are of (the session's; NULL none) */
+    mfu__fctx *fig;     /* NULL before the first row */
     mfu__fcols cols;
-    mfu_run_meta meta;    /* the header the context was made from */
+    mfu_run_meta meta; /* the header the context was made from */
     size_t rows;
     char error[MFU_ERROR_MESSAGE_MAX]; /* why there are no figures ("" when there are) */
 } figures;
@@ -494,8 +494,8 @@ static void draw_line(FILE *out, figures *f, const watch_analysis *wa, const mfu
              median_of(wa, per_dev ? MFU_RS_TOKENS_PER_S_PER_DEVICE : MFU_RS_TOKENS_PER_S));
     fmt_secs(e, sizeof e, newest(f, MFU__FC_STEP_TIME_S));
     fprintf(out, "step %lld: MFU %s (median %s), tokens/s%s %s (median %s), step time %s\n",
-            (long long)mfu_run_steps(run)[f->rows - 1], a, b, per_dev ? " per device" : "", c1,
-            d, e);
+            (long long)mfu_run_steps(run)[f->rows - 1], a, b, per_dev ? " per device" : "", c1, d,
+            e);
     fflush(out);
 }
 

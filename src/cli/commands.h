@@ -20,8 +20,8 @@ int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 /* mfu roofline: matrix shapes, arithmetic intensity, the MFU ceiling (cmd_roofline.c) */
 int cmd_roofline(int argc, char **argv);
-int cmd_watch(int argc, char **argv);  /* cmd_watch.c: follow a log live in the terminal */
-int cmd_serve(int argc, char **argv);  /* cmd_serve.c: HTTP dashboard, API, /metrics */
-int cmd_trace(int argc, char **argv);  /* cmd_trace.c: profiler traces, the MFU waterfall */
+int cmd_watch(int argc, char **argv); /* cmd_watch.c: follow a log live in the terminal */
+int cmd_serve(int argc, char **argv); /* cmd_serve.c: HTTP dashboard, API, /metrics */
+int cmd_trace(int argc, char **argv); /* cmd_trace.c: profiler traces, the MFU waterfall */
 
 #endif

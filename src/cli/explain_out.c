@@ -200,7 +200,7 @@ static void print_segments(FILE *out, const mfu_analysis *a, const char *unit)
         return;
     char med[48];
     snprintf(med, sizeof med, "median %s", explain_out_rate(unit));
-    const char *head[] = {"#",   "steps",        "cause", "settle",         med, "95% interval",
+    const char *head[] = {"#",   "steps",        "cause",          "settle", med, "95% interval",
                           "MFU", "95% interval", "median step (s)"};
     cli_table_row(t, 9, head);
     for (size_t i = 0; i < ns; i++) {

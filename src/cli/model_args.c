@@ -209,9 +209,8 @@ static int build(const char *cmd, const cli_args *a, bool allow_all, model_args 
         out->from_file = true;
     } else if (config) {
         if ((st = mfu_arch_from_config_json(config, &o, &out->arch, &err)) != MFU_OK)
-            return cli_failf(cmd, st == MFU_E_MISSING ? CLI_EXIT_USAGE : CLI_EXIT_FAIL,
-                             "%s%s%s", st == MFU_E_IO ? "" : config,
-                             st == MFU_E_IO ? "" : ": ", err.message);
+            return cli_failf(cmd, st == MFU_E_MISSING ? CLI_EXIT_USAGE : CLI_EXIT_FAIL, "%s%s%s",
+                             st == MFU_E_IO ? "" : config, st == MFU_E_IO ? "" : ": ", err.message);
         out->from_file = true;
     } else {
         out->arch = o;
@@ -250,8 +249,8 @@ static int build(const char *cmd, const cli_args *a, bool allow_all, model_args 
     const char *conv = cli_get(a, "convention");
     if (conv && allow_all && mfu__strcasecmp(conv, "all") == 0) {
         out->all_conventions = true;
-    } else if (conv && (st = mfu_convention_parse(conv, &out->options.convention, &err)) !=
-                           MFU_OK) {
+    } else if (conv &&
+               (st = mfu_convention_parse(conv, &out->options.convention, &err)) != MFU_OK) {
         if (allow_all)
             return cli_failf(cmd, CLI_EXIT_USAGE, "%s, or all", err.message);
         return lib_fail(cmd, st, &err);
@@ -289,13 +288,12 @@ void model_args_print_seq_note(const model_args *m, const char *label)
 void model_args_seq_json(const model_args *m, json_t *w)
 {
     const char *src = m->seq_from_arch ? "trained_seq" : m->workload.seq > 0 ? "--seq" : NULL;
-    json_object_set_new(w, "seq_source", src ? json_string(src) : json_null());
-    json_object_set_new(w, "trained_seq",
-                        m->arch.trained_seq > 0 ? json_integer((json_int_t)m->arch.trained_seq)
-                                                : json_null());
-    json_object_set_new(w, "trained_seq_source",
-                        m->arch.trained_seq > 0 ? json_string(m->arch.trained_seq_source)
-                                                : json_null());
+    cli_json_set(w, "seq_source", src ? cli_json_str(src) : json_null());
+    cli_json_set(w, "trained_seq",
+                 m->arch.trained_seq > 0 ? json_integer((json_int_t)m->arch.trained_seq)
+                                         : json_null());
+    cli_json_set(w, "trained_seq_source",
+                 m->arch.trained_seq > 0 ? cli_json_str(m->arch.trained_seq_source) : json_null());
 }
 
 int model_args_build(const char *cmd, const cli_args *a, bool allow_all, model_args *out)

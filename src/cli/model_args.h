@@ -31,43 +31,46 @@
 
 #define MODEL_ARGS_OPTSPECS                                                                        \
     {"model", true}, {"config", true}, {"layers", true}, {"hidden", true}, {"heads", true},        \
-    {"kv-heads", true}, {"head-dim", true}, {"ffn", true}, {"gated", false},                       \
-    {"no-gated", false}, {"vocab", true}, {"tied", false}, {"untied", false},                      \
-    {"learned-positions", true}, {"norms-per-layer", true}, {"experts", true},                     \
-    {"experts-per-token", true}, {"shared-experts", true}, {"moe-ffn", true},                      \
-    {"shared-ffn", true}, {"first-dense", true}, {"moe-layer-freq", true},                         \
-    {"moe-layers", true}, {"q-lora-rank", true}, {"kv-lora-rank", true},                           \
-    {"qk-nope-dim", true}, {"qk-rope-dim", true}, {"v-head-dim", true}, {"window", true},           \
-    {"global-every", true}, {"window-layers", true}, {"seq", true}, {"doc-lengths", true},          \
-    {"mean-doc-len", true}, {"recompute", true}, {"params", true}, {"convention", true},           \
-    {"attention", true}, {"count-embeddings", false}
+        {"kv-heads", true}, {"head-dim", true}, {"ffn", true}, {"gated", false},                   \
+        {"no-gated", false}, {"vocab", true}, {"tied", false}, {"untied", false},                  \
+        {"learned-positions", true}, {"norms-per-layer", true}, {"experts", true},                 \
+        {"experts-per-token", true}, {"shared-experts", true}, {"moe-ffn", true},                  \
+        {"shared-ffn", true}, {"first-dense", true}, {"moe-layer-freq", true},                     \
+        {"moe-layers", true}, {"q-lora-rank", true}, {"kv-lora-rank", true},                       \
+        {"qk-nope-dim", true}, {"qk-rope-dim", true}, {"v-head-dim", true}, {"window", true},      \
+        {"global-every", true}, {"window-layers", true}, {"seq", true}, {"doc-lengths", true},     \
+        {"mean-doc-len", true}, {"recompute", true}, {"params", true}, {"convention", true},       \
+        {"attention", true},                                                                       \
+    {                                                                                              \
+        "count-embeddings", false                                                                  \
+    }
 
 #define MODEL_ARGS_HELP                                                                            \
-    "Model (flags override the fields of --model or --config):\n"                                 \
-    "  --model NAME             a bundled preset (see --list-presets of 'mfu flops')\n"           \
-    "  --config PATH            a Hugging Face config.json\n"                                     \
-    "  --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N --vocab N\n"             \
-    "  --gated | --no-gated     gated MLP (SwiGLU/GeGLU, 3 matrices) or plain (2)\n"              \
-    "  --tied | --untied        the output projection shares the input embedding or not\n"        \
-    "  --learned-positions N    rows of a learned position embedding (GPT-2/3, MPT)\n"            \
-    "  --norms-per-layer N      normalisation layers per block (parameters only)\n"               \
-    "  --experts N --experts-per-token K --shared-experts N --moe-ffn N --shared-ffn N\n"         \
-    "  --first-dense N --moe-layer-freq N --moe-layers N      mixture of experts\n"               \
-    "  --q-lora-rank N --kv-lora-rank N --qk-nope-dim N --qk-rope-dim N --v-head-dim N\n"         \
-    "                           DeepSeek multi-head latent attention\n"                           \
-    "  --window N|none --global-every N --window-layers N     sliding-window attention\n"         \
-    "                           (--global-every 2: Gemma 2; 6: Gemma 3, 5 local : 1 global)\n"    \
+    "Model (flags override the fields of --model or --config):\n"                                  \
+    "  --model NAME             a bundled preset (see --list-presets of 'mfu flops')\n"            \
+    "  --config PATH            a Hugging Face config.json\n"                                      \
+    "  --layers N --hidden N --heads N --kv-heads N --head-dim N --ffn N --vocab N\n"              \
+    "  --gated | --no-gated     gated MLP (SwiGLU/GeGLU, 3 matrices) or plain (2)\n"               \
+    "  --tied | --untied        the output projection shares the input embedding or not\n"         \
+    "  --learned-positions N    rows of a learned position embedding (GPT-2/3, MPT)\n"             \
+    "  --norms-per-layer N      normalisation layers per block (parameters only)\n"                \
+    "  --experts N --experts-per-token K --shared-experts N --moe-ffn N --shared-ffn N\n"          \
+    "  --first-dense N --moe-layer-freq N --moe-layers N      mixture of experts\n"                \
+    "  --q-lora-rank N --kv-lora-rank N --qk-nope-dim N --qk-rope-dim N --v-head-dim N\n"          \
+    "                           DeepSeek multi-head latent attention\n"                            \
+    "  --window N|none --global-every N --window-layers N     sliding-window attention\n"          \
+    "                           (--global-every 2: Gemma 2; 6: Gemma 3, 5 local : 1 global)\n"     \
     "Workload:\n"                                                                                  \
-    "  --seq N                  tokens per sequence\n"                                            \
-    "  --doc-lengths L1,L2,...  packed documents: attention follows sum L_i^2\n"                  \
-    "  --mean-doc-len N         packed documents of this mean length\n"                           \
-    "  --recompute MODE         none | selective | full (changes hardware FLOPs only)\n"          \
+    "  --seq N                  tokens per sequence\n"                                             \
+    "  --doc-lengths L1,L2,...  packed documents: attention follows sum L_i^2\n"                   \
+    "  --mean-doc-len N         packed documents of this mean length\n"                            \
+    "  --recompute MODE         none | selective | full (changes hardware FLOPs only)\n"           \
     "Counting:\n"                                                                                  \
-    "  --convention NAME        exact (default), megatron-2025, maxtext-2025, palm, 6n,\n"        \
-    "                           nanogpt, llmc, torchtitan, llm-foundry, nemo-2024,\n"             \
-    "                           maxtext-2023, megatron-2021, korthikanti\n"                       \
-    "  --attention causal|full  override the convention's causal halving\n"                      \
-    "  --count-embeddings       count the input embedding (as a matmul, or inside N)\n"           \
+    "  --convention NAME        exact (default), megatron-2025, maxtext-2025, palm, 6n,\n"         \
+    "                           nanogpt, llmc, torchtitan, llm-foundry, nemo-2024,\n"              \
+    "                           maxtext-2023, megatron-2021, korthikanti\n"                        \
+    "  --attention causal|full  override the convention's causal halving\n"                        \
+    "  --count-embeddings       count the input embedding (as a matmul, or inside N)\n"            \
     "  --params N               N of the 6N conventions (540e9, 8.03B)\n"
 
 typedef struct model_args {

@@ -21,8 +21,11 @@
 
 /* The context options of run_context.h (model, device, job) plus the log and analysis options. */
 #define REPORT_ARGS_OPTSPECS                                                                       \
-    RUN_CONTEXT_OPTSPECS, {"format", true}, {"map", true}, {"stack", true}, {"tolerance", true},  \
-        {"size-threshold", true}, {"no-intervals", false}, {"micro-batch", true}, {"tp", true}
+    RUN_CONTEXT_OPTSPECS, {"format", true}, {"map", true}, {"stack", true}, {"tolerance", true},   \
+        {"size-threshold", true}, {"no-intervals", false}, {"micro-batch", true},                  \
+    {                                                                                              \
+        "tp", true                                                                                 \
+    }
 
 /* The help lines of those options (device, job, log, analysis), after MODEL_ARGS_HELP. */
 #define REPORT_ARGS_HELP                                                                           \
@@ -61,9 +64,9 @@ int report_args_compute(const char *cmd, const report_args *ra, const char *path
                         mfu_ingest_stats *stats, report_skips *skips);
 
 /* The two halves of report_args_compute: read the log at path into *run (free it with
- * mfu_run_free; errors printed, exit status returned; skips as above), and compute the report of run with ra's
- * input (per_device: its analysis counts tokens per device even when the device count is
- * known, as mfu_report_input.per_device). */
+ * mfu_run_free; errors printed, exit status returned; skips as above), and compute the report of
+ * run with ra's input (per_device: its analysis counts tokens per device even when the device count
+ * is known, as mfu_report_input.per_device). */
 int report_args_read(const char *cmd, const report_args *ra, const char *path, mfu_run **run,
                      mfu_ingest_stats *stats, report_skips *skips);
 int report_args_report(const char *cmd, const report_args *ra, const char *path, const mfu_run *run,

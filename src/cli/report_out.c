@@ -262,12 +262,11 @@ static void print_summary(FILE *out, const mfu_report *r)
             continue;
         /* the log's own figures shown as MFU and FLOP/s (no model): their printed rows repeat
          * them unless they differ (an EMA the framework printed) */
-        if (ctx->mfu_from_log &&
-            (rows[i].s == MFU_RS_REPORTED_MFU ||
-             rows[i].s == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE)) {
-            mfu_report_stat g = mfu_report_summary(
-                r, rows[i].s == MFU_RS_REPORTED_MFU ? MFU_RS_MFU
-                                                    : MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE);
+        if (ctx->mfu_from_log && (rows[i].s == MFU_RS_REPORTED_MFU ||
+                                  rows[i].s == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE)) {
+            mfu_report_stat g = mfu_report_summary(r, rows[i].s == MFU_RS_REPORTED_MFU
+                                                          ? MFU_RS_MFU
+                                                          : MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE);
             if (g.n == s.n && fabs(g.median - s.median) <= 1e-9 * fabs(s.median))
                 continue;
         }
@@ -290,8 +289,8 @@ static void print_summary(FILE *out, const mfu_report *r)
         }
         char c[4][32], label[128];
         const char *lab = rows[i].label;
-        if (ctx->mfu_from_log && (rows[i].s == MFU_RS_MFU ||
-                                  rows[i].s == MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE)) {
+        if (ctx->mfu_from_log &&
+            (rows[i].s == MFU_RS_MFU || rows[i].s == MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE)) {
             snprintf(label, sizeof label, "%s (%s's)",
                      rows[i].s == MFU_RS_MFU ? "MFU" : "TFLOP/s per device",
                      ctx->stack.name[0] ? ctx->stack.framework : "the log");

@@ -112,7 +112,7 @@ char *run_context_to_json(const char *cmd, const cli_args *a)
         ok = arg != NULL;
         if (ok) {
             snprintf(arg, len, "--%s%s%s", sp->name, value ? "=" : "", value ? value : "");
-            ok = json_array_append_new(v, json_string(arg)) == 0;
+            ok = cli_json_append(v, cli_json_str(arg)) == 0;
         }
         free(arg);
         free(abs);
@@ -129,8 +129,7 @@ int run_context_from_json(const char *cmd, const char *json, run_context *out)
     memset(out, 0, sizeof *out);
     mfu_error e = {0};
     if (!json || mfu_store_check_context(json, &e) != MFU_OK)
-        return cli_failf(cmd, CLI_EXIT_USAGE, "stored context: %s",
-                         json ? e.message : "none");
+        return cli_failf(cmd, CLI_EXIT_USAGE, "stored context: %s", json ? e.message : "none");
     json_t *v = json_loads(json, 0, NULL);
     if (!v)
         return cli_failf(cmd, CLI_EXIT_FAIL, "stored context: out of memory");

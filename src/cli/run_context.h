@@ -23,7 +23,10 @@
 
 #define RUN_CONTEXT_DEVICE_OPTSPECS                                                                \
     {"device", true}, {"dtype", true}, {"devices", true}, {"peak-tflops", true},                   \
-        {"global-batch", true}, {"tokens-per-step", true}, {"real-tokens-per-step", true}
+        {"global-batch", true}, {"tokens-per-step", true},                                         \
+    {                                                                                              \
+        "real-tokens-per-step", true                                                               \
+    }
 
 #define RUN_CONTEXT_OPTSPECS MODEL_ARGS_OPTSPECS, RUN_CONTEXT_DEVICE_OPTSPECS
 
@@ -38,11 +41,11 @@
     "  --real-tokens-per-step N non-padding tokens per step: MFU counts only these\n"
 
 typedef struct run_context {
-    model_args model;     /* the model options (owned arrays) */
-    bool has_model;       /* the model options describe a model */
-    mfu_report_input in;  /* the report's input: every field but stack and tolerance; its
-                             strings point into the parsed arguments (see args) */
-    json_t *args;         /* owned: the stored arguments when read by run_context_from_json */
+    model_args model;    /* the model options (owned arrays) */
+    bool has_model;      /* the model options describe a model */
+    mfu_report_input in; /* the report's input: every field but stack and tolerance; its
+                            strings point into the parsed arguments (see args) */
+    json_t *args;        /* owned: the stored arguments when read by run_context_from_json */
 } run_context;
 
 /* True when any run context option was given. */

@@ -133,21 +133,21 @@ typedef enum mfu__fcol {
     MFU__FC_REPORTED_MFU = MFU_RS_REPORTED_MFU,
     MFU__FC_REPORTED_TOKENS_PER_S = MFU_RS_REPORTED_TOKENS_PER_S,
     MFU__FC_LOSS = MFU_RS_LOSS,
-    MFU__FC_SEQ = MFU_RS_COUNT_,  /* tokens per sequence of the step (NaN unknown) */
-    MFU__FC_MODEL_FPT,            /* model FLOPs per useful token (the log's, see below) */
-    MFU__FC_HARDWARE_FPT,         /* hardware FLOPs per counted token */
-    MFU__FC_STACK_FPT,            /* FLOPs per token as the framework counts them */
-    MFU__FC_DEVICES,              /* devices in the job */
-    MFU__FC_PEAK,                 /* dense peak of one device for the step's dtype */
-    MFU__FC_USEFUL,               /* useful (non-padding) / counted tokens, 0..1 */
-    MFU__FC_BATCH,                /* sequences per step (a configuration label) */
-    MFU__FC_DERIVED_TPS,          /* tokens / printed step time (NaN otherwise) */
-    MFU__FC_LOG_FPT,              /* the log's FLOPs per counted token (implied.c) */
-    MFU__FC_LOG_PEAK,             /* the log's peak per device: its TFLOP/s / its MFU */
-    MFU__FC_LOG_MFU,              /* the log's own MFU of this step (an EMA undone) */
-    MFU__FC_LOG_TOKENS,           /* tokens the step printed (or its samples x sequence) */
-    MFU__FC_BASE_TPS,             /* tokens/s of the job before the FLOPs check's verdict */
-    MFU__FC_OWN_TPD,              /* the framework's printed tokens/s per device (NaN: none) */
+    MFU__FC_SEQ = MFU_RS_COUNT_, /* tokens per sequence of the step (NaN unknown) */
+    MFU__FC_MODEL_FPT,           /* model FLOPs per useful token (the log's, see below) */
+    MFU__FC_HARDWARE_FPT,        /* hardware FLOPs per counted token */
+    MFU__FC_STACK_FPT,           /* FLOPs per token as the framework counts them */
+    MFU__FC_DEVICES,             /* devices in the job */
+    MFU__FC_PEAK,                /* dense peak of one device for the step's dtype */
+    MFU__FC_USEFUL,              /* useful (non-padding) / counted tokens, 0..1 */
+    MFU__FC_BATCH,               /* sequences per step (a configuration label) */
+    MFU__FC_DERIVED_TPS,         /* tokens / printed step time (NaN otherwise) */
+    MFU__FC_LOG_FPT,             /* the log's FLOPs per counted token (implied.c) */
+    MFU__FC_LOG_PEAK,            /* the log's peak per device: its TFLOP/s / its MFU */
+    MFU__FC_LOG_MFU,             /* the log's own MFU of this step (an EMA undone) */
+    MFU__FC_LOG_TOKENS,          /* tokens the step printed (or its samples x sequence) */
+    MFU__FC_BASE_TPS,            /* tokens/s of the job before the FLOPs check's verdict */
+    MFU__FC_OWN_TPD,             /* the framework's printed tokens/s per device (NaN: none) */
     MFU__FC_COUNT
 } mfu__fcol;
 
@@ -173,7 +173,7 @@ typedef enum mfu__tok_source {
 
 /* Row flags. */
 enum {
-    MFU__FR_SEQ_INFERRED = 1u << 0,   /* the sequence length is the one the log implies */
+    MFU__FR_SEQ_INFERRED = 1u << 0,    /* the sequence length is the one the log implies */
     MFU__FR_TOKENS_INFERRED = 1u << 1, /* tokens per step follow the log, not the context */
     MFU__FR_LOG_OWN_TPS = 1u << 2,     /* the log's FLOPs per token are per its own tokens/s */
     MFU__FR_LOG_PER_JOB = 1u << 3,     /* ... per the job's tokens/s (the device count unknown) */
@@ -222,17 +222,17 @@ typedef struct mfu__fctx {
     mfu_device_slot cpu; /* --device cpu: this machine's CPU; c.device points into it */
     const mfu__stack *prof;
     mfu_report_input in;
-    mfu_workload wl;         /* in.workload with the sequence length resolved */
-    mfu_flops_options sopt;  /* how the framework counts (convention, attention, params) */
-    bool stack_flops_ok;     /* c.stack_flops_per_token is known */
-    bool p_stack_fallback;   /* c.stack_peak_flops_per_s is the framework's A100 fallback */
-    double override_tokens;  /* the caller's tokens per step (NaN) */
-    double override_batch;   /* the caller's global batch, x each step's sequence (NaN) */
-    double fallback_tokens;  /* the header's tokens per step (NaN) */
-    double fallback_batch;   /* the header's global batch (NaN) */
-    double batch0;           /* sequences per step, the configuration label (NaN) */
-    double seq0;             /* the run's sequence length (NaN) */
-    int rec0;                /* the run's recomputation */
+    mfu_workload wl;        /* in.workload with the sequence length resolved */
+    mfu_flops_options sopt; /* how the framework counts (convention, attention, params) */
+    bool stack_flops_ok;    /* c.stack_flops_per_token is known */
+    bool p_stack_fallback;  /* c.stack_peak_flops_per_s is the framework's A100 fallback */
+    double override_tokens; /* the caller's tokens per step (NaN) */
+    double override_batch;  /* the caller's global batch, x each step's sequence (NaN) */
+    double fallback_tokens; /* the header's tokens per step (NaN) */
+    double fallback_batch;  /* the header's global batch (NaN) */
+    double batch0;          /* sequences per step, the configuration label (NaN) */
+    double seq0;            /* the run's sequence length (NaN) */
+    int rec0;               /* the run's recomputation */
     struct {
         double seq;
         int rec;
@@ -266,8 +266,8 @@ void mfu__fctx_note(mfu__fctx *f, const char *fmt, ...) MFU__PRINTF(2, 3);
 /* The figures of one step. */
 typedef struct mfu__frow {
     double v[MFU__FC_COUNT];
-    int8_t recompute;  /* mfu_recompute of the step (the run's when it printed none) */
-    int8_t dtype;      /* mfu_dtype of the step */
+    int8_t recompute;   /* mfu_recompute of the step (the run's when it printed none) */
+    int8_t dtype;       /* mfu_dtype of the step */
     uint8_t tps_source; /* mfu__tps_source */
     uint8_t tok_source; /* mfu__tok_source */
     uint8_t flags;      /* MFU__FR_* */
@@ -336,13 +336,13 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
  * included), MFU = Σ useful tokens x FLOPs / Σ time x devices x peak, and the time the steps
  * slower than typical cost (Σ time − Σ tokens / median tokens/s). NaN where unknown. */
 typedef struct mfu__fwindow {
-    size_t rows;          /* rows with a throughput */
-    bool per_device;      /* tokens/s are per device (the device count is unknown) */
-    double tokens_per_s;  /* Σ tokens / Σ time */
-    double mfu;           /* NaN without FLOPs or peak */
-    double step_time_s;   /* mean step time */
-    double time_s;        /* Σ time */
-    double stall_s;       /* Σ time − Σ tokens / median tokens/s (>= 0) */
+    size_t rows;         /* rows with a throughput */
+    bool per_device;     /* tokens/s are per device (the device count is unknown) */
+    double tokens_per_s; /* Σ tokens / Σ time */
+    double mfu;          /* NaN without FLOPs or peak */
+    double step_time_s;  /* mean step time */
+    double time_s;       /* Σ time */
+    double stall_s;      /* Σ time − Σ tokens / median tokens/s (>= 0) */
     double median_tokens_per_s;
     double median_mfu, median_hfu;
     double median_model_flops_per_s_per_device, median_hardware_flops_per_s_per_device;

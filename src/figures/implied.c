@@ -463,8 +463,8 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
             double seq_c = f->seq0;
             int kind = SEQ_NONE;
             double target = u->ratio / rref * stack_fpt_at(f, seq_c);
-            double s = isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &kind)
-                                       : NAN;
+            double s =
+                isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &kind) : NAN;
             /* Counted tokens the caller or the header gave move with an unprinted batch as
              * well as with the sequence length, and the FLOPs alone cannot tell the two apart:
              * there a new batch is the reading unless the length the log implies is a power of
@@ -627,8 +627,7 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
             snprintf(what, sizeof what,
                      "they imply seq %.0f for %s under %s's count: steps %lld-%lld (%zu "
                      "row%s) counted with it%s",
-                     u->seq, model, fw, s0, s1, steps_n,
-                     steps_n == 1 ? "" : "s",
+                     u->seq, model, fw, s0, s1, steps_n, steps_n == 1 ? "" : "s",
                      u->tracks ? " and its tokens per step" : "");
         else if (u->tokens_scale != 1)
             snprintf(what, sizeof what,
@@ -654,8 +653,7 @@ void mfu__figures_explain(mfu__fctx *f, const int64_t *steps, const mfu__fcols *
         mfu__fctx_note(f,
                        "the log's FLOPs per counted token move by %+.1f %% at step %lld (%s → %s "
                        "as %s counts them): %s%s%s",
-                       pct, (long long)steps[u->first], a, b, fw, held, held[0] ? "; " : "",
-                       what);
+                       pct, (long long)steps[u->first], a, b, fw, held, held[0] ? "; " : "", what);
     }
     if (f->log_mode) {
         double pk = NAN;

@@ -61,8 +61,8 @@ void mfu__figures_window(const mfu__fcols *c, size_t first, size_t last, double 
     w->median_tokens_per_s = mfu__median_inplace(scratch, m);
     double stall = T - K / w->median_tokens_per_s;
     w->stall_s = stall > 0 ? stall : 0;
-    const double *cols[5] = {mfu, c->v[MFU__FC_HFU], mf, c->v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE],
-                             st};
+    const double *cols[5] = {mfu, c->v[MFU__FC_HFU], mf,
+                             c->v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE], st};
     double *out[5] = {&w->median_mfu, &w->median_hfu, &w->median_model_flops_per_s_per_device,
                       &w->median_hardware_flops_per_s_per_device, &w->median_step_time_s};
     for (int q = 0; q < 5; q++) {

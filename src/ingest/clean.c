@@ -249,9 +249,8 @@ static bool us_datetime(mfu__span s, double *t, size_t *used)
 {
     if (s.n < 17 || s.p[2] != '/' || s.p[5] != '/')
         return false;
-    size_t ylen = s.n >= 19 && isdigit((unsigned char)s.p[8]) && isdigit((unsigned char)s.p[9])
-                      ? 4
-                      : 2;
+    size_t ylen =
+        s.n >= 19 && isdigit((unsigned char)s.p[8]) && isdigit((unsigned char)s.p[9]) ? 4 : 2;
     char iso[20];
     size_t k = 6 + ylen; /* the blank between date and time */
     if (s.n < k + 9 || s.p[k] != ' ')

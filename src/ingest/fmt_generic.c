@@ -78,7 +78,7 @@ typedef struct generic_state {
     int nkeys;
     int time_source; /* where step times came from: 0 nowhere, 1 a key, 3 1/it/s, 4 a bar's
                         s/it, 5 an elapsed time, 6 the timestamps (the note says so) */
-    mfu__kvline kv; /* scratch for one line (kept here, not on the stack) */
+    mfu__kvline kv;  /* scratch for one line (kept here, not on the stack) */
 } generic_state;
 
 static uint64_t shape_sig(const mfu__kvline *kv)
@@ -100,10 +100,10 @@ static bool prep_bar(const mfu__kvline *kv, mfu__span line)
 {
     if (!kv->bar)
         return false;
-    static const char *const words[] = {"Map",      "Loading",  "Download", "Tokeniz",
-                                        "Generat",  "Filter",   "Fetching", "Resolving",
-                                        "Saving",   "Uploading", "Evaluat", "Validat",
-                                        "Predict",  "Sanity",   "Creating", "Processing"};
+    static const char *const words[] = {"Map",     "Loading",   "Download", "Tokeniz",
+                                        "Generat", "Filter",    "Fetching", "Resolving",
+                                        "Saving",  "Uploading", "Evaluat",  "Validat",
+                                        "Predict", "Sanity",    "Creating", "Processing"};
     long pct = mfu__span_find(line, "%|");
     mfu__span desc = {line.p, pct > 0 ? (size_t)pct : 0};
     for (size_t i = 0; i < MFU__ARRAY_LEN(words); i++)
@@ -143,9 +143,9 @@ static void line_class(const mfu__kvline *kv, bool *counter, bool *figure, int *
     mfu__kvmeaning mean[MFU__KV_MAX_PAIRS];
     best_pairs(kv, best, mean);
     *counter = best[MFU__KR_COUNTER] >= 0 || best[MFU__KR_EPOCH] >= 0;
-    static const mfu__kvrole figs[] = {MFU__KR_STEP_TIME,  MFU__KR_ELAPSED,      MFU__KR_RATE_IT,
-                                       MFU__KR_TOKENS_PER_S, MFU__KR_SAMPLES_PER_S,
-                                       MFU__KR_FLOPS_PER_S, MFU__KR_MFU};
+    static const mfu__kvrole figs[] = {
+        MFU__KR_STEP_TIME,     MFU__KR_ELAPSED,     MFU__KR_RATE_IT, MFU__KR_TOKENS_PER_S,
+        MFU__KR_SAMPLES_PER_S, MFU__KR_FLOPS_PER_S, MFU__KR_MFU};
     *figure = kv->bar && !isnan(kv->bar_s_it);
     for (size_t i = 0; i < MFU__ARRAY_LEN(figs); i++)
         *figure = *figure || best[figs[i]] >= 0;
@@ -372,7 +372,7 @@ static void read_row(generic_state *st, const mfu__kvline *kv, const mfu__line *
         mfu__num n = {known ? mm.value : kv->p[i].value, kv->p[i].value, MFU__UNIT_NONE,
                       kv->p[i].kind == MFU__KV_SENTINEL ? MFU__NUM_NAN : MFU__NUM_FINITE};
         if (f == MFU__F_STEP_TIME_S)
-            g->time_keyed = false; /* the user said what it is: no interval test */
+            g->time_keyed = false;         /* the user said what it is: no interval test */
         clear_field(&g->s, (mfu__field)f); /* the user's column wins over the guess */
         mfu__fieldmap_store(&st->fm, (mfu__field)f, &n, &g->s);
     }
@@ -474,8 +474,7 @@ static mfu_status generic_line(void *state, mfu__ictx *c, const mfu__line *ln)
                                      (int)(st->kv.p[i].key.n < 20 ? st->kv.p[i].key.n : 20),
                                      st->kv.p[i].key.p);
                 if (keys[0])
-                    mfu__skip(c, "generic: numbers (%s) but no step counter; --map step=KEY",
-                              keys);
+                    mfu__skip(c, "generic: numbers (%s) but no step counter; --map step=KEY", keys);
             }
             return MFU_OK;
         }

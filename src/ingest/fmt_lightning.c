@@ -68,14 +68,14 @@ typedef struct lightning_state {
     size_t ncols;
     unsigned char role[LIGHTNING_MAX_COLS];
     /* LitGPT: the iterations since the last optimizer step */
-    int64_t last_iter;  /* -1 before the first line */
-    bool group_ok;      /* the group started right after a marked line */
-    double group_s;     /* sum of its iter times, seconds */
+    int64_t last_iter; /* -1 before the first line */
+    bool group_ok;     /* the group started right after a marked line */
+    double group_s;    /* sum of its iter times, seconds */
     /* TQDM bar */
     int64_t bar_epoch;  /* -1 before the first bar */
     int64_t bar_offset; /* totals of the earlier epochs */
     int64_t bar_total;
-    bool pending;       /* a row waiting for its count's last redraw */
+    bool pending; /* a row waiting for its count's last redraw */
     mfu_step row;
 } lightning_state;
 

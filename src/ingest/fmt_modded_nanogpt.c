@@ -25,9 +25,9 @@
 #include "ingest/pyrepr.h"
 
 typedef struct modded_state {
-    bool have_prev;   /* a previous training line (or the step-0 validation line) */
+    bool have_prev; /* a previous training line (or the step-0 validation line) */
     int64_t prev_step;
-    double prev_ms;   /* its train_time, ms */
+    double prev_ms; /* its train_time, ms */
 } modded_state;
 
 /* "step:N/M " at the start: the offset after it, and N. */

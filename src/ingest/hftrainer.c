@@ -210,8 +210,8 @@ static void read_item(dict_vals *v, mfu__span k, mfu__span val)
                mfu__span_eq(k, "ppl")) {
         v->has_axolotl = true;
         double gib = mfu__num_value(val) * 1073741824.0;
-        bool mem = mfu__span_starts(k, "memory/") && (mfu__span_find(k, "(GiB)") > 0 ||
-                                                       mfu__span_find(k, "(gib)") > 0);
+        bool mem = mfu__span_starts(k, "memory/") &&
+                   (mfu__span_find(k, "(GiB)") > 0 || mfu__span_find(k, "(gib)") > 0);
         if (mem && mfu__span_find(k, "reserved") > 0)
             v->mem_reserved = gib;
         else if (mem && mfu__span_find(k, "allocated") > 0)

@@ -534,8 +534,7 @@ static void trial(mfu_ingest *ing, const mfu__format *f, trial_result *r)
     t->run = mfu_run_new();
     mfu_error e;
     memset(&e, 0, sizeof e);
-    if (t->run && start_format(t, f, &e) == MFU_OK && replay(ing, t, &e) == MFU_OK &&
-        f->finish) {
+    if (t->run && start_format(t, f, &e) == MFU_OK && replay(ing, t, &e) == MFU_OK && f->finish) {
         mfu__ictx c = {t, NULL, 0};
         (void)f->finish(t->state, &c);
     }
@@ -1013,8 +1012,8 @@ mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err)
     if (mfu_run_count(ing->run) == 0) {
         ing->failed = true;
         if (ing->diag[0]) /* chosen from side lines past the window; nothing read the window */
-            return mfu__fail(err, MFU_E_EMPTY, 0, "%s: %s (format '%s' was tried on the rest)",
-                             src, ing->diag, ing->fmt->name);
+            return mfu__fail(err, MFU_E_EMPTY, 0, "%s: %s (format '%s' was tried on the rest)", src,
+                             ing->diag, ing->fmt->name);
         char why[200] = "";
         if (ing->stats.nskip_samples)
             snprintf(why, sizeof why, "; first problem at line %ld: %s",

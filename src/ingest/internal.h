@@ -49,8 +49,7 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
  * such as src/trace's JSON tokenizer): *p and *n are valid until the next call; MFU_OK with
  * *eof true at the end. Errors as mfu__reader_next. A reader is read either by blocks or by
  * lines, never both. */
-mfu_status mfu__reader_block(mfu__reader *r, const char **p, size_t *n, bool *eof,
-                             mfu_error *err);
+mfu_status mfu__reader_block(mfu__reader *r, const char **p, size_t *n, bool *eof, mfu_error *err);
 
 /* After the end: physical lines seen, whether the last one had no newline, the compression
  * ("", "gzip", "zstd") and the largest line buffer held. */

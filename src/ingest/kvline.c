@@ -44,13 +44,13 @@ static bool is_word_char(unsigned char c)
 /* Units a number may be followed by after one blank ("5.094 GB", "53.79 samples/s"). An
  * attached suffix ("412ms", "11.5K") may be any run of letters. */
 static const char *const spaced_units[] = {
-    "s",       "ms",        "us",        "ns",      "sec",      "secs",      "min",
-    "h",       "B",         "KB",        "MB",      "GB",       "TB",        "KiB",
-    "MiB",     "GiB",       "TiB",       "samples/s", "samples/sec", "tok/s", "tokens/s",
-    "tokens/sec", "tok/sec", "it/s",     "s/it",    "img/s",    "images/s", "TFLOPS",
-    "GFLOPS",  "PFLOPS",    "TFLOP/s",   "GFLOP/s", "FLOPS",    "FLOP/s",    "steps/s",
-    "s/iter",  "s/step",
-    "seq/s",   "sequences/s", "ex/s",    "examples/s", "words/s", "wps"};
+    "s",          "ms",      "us",      "ns",          "sec",         "secs",       "min",
+    "h",          "B",       "KB",      "MB",          "GB",          "TB",         "KiB",
+    "MiB",        "GiB",     "TiB",     "samples/s",   "samples/sec", "tok/s",      "tokens/s",
+    "tokens/sec", "tok/sec", "it/s",    "s/it",        "img/s",       "images/s",   "TFLOPS",
+    "GFLOPS",     "PFLOPS",  "TFLOP/s", "GFLOP/s",     "FLOPS",       "FLOP/s",     "steps/s",
+    "s/iter",     "s/step",  "seq/s",   "sequences/s", "ex/s",        "examples/s", "words/s",
+    "wps"};
 
 /* Length of a unit at p (letters, '%', 'µ', and '/' between letters), 0 when none. */
 static size_t unit_len(const char *p, const char *end)
@@ -144,7 +144,8 @@ static size_t scan_duration(const char *p, const char *end, double *secs)
     }
     if (q < end && (isalnum((unsigned char)*q) || *q == ':'))
         return 0;
-    *secs = (np == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] : parts[0] * 60 + parts[1]) + frac;
+    *secs =
+        (np == 3 ? parts[0] * 3600 + parts[1] * 60 + parts[2] : parts[0] * 60 + parts[1]) + frac;
     return (size_t)(q - p);
 }
 
@@ -202,9 +203,8 @@ static size_t scan_number(const char *p, const char *end, tok *t)
         while (s2 < end && *s2 == ' ' && s2 - r < 3)
             s2++;
         tok t2;
-        size_t k2 = s2 < end && (isdigit((unsigned char)*s2) || *s2 == '-')
-                        ? scan_number(s2, end, &t2)
-                        : 0;
+        size_t k2 =
+            s2 < end && (isdigit((unsigned char)*s2) || *s2 == '-') ? scan_number(s2, end, &t2) : 0;
         if (k2) {
             bool both_int = np->integer && t2.np.integer && np->kind == MFU__KV_NUMBER;
             bool both_dur = np->kind == MFU__KV_DURATION && t2.np.kind == MFU__KV_DURATION;
@@ -288,7 +288,7 @@ static int tokenize(mfu__span s, tok *out, int max)
             continue;
         }
         bool num_start = isdigit(c) || ((c == '-' || c == '+' || c == '.') && p + 1 < end &&
-                                         isdigit((unsigned char)p[1]));
+                                        isdigit((unsigned char)p[1]));
         if (num_start && c == '-' && n > 0 && out[n - 1].type == T_WORD && t->gap == 0)
             num_start = false; /* "lr-1" stays a word */
         if (num_start) {
@@ -375,8 +375,8 @@ static void read_text(mfu__span s, mfu__kvline *out, bool first_is_line_start)
     int nt = tokenize(s, toks, MAX_TOKENS);
     const char *key0 = NULL, *key1 = NULL; /* the pending key's first and last byte + 1 */
     bool assigned = false;
-    int orphan = -1;       /* the last pair without a key in this piece */
-    int side_depth = 0;    /* inside brackets right after a value */
+    int orphan = -1;        /* the last pair without a key in this piece */
+    int side_depth = 0;     /* inside brackets right after a value */
     int last_pair_tok = -2; /* the token that made the last pair */
     int piece_start_pair = out->n;
     for (int i = 0; i <= nt; i++) {
@@ -594,59 +594,93 @@ static bool ends(const char *s, const char *w)
     return a >= b && strcmp(s + a - b, w) == 0;
 }
 
-static const char *const counters3[] = {"step",          "steps",         "global_step",
-                                        "iter",          "iters",         "iteration",
-                                        "iterations",    "num_updates",   "update",
-                                        "updates",       "current_steps", "current_step",
-                                        "acc_iter",      "optimizer_step", "step_num",
-                                        "n_iter",        "trainer/global_step",
-                                        "train/global_step", "global_steps"};
-static const char *const counters2[] = {"it", "training_iteration", "train_iter", "train_step",
-                                        "batch_idx", "iter_num"};
-static const char *const losses3[] = {"loss",       "train_loss", "train/loss", "lm_loss",
+static const char *const counters3[] = {"step",
+                                        "steps",
+                                        "global_step",
+                                        "iter",
+                                        "iters",
+                                        "iteration",
+                                        "iterations",
+                                        "num_updates",
+                                        "update",
+                                        "updates",
+                                        "current_steps",
+                                        "current_step",
+                                        "acc_iter",
+                                        "optimizer_step",
+                                        "step_num",
+                                        "n_iter",
+                                        "trainer/global_step",
+                                        "train/global_step",
+                                        "global_steps"};
+static const char *const counters2[] = {"it",         "training_iteration", "train_iter",
+                                        "train_step", "batch_idx",          "iter_num"};
+static const char *const losses3[] = {"loss",       "train_loss",    "train/loss",   "lm_loss",
                                       "loss/train", "train/lm_loss", "training_loss"};
-static const char *const lrs[] = {"lr", "learning_rate", "train/lr", "train/learning_rate",
-                                  "optim/lr", "lr0"};
-static const char *const gnorms[] = {"grad_norm", "gnorm",     "gradnorm",    "norm",
-                                     "grad_norm_total", "global_norm", "grad/norm",
-                                     "train/grad_norm", "gradient_norm"};
-static const char *const tok_rates[] = {
-    "tps",         "tok/s",          "toks/s",           "tokens/s",        "tok/sec",
-    "tokens/sec",  "tokens_per_sec", "tokens_per_second", "tokens_per_s",   "token/s",
-    "tokens_sec",  "wps",            "words/s",          "words_per_second", "tgs",
-    "tok_per_sec", "tokens/second",  "throughput/tokens_per_sec"};
-static const char *const sample_rates[] = {"sps",        "samples/s",     "samples/sec",
-                                           "samples_per_sec", "samples_per_second", "img/s",
-                                           "images/s",   "imgs/s",        "ex/s",
-                                           "examples/s", "sequences/s",   "seq/s",
-                                           "samples_per_s"};
-static const char *const it_rates[] = {"it/s",   "it/sec",  "its",      "iter/s",
-                                       "iters/s", "steps/s", "steps_per_second",
-                                       "steps_per_sec", "ups", "updates/s", "iterations/s"};
-static const char *const sec_per[] = {"s/it", "sec/it", "s/iter", "sec/iter", "s/step",
-                                      "sec/step", "s/batch"};
+static const char *const lrs[] = {
+    "lr", "learning_rate", "train/lr", "train/learning_rate", "optim/lr", "lr0"};
+static const char *const gnorms[] = {"grad_norm", "gnorm",           "gradnorm",
+                                     "norm",      "grad_norm_total", "global_norm",
+                                     "grad/norm", "train/grad_norm", "gradient_norm"};
+static const char *const tok_rates[] = {"tps",
+                                        "tok/s",
+                                        "toks/s",
+                                        "tokens/s",
+                                        "tok/sec",
+                                        "tokens/sec",
+                                        "tokens_per_sec",
+                                        "tokens_per_second",
+                                        "tokens_per_s",
+                                        "token/s",
+                                        "tokens_sec",
+                                        "wps",
+                                        "words/s",
+                                        "words_per_second",
+                                        "tgs",
+                                        "tok_per_sec",
+                                        "tokens/second",
+                                        "throughput/tokens_per_sec"};
+static const char *const sample_rates[] = {
+    "sps",          "samples/s", "samples/sec", "samples_per_sec", "samples_per_second", "img/s",
+    "images/s",     "imgs/s",    "ex/s",        "examples/s",      "sequences/s",        "seq/s",
+    "samples_per_s"};
+static const char *const it_rates[] = {
+    "it/s",          "it/sec", "its",       "iter/s",      "iters/s", "steps/s", "steps_per_second",
+    "steps_per_sec", "ups",    "updates/s", "iterations/s"};
+static const char *const sec_per[] = {"s/it",   "sec/it",   "s/iter", "sec/iter",
+                                      "s/step", "sec/step", "s/batch"};
 static const char *const ms_per[] = {"ms/step", "ms/it", "ms/iter", "ms/batch"};
-static const char *const step_times[] = {
-    "step_time",        "time_per_step",  "iter_time",         "iteration_time",
-    "time_per_iter",    "time_per_iteration", "elapsed_time_per_iteration", "batch_time",
-    "step_duration",    "iter_duration",  "train_step_time",   "train_step_timing",
-    "time_step",        "epoch_time",     "time_cost",         "batch_duration",
-    "step_time_s",      "train/step_time"};
+static const char *const step_times[] = {"step_time",
+                                         "time_per_step",
+                                         "iter_time",
+                                         "iteration_time",
+                                         "time_per_iter",
+                                         "time_per_iteration",
+                                         "elapsed_time_per_iteration",
+                                         "batch_time",
+                                         "step_duration",
+                                         "iter_duration",
+                                         "train_step_time",
+                                         "train_step_timing",
+                                         "time_step",
+                                         "epoch_time",
+                                         "time_cost",
+                                         "batch_duration",
+                                         "step_time_s",
+                                         "train/step_time"};
 static const char *const step_time_exact[] = {"dt", "time", "t", "duration", "step_s", "dt_s"};
 static const char *const elapsed[] = {
-    "elapsed",      "elapsed_time", "elapsed_s",   "wall",         "wall_time",  "walltime",
-    "train_time",   "training_time", "time_elapsed", "runtime",    "train_runtime",
-    "total_time",   "time_so_far",  "elapsed_seconds", "time/total", "train/time"};
-static const char *const tokens_step[] = {"tokens",          "num_tokens",  "ntokens",
-                                          "toks",            "batch_tokens", "tokens_per_step",
-                                          "n_tokens",        "tokens_per_batch",
-                                          "num_tokens_in_batch"};
-static const char *const tokens_cum[] = {"consumed_tokens", "tokens_seen",    "trained_tokens",
-                                         "total_tokens",    "num_input_tokens_seen",
-                                         "tokens_so_far",   "seen_tokens",    "processed_tokens",
-                                         "train/tokens",    "tokens_total"};
+    "elapsed",     "elapsed_time",    "elapsed_s",    "wall",      "wall_time",     "walltime",
+    "train_time",  "training_time",   "time_elapsed", "runtime",   "train_runtime", "total_time",
+    "time_so_far", "elapsed_seconds", "time/total",   "train/time"};
+static const char *const tokens_step[] = {"tokens",   "num_tokens",       "ntokens",
+                                          "toks",     "batch_tokens",     "tokens_per_step",
+                                          "n_tokens", "tokens_per_batch", "num_tokens_in_batch"};
+static const char *const tokens_cum[] = {
+    "consumed_tokens", "tokens_seen", "trained_tokens",   "total_tokens", "num_input_tokens_seen",
+    "tokens_so_far",   "seen_tokens", "processed_tokens", "train/tokens", "tokens_total"};
 static const char *const samples_step[] = {"bsz", "batch_size", "global_batch_size", "gbs"};
-static const char *const seqlens[] = {"seq_len",     "seqlen",      "seq_length",
+static const char *const seqlens[] = {"seq_len",         "seqlen",      "seq_length",
                                       "sequence_length", "max_seq_len", "block_size"};
 
 /* What a unit is: 1 time, 2 bytes, 3 FLOP/s, 4 tokens/s, 5 samples/s, 6 it/s, 7 s/it,
@@ -660,24 +694,60 @@ static int unit_class(mfu__span u, double *f, int *p10)
         double f;
         int p10;
     } t[] = {
-        {"ns", 1, 1e-9, -9},          {"us", 1, 1e-6, -6},          {"\xc2\xb5s", 1, 1e-6, -6},
-        {"ms", 1, 1e-3, -3},          {"s", 1, 1, 0},               {"sec", 1, 1, 0},
-        {"secs", 1, 1, 0},            {"min", 1, 60, 99},           {"h", 1, 3600, 99},
-        {"B", 2, 1, 0},               {"KB", 2, 1e3, 3},            {"kB", 2, 1e3, 3},
-        {"MB", 2, 1e6, 6},            {"GB", 2, 1e9, 9},            {"TB", 2, 1e12, 12},
-        {"KiB", 2, 1024.0, 99},       {"MiB", 2, 1048576.0, 99},    {"GiB", 2, 1073741824.0, 99},
-        {"TiB", 2, 1099511627776.0, 99}, {"FLOPS", 3, 1, 0},        {"FLOP/s", 3, 1, 0},
-        {"GFLOPS", 3, 1e9, 9},        {"GFLOP/s", 3, 1e9, 9},       {"TFLOPS", 3, 1e12, 12},
-        {"TFLOP/s", 3, 1e12, 12},     {"TFLOPs", 3, 1e12, 12},      {"PFLOPS", 3, 1e15, 15},
-        {"PFLOP/s", 3, 1e15, 15},     {"tok/s", 4, 1, 0},           {"tokens/s", 4, 1, 0},
-        {"tokens/sec", 4, 1, 0},      {"tok/sec", 4, 1, 0},         {"words/s", 4, 1, 0},
-        {"wps", 4, 1, 0},             {"samples/s", 5, 1, 0},       {"samples/sec", 5, 1, 0},
-        {"img/s", 5, 1, 0},           {"images/s", 5, 1, 0},        {"seq/s", 5, 1, 0},
-        {"sequences/s", 5, 1, 0},     {"ex/s", 5, 1, 0},            {"examples/s", 5, 1, 0},
-        {"it/s", 6, 1, 0},            {"steps/s", 6, 1, 0},         {"s/it", 7, 1, 0},
-        {"s/iter", 7, 1, 0},          {"s/step", 7, 1, 0},          {"it/sec", 6, 1, 0},
-        {"%", 8, 0.01, -2},           {"K", 9, 1e3, 3},             {"k", 9, 1e3, 3},
-        {"M", 9, 1e6, 6},             {"G", 9, 1e9, 9},             {"T", 9, 1e12, 12},
+        {"ns", 1, 1e-9, -9},
+        {"us", 1, 1e-6, -6},
+        {"\xc2\xb5s", 1, 1e-6, -6},
+        {"ms", 1, 1e-3, -3},
+        {"s", 1, 1, 0},
+        {"sec", 1, 1, 0},
+        {"secs", 1, 1, 0},
+        {"min", 1, 60, 99},
+        {"h", 1, 3600, 99},
+        {"B", 2, 1, 0},
+        {"KB", 2, 1e3, 3},
+        {"kB", 2, 1e3, 3},
+        {"MB", 2, 1e6, 6},
+        {"GB", 2, 1e9, 9},
+        {"TB", 2, 1e12, 12},
+        {"KiB", 2, 1024.0, 99},
+        {"MiB", 2, 1048576.0, 99},
+        {"GiB", 2, 1073741824.0, 99},
+        {"TiB", 2, 1099511627776.0, 99},
+        {"FLOPS", 3, 1, 0},
+        {"FLOP/s", 3, 1, 0},
+        {"GFLOPS", 3, 1e9, 9},
+        {"GFLOP/s", 3, 1e9, 9},
+        {"TFLOPS", 3, 1e12, 12},
+        {"TFLOP/s", 3, 1e12, 12},
+        {"TFLOPs", 3, 1e12, 12},
+        {"PFLOPS", 3, 1e15, 15},
+        {"PFLOP/s", 3, 1e15, 15},
+        {"tok/s", 4, 1, 0},
+        {"tokens/s", 4, 1, 0},
+        {"tokens/sec", 4, 1, 0},
+        {"tok/sec", 4, 1, 0},
+        {"words/s", 4, 1, 0},
+        {"wps", 4, 1, 0},
+        {"samples/s", 5, 1, 0},
+        {"samples/sec", 5, 1, 0},
+        {"img/s", 5, 1, 0},
+        {"images/s", 5, 1, 0},
+        {"seq/s", 5, 1, 0},
+        {"sequences/s", 5, 1, 0},
+        {"ex/s", 5, 1, 0},
+        {"examples/s", 5, 1, 0},
+        {"it/s", 6, 1, 0},
+        {"steps/s", 6, 1, 0},
+        {"s/it", 7, 1, 0},
+        {"s/iter", 7, 1, 0},
+        {"s/step", 7, 1, 0},
+        {"it/sec", 6, 1, 0},
+        {"%", 8, 0.01, -2},
+        {"K", 9, 1e3, 3},
+        {"k", 9, 1e3, 3},
+        {"M", 9, 1e6, 6},
+        {"G", 9, 1e9, 9},
+        {"T", 9, 1e12, 12},
     };
     *f = 1;
     *p10 = 0;
@@ -763,8 +833,7 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
         if (IN(nk, counters2) || ends(nk, "_iteration") || ends(nk, "_iter"))
             return set(m, MFU__KR_COUNTER, v, 2);
         if (nk[0] == '\0') /* the line's first number; else "[50/7330]" before "[1]" */
-            return set(m, MFU__KR_COUNTER, v,
-                       p->leading ? 2 : p->kind == MFU__KV_FRACTION ? 1 : 0);
+            return set(m, MFU__KR_COUNTER, v, p->leading ? 2 : p->kind == MFU__KV_FRACTION ? 1 : 0);
         if (strcmp(nk, "batch") == 0)
             return set(m, MFU__KR_COUNTER, v, 1);
         if (has(nk, "epoch") && !has(nk, "time") && !has(nk, "epochs"))
@@ -777,8 +846,7 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
         if (p->kind == MFU__KV_DURATION)
             return set(m, MFU__KR_ELAPSED, v, 3);
         int kp = key_time_p10(nk);
-        return set(m, MFU__KR_ELAPSED,
-                   uc == 1 ? scaled(v, f, p10) : mfu__scale10(v, kp), 3);
+        return set(m, MFU__KR_ELAPSED, uc == 1 ? scaled(v, f, p10) : mfu__scale10(v, kp), 3);
     }
     if (p->kind == MFU__KV_DURATION)
         return false; /* remaining time, ETA */
@@ -812,10 +880,10 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
             return false; /* a FLOP count ("total_flos") */
         m->scope = scope_of(nk);
         double x = uc == 3 || uc == 9 ? scaled(v, f, p10)
-                   : has(nk, "tflop")  ? mfu__scale10(v, 12)
-                   : has(nk, "gflop")  ? mfu__scale10(v, 9)
-                   : has(nk, "pflop")  ? mfu__scale10(v, 15)
-                                       : v;
+                   : has(nk, "tflop") ? mfu__scale10(v, 12)
+                   : has(nk, "gflop") ? mfu__scale10(v, 9)
+                   : has(nk, "pflop") ? mfu__scale10(v, 15)
+                                      : v;
         bool hw = has(nk, "hardware") || has(nk, "hw_");
         return set(m, MFU__KR_FLOPS_PER_S, x, hw ? 1 : has(nk, "model") ? 3 : 2);
     }
@@ -823,13 +891,15 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
     double mag = uc == 9 ? f : 1.0;
     int magp = uc == 9 ? p10 : 0;
     bool plain = uc == 0 || uc == 9;
-    if (plain && (IN(nk, tok_rates) || (has(nk, "token") && (has(nk, "/s") || has(nk, "per_s") ||
-                                                              has(nk, "per_sec") || has(nk, "/sec"))))) {
+    if (plain &&
+        (IN(nk, tok_rates) || (has(nk, "token") && (has(nk, "/s") || has(nk, "per_s") ||
+                                                    has(nk, "per_sec") || has(nk, "/sec"))))) {
         m->scope = scope_of(nk);
         return set(m, MFU__KR_TOKENS_PER_S, scaled(v, mag, magp), IN(nk, tok_rates) ? 3 : 2);
     }
-    if (plain && (IN(nk, sample_rates) || (has(nk, "sample") && (has(nk, "/s") || has(nk, "per_s") ||
-                                                                 has(nk, "per_sec"))))) {
+    if (plain &&
+        (IN(nk, sample_rates) ||
+         (has(nk, "sample") && (has(nk, "/s") || has(nk, "per_s") || has(nk, "per_sec"))))) {
         m->scope = scope_of(nk);
         return set(m, MFU__KR_SAMPLES_PER_S, scaled(v, mag, magp), IN(nk, sample_rates) ? 3 : 2);
     }
@@ -849,8 +919,8 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
     bool per = has(nk, "time") && (has(nk, "per_iter") || has(nk, "per_step") || has(nk, "/step"));
     char base[MFU__KV_KEY_MAX]; /* the key without a unit at its end: "dt_ms" -> "dt" */
     mfu__strlcpy(base, nk, sizeof base);
-    static const char *const unit_tails[] = {"_ms", "_s", "_sec", "_secs", "_seconds", "(ms)",
-                                             "(s)", "_us", "_in_ms", "_in_s"};
+    static const char *const unit_tails[] = {"_ms",  "_s",  "_sec", "_secs",  "_seconds",
+                                             "(ms)", "(s)", "_us",  "_in_ms", "_in_s"};
     for (size_t i = 0; i < MFU__ARRAY_LEN(unit_tails); i++)
         if (ends(base, unit_tails[i]) && strlen(base) > strlen(unit_tails[i])) {
             base[strlen(base) - strlen(unit_tails[i])] = '\0';
@@ -858,9 +928,9 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
                 base[strlen(base) - 1] = '\0';
             break;
         }
-    if (!remaining && (IN(nk, step_times) || IN(nk, step_time_exact) || IN(base, step_times) ||
-                       IN(base, step_time_exact) || per || ends(base, "_time") ||
-                       ends(nk, "_timing"))) {
+    if (!remaining &&
+        (IN(nk, step_times) || IN(nk, step_time_exact) || IN(base, step_times) ||
+         IN(base, step_time_exact) || per || ends(base, "_time") || ends(nk, "_timing"))) {
         if (uc != 0 && uc != 1)
             return false;
         double x = uc == 1 ? scaled(v, f, p10) : mfu__scale10(v, key_time_p10(nk));
@@ -876,8 +946,10 @@ bool mfu__kv_meaning(const mfu__kvpair *p, mfu__kvmeaning *m)
     if (has(nk, "mem") || has(nk, "reserved") || has(nk, "allocated") || uc == 2) {
         double kb = key_bytes(nk);
         /* a bare magnitude after a memory figure ("max_mem: 9630M", detectron2) is binary */
-        double bin = p10 == 3 ? 1024.0 : p10 == 6 ? 1048576.0 : p10 == 9 ? 1073741824.0
-                                                                 : 1099511627776.0;
+        double bin = p10 == 3   ? 1024.0
+                     : p10 == 6 ? 1048576.0
+                     : p10 == 9 ? 1073741824.0
+                                : 1099511627776.0;
         double x = uc == 2 ? scaled(v, f, p10) : uc == 9 ? v * bin : kb > 0 ? v * kb : NAN;
         if (isnan(x) || (uc != 0 && uc != 2 && uc != 9))
             return false;

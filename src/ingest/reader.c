@@ -415,8 +415,7 @@ mfu_status mfu__reader_next(mfu__reader *r, mfu__rline *out, bool *eof, mfu_erro
     }
 }
 
-mfu_status mfu__reader_block(mfu__reader *r, const char **p, size_t *n, bool *eof,
-                             mfu_error *err)
+mfu_status mfu__reader_block(mfu__reader *r, const char **p, size_t *n, bool *eof, mfu_error *err)
 {
     *eof = false;
     *n = 0;

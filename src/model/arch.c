@@ -116,8 +116,7 @@ static mfu_status missing(mfu_error *err, const char *flag, const char *what)
     return mfu__fail_field(err, MFU_E_MISSING, flag, "%s is not known: pass %s", what, flag);
 }
 
-static mfu_status invalid(mfu_error *err, const char *flag, const char *fmt, ...)
-    MFU__PRINTF(3, 4);
+static mfu_status invalid(mfu_error *err, const char *flag, const char *fmt, ...) MFU__PRINTF(3, 4);
 static mfu_status invalid(mfu_error *err, const char *flag, const char *fmt, ...)
 {
     char msg[256];

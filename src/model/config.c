@@ -33,9 +33,9 @@ static const struct family {
     int norms_per_layer;
     enum windows windows;
     enum moe moe;
-    int64_t head_dim;      /* class default for an omitted head_dim (0: hidden / heads) */
-    int64_t vocab;         /* class default for an omitted vocab_size (0: required) */
-    int64_t global_every;  /* class default of the local/global pattern */
+    int64_t head_dim;     /* class default for an omitted head_dim (0: hidden / heads) */
+    int64_t vocab;        /* class default for an omitted vocab_size (0: required) */
+    int64_t global_every; /* class default of the local/global pattern */
 } families[] = {
     {"llama", S_HF, true, false, false, MFU_NORM_RMS, 2, W_NONE, M_NONE, 0, 0, 0},
     {"mistral", S_HF, true, false, false, MFU_NORM_RMS, 2, W_ALL, M_NONE, 0, 0, 0},
@@ -66,16 +66,15 @@ static const struct keys {
     [S_GPT2] = {"n_layer", "n_embd", "n_head", "n_inner"},
     [S_NEOX] = {"num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size"},
     [S_MPT] = {"n_layers", "d_model", "n_heads", "expansion_ratio"},
-    [S_DEEPSEEK] = {"num_hidden_layers", "hidden_size", "num_attention_heads",
-                    "intermediate_size"},
+    [S_DEEPSEEK] = {"num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size"},
 };
 
 /* ---- typed field access ------------------------------------------------------------------- */
 
 typedef struct reader {
-    json_t *obj;    /* the object fields are read from (text_config for Gemma 3) */
+    json_t *obj; /* the object fields are read from (text_config for Gemma 3) */
     mfu_error *err;
-    mfu_status st;  /* first failure, MFU_OK while none */
+    mfu_status st; /* first failure, MFU_OK while none */
 } reader;
 
 static const char *json_kind(const json_t *v)
@@ -97,8 +96,8 @@ static bool type_error(reader *r, const char *key, const char *want, const json_
 {
     if (r->st == MFU_OK)
         r->st = mfu__fail_field(r->err, MFU_E_PARSE, key,
-                                "config.json field '%s' must be %s (got %s): fix the file",
-                                key, want, json_kind(v));
+                                "config.json field '%s' must be %s (got %s): fix the file", key,
+                                want, json_kind(v));
     return false;
 }
 
@@ -435,8 +434,7 @@ static mfu_status check_required(const struct family *f, const mfu_arch *a, mfu_
     if (f->shape == S_HF || f->shape == S_NEOX || f->shape == S_DEEPSEEK)
         req[n++] = (struct req){a->ffn, k->ffn, "--ffn"};
     if (a->experts > 0) {
-        req[n++] = (struct req){a->experts_per_token, "num_experts_per_tok",
-                                "--experts-per-token"};
+        req[n++] = (struct req){a->experts_per_token, "num_experts_per_tok", "--experts-per-token"};
         if (f->moe == M_QWEN || f->moe == M_DEEPSEEK)
             req[n++] = (struct req){a->moe_ffn, "moe_intermediate_size", "--moe-ffn"};
     }
@@ -492,8 +490,7 @@ static void read_meta(json_t *root, mfu_arch *a, const char *type)
     }
 }
 
-static mfu_status from_json(json_t *root, const mfu_arch *overrides, mfu_arch *out,
-                            mfu_error *err)
+static mfu_status from_json(json_t *root, const mfu_arch *overrides, mfu_arch *out, mfu_error *err)
 {
     if (!json_is_object(root))
         return mfu__fail(err, MFU_E_PARSE, 0,

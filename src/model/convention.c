@@ -90,10 +90,10 @@ static const struct {
     const char *alias;
     mfu_convention conv;
 } aliases[] = {
-    {"mosaic", MFU_CONV_LLM_FOUNDRY},     {"megatron", MFU_CONV_MEGATRON_2025},
-    {"maxtext", MFU_CONV_MAXTEXT_2025},   {"nemo", MFU_CONV_NEMO_2024},
-    {"kaplan", MFU_CONV_LLMC},            {"narayanan", MFU_CONV_MEGATRON_2021},
-    {"llm.c", MFU_CONV_LLMC},             {"llmfoundry", MFU_CONV_LLM_FOUNDRY},
+    {"mosaic", MFU_CONV_LLM_FOUNDRY},   {"megatron", MFU_CONV_MEGATRON_2025},
+    {"maxtext", MFU_CONV_MAXTEXT_2025}, {"nemo", MFU_CONV_NEMO_2024},
+    {"kaplan", MFU_CONV_LLMC},          {"narayanan", MFU_CONV_MEGATRON_2021},
+    {"llm.c", MFU_CONV_LLMC},           {"llmfoundry", MFU_CONV_LLM_FOUNDRY},
 };
 
 const char *mfu_convention_name(mfu_convention c)

@@ -62,8 +62,7 @@ static bool n_based(mfu_convention c)
     }
 }
 
-static mfu_status missing(mfu_error *err, const char *flag, const char *what,
-                          mfu_convention c)
+static mfu_status missing(mfu_error *err, const char *flag, const char *what, mfu_convention c)
 {
     return mfu__fail_field(err, MFU_E_MISSING, flag,
                            "%s is not known (convention %s needs it): pass %s", what,
@@ -170,16 +169,15 @@ static void exact_forward(const mfu_arch *r, const mfu__shape *s, const mfu_work
     f->attention_core = 2 * H * (s->d_qk + s->d_v) * (n_global * k_global + n_local * k_local);
     *context = (n_global * k_global + n_local * k_local) / L;
     f->mlp = 2 * (double)s->n_dense * s->mlp_w;
-    f->experts =
-        2 * (double)s->n_moe * ((double)r->experts_per_token * s->expert_w + s->shared_w);
+    f->experts = 2 * (double)s->n_moe * ((double)r->experts_per_token * s->expert_w + s->shared_w);
     f->router = router ? 2 * (double)s->n_moe * s->router_w : 0;
     f->logits = 2 * h * V;
     f->embedding = count_embeddings ? 2 * h * V : 0;
 }
 
 /* N of an N-based convention split by component (parameters, not FLOPs). */
-static void n_split(mfu_convention c, bool count_embeddings, const mfu_arch *r,
-                    const mfu__shape *s, mfu_flops_breakdown *p)
+static void n_split(mfu_convention c, bool count_embeddings, const mfu_arch *r, const mfu__shape *s,
+                    mfu_flops_breakdown *p)
 {
     bool tied = r->tied_embeddings == MFU_FLAG_YES;
     bool all_experts = c == MFU_CONV_LLMC || c == MFU_CONV_MAXTEXT_2023;
@@ -220,8 +218,7 @@ static void n_split(mfu_convention c, bool count_embeddings, const mfu_arch *r,
 
 /* H (d_qk + d_v) of the attention term, or 2 d_model for llmc and llm-foundry, read from a
  * possibly partial architecture (an explicit N needs only a few dimensions). */
-static mfu_status attention_width(mfu_convention c, const mfu_arch *a, double *out,
-                                   mfu_error *err)
+static mfu_status attention_width(mfu_convention c, const mfu_arch *a, double *out, mfu_error *err)
 {
     mfu_status st;
     if (c == MFU_CONV_LLMC || c == MFU_CONV_LLM_FOUNDRY) {
@@ -235,8 +232,8 @@ static mfu_status attention_width(mfu_convention c, const mfu_arch *a, double *o
                                "a negative dimension was given: fix --heads, --head-dim, "
                                "--hidden or --kv-lora-rank");
     if (a->heads > 0 && a->kv_lora_rank > 0 && a->qk_nope_head_dim > 0 && a->v_head_dim > 0) {
-        *out = (double)a->heads *
-               (double)(a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim);
+        *out =
+            (double)a->heads * (double)(a->qk_nope_head_dim + a->qk_rope_head_dim + a->v_head_dim);
     } else if (a->heads > 0 && a->head_dim > 0) {
         *out = 2 * (double)a->heads * (double)a->head_dim;
     } else if (a->hidden > 0) {
@@ -332,9 +329,8 @@ static mfu_status compute_nemo(const mfu_arch *arch, const mfu_workload *wl, boo
 }
 
 /* megatron-2021 and korthikanti: closed forms in l, h, s, V (MHA, 4h MLP). */
-static mfu_status compute_closed_h(const mfu_arch *a, const mfu_workload *wl,
-                                   mfu_convention c, bool causal, mfu_flops *out,
-                                   mfu_error *err)
+static mfu_status compute_closed_h(const mfu_arch *a, const mfu_workload *wl, mfu_convention c,
+                                   bool causal, mfu_flops *out, mfu_error *err)
 {
     mfu_status st;
     if ((st = need_dim(a->layers, "--layers", "the number of layers", c, err)) != MFU_OK ||
@@ -422,8 +418,7 @@ mfu_status mfu_flops_compute(const mfu_arch *arch, const mfu_workload *wl,
         if (wl->recompute == MFU_RECOMPUTE_SELECTIVE)
             extra = r.forward.attention_core;
         else if (wl->recompute == MFU_RECOMPUTE_FULL)
-            extra = mfu_flops_breakdown_total(&r.forward) - r.forward.logits -
-                    r.forward.embedding;
+            extra = mfu_flops_breakdown_total(&r.forward) - r.forward.logits - r.forward.embedding;
     } else if (n_based(c)) {
         if ((st = compute_n_based(arch, wl, &o, causal, &r, err)) != MFU_OK)
             goto fail;

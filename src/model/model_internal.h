@@ -14,23 +14,23 @@
 /* Per-component parameter counts (as doubles: exact below 2^53) and layer counts of a resolved
  * architecture. "w" = matmul weights only, "b" = biases, per block unless it says total. */
 typedef struct mfu__shape {
-    double attn_w;      /* attention projection weights per block (Q, K, V, O or MLA) */
-    double attn_extra;  /* attention biases and MLA's internal norms per block */
-    double d_qk, d_v;   /* per-head width of the scores (QK^T) and of the values (AV) */
-    double mlp_w;       /* dense MLP weights per dense block */
-    double mlp_b;       /* dense MLP biases per dense block */
-    double expert_w;    /* one routed expert's weights */
-    double shared_w;    /* all shared experts' weights of one MoE block */
-    double router_w;    /* gate h x E of one MoE block */
-    double norms;       /* every norm parameter in the model (blocks + final) */
-    double embed_in;    /* input token embedding V x h */
-    double positions;   /* learned position embedding */
-    double lm_head;     /* output projection V x h when untied, else 0 (shared with embed_in) */
-    int64_t n_moe;      /* MoE blocks */
-    int64_t n_dense;    /* blocks with a dense MLP */
-    int64_t n_local;    /* sliding-window blocks */
-    int64_t n_global;   /* full-attention blocks */
-    int mlp_mats;       /* matrices per MLP: 3 gated, 2 plain */
+    double attn_w;     /* attention projection weights per block (Q, K, V, O or MLA) */
+    double attn_extra; /* attention biases and MLA's internal norms per block */
+    double d_qk, d_v;  /* per-head width of the scores (QK^T) and of the values (AV) */
+    double mlp_w;      /* dense MLP weights per dense block */
+    double mlp_b;      /* dense MLP biases per dense block */
+    double expert_w;   /* one routed expert's weights */
+    double shared_w;   /* all shared experts' weights of one MoE block */
+    double router_w;   /* gate h x E of one MoE block */
+    double norms;      /* every norm parameter in the model (blocks + final) */
+    double embed_in;   /* input token embedding V x h */
+    double positions;  /* learned position embedding */
+    double lm_head;    /* output projection V x h when untied, else 0 (shared with embed_in) */
+    int64_t n_moe;     /* MoE blocks */
+    int64_t n_dense;   /* blocks with a dense MLP */
+    int64_t n_local;   /* sliding-window blocks */
+    int64_t n_global;  /* full-attention blocks */
+    int mlp_mats;      /* matrices per MLP: 3 gated, 2 plain */
 } mfu__shape;
 
 /* Fill *s from a resolved arch (mfu_arch_resolve succeeded on it). */

@@ -29,7 +29,7 @@ struct mfu_monitor {
     mfu_arch arch;
     mfu_workload wl;
     mfu_flops_options fo;
-    double fpt, hfpt;         /* model / hardware FLOPs per token at the configured length */
+    double fpt, hfpt;           /* model / hardware FLOPs per token at the configured length */
     const mfu_device_info *dev; /* a table entry, or this machine's CPU in cpu_slot */
     mfu_device_slot cpu_slot;
     mfu_dtype dtype;

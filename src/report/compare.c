@@ -205,7 +205,8 @@ static size_t formula_cands(const mfu_report *r, const mfu__cmp_ctx *c, cand *ou
     }
     if (!r->fig.c.stack.counts_padding && c->fig->c.real_fraction < 1)
         add(out, &n, MFU_MISMATCH_PADDING, c->fig->c.real_fraction,
-            "counts padding tokens as real (%.1f%% of the tokens are real)", 100 * c->fig->c.real_fraction);
+            "counts padding tokens as real (%.1f%% of the tokens are real)",
+            100 * c->fig->c.real_fraction);
     return n;
 }
 
@@ -235,13 +236,15 @@ static size_t peak_cands(const mfu_report *r, const mfu__cmp_ctx *c, double p_us
             add(out, &n, MFU_MISMATCH_A100_FALLBACK, 312e12 / p_used,
                 "%s divides by the A100's 312 TFLOP/s, its fallback for a device its table "
                 "lacks; %s's dense %s peak is %s",
-                c->fig->prof ? c->fig->prof->framework : "the framework", dev, mfu_dtype_name(r->fig.c.dtype),
-                b);
+                c->fig->prof ? c->fig->prof->framework : "the framework", dev,
+                mfu_dtype_name(r->fig.c.dtype), b);
     }
     bool fb = false;
     char why[MFU_REPORT_TEXT_MAX];
-    double ps = mfu__stack_peak(c->fig->prof, c->fig->c.device, r->fig.c.dtype, &fb, why, sizeof why);
-    bool fixed = c->fig->prof && c->fig->prof->peak_rule == MFU__PEAK_FIXED; /* named above already */
+    double ps =
+        mfu__stack_peak(c->fig->prof, c->fig->c.device, r->fig.c.dtype, &fb, why, sizeof why);
+    bool fixed =
+        c->fig->prof && c->fig->prof->peak_rule == MFU__PEAK_FIXED; /* named above already */
     if (ps > 0 && !fb && !fixed && fabs(ps / pt - 1) > c->tol) {
         fmt_tf(a, sizeof a, ps);
         add(out, &n, MFU_MISMATCH_STACK_PEAK, ps / p_used,
@@ -385,7 +388,8 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
     /* 2. the printed MFU, recomputed with the framework's formula and its peak */
     double ps = ctx->stack_peak_flops_per_s;
     if (rep_mfu && c->fig->stack_flops_ok && ps > 0) {
-        pair_stat p = pair(r, r->cols.v[MFU_RS_REPORTED_MFU], r->cols.v[MFU_RS_STACK_MFU], c->scratch);
+        pair_stat p =
+            pair(r, r->cols.v[MFU_RS_REPORTED_MFU], r->cols.v[MFU_RS_STACK_MFU], c->scratch);
         mfu_report_comparison *x = new_cmp(r, MFU_FIGURE_MFU, &p, tol);
         if (x) {
             fmt_tf(a, sizeof a, ps);
@@ -414,8 +418,8 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
             if (x) {
                 fmt_tf(b, sizeof b, pt);
                 setf(x->label, sizeof x->label, "MFU on %s's dense %s peak (%s), %s formula",
-                     c->fig->c.device ? c->fig->c.device->id : "the device", mfu_dtype_name(ctx->dtype), b,
-                     ctx->stack.name[0] ? fw : "mfu's");
+                     c->fig->c.device ? c->fig->c.device->id : "the device",
+                     mfu_dtype_name(ctx->dtype), b, ctx->stack.name[0] ? fw : "mfu's");
                 x->peak_flops_per_s = pt;
                 if (!x->agrees) {
                     size_t np = peak_cands(r, c, pt, pc);
@@ -430,7 +434,8 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
 
     /* 4. the printed tokens/s against tokens / step time */
     if (r->stat[MFU_RS_REPORTED_TOKENS_PER_S].n > 0) {
-        pair_stat p = pair(r, r->cols.v[MFU_RS_REPORTED_TOKENS_PER_S], r->cols.v[MFU__FC_DERIVED_TPS], c->scratch);
+        pair_stat p = pair(r, r->cols.v[MFU_RS_REPORTED_TOKENS_PER_S],
+                           r->cols.v[MFU__FC_DERIVED_TPS], c->scratch);
         mfu_report_comparison *x = new_cmp(r, MFU_FIGURE_TOKENS_PER_S, &p, tol);
         if (x) {
             setf(x->label, sizeof x->label, "tokens/s, whole job (tokens / step time)");
@@ -465,8 +470,8 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
         double *v = c->scratch, *tmp = c->scratch + r->n;
         size_t k = 0;
         for (size_t i = 0; i < r->n; i++) {
-            double x =
-                r->cols.v[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE][i] / r->cols.v[MFU_RS_REPORTED_MFU][i];
+            double x = r->cols.v[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE][i] /
+                       r->cols.v[MFU_RS_REPORTED_MFU][i];
             if (r->state[i] == MFU_STEP_STEADY && isfinite(x) && x > 0)
                 v[k++] = x;
         }

@@ -344,8 +344,8 @@ static mfu_status low_mfu_finding(mfu_report *r, mfu_error *err)
  * steps count, for the summaries and for the levels. */
 static void states_from(mfu_report *r, const mfu_analysis *a)
 {
-    static const mfu_report_step_state map[] = {MFU_STEP_STEADY,   MFU_STEP_WARMUP,
-                                                MFU_STEP_SETTLE,   MFU_STEP_ARTIFACT,
+    static const mfu_report_step_state map[] = {MFU_STEP_STEADY,     MFU_STEP_WARMUP,
+                                                MFU_STEP_SETTLE,     MFU_STEP_ARTIFACT,
                                                 MFU_STEP_IMPOSSIBLE, MFU_STEP_UNUSABLE};
     mfu_report_warmup *w = &r->warmup;
     const mfu_warmup *aw = mfu_analysis_warmup(a);

@@ -248,8 +248,9 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     if (sm.n) {
         pct(x, sizeof x, sm.median, 2);
         if (lev && isfinite(L->mfu.lo) && L->mfu.hi > 1)
-            snprintf(v, sizeof v, "median of %zu steady steps; interval not meaningful (reaches "
-                                  "%.0f %%)",
+            snprintf(v, sizeof v,
+                     "median of %zu steady steps; interval not meaningful (reaches "
+                     "%.0f %%)",
                      sm.n, 100 * L->mfu.hi);
         else if (lev && isfinite(L->mfu.lo))
             snprintf(v, sizeof v, "median of %zu steady steps; 95 %%: %.2f – %.2f %%", sm.n,

@@ -1,5 +1,6 @@
 /*
- * report/internal.h - what the files of src/report share: the warm-up rule (warmup.c), robust statistics (stats.c) and the comparisons (compare.c).
+ * report/internal.h - what the files of src/report share: the warm-up rule (warmup.c), robust
+ * statistics (stats.c) and the comparisons (compare.c).
  */
 #ifndef MFU_REPORT_INTERNAL_H
 #define MFU_REPORT_INTERNAL_H
@@ -17,7 +18,6 @@
 /* Summary of the values x[i] with keep[i] true and x[i] finite. scratch has room for n
  * doubles (it is overwritten). */
 mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch);
-
 
 /* ---- warm-up (warmup.c) ------------------------------------------------------------------ */
 
@@ -94,7 +94,6 @@ typedef struct mfu__cmp_ctx {
 
 /* Fill r->comparisons (and notes) from the series; r's columns, states and context are set. */
 void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c);
-
 
 /* Append a note (dropped when the report holds MFU_REPORT_MAX_NOTES). */
 void mfu__report_note(mfu_report *r, const char *fmt, ...) MFU__PRINTF(2, 3);

@@ -77,9 +77,9 @@ static void list_missing(mfu_report *r, const mfu_run *run)
     }
     if (!isfinite(c->peak_flops_per_s))
         add_missing(r, "device", "--device NAME (see 'mfu devices') or --peak-tflops X",
-                    !log_mfu              ? "MFU and HFU"
+                    !log_mfu  ? "MFU and HFU"
                     : no_peak ? "the framework's peak, FLOP/s and FLOPs per token"
-                                        : "mfu's dense peak (MFU under mfu's count, with --model)");
+                              : "mfu's dense peak (MFU under mfu's count, with --model)");
     bool sequences = m->global_batch > 0;
     for (size_t i = 0; i < n && !sequences; i++) {
         mfu_step s;

@@ -29,4 +29,3 @@ mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *s
     s.p90 = mfu__quantile_inplace(scratch, k, 0.9);
     return s;
 }
-

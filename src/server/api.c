@@ -589,7 +589,7 @@ typedef struct mseries {
 /* The figures of a window as one series of d devices (of the job's D): medians of the steps'
  * own figures (the headline's definition), tokens/s and FLOP/s scaled to the d devices. */
 typedef struct wfig {
-    double tps;       /* whole job, or per device (per_device) */
+    double tps; /* whole job, or per device (per_device) */
     bool per_device;
     double mfu, hfu, mf, hf, step; /* mf, hf per device */
 } wfig;

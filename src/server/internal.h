@@ -228,8 +228,8 @@ typedef struct mfu__rankwin {
     double st[MFU_SERVER_METRICS_WINDOW];  /* step time */
     double mfu[MFU_SERVER_METRICS_WINDOW];
     double hfu[MFU_SERVER_METRICS_WINDOW];
-    double mf[MFU_SERVER_METRICS_WINDOW];  /* model FLOP/s per device */
-    double hf[MFU_SERVER_METRICS_WINDOW];  /* hardware FLOP/s per device */
+    double mf[MFU_SERVER_METRICS_WINDOW]; /* model FLOP/s per device */
+    double hf[MFU_SERVER_METRICS_WINDOW]; /* hardware FLOP/s per device */
     int64_t last_step;
     mfu_step prev; /* the rank's previous object, for Δtime */
     bool has_prev;
@@ -243,21 +243,21 @@ typedef struct mfu__srun {
     bool in_registry;
     pthread_rwlock_t rw;
     /* guarded by rw */
-    bool loaded;          /* run and the derived columns hold every row */
-    bool stale;           /* the store changed under a loaded, not live run: reload */
-    bool live;            /* followed or posted to by this server */
-    bool followed;        /* a follower owns its rows */
-    bool posted;          /* rows came by POST: ranks are devices in /metrics */
-    const mfu_run *run;   /* rows; NULL while not loaded: run_own, or borrowed from the
-                             ingest session of the run's follower */
-    mfu_run *run_own;     /* the rows when this entry owns them (store, POST) */
-    mfu__fctx *fig;       /* the figures context of the run (NULL until derived) */
+    bool loaded;             /* run and the derived columns hold every row */
+    bool stale;              /* the store changed under a loaded, not live run: reload */
+    bool live;               /* followed or posted to by this server */
+    bool followed;           /* a follower owns its rows */
+    bool posted;             /* rows came by POST: ranks are devices in /metrics */
+    const mfu_run *run;      /* rows; NULL while not loaded: run_own, or borrowed from the
+                                ingest session of the run's follower */
+    mfu_run *run_own;        /* the rows when this entry owns them (store, POST) */
+    mfu__fctx *fig;          /* the figures context of the run (NULL until derived) */
     mfu_report_input fig_in; /* the input fig was made from */
     bool fig_dirty;          /* fig must be made again (context or metadata changed) */
     mfu__fcols cols;         /* every row's figures (the report's, step for step) */
     unsigned char *blo[MFU__F_COUNT_], *bhi[MFU__F_COUNT_]; /* min/max offsets per block */
     size_t bcap;                                            /* blocks allocated */
-    bool monotonic;                 /* step numbers never go down: ranges by binary search */
+    bool monotonic; /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
     char *context_json;    /* the run's stored context, NULL when none */
     bool own_resolved;     /* own below matches context_json */
@@ -391,8 +391,7 @@ bool mfu__srun_window(const mfu__srun *r, mfu__fwindow *w);
 
 /* The report input of run r under model m: the same context `mfu report` and `mfu ingest`
  * use, with the device count of the posted ranks when nothing else gives one. */
-void mfu__srun_report_input(const mfu__server_model *m, const mfu__srun *r,
-                            mfu_report_input *in);
+void mfu__srun_report_input(const mfu__server_model *m, const mfu__srun *r, mfu_report_input *in);
 
 /* The model of run r: its stored context when it has one (a followed run uses the server's
  * flags when any was given), else the server's. r locked (read or write). */

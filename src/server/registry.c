@@ -135,8 +135,7 @@ static void ctx_fill(const mfu__server_model *model, const mfu__fctx *f, bool po
         mfu__strlcpy(c->model, x->model, sizeof c->model);
         mfu__strlcpy(c->convention, mfu_convention_name(x->convention), sizeof c->convention);
     } else if (x->mfu_from_log && x->stack.name[0]) {
-        mfu__strlcpy(c->convention, mfu_convention_name(x->stack.convention),
-                     sizeof c->convention);
+        mfu__strlcpy(c->convention, mfu_convention_name(x->stack.convention), sizeof c->convention);
     }
     if (!isfinite(x->peak_flops_per_s) && !x->mfu_from_log)
         mfu__strlcpy(c->why, "no peak: start mfu serve with --device NAME or --peak-tflops X",

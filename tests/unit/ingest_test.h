@@ -88,9 +88,9 @@ static inline mfu_status ingest_expect_error(const char *text, size_t n, const c
 
 /* Ingest text with a format (NULL: detect) and --map entries; fails the test unless the status
  * is want. Returns the run (NULL on failure), *st and *e filled. */
-static inline mfu_run *ingest_text_map(const char *text, const char *format,
-                                       const char *const *map, size_t nmap,
-                                       mfu_ingest_stats *st, mfu_status want, mfu_error *e)
+static inline mfu_run *ingest_text_map(const char *text, const char *format, const char *const *map,
+                                       size_t nmap, mfu_ingest_stats *st, mfu_status want,
+                                       mfu_error *e)
 {
     mfu_ingest_opts o;
     memset(&o, 0, sizeof o);
@@ -111,7 +111,8 @@ typedef struct ingest_tbuf {
     size_t n, cap;
 } ingest_tbuf;
 
-static inline void ingest_tput(ingest_tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void ingest_tput(ingest_tbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static inline void ingest_tput(ingest_tbuf *b, const char *fmt, ...)
 {
     va_list ap;

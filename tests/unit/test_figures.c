@@ -16,7 +16,7 @@
 
 #include "figures/figures.h"
 
-#define REL(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol) * fabs((double)(b)))
+#define REL(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol)*fabs((double)(b)))
 
 static mfu_report_input model_input(const char *preset, int64_t seq, const char *device)
 {

@@ -960,10 +960,9 @@ static void detection_of_own_fixtures(void **state)
 
 static bool own_dir(const char *name)
 {
-    static const char *const dirs[] = {"hf-transformers", "axolotl",  "deepspeed",
-                                       "gpt-neox",        "maxtext",  "composer-llm-foundry",
-                                       "lightning",       "torchtune", "litgpt",
-                                       "unsloth"};
+    static const char *const dirs[] = {
+        "hf-transformers",      "axolotl",   "deepspeed", "gpt-neox", "maxtext",
+        "composer-llm-foundry", "lightning", "torchtune", "litgpt",   "unsloth"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (strcmp(name, dirs[i]) == 0)
             return true;

@@ -52,7 +52,7 @@ static void jsonl_default_and_mapped(void **state)
     static const char *const map[] = {"step=it,step_time_s=timing.dt_ms*0.001",
                                       "tokens_per_s=perf.tps"};
     run = ingest_text_map("{\"it\": 7, \"timing\": {\"dt_ms\": 420}, \"perf\": {\"tps\": 9e4}}\n",
-                     "jsonl", map, 2, &st, MFU_OK, &e);
+                          "jsonl", map, 2, &st, MFU_OK, &e);
     s = ingest_row(run, 0);
     assert_int_equal(s.step, 7);
     assert_near(s.step_time_s, 0.42, 1e-15);
@@ -67,8 +67,8 @@ static void jsonl_errors(void **state)
     mfu_ingest_stats st;
     mfu_error e;
     /* no object has a step: MFU_E_MISSING naming the keys and the fix */
-    mfu_run *run = ingest_text_map("{\"it\": 1, \"loss\": 2}\n{\"it\": 2, \"loss\": 1}\n", NULL, NULL, 0,
-                              &st, MFU_E_MISSING, &e);
+    mfu_run *run = ingest_text_map("{\"it\": 1, \"loss\": 2}\n{\"it\": 2, \"loss\": 1}\n", NULL,
+                                   NULL, 0, &st, MFU_E_MISSING, &e);
     assert_null(run);
     assert_non_null(strstr(e.message, "--map step=KEY"));
     assert_non_null(strstr(e.message, "it, loss"));
@@ -121,8 +121,8 @@ static void csv_with_map(void **state)
     mfu_run_free(run);
 
     /* TSV, column names as the fields' own */
-    run = ingest_text_map("step\tloss\tstep_time_s\n10\t1.5\t0.5\n20\t1.4\t0.6\n", "csv", NULL, 0, &st,
-                     MFU_OK, &e);
+    run = ingest_text_map("step\tloss\tstep_time_s\n10\t1.5\t0.5\n20\t1.4\t0.6\n", "csv", NULL, 0,
+                          &st, MFU_OK, &e);
     assert_int_equal(mfu_run_count(run), 2);
     assert_near(ingest_row(run, 1).step_time_s, 0.6, 0);
     mfu_run_free(run);

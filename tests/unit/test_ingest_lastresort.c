@@ -62,8 +62,8 @@ static void kv_layouts(void **state)
     assert_true(kv.p[1].value == 7 && kv.p[1].total == 10);
     assert_true(key_is(3, "train_time") && mfu__span_eq(kv.p[3].unit, "ms"));
     /* multi-word keys, a counter after the key, a sentence's full stop */
-    assert_int_equal(read_kv("Iter 36: Train loss 4.040, Learning Rate 2.000e-08, Peak mem 5.094 GB"),
-                     4);
+    assert_int_equal(
+        read_kv("Iter 36: Train loss 4.040, Learning Rate 2.000e-08, Peak mem 5.094 GB"), 4);
     assert_true(key_is(1, "Train loss") && key_is(2, "Learning Rate") && key_is(3, "Peak mem"));
     assert_true(mfu__span_eq(kv.p[3].unit, "GB"));
     assert_int_equal(read_kv("grad_norm=33.4706. Time cost=89.23, Throughput=53.79 samples/s"), 3);
@@ -84,14 +84,16 @@ static void kv_layouts(void **state)
     assert_int_equal(kv.p[0].kind, MFU__KV_DURATION);
     assert_near(kv.p[0].value, 3723, 0);
     /* dicts and JSON: numbers and numeric strings; text and lists are not pairs */
-    assert_int_equal(read_kv("{'loss': '3.41', 'lr': 2e-05, 'name': 'x', 'm': [1, 2], 'e': nan}"), 3);
+    assert_int_equal(read_kv("{'loss': '3.41', 'lr': 2e-05, 'name': 'x', 'm': [1, 2], 'e': nan}"),
+                     3);
     assert_true(kv.dict && key_is(0, "loss") && kv.p[0].value == 3.41);
     assert_int_equal(kv.p[2].kind, MFU__KV_SENTINEL);
     assert_int_equal(read_kv("{\"current_steps\": 3, \"elapsed_time\": \"0:00:35\"}"), 2);
     assert_int_equal(kv.p[1].kind, MFU__KV_DURATION);
     assert_near(kv.p[1].value, 35, 0);
     /* a tqdm bar: its count, its rate, its description and postfix */
-    assert_int_equal(read_kv("Training:  40%|####      | 4/10 [00:03<00:05,  1.25it/s, loss=2.1]"), 2);
+    assert_int_equal(read_kv("Training:  40%|####      | 4/10 [00:03<00:05,  1.25it/s, loss=2.1]"),
+                     2);
     assert_true(kv.bar && kv.p[0].leading && kv.p[0].value == 4 && kv.p[0].total == 10);
     assert_near(kv.bar_s_it, 0.8, 1e-15);
     assert_true(key_is(1, "loss") && kv.p[1].value == 2.1);
@@ -175,10 +177,10 @@ static void write_unknown_stack(ingest_tbuf *b, int steps)
     ingest_tput(b, "config: n_layer=12 n_head=12 d_model=768 seq_len=1024 batch=32\n");
     for (int i = 1; i <= steps; i++) {
         ingest_tput(b,
-             "2026-03-01 12:%02d:%02d,%03d INFO trainer: step %d | loss: %.4f | lr: %.2e | "
-             "grad_norm: %.3f | step_time: %.1f ms | tokens/s: %d,%03d | mfu: %.1f%%\n",
-             (i / 60) % 60, i % 60, i % 1000, i, 3.0 - i * 1e-4, 3e-4, 0.9 + (i % 7) * 0.01,
-             412.3 + (i % 5), 39 + i % 3, 812, 41.2 + (i % 3) * 0.1);
+                    "2026-03-01 12:%02d:%02d,%03d INFO trainer: step %d | loss: %.4f | lr: %.2e | "
+                    "grad_norm: %.3f | step_time: %.1f ms | tokens/s: %d,%03d | mfu: %.1f%%\n",
+                    (i / 60) % 60, i % 60, i % 1000, i, 3.0 - i * 1e-4, 3e-4, 0.9 + (i % 7) * 0.01,
+                    412.3 + (i % 5), 39 + i % 3, 812, 41.2 + (i % 3) * 0.1);
         if (i % 500 == 0)
             ingest_tput(b, "eval at step %d: val_loss %.3f, val_ppl %.2f\n", i, 2.5, 12.2);
         if (i == 700)
@@ -200,7 +202,7 @@ static void unknown_stack_read_with_times_and_throughput(void **state)
     mfu_step s = ingest_row(run, 41); /* step 42 */
     assert_int_equal(s.step, 42);
     assert_near(s.step_time_s, 0.4143, 1e-15); /* 414.3 ms */
-    assert_near(s.tokens_per_s, 39812, 0);      /* "39,812" */
+    assert_near(s.tokens_per_s, 39812, 0);     /* "39,812" */
     assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_GLOBAL);
     assert_near(s.mfu, 0.412, 1e-15); /* the framework's own MFU, a fraction */
     assert_near(s.loss, 3.0 - 42e-4, 1e-12);
@@ -351,7 +353,8 @@ static void generic_limits(void **state)
     free(b.p);
     /* a key longer than MFU__KV_KEY_MAX is read from its first bytes */
     char line[300];
-    snprintf(line, sizeof line, "%s_step_time: 0.5", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    snprintf(line, sizeof line, "%s_step_time: 0.5",
+             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
     assert_int_equal(read_kv(line), 1);
     char nk[MFU__KV_KEY_MAX];
     assert_int_equal(mfu__kv_norm_key(kv.p[0].key, nk, sizeof nk), MFU__KV_KEY_MAX - 1);
@@ -390,7 +393,7 @@ static void hf_dicts_with_custom_keys(void **state)
 /* The fixture directories whose logs come from stacks no format knows. */
 static bool generic_dir(const char *d)
 {
-    static const char *const dirs[] = {"mlx",       "tinygrad", "gluon-nlp",   "oneflow",
+    static const char *const dirs[] = {"mlx",       "tinygrad", "gluon-nlp",    "oneflow",
                                        "openpcdet", "cltr",     "llamafactory", "nvidia-dle"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (strcmp(d, dirs[i]) == 0)
@@ -422,8 +425,8 @@ static int check_dir(const char *dir, const char *label, bool generic_expected, 
             fail_msg("%s/%s: taken by the generic reader (a specific format reads it)", label,
                      f->d_name);
         if (generic_expected && !generic)
-            fail_msg("%s/%s: detected as '%s' (%s), expected the generic reader", label,
-                     f->d_name, st.format, rc == MFU_OK ? "ok" : e.message);
+            fail_msg("%s/%s: detected as '%s' (%s), expected the generic reader", label, f->d_name,
+                     st.format, rc == MFU_OK ? "ok" : e.message);
         if (!generic && rc == MFU_OK) {
             /* the specific format, forced, reads the same rows */
             mfu_ingest_opts o;
@@ -498,10 +501,11 @@ static void hint_only_format_is_tried_first(void **state)
     (void)state;
     ingest_tbuf b = {0};
     ingest_tput(&b, "[2024-01-01 00:00:00,000] [INFO] [config.py:957:print] DeepSpeedEngine "
-             "configuration:\n");
+                    "configuration:\n");
     for (int i = 0; i < 60; i++)
-        ingest_tput(&b, "[2024-01-01 00:00:00,000] [INFO] [config.py:961:print]   opt_%d ...... %d\n", i,
-             i);
+        ingest_tput(&b,
+                    "[2024-01-01 00:00:00,000] [INFO] [config.py:961:print]   opt_%d ...... %d\n",
+                    i, i);
     for (int i = 1; i <= 40; i++)
         ingest_tput(&b, "step %d | loss %.3f | tok/s %d | dt %.3f s\n", i, 2.0, 50000, 0.8);
     mfu_ingest_stats st;
@@ -513,10 +517,11 @@ static void hint_only_format_is_tried_first(void **state)
     assert_near(ingest_row(run, 5).step_time_s, 0.8, 1e-15);
     mfu_run_free(run);
     for (int i = 1; i <= 5; i++)
-        ingest_tput(&b, "[2024-01-01 00:00:0%d,000] [INFO] [timer.py:197:stop] epoch=0/micro_step=%d/"
-                 "global_step=%d, RunningAvgSamplesPerSec=150.1, CurrSamplesPerSec=151.2, "
-                 "MemAllocated=1.75GB, MaxMemAllocated=2.6GB\n",
-             i, i * 10, i * 10);
+        ingest_tput(&b,
+                    "[2024-01-01 00:00:0%d,000] [INFO] [timer.py:197:stop] epoch=0/micro_step=%d/"
+                    "global_step=%d, RunningAvgSamplesPerSec=150.1, CurrSamplesPerSec=151.2, "
+                    "MemAllocated=1.75GB, MaxMemAllocated=2.6GB\n",
+                    i, i * 10, i * 10);
     run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
     assert_string_equal(st.format, "deepspeed");
     assert_int_equal(mfu_run_count(run), 5);

@@ -113,8 +113,8 @@ static void caret_m_cut_like_carriage_returns(void **state)
     mfu_run_free(r2);
     /* a log without "^M" in its first lines is not cut later (a "^M" in a message stays) */
     mfu_ingest_stats st;
-    mfu_run *run = ingest_text("iter 1: loss 2.0, time 10.0ms\niter 2: loss 1.9, time 10.0ms\n",
-                               NULL, &st);
+    mfu_run *run =
+        ingest_text("iter 1: loss 2.0, time 10.0ms\niter 2: loss 1.9, time 10.0ms\n", NULL, &st);
     assert_int_equal(mfu_run_count(run), 2);
     mfu_run_free(run);
 }
@@ -125,9 +125,10 @@ static void caret_m_cut_like_carriage_returns(void **state)
 static void lightning_redraw(ingest_tbuf *b, int epoch, int n, int total, double spi, double loss,
                              bool colour, const char *end)
 {
-    ingest_tput(b, "%sEpoch %d:%s %3d%%|%s| %d/%d [00:%02d<00:%02d, %5.2fs/it, loss=%.3f, v_num=7]%s",
-         colour ? "\x1b[32m" : "", epoch, colour ? "\x1b[0m" : "", n * 100 / total, "##", n,
-         total, n % 60, (total - n) % 60, spi, loss, end);
+    ingest_tput(b,
+                "%sEpoch %d:%s %3d%%|%s| %d/%d [00:%02d<00:%02d, %5.2fs/it, loss=%.3f, v_num=7]%s",
+                colour ? "\x1b[32m" : "", epoch, colour ? "\x1b[0m" : "", n * 100 / total, "##", n,
+                total, n % 60, (total - n) % 60, spi, loss, end);
 }
 
 static void bars_carriage_returns_colours_interleaved(void **state)
@@ -150,7 +151,8 @@ static void bars_carriage_returns_colours_interleaved(void **state)
                 ingest_tput(&messy, "\nUserWarning: The dataloader does not have many workers\n");
         }
         if (e == 0)
-            ingest_tput(&messy, "\nValidation DataLoader 0: 100%%|##| 5/5 [00:01<00:00,  4.00it/s]\n");
+            ingest_tput(&messy,
+                        "\nValidation DataLoader 0: 100%%|##| 5/5 [00:01<00:00,  4.00it/s]\n");
     }
     mfu_ingest_stats a, b;
     mfu_run *r1 = ingest_text(plain.p, NULL, &a);
@@ -183,8 +185,9 @@ static void own_bar_read_by_the_generic_reader(void **state)
     ingest_tput(&b, "Map: 100%%|##########| 1000/1000 [00:00<00:00, 5000.00 examples/s]\n");
     ingest_tput(&b, "Loading checkpoint shards: 100%%|####| 3/3 [00:01<00:00,  1.68it/s]\n");
     for (int n = 1; n <= 30; n++)
-        ingest_tput(&b, "train:  %2d%%|###   | %d/100 [00:%02d<01:00,  %.2fit/s, loss=%.3f, lr=3e-4]\r",
-             n, n, n, 2.0, 2.5 - n * 0.01);
+        ingest_tput(&b,
+                    "train:  %2d%%|###   | %d/100 [00:%02d<01:00,  %.2fit/s, loss=%.3f, lr=3e-4]\r",
+                    n, n, n, 2.0, 2.5 - n * 0.01);
     ingest_tput(&b, "\n");
     mfu_ingest_stats st;
     mfu_run *run = ingest_text(b.p, NULL, &st);

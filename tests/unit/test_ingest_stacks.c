@@ -19,8 +19,7 @@
 
 #define GIB 1073741824.0
 
-static mfu_run *fixture(const char *rel, const char *want_format, size_t rows,
-                        mfu_ingest_stats *st)
+static mfu_run *fixture(const char *rel, const char *want_format, size_t rows, mfu_ingest_stats *st)
 {
     mfu_run *run = ingest_fixture(rel, NULL, st);
     if (strcmp(st->format, want_format) != 0)
@@ -36,7 +35,8 @@ static void fairseq_2018_epoch_progress(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run = fixture("logs/fairseq/fairseq-issue301-2018-epoch-progress.log", "fairseq", 10, &st);
+    mfu_run *run =
+        fixture("logs/fairseq/fairseq-issue301-2018-epoch-progress.log", "fairseq", 10, &st);
     mfu_step s = ingest_row(run, 0);
     assert_int_equal(s.step, 9 * 8223 + 2000); /* (epoch - 1) x batches per epoch + batch */
     assert_near(s.loss, 1.27, 1e-15);          /* not the running mean (1.50) */
@@ -165,7 +165,8 @@ static void llama2c_with_mfu(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run = fixture("logs/llama2.c/llama2c-issue461-mps-tinystories.log", "llama2c", 17, &st);
+    mfu_run *run =
+        fixture("logs/llama2.c/llama2c-issue461-mps-tinystories.log", "llama2c", 17, &st);
     mfu_step s = ingest_row(run, 0);
     assert_int_equal(s.step, 490);
     assert_near(s.step_time_s, 8.06078, 1e-15);
@@ -219,8 +220,8 @@ static void modded_record_with_timer_restart(void **state)
     s = ingest_row(run, 31);
     assert_int_equal(s.step, 126);
     assert_near(s.step_time_s, 0.144, 1e-15); /* from the training line of 125, not its val */
-    assert_true(isnan(s.loss)); /* this version prints no train loss */
-    assert_int_equal(st.used, 38); /* 36 rows and two validation lines */
+    assert_true(isnan(s.loss));               /* this version prints no train loss */
+    assert_int_equal(st.used, 38);            /* 36 rows and two validation lines */
     mfu_run_free(run);
 }
 
@@ -251,14 +252,15 @@ static void modded_parameter_golf_header(void **state)
     mfu_run_free(run);
 }
 
-/* ---- ColossalAI -------------------------------------------------------------------------------- */
+/* ---- ColossalAI --------------------------------------------------------------------------------
+ */
 
 static void colossalai_rich_step_times(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run = fixture("logs/colossalai/colossalai-issue4551-llama2-13b-gemini.log",
-                           "colossalai", 2, &st);
+    mfu_run *run =
+        fixture("logs/colossalai/colossalai-issue4551-llama2-13b-gemini.log", "colossalai", 2, &st);
     assert_int_equal(ingest_row(run, 0).step, 1);
     assert_near(ingest_row(run, 0).step_time_s, 22.885, 1e-15);
     assert_near(ingest_row(run, 0).time_s, 1693379254.0, 0); /* [08/30/23 07:07:34] */
@@ -268,7 +270,8 @@ static void colossalai_rich_step_times(void **state)
     mfu_run_free(run);
 }
 
-/* ---- Lightning TQDM bar, LitGPT ----------------------------------------------------------------- */
+/* ---- Lightning TQDM bar, LitGPT -----------------------------------------------------------------
+ */
 
 static void lightning_bar_last_redraw_wins(void **state)
 {
@@ -310,8 +313,7 @@ static void lightning_bar_last_state_only(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run =
-        fixture("logs/lightning/anemoi-issue614-tqdm-it-per-s.log", "lightning", 1, &st);
+    mfu_run *run = fixture("logs/lightning/anemoi-issue614-tqdm-it-per-s.log", "lightning", 1, &st);
     mfu_step s = ingest_row(run, 0);
     assert_int_equal(s.step, 3744);
     assert_near(s.step_time_s, 1.0 / 0.32, 1e-15); /* 0.32 it/s */
@@ -349,7 +351,7 @@ static void litgpt_2023_rank_prefix_no_loss(void **state)
     mfu_step s = ingest_row(run, 0);
     assert_int_equal(s.step, 35);
     assert_true(isnan(s.step_time_s)); /* the first line: its step's start is unknown */
-    assert_int_equal(s.rank, 0);        /* "[rank: 0] " */
+    assert_int_equal(s.rank, 0);       /* "[rank: 0] " */
     assert_true(isnan(s.loss));
     assert_near(ingest_row(run, 1).step_time_s, 3.36929, 1e-15);
     assert_near(ingest_row(run, 10).step_time_s, 0.95372, 1e-15); /* iteration 44 */
@@ -361,8 +363,7 @@ static void litgpt_2024_inside_one_step(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run =
-        fixture("logs/litgpt/litgpt-issue1224-epoch-iter-step.log", "lightning", 1, &st);
+    mfu_run *run = fixture("logs/litgpt/litgpt-issue1224-epoch-iter-step.log", "lightning", 1, &st);
     mfu_step s = ingest_row(run, 0);
     assert_int_equal(s.step, 1);
     assert_near(s.loss, 3.724, 1e-15);
@@ -371,7 +372,8 @@ static void litgpt_2024_inside_one_step(void **state)
     mfu_run_free(run);
 }
 
-/* ---- DeepSpeed 2020, HF Trainer family ----------------------------------------------------------- */
+/* ---- DeepSpeed 2020, HF Trainer family
+ * ----------------------------------------------------------- */
 
 static void deepspeed_2020_samples_per_sec(void **state)
 {
@@ -410,7 +412,8 @@ static void axolotl_renamed_memory_keys(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run = fixture("logs/axolotl/axolotl-issue3196-memory-keys-2025.log", "axolotl", 5, &st);
+    mfu_run *run =
+        fixture("logs/axolotl/axolotl-issue3196-memory-keys-2025.log", "axolotl", 5, &st);
     assert_near(ingest_row(run, 0).memory_bytes, 30.22 * GIB, 1e-12); /* device_mem_reserved */
     assert_near(ingest_row(run, 1).memory_bytes, 41.26 * GIB, 1e-12);
     assert_near(ingest_row(run, 4).loss, 0.2031, 1e-15);
@@ -444,12 +447,12 @@ static void generic_mlx(void **state)
     mfu_step s = ingest_row(run, 0);
     assert_int_equal(s.step, 36);
     assert_near(s.step_time_s, 1.0 / 1.472, 1e-15); /* It/sec 1.472 */
-    assert_near(s.tokens_per_s, 67.707, 1e-15);      /* Tokens/sec */
+    assert_near(s.tokens_per_s, 67.707, 1e-15);     /* Tokens/sec */
     assert_int_equal(s.tokens_per_s_scope, MFU_SCOPE_GLOBAL);
     assert_near(s.loss, 4.040, 1e-15);
     assert_near(s.lr, 2e-08, 1e-15);
-    assert_near(s.memory_bytes, 5.094e9, 1e-15); /* Peak mem 5.094 GB */
-    assert_true(isnan(s.tokens));               /* the first row has no earlier Trained Tokens */
+    assert_near(s.memory_bytes, 5.094e9, 1e-15);   /* Peak mem 5.094 GB */
+    assert_true(isnan(s.tokens));                  /* the first row has no earlier Trained Tokens */
     assert_near(ingest_row(run, 1).tokens, 46, 0); /* 1702 - 1656 */
     assert_non_null(strstr(st.note, "tokens_per_s <- 'Tokens/sec'"));
     assert_non_null(strstr(st.note, "step_time_s <- 1/'It/sec'"));
@@ -481,13 +484,14 @@ static void generic_value_before_name(void **state)
 {
     (void)state;
     mfu_ingest_stats st;
-    mfu_run *run = fixture("logs/tinygrad/tinygrad-pr13803-llama3-8b-mlperf.log", "generic", 10, &st);
+    mfu_run *run =
+        fixture("logs/tinygrad/tinygrad-pr13803-llama3-8b-mlperf.log", "generic", 10, &st);
     mfu_step s = ingest_row(run, 0);
-    assert_int_equal(s.step, 1); /* the line's first number */
-    assert_near(s.step_time_s, 93.44, 1e-15); /* "93.44 s run" */
-    assert_near(s.loss, 11.875, 1e-15);        /* "11.8750 loss" */
-    assert_near(s.lr, 1e-12, 1e-15);           /* "0.000000000001 LR" */
-    assert_near(s.memory_bytes, 642.43e9, 1e-15); /* "642.43 GB used" */
+    assert_int_equal(s.step, 1);                   /* the line's first number */
+    assert_near(s.step_time_s, 93.44, 1e-15);      /* "93.44 s run" */
+    assert_near(s.loss, 11.875, 1e-15);            /* "11.8750 loss" */
+    assert_near(s.lr, 1e-12, 1e-15);               /* "0.000000000001 LR" */
+    assert_near(s.memory_bytes, 642.43e9, 1e-15);  /* "642.43 GB used" */
     assert_near(s.flops_per_s, 19644.30e9, 1e-15); /* the framework's own "19644.30 GFLOPS" */
     s = ingest_row(run, 3);
     assert_near(s.step_time_s, 4.32, 1e-15);
@@ -501,8 +505,8 @@ static void generic_interval_time(void **state)
     mfu_ingest_stats st;
     mfu_run *run = fixture("logs/gluon-nlp/gluon-nlp-pr1261-squad-finetune.log", "generic", 6, &st);
     mfu_step s = ingest_row(run, 0);
-    assert_int_equal(s.step, 2 * 8164 + 4134); /* epoch x batches per epoch + batch */
-    assert_true(isnan(s.step_time_s));        /* its interval's start is not in the excerpt */
+    assert_int_equal(s.step, 2 * 8164 + 4134);  /* epoch x batches per epoch + batch */
+    assert_true(isnan(s.step_time_s));          /* its interval's start is not in the excerpt */
     assert_near(s.samples_per_s, 53.79, 1e-15); /* "Throughput=53.79 samples/s" */
     s = ingest_row(run, 1);
     assert_int_equal(s.step, 2 * 8164 + 4434);

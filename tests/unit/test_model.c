@@ -31,8 +31,7 @@ static mfu_flops count(const mfu_arch *a, int64_t seq, mfu_convention c, int64_t
                        bool count_embeddings, mfu_recompute rc)
 {
     mfu_workload wl = {.seq = seq, .recompute = rc};
-    mfu_flops_options o = {.convention = c, .params = params,
-                           .count_embeddings = count_embeddings};
+    mfu_flops_options o = {.convention = c, .params = params, .count_embeddings = count_embeddings};
     mfu_flops f;
     mfu_error err = {0};
     mfu_status st = mfu_flops_compute(a, &wl, &o, &f, &err);
@@ -98,20 +97,20 @@ static void llm_foundry_rows(void **state)
         double peak, mfu, hfu, model_tf;
         double mfu_tol, hfu_tol;
     } rows[] = {
-        {"70b H100 bf16", 80, 8192, 2048, 64, 66523, 64862437376LL, true, 989.5e12, 42.57,
-         56.76, 421.3, 0.005, 0.005},
+        {"70b H100 bf16", 80, 8192, 2048, 64, 66523, 64862437376LL, true, 989.5e12, 42.57, 56.76,
+         421.3, 0.005, 0.005},
         {"30b H100 bf16", 48, 7168, 8192, 8, 11072, 30019254272LL, true, 989.5e12, 29.92, 39.9,
          296.1, 0.005, 0.05},
-        {"13b H100 bf16", 40, 5120, 2048, 64, 307209, 12853954560LL, false, 989.5e12, 39.86,
-         39.86, 394.4, 0.0101, 0.0101},
+        {"13b H100 bf16", 40, 5120, 2048, 64, 307209, 12853954560LL, false, 989.5e12, 39.86, 39.86,
+         394.4, 0.0101, 0.0101},
         {"7b H100 bf16", 32, 4096, 2048, 8, 85144, 6658859008LL, false, 989.5e12, 46.44, 46.44,
          459.5, 0.005, 0.005},
-        {"3b H100 fp8", 32, 2560, 2048, 8, 244692, 2651837440LL, false, 1979e12, 27.7, 27.7,
-         548.2, 0.05, 0.05},
-        {"7b A100-80", 32, 4096, 2048, 8, 37130, 6658859008LL, false, 312e12, 64.23, 64.23,
-         200.4, 0.005, 0.005},
-        {"13b A100-80", 40, 5120, 4096, 8, 16482, 12864440320LL, true, 312e12, 57.62, 76.82,
-         179.8, 0.005, 0.005},
+        {"3b H100 fp8", 32, 2560, 2048, 8, 244692, 2651837440LL, false, 1979e12, 27.7, 27.7, 548.2,
+         0.05, 0.05},
+        {"7b A100-80", 32, 4096, 2048, 8, 37130, 6658859008LL, false, 312e12, 64.23, 64.23, 200.4,
+         0.005, 0.005},
+        {"13b A100-80", 40, 5120, 4096, 8, 16482, 12864440320LL, true, 312e12, 57.62, 76.82, 179.8,
+         0.005, 0.005},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         mfu_arch a = {.layers = rows[i].layers, .hidden = rows[i].d};
@@ -136,9 +135,9 @@ static void mpt_presets_match_numparams(void **state)
         const char *name;
         int64_t positions, numparams;
     } rows[] = {
-        {"mpt-3b", 0, 2651837440LL},         {"mpt-7b", 0, 6658859008LL},
-        {"mpt-13b", 0, 12853954560LL},       {"mpt-13b", 4096, 12864440320LL},
-        {"mpt-30b", 0, 30019254272LL},       {"mpt-70b", 0, 64862437376LL},
+        {"mpt-3b", 0, 2651837440LL},   {"mpt-7b", 0, 6658859008LL},
+        {"mpt-13b", 0, 12853954560LL}, {"mpt-13b", 4096, 12864440320LL},
+        {"mpt-30b", 0, 30019254272LL}, {"mpt-70b", 0, 64862437376LL},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         mfu_arch a = preset(rows[i].name);
@@ -196,8 +195,8 @@ static void torchtitan_a100_rows(void **state)
         int64_t seq;
         double wps, mfu;
     } rows[] = {
-        {"llama3-8b", 8192, 2904, 56.8}, {"llama3-8b", 8192, 2973, 58.2},
-        {"llama3-70b", 8192, 331, 51.7}, {"llama2-13b", 4096, 2162, 61.1},
+        {"llama3-8b", 8192, 2904, 56.8},  {"llama3-8b", 8192, 2973, 58.2},
+        {"llama3-70b", 8192, 331, 51.7},  {"llama2-13b", 4096, 2162, 61.1},
         {"llama2-13b", 4096, 1914, 54.1}, {"llama2-70b", 4096, 355, 50.8},
         {"llama2-70b", 4096, 353, 50.5},
     };
@@ -226,7 +225,9 @@ static void korthikanti_hfu_over_mfu(void **state)
     static const struct {
         int64_t h, l;
         double mfu, hfu;
-    } rows[] = {{6144, 48, 41.5, 43.7}, {12288, 96, 51.4, 52.8}, {20480, 105, 56.0, 57.0},
+    } rows[] = {{6144, 48, 41.5, 43.7},
+                {12288, 96, 51.4, 52.8},
+                {20480, 105, 56.0, 57.0},
                 {25600, 128, 56.3, 57.0}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         mfu_arch a = {.layers = rows[i].l, .hidden = rows[i].h, .vocab = 51200};
@@ -280,8 +281,8 @@ static void n_based_formulas(void **state)
     mfu_arch a = preset("gpt2");
     mfu_param_counts p;
     assert_int_equal(mfu_arch_params(&a, &p, NULL), MFU_OK);
-    assert_true(p.total == 124439808);     /* the count nanoGPT and llm.c print */
-    assert_true(p.matmul == 123653376);    /* minus wpe: nanoGPT's "123.65M" */
+    assert_true(p.total == 124439808);  /* the count nanoGPT and llm.c print */
+    assert_true(p.matmul == 123653376); /* minus wpe: nanoGPT's "123.65M" */
     assert_true(p.embedding == 38597376 + 786432);
     double L = 12, C = 768, T = 1024;
     mfu_flops nano = count(&a, 1024, MFU_CONV_NANOGPT, 0, false, MFU_RECOMPUTE_NONE);
@@ -337,8 +338,7 @@ static void maxtext_pr1988_halving(void **state)
     mfu_arch a = preset("llama2-7b");
     mfu_workload wl = {.seq = 129000};
     mfu_flops_options causal = {.convention = MFU_CONV_MAXTEXT_2025};
-    mfu_flops_options full = {.convention = MFU_CONV_MAXTEXT_2025,
-                              .attention = MFU_ATTENTION_FULL};
+    mfu_flops_options full = {.convention = MFU_CONV_MAXTEXT_2025, .attention = MFU_ATTENTION_FULL};
     mfu_flops fc, ff;
     assert_int_equal(mfu_flops_compute(&a, &wl, &causal, &fc, NULL), MFU_OK);
     assert_int_equal(mfu_flops_compute(&a, &wl, &full, &ff, NULL), MFU_OK);
@@ -359,20 +359,20 @@ static void preset_param_totals(void **state)
         double published, unit;
         int which; /* 0 total, 1 active, 2 matmul */
     } rows[] = {
-        {"llama3-8b", 8.03e9, 0.01e9, 0},     {"llama2-7b", 6.74e9, 0.01e9, 0},
-        {"mixtral-8x7b", 46.7e9, 0.1e9, 0},   {"mixtral-8x7b", 12.9e9, 0.1e9, 1},
-        {"deepseek-v3", 671e9, 1e9, 0},       {"deepseek-v3", 37e9, 1e9, 2},
-        {"gpt3-175b", 175.0e9, 0.1e9, 0},     {"qwen3-30b-a3b", 30.5e9, 0.1e9, 0},
-        {"qwen3-30b-a3b", 3.3e9, 0.1e9, 1},   {"qwen3-235b-a22b", 235e9, 1e9, 0},
-        {"qwen3-235b-a22b", 22e9, 1e9, 1},    {"mixtral-8x22b", 141e9, 1e9, 0},
-        {"mixtral-8x22b", 39e9, 1e9, 1},      {"deepseek-v2-lite", 15.7e9, 0.1e9, 0},
+        {"llama3-8b", 8.03e9, 0.01e9, 0},      {"llama2-7b", 6.74e9, 0.01e9, 0},
+        {"mixtral-8x7b", 46.7e9, 0.1e9, 0},    {"mixtral-8x7b", 12.9e9, 0.1e9, 1},
+        {"deepseek-v3", 671e9, 1e9, 0},        {"deepseek-v3", 37e9, 1e9, 2},
+        {"gpt3-175b", 175.0e9, 0.1e9, 0},      {"qwen3-30b-a3b", 30.5e9, 0.1e9, 0},
+        {"qwen3-30b-a3b", 3.3e9, 0.1e9, 1},    {"qwen3-235b-a22b", 235e9, 1e9, 0},
+        {"qwen3-235b-a22b", 22e9, 1e9, 1},     {"mixtral-8x22b", 141e9, 1e9, 0},
+        {"mixtral-8x22b", 39e9, 1e9, 1},       {"deepseek-v2-lite", 15.7e9, 0.1e9, 0},
         {"deepseek-v2-lite", 2.4e9, 0.1e9, 2}, {"palm-540b", 540.35e9, 0.01e9, 0},
-        {"pythia-6.9b", 6857302016.0, 1, 0},  {"gpt2", 124e6, 1e6, 0},
-        {"gpt2-xl", 1558e6, 1e6, 0},          {"llama3.2-1b", 1.23e9, 0.01e9, 0},
-        {"llama3.2-3b", 3.21e9, 0.01e9, 0},   {"qwen2.5-7b", 7.61e9, 0.01e9, 0},
-        {"qwen2.5-72b", 72.7e9, 0.1e9, 0},    {"qwen3-8b", 8.2e9, 0.1e9, 0},
-        {"mistral-7b", 7.3e9, 0.1e9, 0},      {"phi3-mini", 3.8e9, 0.1e9, 0},
-        {"llama3-405b", 405e9, 1e9, 0},       {"llama3-70b", 70e9, 1e9, 0},
+        {"pythia-6.9b", 6857302016.0, 1, 0},   {"gpt2", 124e6, 1e6, 0},
+        {"gpt2-xl", 1558e6, 1e6, 0},           {"llama3.2-1b", 1.23e9, 0.01e9, 0},
+        {"llama3.2-3b", 3.21e9, 0.01e9, 0},    {"qwen2.5-7b", 7.61e9, 0.01e9, 0},
+        {"qwen2.5-72b", 72.7e9, 0.1e9, 0},     {"qwen3-8b", 8.2e9, 0.1e9, 0},
+        {"mistral-7b", 7.3e9, 0.1e9, 0},       {"phi3-mini", 3.8e9, 0.1e9, 0},
+        {"llama3-405b", 405e9, 1e9, 0},        {"llama3-70b", 70e9, 1e9, 0},
         {"llama2-13b", 13e9, 1e9, 0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -385,8 +385,8 @@ static void preset_param_totals(void **state)
         double tol = fmax(0.005 * rows[i].published, rows[i].unit);
         near(got, rows[i].published, tol, rows[i].name);
         /* the preset carries the same published figure in its data file */
-        double carried = (double)(rows[i].which == 0 ? a.published_params
-                                                     : a.published_active_params);
+        double carried =
+            (double)(rows[i].which == 0 ? a.published_params : a.published_active_params);
         near(carried, rows[i].published, 1, rows[i].name);
     }
     /* exact counts known to the parameter */
@@ -434,8 +434,7 @@ static void property_causal_only_changes_core(void **state)
     mfu_arch a = preset("qwen3-30b-a3b");
     mfu_workload wl = {.seq = 4096};
     for (int c = 0; c < MFU_CONV_COUNT; c++) {
-        mfu_flops_options oc = {.convention = (mfu_convention)c,
-                                .attention = MFU_ATTENTION_CAUSAL};
+        mfu_flops_options oc = {.convention = (mfu_convention)c, .attention = MFU_ATTENTION_CAUSAL};
         mfu_flops_options of = oc;
         of.attention = MFU_ATTENTION_FULL;
         mfu_flops fc, ff;
@@ -520,8 +519,8 @@ static void property_packing_lowers_attention(void **state)
     exact_flops(&a, &packed, &fp);
     assert_true(fp.training.attention_core < f1.training.attention_core);
     /* sum L_i^2 / (2 sum L_i): (4096^2 + 2048^2 + 2 x 1024^2) / (2 x 8192) */
-    near(fp.attention_context, (4096.0 * 4096 + 2048.0 * 2048 + 2 * 1024.0 * 1024) / 16384,
-         1e-9, "packed keys per query");
+    near(fp.attention_context, (4096.0 * 4096 + 2048.0 * 2048 + 2 * 1024.0 * 1024) / 16384, 1e-9,
+         "packed keys per query");
     assert_true(fp.training.mlp == f1.training.mlp);
     /* a mean document length of 2048 tokens: every document 2048 long */
     mfu_workload mean = {.seq = 8192, .mean_doc_len = 2048};
@@ -572,8 +571,8 @@ static void property_window_lowers_attention(void **state)
 static void property_moe_active_below_total(void **state)
 {
     (void)state;
-    const char *moe[] = {"mixtral-8x7b", "mixtral-8x22b", "qwen3-30b-a3b", "qwen3-235b-a22b",
-                         "deepseek-v2-lite", "deepseek-v3"};
+    const char *moe[] = {"mixtral-8x7b",    "mixtral-8x22b",    "qwen3-30b-a3b",
+                         "qwen3-235b-a22b", "deepseek-v2-lite", "deepseek-v3"};
     for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
         mfu_arch a = preset(moe[i]);
         mfu_param_counts p;

@@ -288,11 +288,17 @@ static void config_errors(void **state)
 static void overrides_apply(void **state)
 {
     (void)state;
-    mfu_arch base = {.layers = 4, .hidden = 64, .heads = 4, .experts = 8, .experts_per_token = 2,
-                     .moe_layers = 3, .window = 16, .window_layers = 2,
+    mfu_arch base = {.layers = 4,
+                     .hidden = 64,
+                     .heads = 4,
+                     .experts = 8,
+                     .experts_per_token = 2,
+                     .moe_layers = 3,
+                     .window = 16,
+                     .window_layers = 2,
                      .gated_mlp = MFU_FLAG_YES};
-    mfu_arch o = {.hidden = 128, .gated_mlp = MFU_FLAG_NO, .first_dense_layers = 1,
-                  .global_every = 2};
+    mfu_arch o = {
+        .hidden = 128, .gated_mlp = MFU_FLAG_NO, .first_dense_layers = 1, .global_every = 2};
     mfu_arch_apply(&base, &o);
     assert_int_equal(base.hidden, 128);
     assert_int_equal(base.layers, 4);              /* unset fields keep their value */
@@ -319,14 +325,15 @@ static void presets(void **state)
     size_t n = mfu_preset_count();
     assert_true(n >= 36);
     assert_null(mfu_preset_name(n));
-    const char *want[] = {"llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b",
-                          "llama3-405b", "llama3.2-1b", "llama3.2-3b", "mistral-7b",
-                          "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-72b",
-                          "qwen3-8b", "qwen3-30b-a3b", "qwen3-235b-a22b", "gemma2-9b",
-                          "gemma2-27b", "gemma3-12b", "gemma3-27b", "phi3-mini", "gpt2",
-                          "gpt2-xl", "gpt3-175b", "pythia-6.9b", "olmo2-7b",
-                          "deepseek-v2-lite", "deepseek-v3", "palm-540b", "mpt-7b", "mpt-30b",
-                          "mpt-70b", "nemo-gpt3-5b", "nemo-gpt3-20b"};
+    const char *want[] = {"llama2-7b",    "llama2-13b",   "llama2-70b",       "llama3-8b",
+                          "llama3-70b",   "llama3-405b",  "llama3.2-1b",      "llama3.2-3b",
+                          "mistral-7b",   "mixtral-8x7b", "mixtral-8x22b",    "qwen2.5-7b",
+                          "qwen2.5-72b",  "qwen3-8b",     "qwen3-30b-a3b",    "qwen3-235b-a22b",
+                          "gemma2-9b",    "gemma2-27b",   "gemma3-12b",       "gemma3-27b",
+                          "phi3-mini",    "gpt2",         "gpt2-xl",          "gpt3-175b",
+                          "pythia-6.9b",  "olmo2-7b",     "deepseek-v2-lite", "deepseek-v3",
+                          "palm-540b",    "mpt-7b",       "mpt-30b",          "mpt-70b",
+                          "nemo-gpt3-5b", "nemo-gpt3-20b"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         mfu_arch a;
         mfu_error err = {0};

@@ -207,7 +207,7 @@ static void store_runs_load_and_follow(void **state)
     mfu_run *changed = make_run(202, 1);
     mfu_run *tail = mfu_run_new();
     *mfu_run_meta_mut(tail) = *mfu_run_meta_get(changed); /* the same header */
-    for (size_t i = 0; i < 202; i++) { /* row 150 differs in its loss only */
+    for (size_t i = 0; i < 202; i++) {                    /* row 150 differs in its loss only */
         mfu_step s;
         mfu_run_get(changed, i, &s);
         if (i == 150)
