@@ -200,6 +200,11 @@ static void context_card(hb *b, const mfu_report_html_run *run)
         snprintf(v, sizeof v, "%s, sequence %lld (%s): %sFLOP per token (%s convention)",
                  c->model[0] ? c->model : "from flags", (long long)c->seq, src_word(c->seq_source),
                  x, mfu_convention_name(c->convention));
+    } else if (c->mfu_from_log) {
+        snprintf(v, sizeof v,
+                 "not given: MFU and FLOPs are %s's own, from the log (give --model for mfu's "
+                 "count)",
+                 c->stack.name[0] ? c->stack.framework : "the framework");
     } else {
         snprintf(v, sizeof v, "unknown: no FLOPs, MFU or HFU (give --model and --seq)");
     }
