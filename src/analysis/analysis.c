@@ -230,8 +230,9 @@ static void derive(mfu_analysis *a)
         double step_time = T[i];
         if (isnan(step_time) && isfinite(TOK[i]) && pos(TPS[i]))
             step_time = TOK[i] / TPS[i];
+        /* from timestamps; equal ones (a coarse clock) give none, not a zero */
         if (isnan(step_time) && i > 0 && isfinite(TIME[i]) && isfinite(TIME[i - 1]) &&
-            a->step[i] > a->step[i - 1])
+            a->step[i] > a->step[i - 1] && TIME[i] > TIME[i - 1])
             step_time = (TIME[i] - TIME[i - 1]) / (double)(a->step[i] - a->step[i - 1]);
         double t = NAN, k = NAN;
         bool real_tokens = pos(TOK[i]);

@@ -71,7 +71,7 @@ static void print_steady(FILE *out, const mfu_report *r)
     if (w->mid_run)
         fprintf(out, "; the log starts mid-run: no warm-up looked for");
     else if (!w->checked)
-        fprintf(out, "; too few steps with a throughput to look for a warm-up (fewer than 4)");
+        fprintf(out, "; too few steps with a throughput to look for a warm-up (fewer than 2)");
     else if (w->steps == 0)
         fprintf(out, "; no warm-up found");
     else if (w->steps == 1)

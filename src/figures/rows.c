@@ -217,7 +217,7 @@ void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, siz
     if (!isfinite(st) && pos(s->samples) && s->samples_per_s_scope != MFU_SCOPE_DEVICE &&
         pos(s->samples_per_s))
         st = s->samples / s->samples_per_s;
-    if (!isfinite(st) && isfinite(dt))
+    if (!isfinite(st) && pos(dt)) /* equal timestamps (a coarse clock) give no step time */
         st = dt;
 
     /* the real (non-padding) share: the step's useful tokens, else --real-tokens-per-step */

@@ -67,6 +67,25 @@ grep -q '^  workload (FLOPs/token) ' "$tmp/out" || fail "seqdrop: the terms tabl
 ok "$tmp/before.jsonl" "$tmp/after.jsonl" --json
 jq_is .verdict.figure tokens_per_second
 
+# ---- units: a whole-job run against one without a device count, steps/s against tokens/s -------
+# torchtitan prints tokens/s per device and no device count; llm.c's header says 8 processes:
+# B is converted to per device (its 381.4k tokens/s / 8 = 47.67k), and the note says so
+tt=$data/logs/torchtitan/torchtitan-pr1287-llama3-8b-h100-gc-profiler.log
+lc=$data/logs/llm.c/llmc-discussion677-gpt2-1558m-8xh100.log
+ok "$tt" "$lc" --json
+jq_is .unit "tokens per device"
+jq_true '.unit_note | test("has no device count.*divided by its 8 devices")'
+near .b.level.tokens_per_second.value 47673 5
+near .a.level.tokens_per_second.value 5863 1
+ok "$tt" "$lc"
+grep -q '^throughput in tokens/s per device' "$tmp/out" || fail "compare units: $(head -1 "$tmp/out")"
+grep -q '^B vs A: tokens/s per device ' "$tmp/out" || fail "compare units: the sentence names the rate: $(grep '^B vs A' "$tmp/out")"
+# nanoGPT's old log prints no tokens per step: steps/s, which no tokens/s compares with
+ng=$data/logs/nanogpt/nanogpt-issue110-gpt2-124m-8xa100-preMFU.log
+bad 1 "$ng" "$lc"
+grep -q 'counts steps/s only (no tokens per step) while .* counts tokens: they cannot be compared; give its tokens with --tokens-per-step N' "$tmp/err" ||
+    fail "steps vs tokens: $(cat "$tmp/err")"
+
 # ---- bad input --------------------------------------------------------------------------------
 bad 2 "$tmp/before.jsonl"
 bad 2 "$tmp/before.jsonl:30-20" "$tmp/after.jsonl"

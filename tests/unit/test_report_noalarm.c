@@ -70,8 +70,7 @@ static void stamp(char *out, size_t n, double t)
 {
     long s = (long)t;
     int h = (int)((22 + (30 * 60 + s) / 3600) % 1000000), m = (int)(((30 * 60 + s) / 60) % 60);
-    snprintf(out, n, "2025-06-%02d %02d:%02d:%02d", (16 + h / 24) % 100, h % 24, m,
-             (int)(s % 60));
+    snprintf(out, n, "2025-06-%02d %02d:%02d:%02d", (16 + h / 24) % 100, h % 24, m, (int)(s % 60));
 }
 
 static double flops_per_token(const char *preset, int64_t seq, mfu_convention conv)
@@ -165,8 +164,8 @@ static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b
                 ema = ema < 0 ? m : 0.9 * ema + 0.1 * m;
                 shown = ema;
             }
-            put(b, "iter %zu: loss %.4f, time %.2fms, mfu %.2f%%\n", 10 * i,
-                4.0 - (double)i / 4000, dt * 1000, 100 * shown);
+            put(b, "iter %zu: loss %.4f, time %.2fms, mfu %.2f%%\n", 10 * i, 4.0 - (double)i / 4000,
+                dt * 1000, 100 * shown);
         }
         break;
     }
@@ -209,8 +208,7 @@ static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b
 static void context_of(int fmt, mfu_report_input *in)
 {
     memset(in, 0, sizeof *in);
-    static const char *const model[F_COUNT] = {"llama3-8b", "llama3-8b", "gpt2-xl", "gpt2",
-                                               "gpt2"};
+    static const char *const model[F_COUNT] = {"llama3-8b", "llama3-8b", "gpt2-xl", "gpt2", "gpt2"};
     static const char *const device[F_COUNT] = {"h100-sxm", "h100-sxm", "h100-sxm",
                                                 "a100-sxm4-80gb", "a100-sxm4-80gb"};
     assert_int_equal(mfu_preset_find(model[fmt], &in->arch, NULL), MFU_OK);
@@ -253,8 +251,7 @@ static const char *judge(const buf *b, const mfu_report_input *in, char *why, si
         snprintf(why, nwhy, "no analysis");
     else if (mfu_analysis_segment_count(a) != 1)
         snprintf(why, nwhy, "%zu segments (a false boundary at step %lld)",
-                 mfu_analysis_segment_count(a),
-                 (long long)mfu_analysis_segment(a, 1)->start_step);
+                 mfu_analysis_segment_count(a), (long long)mfu_analysis_segment(a, 1)->start_step);
     else if (c->context_breaks)
         snprintf(why, nwhy, "%zu context breaks", c->context_breaks);
     for (size_t i = 0; a && !why[0] && i < mfu_analysis_finding_count(a); i++) {
@@ -302,8 +299,7 @@ static void clean_logs_raise_nothing(void **state)
         context_of(fmt, &in);
         w = judge(&b, &in, why, sizeof why);
         if (w[0]) {
-            print_error("seed %d (%s, %zu steps), with its context: %s\n", seed, NAMES[fmt], n,
-                        w);
+            print_error("seed %d (%s, %zu steps), with its context: %s\n", seed, NAMES[fmt], n, w);
             bad++;
         }
         free(b.p);
