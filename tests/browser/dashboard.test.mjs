@@ -17,6 +17,9 @@
 //    log's own sums); the log scale; N runs overlaid, each in its colour with a legend, aligned
 //    at their start or by step (runs whose step ranges do not overlap); the findings and the
 //    waterfall drawn without clipping; no console error and no failed request (a 404) anywhere.
+// 5. On mfu serve: every figure the page shows for a run (the cards and their intervals, each
+//    chart's points step by step, the boundaries and their sentences, the findings) equals what
+//    `mfu report --json` of the same log under the same context says.
 // Screenshots (1366x768 and 1920x1080) go to $MFU_TEST_OUT/browser (default build/test-out):
 // run-*.png and compare-*.png from mfu serve when it has them all, else from the mock;
 // serve-run-1366x768.png always from mfu serve; run-smooth, run-log-tokens, run-findings-1100x700,
@@ -271,6 +274,72 @@ test('run view: every step drawn, findings listed, live appends', async () => {
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
+  }
+});
+
+/* The report of a log under the server's context, as `mfu report --json` gives it. */
+function reportOf(log) {
+  const r = spawnSync(bin, ['report', log, '--model', 'gpt2', '--seq', '2048', '--device', 'h100-sxm',
+    '--devices', '8', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, 'mfu report: ' + r.stderr);
+  return JSON.parse(r.stdout);
+}
+/* a and b are the same figure: both absent, or equal to 1e-9 (the API's JSON keeps 17 digits) */
+function same(a, b, what) {
+  const absent = (v) => v === null || v === undefined || Number.isNaN(v);
+  if (absent(a) || absent(b)) { assert.ok(absent(a) && absent(b), `${what}: page ${a}, report ${b}`); return; }
+  assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)), `${what}: page ${a}, report ${b}`);
+}
+
+test('every figure the page shows for a run equals the report\'s', async (t) => {
+  if (server.kind !== 'mfu serve') { t.skip('the mock does arithmetic of its own, not the report'); return; }
+  for (const run of ['beta', 'alpha']) {
+    const rep = reportOf(server.logs[run]);
+    const { page, errors } = await openPage(browser, server.url + '#/run/' + run, { width: 1366, height: 768 });
+    try {
+      await page.waitForFunction((n) => Number(document.getElementById('chart-mfu').dataset.points) === n, rep.steps);
+      await page.waitForFunction(() => document.querySelector('#cards [data-card="MFU (median)"] .sub') !== null);
+      // the cards: the headline (steady medians) and its interval, step time, HFU, FLOP/s, steps
+      const cards = await page.$$eval('#cards .card', (ns) => Object.fromEntries(ns.map((n) => {
+        const v = n.querySelector('.value'), s = n.querySelector('.sub');
+        return [n.dataset.card, { value: v.dataset.value === undefined ? null : Number(v.dataset.value),
+          lo: s && s.dataset.lo !== undefined ? Number(s.dataset.lo) : null, hi: s && s.dataset.hi !== undefined ? Number(s.dataset.hi) : null }];
+      })));
+      const S = rep.summary, L = rep.analysis.steady;
+      same(cards['MFU (median)'].value, S.mfu.median, `${run}: MFU card`);
+      same(cards['MFU (median)'].value, L.mfu.value, `${run}: MFU card against the steady level`);
+      same(cards['MFU (median)'].lo, L.mfu.lo, `${run}: MFU interval, low`);
+      same(cards['MFU (median)'].hi, L.mfu.hi, `${run}: MFU interval, high`);
+      same(cards['tokens/s'].value, S.tokens_per_second.median, `${run}: tokens/s card`);
+      same(cards['tokens/s'].lo, L.tokens_per_second.lo, `${run}: tokens/s interval, low`);
+      same(cards['tokens/s'].hi, L.tokens_per_second.hi, `${run}: tokens/s interval, high`);
+      same(cards['step time'].value, S.step_time_s.median, `${run}: step time card`);
+      same(cards.HFU.value, S.hfu.median, `${run}: HFU card`);
+      same(cards['model TFLOP/s/device'].value, S.model_flops_per_second_per_device.median, `${run}: FLOP/s card`);
+      assert.equal(cards.steps.value, rep.steps, `${run}: steps card`);
+      // every chart, step by step: what it draws is the report's series
+      const col = (f) => rep.series.map((r) => r[f]);
+      const charts = [['chart-mfu', 1, 'hfu'], ['chart-mfu', 3, 'mfu'], ['chart-tps', 1, 'tokens_per_second'],
+        ['chart-step', 1, 'step_time_s'], ['chart-flops', 1, 'model_flops_per_second_per_device'],
+        ['chart-flops', 3, 'hardware_flops_per_second_per_device'], ['chart-loss', 1, 'loss']];
+      for (const [id, k, field] of charts) {
+        const d = await page.evaluate(([i, j]) => { const c = window.mfuDash.chart(i); return [c.data[0], c.data[j]]; }, [id, k]);
+        assert.deepEqual(d[0], col('step'), `${run}: ${id} steps`);
+        const want = col(field);
+        for (let i = 0; i < want.length; i++) same(d[1][i], want[i], `${run}: ${id} ${field} at step ${d[0][i]}`);
+      }
+      // the boundaries and their sentences, the findings
+      const at = await page.$$eval('#boundaries li .at', (ns) => ns.map((n) => n.textContent));
+      const said = await page.$$eval('#boundaries li .what', (ns) => ns.map((n) => n.textContent));
+      assert.deepEqual(at, rep.decomposition.map((d) => 'step ' + d.at_step.toLocaleString('en-US')), `${run}: boundaries`);
+      assert.deepEqual(said, rep.decomposition.map((d) => d.sentence), `${run}: boundary sentences`);
+      const msgs = await page.$$eval('#findings li .msg', (ns) => ns.map((n) => n.textContent));
+      assert.deepEqual(msgs.slice().sort(), rep.findings.map((f) => f.summary).sort(), `${run}: findings`);
+      if (run === 'alpha') assert.ok(rep.decomposition.length >= 1 && rep.findings.length >= 1, 'alpha has a boundary and a stall');
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
   }
 });
 

@@ -654,9 +654,14 @@
 
   /* ---- run view ------------------------------------------------------------------------- */
 
-  function card(label, value, sub) {
-    return el('div', { class: 'card' }, el('div', { class: 'label' }, label),
-      el('div', { class: 'value' }, value), sub ? el('div', { class: 'sub' }, sub) : null);
+  /* A card: its label, its value as shown, the interval under it; raw (the number shown, as
+   * the API gave it) goes into data-value, and the interval's ends into data-lo / data-hi. */
+  function card(label, value, sub, raw, iv) {
+    const v = el('div', { class: 'value' }, value);
+    if (isNum(raw)) v.dataset.value = String(raw);
+    const s = sub ? el('div', { class: 'sub' }, sub) : null;
+    if (s && iv && isNum(iv.lo) && isNum(iv.hi)) { s.dataset.lo = String(iv.lo); s.dataset.hi = String(iv.hi); }
+    return el('div', { class: 'card', 'data-card': label }, el('div', { class: 'label' }, label), v, s);
   }
 
   function renderCards() {
@@ -667,12 +672,14 @@
     const s = r.summary || {};
     const st = state.segments && state.segments.steady;
     const ci = (iv, f) => (iv && isNum(iv.lo) && isNum(iv.hi) ? f(iv.lo) + ' – ' + f(iv.hi) : null);
-    box.appendChild(card('MFU (median)', pct(s.mfu, 1), st ? ci(st.mfu, (v) => pct(v, 1)) : null));
-    box.appendChild(card('tokens/s', si(s.tokens_per_second, '', 4), st ? ci(st.tokens_per_second, (v) => si(v, '', 3)) : null));
-    box.appendChild(card('step time', secs(s.step_time_s)));
-    box.appendChild(card('HFU', pct(s.hfu, 1)));
-    box.appendChild(card('model TFLOP/s/device', isNum(s.model_flops_per_second_per_device) ? (s.model_flops_per_second_per_device / 1e12).toFixed(1) : '-'));
-    box.appendChild(card('steps', intStr(r.steps), isNum(r.first_step) ? 'steps ' + intStr(r.first_step) + '–' + intStr(r.last_step) : null));
+    box.appendChild(card('MFU (median)', pct(s.mfu, 1), st ? ci(st.mfu, (v) => pct(v, 1)) : null, s.mfu, st && st.mfu));
+    box.appendChild(card('tokens/s', si(s.tokens_per_second, '', 4), st ? ci(st.tokens_per_second, (v) => si(v, '', 3)) : null,
+      s.tokens_per_second, st && st.tokens_per_second));
+    box.appendChild(card('step time', secs(s.step_time_s), null, s.step_time_s));
+    box.appendChild(card('HFU', pct(s.hfu, 1), null, s.hfu));
+    box.appendChild(card('model TFLOP/s/device', isNum(s.model_flops_per_second_per_device) ? (s.model_flops_per_second_per_device / 1e12).toFixed(1) : '-',
+      null, s.model_flops_per_second_per_device));
+    box.appendChild(card('steps', intStr(r.steps), isNum(r.first_step) ? 'steps ' + intStr(r.first_step) + '–' + intStr(r.last_step) : null, r.steps));
   }
 
   function renderContext() {
