@@ -194,6 +194,10 @@ typedef enum mfu_convention {
 MFU_API const char *mfu_convention_name(mfu_convention c);
 /* One line saying what the convention counts. Never NULL. */
 MFU_API const char *mfu_convention_description(mfu_convention c);
+/* true for the conventions whose count is 6N + something (palm, 6n, nanogpt, llmc, torchtitan,
+ * llm-foundry, maxtext-2023): they accept an explicit parameter count N
+ * (mfu_flops_options.params); false for the others and out-of-range values. */
+MFU_API bool mfu_convention_n_based(mfu_convention c);
 /* The source (paper, repository and file) whose published figures it reproduces. Never NULL. */
 MFU_API const char *mfu_convention_source(mfu_convention c);
 /* Parse a convention name, ASCII case-insensitive; aliases: "mosaic" (llm-foundry), "megatron"

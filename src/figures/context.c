@@ -28,20 +28,6 @@ void mfu__fctx_note(mfu__fctx *f, const char *fmt, ...)
     f->nnotes++;
 }
 
-bool mfu__convention_n_based(mfu_convention c)
-{
-    switch (c) {
-    case MFU_CONV_PALM:
-    case MFU_CONV_6N:
-    case MFU_CONV_NANOGPT:
-    case MFU_CONV_LLMC:
-    case MFU_CONV_TORCHTITAN:
-    case MFU_CONV_LLM_FOUNDRY:
-    case MFU_CONV_MAXTEXT_2023: return true;
-    default: return false;
-    }
-}
-
 /* The attention mode a convention counts by default, learnt from a tiny model. */
 static mfu_attention convention_attention(mfu_convention conv)
 {
@@ -250,8 +236,8 @@ static mfu_status resolve_flops(mfu__fctx *f, const mfu_run *run, mfu_error *err
     memset(&o, 0, sizeof o);
     o.convention = c->stack.convention;
     o.attention = c->stack.attention;
-    if (mfu__convention_n_based(o.convention)) {
-        if (in->flops.params > 0 && mfu__convention_n_based(in->flops.convention))
+    if (mfu_convention_n_based(o.convention)) {
+        if (in->flops.params > 0 && mfu_convention_n_based(in->flops.convention))
             o.params = in->flops.params;
         else if (prof->params_from_log && isfinite(m->model_params) && m->model_params > 0 &&
                  m->model_params < 9e15) {

@@ -110,9 +110,6 @@ size_t mfu__stack_devices_with_peak(const mfu__stack *p, double peak, double tol
  * several are (a name shared by several entries is no inference). */
 const char *mfu__stack_device_for_peak(const mfu__stack *p, double peak, double tol);
 
-/* true for the conventions whose count is 6N + something (they accept an explicit N). */
-bool mfu__convention_n_based(mfu_convention c);
-
 /* ---- columns ------------------------------------------------------------------------------ */
 
 /* The figures of a step, by column. The first MFU_RS_COUNT_ are the report's public series

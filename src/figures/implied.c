@@ -198,37 +198,52 @@ typedef struct verdict {
     double seq, tokens, fpt;
 } verdict;
 
-static verdict verdict_of(const mfu__frun *u)
-{
-    verdict v = {NAN, 1, 1};
-    if (u) {
-        v.seq = u->seq;
-        v.tokens = u->tokens_scale;
-        v.fpt = u->fpt_scale;
-    }
-    return v;
-}
-
 static bool verdict_same(verdict a, verdict b)
 {
     bool seq = (isnan(a.seq) && isnan(b.seq)) || a.seq == b.seq;
     return seq && a.tokens == b.tokens && a.fpt == b.fpt;
 }
 
-/* The first row of [0, n) whose verdict under old[0..no) differs from cur[0..nc) (n: none):
- * the rows are walked range by range, so a stretch that only grew changes nothing. */
-static size_t first_change(const mfu__frun *old, size_t no, const mfu__frun *cur, size_t nc,
-                           size_t n)
+/* Stretches of either check as rows and verdicts: the form first_change compares. */
+typedef struct span {
+    size_t first, last;
+    verdict v;
+} span;
+
+static span *spans_of_runs(const mfu__frun *r, size_t n)
 {
+    span *s = malloc((n ? n : 1) * sizeof *s);
+    for (size_t i = 0; s && i < n; i++)
+        s[i] = (span){r[i].first, r[i].last, {r[i].seq, r[i].tokens_scale, r[i].fpt_scale}};
+    return s;
+}
+
+static span *spans_of_truns(const mfu__trun *t, size_t n)
+{
+    span *s = malloc((n ? n : 1) * sizeof *s);
+    for (size_t i = 0; s && i < n; i++)
+        s[i] = (span){t[i].first, t[i].last, {NAN, t[i].scale, 1}};
+    return s;
+}
+
+/* The first row of [0, n) whose verdict under old[0..no) differs from cur[0..nc) (n: none;
+ * a row no span covers has the context's verdict): the rows are walked range by range, so a
+ * stretch that only grew changes nothing. 0 when either list is NULL (out of memory: every row
+ * may have changed). */
+static size_t first_change(const span *old, size_t no, const span *cur, size_t nc, size_t n)
+{
+    if (!old || !cur)
+        return 0;
+    const verdict ctx = {NAN, 1, 1};
     size_t i = 0, a = 0, b = 0;
     while (i < n) {
         while (a < no && old[a].last < i)
             a++;
         while (b < nc && cur[b].last < i)
             b++;
-        const mfu__frun *u = a < no && old[a].first <= i ? &old[a] : NULL;
-        const mfu__frun *w = b < nc && cur[b].first <= i ? &cur[b] : NULL;
-        if (!verdict_same(verdict_of(u), verdict_of(w)))
+        const span *u = a < no && old[a].first <= i ? &old[a] : NULL;
+        const span *w = b < nc && cur[b].first <= i ? &cur[b] : NULL;
+        if (!verdict_same(u ? u->v : ctx, w ? w->v : ctx))
             return i;
         /* the next row where either side's stretch ends or begins */
         size_t next = n;
@@ -245,31 +260,25 @@ static size_t first_change(const mfu__frun *old, size_t no, const mfu__frun *cur
     return n;
 }
 
-static size_t first_tchange(const mfu__trun *old, size_t no, const mfu__trun *cur, size_t nc,
-                            size_t n)
+/* first_change of two lists of stretches of the FLOPs check, or of the tokens check. */
+static size_t first_run_change(const mfu__frun *old, size_t no, const mfu__frun *cur, size_t nc,
+                               size_t n)
 {
-    size_t i = 0, a = 0, b = 0;
-    while (i < n) {
-        while (a < no && old[a].last < i)
-            a++;
-        while (b < nc && cur[b].last < i)
-            b++;
-        const mfu__trun *u = a < no && old[a].first <= i ? &old[a] : NULL;
-        const mfu__trun *w = b < nc && cur[b].first <= i ? &cur[b] : NULL;
-        if ((u ? u->scale : 1) != (w ? w->scale : 1))
-            return i;
-        size_t next = n;
-        if (u && u->last + 1 < next)
-            next = u->last + 1;
-        if (!u && a < no && old[a].first < next)
-            next = old[a].first;
-        if (w && w->last + 1 < next)
-            next = w->last + 1;
-        if (!w && b < nc && cur[b].first < next)
-            next = cur[b].first;
-        i = next > i ? next : i + 1;
-    }
-    return n;
+    span *a = spans_of_runs(old, no), *b = spans_of_runs(cur, nc);
+    size_t k = first_change(a, no, b, nc, n);
+    free(a);
+    free(b);
+    return k;
+}
+
+static size_t first_trun_change(const mfu__trun *old, size_t no, const mfu__trun *cur, size_t nc,
+                                size_t n)
+{
+    span *a = spans_of_truns(old, no), *b = spans_of_truns(cur, nc);
+    size_t k = first_change(a, no, b, nc, n);
+    free(a);
+    free(b);
+    return k;
 }
 
 /* The tokens check: stretches of given / printed tokens per step. Rows whose tokens are the
@@ -382,7 +391,7 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
         free(cf);
         return SIZE_MAX;
     }
-    size_t tchange = first_tchange(f->truns, f->ntruns, tr, ntr, n);
+    size_t tchange = first_trun_change(f->truns, f->ntruns, tr, ntr, n);
     free(f->truns);
     f->truns = tr;
     f->ntruns = ntr;
@@ -491,7 +500,7 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
             }
         }
     }
-    size_t change = first_change(f->runs, f->nruns, runs, ns, n);
+    size_t change = first_run_change(f->runs, f->nruns, runs, ns, n);
     free(f->runs);
     f->runs = runs;
     f->nruns = ns;

@@ -48,7 +48,7 @@ static bool default_causal(mfu_convention c)
     }
 }
 
-static bool n_based(mfu_convention c)
+bool mfu_convention_n_based(mfu_convention c)
 {
     switch (c) {
     case MFU_CONV_PALM:
@@ -382,7 +382,7 @@ mfu_status mfu_flops_compute(const mfu_arch *arch, const mfu_workload *wl,
                                "the parameter count %lld is above the limit 2^53: fix --params",
                                (long long)o.params);
     mfu_convention c = o.convention;
-    if (o.params > 0 && !n_based(c))
+    if (o.params > 0 && !mfu_convention_n_based(c))
         return mfu__fail_field(err, MFU_E_INVALID, "--params",
                                "--params applies to the N-based conventions (palm, 6n, nanogpt, "
                                "llmc, torchtitan, llm-foundry, maxtext-2023); %s counts from the "
@@ -419,7 +419,7 @@ mfu_status mfu_flops_compute(const mfu_arch *arch, const mfu_workload *wl,
             extra = r.forward.attention_core;
         else if (wl->recompute == MFU_RECOMPUTE_FULL)
             extra = mfu_flops_breakdown_total(&r.forward) - r.forward.logits - r.forward.embedding;
-    } else if (n_based(c)) {
+    } else if (mfu_convention_n_based(c)) {
         if ((st = compute_n_based(arch, wl, &o, causal, &r, err)) != MFU_OK)
             goto fail;
         if (wl->recompute == MFU_RECOMPUTE_SELECTIVE)

@@ -141,13 +141,12 @@ static void intervals_table(void **state)
             int falses = 0, covered = 0;
             size_t w = ws[wi];
             for (uint64_t seed = 1; seed <= 200; seed++) {
-                mfu_analysis *a = run_rho(1000 * (ri + 1) + seed, 2 * w, 2 * w + 1, 0.40, 0.40, 0.03,
-                                          rhos[ri], 64, 1);
+                mfu_analysis *a = run_rho(1000 * (ri + 1) + seed, 2 * w, 2 * w + 1, 0.40, 0.40,
+                                          0.03, rhos[ri], 64, 1);
                 mfu_decomposition d;
-                assert_int_equal(
-                    mfu_compare(a, win(1, (int64_t)w), a, win((int64_t)w + 1, 2 * (int64_t)w),
-                                NULL, &d, NULL),
-                    MFU_OK);
+                assert_int_equal(mfu_compare(a, win(1, (int64_t)w), a,
+                                             win((int64_t)w + 1, 2 * (int64_t)w), NULL, &d, NULL),
+                                 MFU_OK);
                 falses += d.term[MFU_TERM_MFU].direction_certain;
                 covered += d.from.mfu.lo <= 0.40 && 0.40 <= d.from.mfu.hi;
                 mfu_analysis_free(a);

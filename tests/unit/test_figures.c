@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "figures/figures.h"
+#include "flops_test.h"
 
 #define REL(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol)*fabs((double)(b)))
 
@@ -29,21 +30,6 @@ static mfu_report_input model_input(const char *preset, int64_t seq, const char 
     }
     in.device = device;
     return in;
-}
-
-static double fpt(const char *preset, int64_t seq, mfu_convention conv)
-{
-    mfu_arch a;
-    assert_int_equal(mfu_preset_find(preset, &a, NULL), MFU_OK);
-    mfu_workload wl;
-    memset(&wl, 0, sizeof wl);
-    wl.seq = seq;
-    mfu_flops_options o;
-    memset(&o, 0, sizeof o);
-    o.convention = conv;
-    mfu_flops f;
-    assert_int_equal(mfu_flops_compute(&a, &wl, &o, &f, NULL), MFU_OK);
-    return f.model_flops;
 }
 
 /* One row's figures under a fresh context of an empty run with meta m. */
@@ -149,7 +135,8 @@ static void per_step_context(void **state)
     double bf16, fp8;
     mfu_device_peak_flops_per_s(h100, MFU_DTYPE_BF16, false, &bf16, NULL);
     mfu_device_peak_flops_per_s(h100, MFU_DTYPE_FP8, false, &fp8, NULL);
-    double f1024 = fpt("gpt2", 1024, MFU_CONV_EXACT), f512 = fpt("gpt2", 512, MFU_CONV_EXACT);
+    double f1024 = test_flops_per_token("gpt2", 1024, MFU_CONV_EXACT),
+           f512 = test_flops_per_token("gpt2", 512, MFU_CONV_EXACT);
     REL(a.v[MFU__FC_MFU], f1024 * (double)(1 << 20) / 8 / bf16, 1e-12);
     s.devices = 16;
     s.dtype = MFU_DTYPE_FP8;
@@ -169,8 +156,8 @@ static mfu_run *torchtitan(size_t n, size_t change_at, int64_t seq_a, int64_t se
 {
     mfu_run *run = mfu_run_new();
     snprintf(mfu_run_meta_mut(run)->format, sizeof mfu_run_meta_mut(run)->format, "torchtitan");
-    double fa = fpt("llama3-8b", seq_a, MFU_CONV_TORCHTITAN);
-    double fb = fpt("llama3-8b", seq_b, MFU_CONV_TORCHTITAN);
+    double fa = test_flops_per_token("llama3-8b", seq_a, MFU_CONV_TORCHTITAN);
+    double fb = test_flops_per_token("llama3-8b", seq_b, MFU_CONV_TORCHTITAN);
     for (size_t i = 0; i < n; i++) {
         mfu_step s;
         mfu_step_init(&s);
@@ -215,7 +202,7 @@ static void hidden_sequence_change(void **state)
     assert_true(c.v[MFU__FC_SEQ][99] == 8192 && c.v[MFU__FC_SEQ][100] == 2048);
     assert_true(c.flags[150] & MFU__FR_SEQ_INFERRED);
     /* mfu's own MFU after it: exact FLOPs per token at 2048 */
-    double fe = fpt("llama3-8b", 2048, MFU_CONV_EXACT);
+    double fe = test_flops_per_token("llama3-8b", 2048, MFU_CONV_EXACT);
     REL(c.v[MFU__FC_MODEL_FPT][150], fe, 1e-12);
     const int64_t *steps = mfu_run_steps(run);
     mfu__figures_explain(&f, steps, &c);
@@ -232,8 +219,10 @@ static void hidden_sequence_change(void **state)
     memset(&none, 0, sizeof none);
     compute(run, &none, &f, &c);
     assert_true(f.log_mode && f.c.mfu_from_log);
-    REL(c.v[MFU__FC_MODEL_FPT][10], fpt("llama3-8b", 8192, MFU_CONV_TORCHTITAN), 2e-3);
-    REL(c.v[MFU__FC_MODEL_FPT][150], fpt("llama3-8b", 2048, MFU_CONV_TORCHTITAN), 2e-3);
+    REL(c.v[MFU__FC_MODEL_FPT][10], test_flops_per_token("llama3-8b", 8192, MFU_CONV_TORCHTITAN),
+        2e-3);
+    REL(c.v[MFU__FC_MODEL_FPT][150], test_flops_per_token("llama3-8b", 2048, MFU_CONV_TORCHTITAN),
+        2e-3);
     REL(c.v[MFU__FC_PEAK][150], 989e12, 2e-3);
     assert_true(c.v[MFU__FC_MFU][150] == c.v[MFU__FC_REPORTED_MFU][150]);
     mfu__fcols_free(&c);
@@ -246,7 +235,7 @@ static void hidden_sequence_change(void **state)
 static void hidden_batch_change(void **state)
 {
     (void)state;
-    double f4 = fpt("llama3-8b", 4096, MFU_CONV_MEGATRON_2025);
+    double f4 = test_flops_per_token("llama3-8b", 4096, MFU_CONV_MEGATRON_2025);
     mfu_run *run = mfu_run_new();
     mfu_run_meta *m = mfu_run_meta_mut(run);
     snprintf(m->format, sizeof m->format, "megatron");
@@ -325,7 +314,7 @@ static void clean_logs_hold(void **state)
     for (unsigned seed = 1; seed <= 50; seed++) {
         mfu_run *run = mfu_run_new();
         snprintf(mfu_run_meta_mut(run)->format, 16, "torchtitan");
-        double ft = fpt("llama3-8b", 8192, MFU_CONV_TORCHTITAN);
+        double ft = test_flops_per_token("llama3-8b", 8192, MFU_CONV_TORCHTITAN);
         uint64_t x = seed * 2654435761u;
         for (int i = 0; i < 200; i++) {
             x = x * 6364136223846793005ull + 1442695040888963407ull;

@@ -731,6 +731,25 @@ static void convention_names(void **state)
         assert_true(strlen(mfu_convention_description((mfu_convention)c)) > 10);
         assert_true(strlen(mfu_convention_source((mfu_convention)c)) > 10);
     }
+    /* the 6N-based conventions, and only they, take an explicit N */
+    mfu_arch gpt;
+    assert_int_equal(mfu_preset_find("gpt2", &gpt, NULL), MFU_OK);
+    mfu_workload w1024;
+    memset(&w1024, 0, sizeof w1024);
+    w1024.seq = 1024;
+    int n_based = 0;
+    for (int k = 0; k < MFU_CONV_COUNT; k++) {
+        mfu_flops_options o;
+        memset(&o, 0, sizeof o);
+        o.convention = (mfu_convention)k;
+        o.params = 1e8;
+        mfu_flops f;
+        bool takes = mfu_flops_compute(&gpt, &w1024, &o, &f, NULL) == MFU_OK;
+        assert_int_equal(takes, mfu_convention_n_based((mfu_convention)k));
+        n_based += takes;
+    }
+    assert_int_equal(n_based, 7);
+    assert_false(mfu_convention_n_based(MFU_CONV_COUNT));
     mfu_convention c = MFU_CONV_EXACT;
     assert_int_equal(mfu_convention_parse("MOSAIC", &c, NULL), MFU_OK);
     assert_int_equal(c, MFU_CONV_LLM_FOUNDRY);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "mfu/mfu.h"
+#include "flops_test.h"
 #include "synth.h"
 
 enum { F_TORCHTITAN, F_MEGATRON, F_LLMC, F_NANOGPT, F_HF, F_COUNT };
@@ -73,21 +74,6 @@ static void stamp(char *out, size_t n, double t)
     snprintf(out, n, "2025-06-%02d %02d:%02d:%02d", (16 + h / 24) % 100, h % 24, m, (int)(s % 60));
 }
 
-static double flops_per_token(const char *preset, int64_t seq, mfu_convention conv)
-{
-    mfu_arch a;
-    assert_int_equal(mfu_preset_find(preset, &a, NULL), MFU_OK);
-    mfu_workload wl;
-    memset(&wl, 0, sizeof wl);
-    wl.seq = seq;
-    mfu_flops_options o;
-    memset(&o, 0, sizeof o);
-    o.convention = conv;
-    mfu_flops f;
-    assert_int_equal(mfu_flops_compute(&a, &wl, &o, &f, NULL), MFU_OK);
-    return f.model_flops;
-}
-
 /* The log of seed under format fmt; n steps; mult the step-time multipliers. */
 static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b)
 {
@@ -95,7 +81,7 @@ static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b
     char ts[64], num[32];
     switch (fmt) {
     case F_TORCHTITAN: {
-        double ft = flops_per_token("llama3-8b", 8192, MFU_CONV_TORCHTITAN);
+        double ft = test_flops_per_token("llama3-8b", 8192, MFU_CONV_TORCHTITAN);
         double tps0 = mfu0 * 989e12 / ft;
         for (size_t i = 0; i < n; i++) {
             double tps = tps0 / mult[i];
@@ -111,7 +97,7 @@ static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b
         break;
     }
     case F_MEGATRON: {
-        double fm = flops_per_token("llama3-8b", 4096, MFU_CONV_MEGATRON_2025);
+        double fm = test_flops_per_token("llama3-8b", 4096, MFU_CONV_MEGATRON_2025);
         put(b, "------------------------ arguments ------------------------\n");
         put(b, "  global_batch_size ............................... 512\n");
         put(b, "  micro_batch_size ................................ 1\n");
@@ -136,7 +122,7 @@ static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b
         break;
     }
     case F_LLMC: {
-        double fl = flops_per_token("gpt2-xl", 1024, MFU_CONV_LLMC);
+        double fl = test_flops_per_token("gpt2-xl", 1024, MFU_CONV_LLMC);
         put(b, "num_parameters: 1557686400 => bytes: 3115372800\n");
         put(b, "allocated 2971 MiB for model parameters\n");
         put(b, "batch_size B=16 * seq_len T=1024 * num_processes=8 and total_batch_size=1048576\n");
@@ -153,7 +139,7 @@ static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b
         break;
     }
     case F_NANOGPT: {
-        double fn = flops_per_token("gpt2", 1024, MFU_CONV_NANOGPT);
+        double fn = test_flops_per_token("gpt2", 1024, MFU_CONV_NANOGPT);
         put(b, "tokens per iteration will be: 61,440\n");
         put(b, "Initializing from OpenAI GPT-2 weights: gpt2\n");
         put(b, "number of parameters: 123.65M\n");
@@ -176,7 +162,7 @@ static void write_log(int fmt, size_t n, const double *mult, double mfu0, buf *b
         put(b, "  Total train batch size (w. parallel, distributed & accumulation) = 8\n");
         put(b, "  Gradient Accumulation steps = 1\n");
         put(b, "  Total optimization steps = %zu\n", 10 * n);
-        double fg = flops_per_token("gpt2", 1024, MFU_CONV_EXACT);
+        double fg = test_flops_per_token("gpt2", 1024, MFU_CONV_EXACT);
         double st0 = fg * 8192 / (mfu0 * 312e12);
         long seen = 0;
         for (size_t i = 0; i < n; i++) {
