@@ -298,7 +298,10 @@ test('every figure the page shows for a run equals the report\'s', async (t) => 
     const { page, errors } = await openPage(browser, server.url + '#/run/' + run, { width: 1366, height: 768 });
     try {
       await page.waitForFunction((n) => Number(document.getElementById('chart-mfu').dataset.points) === n, rep.steps);
-      await page.waitForFunction(() => document.querySelector('#cards [data-card="MFU (median)"] .sub') !== null);
+      // the cards show the analysis's steady level once it covers the log's last steady step
+      // (a live run's analysis is refreshed a few seconds after its last append)
+      await page.waitForFunction((last) => document.getElementById('cards').dataset.lastStep === String(last),
+        rep.analysis.steady.last_step);
       // the cards: the headline (steady medians) and its interval, step time, HFU, FLOP/s, steps
       const cards = await page.$$eval('#cards .card', (ns) => Object.fromEntries(ns.map((n) => {
         const v = n.querySelector('.value'), s = n.querySelector('.sub');

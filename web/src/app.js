@@ -669,12 +669,19 @@
     if (!state.run) return;
     clear(box);
     const r = state.runs.find((x) => x.name === state.run) || state.detail || {};
-    const s = r.summary || {};
+    /* The steady level of the analysis when there is one (refreshed as a live run grows, with
+     * its intervals); else the run list's summary. Both are the medians of the steady steps. */
     const st = state.segments && state.segments.steady;
+    const val = (iv) => (iv && typeof iv === 'object' ? iv.value : iv);
+    const s = st ? { mfu: val(st.mfu), hfu: val(st.hfu), tokens_per_second: val(st.tokens_per_second),
+      step_time_s: val(st.step_time_s), model_flops_per_second_per_device: st.model_flops_per_s_per_device }
+      : (r.summary || {});
+    const perDevice = st && state.segments.unit === 'tokens per device';
     const ci = (iv, f) => (iv && isNum(iv.lo) && isNum(iv.hi) ? f(iv.lo) + ' – ' + f(iv.hi) : null);
+    box.dataset.lastStep = st && isNum(st.last_step) ? String(st.last_step) : '';
     box.appendChild(card('MFU (median)', pct(s.mfu, 1), st ? ci(st.mfu, (v) => pct(v, 1)) : null, s.mfu, st && st.mfu));
-    box.appendChild(card('tokens/s', si(s.tokens_per_second, '', 4), st ? ci(st.tokens_per_second, (v) => si(v, '', 3)) : null,
-      s.tokens_per_second, st && st.tokens_per_second));
+    box.appendChild(card(perDevice ? 'tokens/s per device' : 'tokens/s', si(s.tokens_per_second, '', 4),
+      st ? ci(st.tokens_per_second, (v) => si(v, '', 3)) : null, s.tokens_per_second, st && st.tokens_per_second));
     box.appendChild(card('step time', secs(s.step_time_s), null, s.step_time_s));
     box.appendChild(card('HFU', pct(s.hfu, 1), null, s.hfu));
     box.appendChild(card('model TFLOP/s/device', isNum(s.model_flops_per_second_per_device) ? (s.model_flops_per_second_per_device / 1e12).toFixed(1) : '-',
@@ -832,6 +839,10 @@
       if (name !== state.run) return;
       state.analysisError = why; /* e.g. a server built without the analysis */
       state.segments = seg;
+      /* a live run's analysis is cached a few seconds: one older than the steps drawn is
+       * asked for again, so the cards and boundaries catch up without another append */
+      const drawn = state.data && state.data.step.length ? state.data.step[state.data.step.length - 1] : null;
+      if (seg && seg.steps && isNum(seg.steps.last) && isNum(drawn) && seg.steps.last < drawn) scheduleAnalysisRefresh();
       state.findings = fnd && Array.isArray(fnd.findings) ? fnd.findings : [];
       renderFindings();
       renderSegments();
