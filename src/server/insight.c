@@ -166,49 +166,13 @@ out:
     return r->ana;
 }
 
-/* Write jansson value v with the server's writer (one escaping rule for every answer). */
-static void put_json(mfu__jw *w, const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        const char *k;
-        json_t *x;
-        mfu__jw_obj(w);
-        json_object_foreach((json_t *)v, k, x)
-        {
-            mfu__jw_key(w, k);
-            put_json(w, x);
-        }
-        mfu__jw_end_obj(w);
-        break;
-    }
-    case JSON_ARRAY: {
-        size_t i;
-        json_t *x;
-        mfu__jw_arr(w);
-        json_array_foreach((json_t *)v, i, x)
-        {
-            put_json(w, x);
-        }
-        mfu__jw_end_arr(w);
-        break;
-    }
-    case JSON_STRING: mfu__jw_strn(w, json_string_value(v), json_string_length(v)); break;
-    case JSON_INTEGER: mfu__jw_int(w, (int64_t)json_integer_value(v)); break;
-    case JSON_REAL: mfu__jw_num(w, json_real_value(v)); break;
-    case JSON_TRUE: mfu__jw_bool(w, true); break;
-    case JSON_FALSE: mfu__jw_bool(w, false); break;
-    case JSON_NULL: mfu__jw_null(w); break;
-    }
-}
-
 /* Write key k of object o (null when absent). */
 static void put_member(mfu__jw *w, const json_t *o, const char *k)
 {
     mfu__jw_key(w, k);
     const json_t *v = json_object_get(o, k);
     if (v)
-        put_json(w, v);
+        mfu__jw_json(w, v);
     else
         mfu__jw_null(w);
 }
@@ -242,7 +206,7 @@ bool mfu__insight_json(const mfu__registry *g, mfu__srun *r, bool findings, mfu_
             if (!copy)
                 continue;
             json_object_set(copy, "message", json_object_get(f, "summary"));
-            put_json(&w, copy);
+            mfu__jw_json(&w, copy);
             json_decref(copy);
         }
         mfu__jw_end_arr(&w);
@@ -280,7 +244,7 @@ static void put_level(mfu__jw *w, const mfu_level *l)
     }
     json_object_set(j, "model_flops_per_second_per_device",
                     json_object_get(j, "model_flops_per_s_per_device"));
-    put_json(w, j);
+    mfu__jw_json(w, j);
     json_decref(j);
 }
 
@@ -319,7 +283,7 @@ bool mfu__compare_json(const mfu__registry *g, mfu__srun *ra, mfu_window wa, mfu
     mfu__jw_key(&w, "b");
     put_level(&w, &d.to);
     mfu__jw_key(&w, "decomposition");
-    put_json(&w, dec);
+    mfu__jw_json(&w, dec);
     mfu__jw_key(&w, "verdict");
     mfu__jw_obj(&w);
     const mfu_term_change *t = &d.term[MFU_TERM_TOKENS_PER_S];
