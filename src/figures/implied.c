@@ -370,78 +370,80 @@ static double ctx_fpt_of(mfu__fctx *f, const mfu__fcols *c, size_t i)
     return f->c.stack_flops_per_token;
 }
 
-size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
-{
-    size_t n = c->n;
-    if (n == 0)
-        return n;
-    size_t *idx = malloc(n * sizeof *idx);
-    size_t *starts = malloc(n * sizeof *starts);
-    double *lx = malloc(n * sizeof *lx);
-    double *tmp = malloc(n * sizeof *tmp);
-    double *cf = malloc(n * sizeof *cf);
-    mfu__trun *tr = NULL;
-    size_t ntr = 0;
-    if (!idx || !starts || !lx || !tmp || !cf ||
-        !tokens_check(f, c, idx, lx, tmp, starts, &tr, &ntr)) {
-        free(idx);
-        free(starts);
-        free(lx);
-        free(tmp);
-        free(cf);
-        return SIZE_MAX;
-    }
-    size_t tchange = first_trun_change(f->truns, f->ntruns, tr, ntr, n);
-    free(f->truns);
-    f->truns = tr;
-    f->ntruns = ntr;
+/* Scratch of one check: n entries each. */
+typedef struct scratch {
+    size_t *idx, *starts;
+    double *lx, *tmp, *cf;
+} scratch;
 
-    /* the FLOPs check */
-    size_t m = 0;
+static void scratch_free(scratch *w)
+{
+    free(w->idx);
+    free(w->starts);
+    free(w->lx);
+    free(w->tmp);
+    free(w->cf);
+}
+
+static bool scratch_alloc(scratch *w, size_t n)
+{
+    w->idx = malloc(n * sizeof *w->idx);
+    w->starts = malloc(n * sizeof *w->starts);
+    w->lx = malloc(n * sizeof *w->lx);
+    w->tmp = malloc(n * sizeof *w->tmp);
+    w->cf = malloc(n * sizeof *w->cf);
+    if (w->idx && w->starts && w->lx && w->tmp && w->cf)
+        return true;
+    scratch_free(w);
+    return false;
+}
+
+/* The stretches of the log's FLOPs per counted token over the rows of c, with what each was
+ * counted against and the context's count of the same (with a model): *out (NULL and 0 when
+ * no row has the figure). w->idx[0..*m) are the evidence rows. false when out of memory. */
+static bool flops_stretches(mfu__fctx *f, const mfu__fcols *c, bool model, scratch *w, size_t *m,
+                            mfu__frun **out, size_t *nout)
+{
+    size_t n = c->n, k = 0;
     for (size_t i = 0; i < n; i++) {
         double x = c->v[MFU__FC_LOG_FPT][i];
         if (pos(x)) {
-            idx[m] = i;
-            lx[m++] = log(x);
+            w->idx[k] = i;
+            w->lx[k++] = log(x);
         }
     }
-    size_t ns = m ? stretches(lx, m, tmp, starts) : 0;
+    *m = k;
+    size_t ns = k ? stretches(w->lx, k, w->tmp, w->starts) : 0;
     mfu__frun *runs = ns ? calloc(ns, sizeof *runs) : NULL;
-    if (ns && !runs) {
-        free(idx);
-        free(starts);
-        free(lx);
-        free(tmp);
-        free(cf);
-        return SIZE_MAX;
-    }
-    const mfu_report_context *x = &f->c;
-    bool model = x->has_model && f->stack_flops_ok;
-    for (size_t j = 0; j < m; j++)
-        cf[j] = model ? ctx_fpt_of(f, c, idx[j]) : NAN;
+    *out = runs;
+    *nout = ns;
+    if (ns && !runs)
+        return false;
+    for (size_t j = 0; j < k; j++)
+        w->cf[j] = model ? ctx_fpt_of(f, c, w->idx[j]) : NAN;
     for (size_t r = 0; r < ns; r++) {
         mfu__frun *u = &runs[r];
-        size_t a = starts[r], b = r + 1 < ns ? starts[r + 1] : m;
-        u->first = r == 0 ? 0 : idx[a];
-        u->last = r + 1 < ns ? idx[b] - 1 : n - 1;
+        size_t a = w->starts[r], b = r + 1 < ns ? w->starts[r + 1] : k;
+        u->first = r == 0 ? 0 : w->idx[a];
+        u->last = r + 1 < ns ? w->idx[b] - 1 : n - 1;
         u->evidence = b - a;
-        u->log_fpt = median_at(c->v[MFU__FC_LOG_FPT], idx, a, b, tmp);
-        double *pk = c->v[MFU__FC_LOG_PEAK];
-        size_t k = 0;
+        u->log_fpt = median_at(c->v[MFU__FC_LOG_FPT], w->idx, a, b, w->tmp);
+        const double *pk = c->v[MFU__FC_LOG_PEAK];
+        size_t q = 0;
         for (size_t i = u->first; i <= u->last; i++)
             if (pos(pk[i]))
-                tmp[k++] = pk[i];
-        u->log_peak = mfu__median_inplace(tmp, k);
-        k = 0;
+                w->tmp[q++] = pk[i];
+        u->log_peak = mfu__median_inplace(w->tmp, q);
+        q = 0;
         for (size_t j = a; j < b; j++)
-            if (pos(cf[j]))
-                tmp[k++] = cf[j];
-        u->ctx_fpt = mfu__median_inplace(tmp, k);
+            if (pos(w->cf[j]))
+                w->tmp[q++] = w->cf[j];
+        u->ctx_fpt = mfu__median_inplace(w->tmp, q);
         u->ratio = u->log_fpt / u->ctx_fpt;
         size_t tracked = 0, given = 0, printed = 0;
         for (size_t j = a; j < b; j++) {
             bool t, g, p;
-            row_basis(c, idx[j], &t, &g, &p);
+            row_basis(c, w->idx[j], &t, &g, &p);
             tracked += t;
             given += g;
             printed += p;
@@ -453,53 +455,138 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
         u->seq = NAN;
         u->tokens_scale = u->fpt_scale = 1;
     }
-    /* the verdicts: the reference stretch is the first whose ratio is 1 (the context is right
-     * there), else the first */
-    if (model && ns > 1) {
-        double ctol = x->stack.approximate ? APPROX_TOL : CTX_TOL;
-        size_t ref = 0;
-        for (size_t r = 0; r < ns; r++)
-            if (pos(runs[r].ratio) && fabs(log(runs[r].ratio)) <= ctol) {
-                ref = r;
-                break;
-            }
-        double rref = runs[ref].ratio;
-        for (size_t r = 0; r < ns && pos(rref); r++) {
-            mfu__frun *u = &runs[r];
-            if (r == ref || !pos(u->ratio) || fabs(log(u->ratio / rref)) <= MIN_TOL)
-                continue;
+    return true;
+}
+
+/* The verdicts with a model: the reference stretch is the first whose ratio is 1 (the context
+ * is right there), else the first; a stretch whose ratio moved from it gets a sequence length,
+ * a tokens scale or a FLOPs scale (the rule is in docs/internals/figures.md). */
+static void judge_with_model(mfu__fctx *f, mfu__frun *runs, size_t ns)
+{
+    double ctol = f->c.stack.approximate ? APPROX_TOL : CTX_TOL;
+    size_t ref = 0;
+    for (size_t r = 0; r < ns; r++)
+        if (pos(runs[r].ratio) && fabs(log(runs[r].ratio)) <= ctol) {
+            ref = r;
+            break;
+        }
+    double rref = runs[ref].ratio;
+    for (size_t r = 0; r < ns && pos(rref); r++) {
+        mfu__frun *u = &runs[r];
+        if (r == ref || !pos(u->ratio) || fabs(log(u->ratio / rref)) <= MIN_TOL)
+            continue;
+        u->holds = false;
+        double seq_c = f->seq0;
+        int kind = SEQ_NONE;
+        double target = u->ratio / rref * stack_fpt_at(f, seq_c);
+        double s = isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &kind) : NAN;
+        /* Counted tokens the caller or the header gave move with an unprinted batch as well
+         * as with the sequence length, and the FLOPs alone cannot tell the two apart: there a
+         * new batch is the reading unless the length the log implies is a power of two. Where
+         * the log prints its batch, or counts its tokens itself, only a length (or a new
+         * model) explains the move. */
+        bool stale = u->given && !u->batch_printed;
+        if (isfinite(s) && s != seq_c && (kind == SEQ_POW2 || !stale))
+            u->seq = s; /* batch x sequence tokens follow it row by row (rows.c) */
+        else if (stale)
+            u->tokens_scale = u->ratio / rref;
+        else
+            u->fpt_scale = u->ratio / rref;
+    }
+}
+
+/* The verdicts without a model (nothing to solve for a length): where the counted tokens were
+ * given and the log prints no batch, a move is a new batch; else it stays a workload change. */
+static void judge_log_mode(mfu__frun *runs, size_t ns)
+{
+    for (size_t r = 1; r < ns; r++) {
+        mfu__frun *u = &runs[r];
+        double q = u->log_fpt / runs[0].log_fpt;
+        if (pos(q) && fabs(log(q)) > MIN_TOL && u->given && !u->batch_printed) {
+            u->tokens_scale = q;
             u->holds = false;
-            double seq_c = f->seq0;
-            int kind = SEQ_NONE;
-            double target = u->ratio / rref * stack_fpt_at(f, seq_c);
-            double s =
-                isfinite(seq_c) ? solve_seq(f, target, seq_c, u->tracks, MIN_TOL, &kind) : NAN;
-            /* Counted tokens the caller or the header gave move with an unprinted batch as
-             * well as with the sequence length, and the FLOPs alone cannot tell the two apart:
-             * there a new batch is the reading unless the length the log implies is a power of
-             * two. Where the log prints its batch, or counts its tokens itself, only a length
-             * (or a new model) explains the move. */
-            bool stale = u->given && !u->batch_printed;
-            if (isfinite(s) && s != seq_c && (kind == SEQ_POW2 || !stale))
-                u->seq = s; /* batch x sequence tokens follow it row by row (rows.c) */
-            else if (stale)
-                u->tokens_scale = u->ratio / rref;
-            else
-                u->fpt_scale = u->ratio / rref;
         }
     }
-    /* log mode: the same reading of a move without a model to solve for a length: where the
-     * counted tokens were given and the log prints no batch, a new batch */
-    if (!x->has_model && ns > 1) {
-        for (size_t r = 1; r < ns; r++) {
-            mfu__frun *u = &runs[r];
-            double q = u->log_fpt / runs[0].log_fpt;
-            if (pos(q) && fabs(log(q)) > MIN_TOL && u->given && !u->batch_printed) {
-                u->tokens_scale = q;
-                u->holds = false;
-            }
+}
+
+/* Log mode: the FLOPs per token, peak and MFU of every row are the log's own. One peak serves
+ * the whole run unless the stretches' differ (a capacity change): the printed figures'
+ * rounding must not look like a change of hardware. tmp: c->n doubles. */
+static void log_mode_columns(const mfu__fctx *f, mfu__fcols *c, mfu__frun *runs, size_t ns,
+                             double *tmp)
+{
+    double sp = f->c.stack_peak_flops_per_s, p0 = NAN;
+    bool one_peak = true;
+    for (size_t r = 0; r < ns; r++) {
+        if (!pos(runs[r].log_peak))
+            continue;
+        if (!pos(p0))
+            p0 = runs[r].log_peak;
+        else if (fabs(log(runs[r].log_peak / p0)) > MIN_TOL)
+            one_peak = false;
+    }
+    if (one_peak && pos(p0)) {
+        size_t k = 0;
+        for (size_t i = 0; i < c->n; i++)
+            if (pos(c->v[MFU__FC_LOG_PEAK][i]))
+                tmp[k++] = c->v[MFU__FC_LOG_PEAK][i];
+        p0 = mfu__median_inplace(tmp, k);
+        for (size_t r = 0; r < ns; r++)
+            if (pos(runs[r].log_peak))
+                runs[r].log_peak = p0;
+    }
+    for (size_t r = 0; r < ns; r++) {
+        const mfu__frun *u = &runs[r];
+        double peak = pos(u->log_peak) ? u->log_peak : pos(sp) ? sp : NAN;
+        /* a stretch read as a new batch keeps the FLOPs per token of the first */
+        double fpt = u->tokens_scale != 1 ? runs[0].log_fpt : u->log_fpt;
+        for (size_t i = u->first; i <= u->last; i++) {
+            double lm = c->v[MFU__FC_LOG_MFU][i];
+            double fl = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
+            double mfu = pos(lm) ? lm : pos(fl) ? fl / peak : NAN;
+            double fls = pos(fl) ? fl : pos(lm) && pos(peak) ? lm * peak : NAN;
+            c->v[MFU__FC_MODEL_FPT][i] = c->v[MFU__FC_HARDWARE_FPT][i] = fpt;
+            c->v[MFU__FC_PEAK][i] = peak;
+            c->v[MFU__FC_MFU][i] = c->v[MFU__FC_HFU][i] = mfu;
+            c->v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE][i] =
+                c->v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = fls;
         }
     }
+}
+
+size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
+{
+    size_t n = c->n;
+    if (n == 0)
+        return n;
+    scratch w;
+    if (!scratch_alloc(&w, n))
+        return SIZE_MAX;
+    /* the tokens check */
+    mfu__trun *tr = NULL;
+    size_t ntr = 0;
+    if (!tokens_check(f, c, w.idx, w.lx, w.tmp, w.starts, &tr, &ntr)) {
+        scratch_free(&w);
+        return SIZE_MAX;
+    }
+    size_t tchange = first_trun_change(f->truns, f->ntruns, tr, ntr, n);
+    free(f->truns);
+    f->truns = tr;
+    f->ntruns = ntr;
+
+    /* the FLOPs check */
+    const mfu_report_context *x = &f->c;
+    bool model = x->has_model && f->stack_flops_ok;
+    size_t m = 0, ns = 0;
+    mfu__frun *runs = NULL;
+    if (!flops_stretches(f, c, model, &w, &m, &runs, &ns)) {
+        scratch_free(&w);
+        return SIZE_MAX;
+    }
+    if (model && ns > 1)
+        judge_with_model(f, runs, ns);
+    if (!x->has_model && ns > 1)
+        judge_log_mode(runs, ns);
     size_t change = first_run_change(f->runs, f->nruns, runs, ns, n);
     free(f->runs);
     f->runs = runs;
@@ -510,57 +597,11 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
     f->c.mfu_from_log = f->log_mode;
     f->c.flops_relative = false;
     for (size_t j = 0; j < m && f->log_mode; j++)
-        if (c->flags[idx[j]] & (MFU__FR_LOG_PER_JOB | MFU__FR_LOG_NO_PEAK))
+        if (c->flags[w.idx[j]] & (MFU__FR_LOG_PER_JOB | MFU__FR_LOG_NO_PEAK))
             f->c.flops_relative = true;
-    if (f->log_mode) {
-        double sp = x->stack_peak_flops_per_s;
-        /* one peak for the whole run unless the stretches' differ (a capacity change): the
-         * printed figures' rounding must not look like a change of hardware */
-        double p0 = NAN;
-        bool one_peak = true;
-        for (size_t r = 0; r < ns; r++) {
-            if (!pos(runs[r].log_peak))
-                continue;
-            if (!pos(p0))
-                p0 = runs[r].log_peak;
-            else if (fabs(log(runs[r].log_peak / p0)) > MIN_TOL)
-                one_peak = false;
-        }
-        if (one_peak && pos(p0)) {
-            size_t k = 0;
-            for (size_t i = 0; i < n; i++)
-                if (pos(c->v[MFU__FC_LOG_PEAK][i]))
-                    tmp[k++] = c->v[MFU__FC_LOG_PEAK][i];
-            p0 = mfu__median_inplace(tmp, k);
-            for (size_t r = 0; r < ns; r++)
-                if (pos(runs[r].log_peak))
-                    runs[r].log_peak = p0;
-        }
-        for (size_t r = 0; r < ns; r++) {
-            const mfu__frun *u = &runs[r];
-            double peak = pos(u->log_peak) ? u->log_peak : pos(sp) ? sp : NAN;
-            /* a stretch read as a new batch keeps the FLOPs per token of the first */
-            double fpt = u->tokens_scale != 1 ? runs[0].log_fpt : u->log_fpt;
-            for (size_t i = u->first; i <= u->last; i++) {
-                double *v[MFU__FC_COUNT];
-                for (int q = 0; q < MFU__FC_COUNT; q++)
-                    v[q] = &c->v[q][i];
-                double lm = *v[MFU__FC_LOG_MFU], fl = *v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE];
-                *v[MFU__FC_MODEL_FPT] = *v[MFU__FC_HARDWARE_FPT] = fpt;
-                *v[MFU__FC_PEAK] = peak;
-                double mfu = pos(lm) ? lm : pos(fl) ? fl / peak : NAN;
-                double fls = pos(fl) ? fl : pos(lm) && pos(peak) ? lm * peak : NAN;
-                *v[MFU__FC_MFU] = *v[MFU__FC_HFU] = mfu;
-                *v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE] =
-                    *v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE] = fls;
-            }
-        }
-    }
-    free(idx);
-    free(starts);
-    free(lx);
-    free(tmp);
-    free(cf);
+    if (f->log_mode)
+        log_mode_columns(f, c, runs, ns, w.tmp);
+    scratch_free(&w);
     return change < tchange ? change : tchange;
 }
 
