@@ -1,7 +1,7 @@
 /*
  * analysis/internal.h - what the files of src/analysis share (not part of the public API).
  *
- * series.c    the input columns            stats.c     medians, ranks, RNG, block bootstrap
+ * series.c    the input columns            stats.c     medians, robust spread, ranks, ACF
  * analysis.c  mfu_analyze and accessors    segment.c   warm-up, config runs, change points
  * levels.c    window levels, compare       findings.c  the detectors
  * invariant.c --expect expressions         json.c      mfu__analysis_json (jansson)

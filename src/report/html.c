@@ -785,8 +785,9 @@ mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, const char
         mfu__rbuf_puts(&b, "</section>");
     }
     mfu__rbuf_puts(
-        &b, "<footer>Written by mfu. Levels are total tokens ÷ total time over the steady "
-            "steps; intervals are 95 % moving-block bootstrap intervals; “direction "
+        &b, "<footer>Written by mfu. Levels are medians over the steady steps (the typical "
+            "step; totals with stalls are shown as such); intervals are 95 % intervals of "
+            "those medians from order statistics, widened for correlated steps; “direction "
             "certain” means the interval excludes zero, “size known” that it is narrower "
             "than the size threshold. See docs/analysis.md.</footer></main></body></html>\n");
     if (b.failed) {
