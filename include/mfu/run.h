@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "mfu/common.h"
+#include "mfu/step_fields.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,51 +49,25 @@ typedef enum mfu_scope {
     MFU_SCOPE_GLOBAL = 2  /* all devices together */
 } mfu_scope;
 
-/* Step flags (bit set). Only ever appended to. */
-enum {
-    MFU_STEP_SKIPPED = 1u << 0,       /* the optimizer skipped this step (fp16 overflow, ...) */
-    MFU_STEP_LOSS_NAN = 1u << 1,      /* the loss was printed as nan or inf (loss is NaN) */
-    MFU_STEP_MFU_SENTINEL = 1u << 2,  /* MFU printed as a sentinel (-100%, N/A): mfu is NaN */
-    MFU_STEP_TOKENS_DERIVED = 1u << 3 /* tokens came from the header (batch x seq), not the line */
-};
+/* Step flags (bit set; MFU_STEP_SKIPPED, MFU_STEP_LOSS_NAN, MFU_STEP_MFU_SENTINEL,
+ * MFU_STEP_TOKENS_DERIVED, ...: the BIT entries of mfu/step_fields.h, each with its meaning).
+ * Only ever appended to. */
+enum { MFU_STEP_FIELDS(MFU__STEP_BITNO) MFU__STEP_BITS_ };
+enum { MFU_STEP_FIELDS(MFU__STEP_BIT) MFU__STEP_BITS_END_ };
 
-/* One step record. Doubles are NaN when absent. */
+/* One step record. Its members are the fields of MFU_STEP_FIELDS (mfu/step_fields.h), in that
+ * order, each with its type, units and meaning there: step (int64_t), the doubles time_s,
+ * step_time_s, tokens, ... (NaN when absent), the scopes of the framework's own figures
+ * (tokens_per_s_scope, ...), flags, rank (-1 unknown), then the per-step configuration and
+ * telemetry (seq_len, devices, ..., recompute and dtype codes, -1 unknown).
+ *
+ * Figures the framework printed about itself (tokens_per_s, flops_per_s, mfu, samples_per_s)
+ * keep their scope (per device or global). The per-step configuration and telemetry are what
+ * the log prints per step (canonical JSON-lines, Megatron's timers and power,
+ * Megatron-DeepSpeed's actual seqlen): they let the analysis see a change inside a run; NaN
+ * (codes -1) = not printed for this step, the run's header (and the caller's flags) apply. */
 typedef struct mfu_step {
-    int64_t step;        /* step / iteration number as printed */
-    double time_s;       /* wall-clock timestamp, seconds since 1970 (printed time taken as UTC) */
-    double step_time_s;  /* wall time of one step (Megatron: averaged over the log interval) */
-    double tokens;       /* tokens processed by the whole job in this step */
-    double samples;      /* sequences (samples) processed by the whole job in this step */
-    double loss;         /* training loss */
-    double lr;           /* learning rate */
-    double grad_norm;    /* gradient norm */
-    double memory_bytes; /* device memory the log reported (peak reserved/allocated), bytes */
-    double tokens_per_s; /* the framework's own tokens/s */
-    mfu_scope tokens_per_s_scope;
-    double flops_per_s; /* the framework's own FLOP/s (printed as TFLOP/s etc.) */
-    mfu_scope flops_per_s_scope;
-    double mfu; /* the framework's own MFU, fraction 0..1 */
-    mfu_scope mfu_scope;
-    double samples_per_s; /* the framework's own samples (sequences) per second */
-    mfu_scope samples_per_s_scope;
-    uint32_t flags; /* MFU_STEP_* */
-    int32_t rank;   /* the rank that printed the line, -1 when unknown */
-    /* Configuration and telemetry of this step, when the log prints them per step (canonical
-     * JSON-lines, Megatron's timers and power, Megatron-DeepSpeed's actual seqlen). They let
-     * the analysis see a change inside a run; NaN (codes -1) = not printed for this step, the
-     * run's header (and the caller's flags) apply. */
-    double seq_len;        /* tokens per sequence in this step */
-    double devices;        /* devices (GPUs, chips) in the job during this step */
-    double useful_tokens;  /* non-padding tokens in the step, whole job (<= tokens) */
-    double clock_mhz;      /* SM / core clock during the step, MHz */
-    double power_w;        /* board power during the step, W (per device) */
-    double power_limit_w;  /* the enforced power limit, W (per device) */
-    double data_loading_s; /* time the step waited for data, s */
-    double comm_s;         /* exposed (not overlapped) communication time, s */
-    double optimizer_s;    /* optimizer step time, s */
-    int32_t recompute;     /* activation recomputation: an mfu_recompute of model.h (0 none,
-                            * 1 selective, 2 full); -1 unknown */
-    int32_t dtype;         /* precision of the matmuls: an mfu_dtype of device.h; -1 unknown */
+    MFU_STEP_FIELDS(MFU__STEP_MEMBER)
 } mfu_step;
 
 /* Set every double of *s to NaN, scopes to unknown, flags to 0, step to 0, and rank,
@@ -141,30 +116,10 @@ typedef struct mfu_rank_obs {
 
 typedef struct mfu_run mfu_run;
 
-/* Column selectors for mfu_run_column(). */
+/* Column selectors for mfu_run_column(): one per double of mfu_step, in struct order
+ * (MFU_COL_TIME_S = 0, MFU_COL_STEP_TIME_S, ..., MFU_COL_OPTIMIZER_S). */
 typedef enum mfu_column {
-    MFU_COL_TIME_S = 0,
-    MFU_COL_STEP_TIME_S,
-    MFU_COL_TOKENS,
-    MFU_COL_SAMPLES,
-    MFU_COL_LOSS,
-    MFU_COL_LR,
-    MFU_COL_GRAD_NORM,
-    MFU_COL_MEMORY_BYTES,
-    MFU_COL_TOKENS_PER_S,
-    MFU_COL_FLOPS_PER_S,
-    MFU_COL_MFU,
-    MFU_COL_SAMPLES_PER_S,
-    MFU_COL_SEQ_LEN,
-    MFU_COL_DEVICES,
-    MFU_COL_USEFUL_TOKENS,
-    MFU_COL_CLOCK_MHZ,
-    MFU_COL_POWER_W,
-    MFU_COL_POWER_LIMIT_W,
-    MFU_COL_DATA_LOADING_S,
-    MFU_COL_COMM_S,
-    MFU_COL_OPTIMIZER_S,
-    MFU_COL_COUNT_ /* number of double columns; not a column */
+    MFU_STEP_FIELDS(MFU__STEP_COLUMN) MFU_COL_COUNT_ /* number of double columns; not a column */
 } mfu_column;
 
 /* A new empty run (metadata unknown, limit MFU_RUN_MAX_STEPS). NULL when out of memory.
@@ -233,6 +188,38 @@ MFU_API mfu_run_counts mfu_run_get_counts(const mfu_run *run);
 
 /* "device", "global" or "unknown". Never NULL. */
 MFU_API const char *mfu_scope_name(mfu_scope s);
+
+/* The kinds of the fields of mfu_step (the kind column of mfu/step_fields.h). */
+typedef enum mfu_step_kind {
+    MFU_STEP_KIND_STEP = 0, /* int64_t step number */
+    MFU_STEP_KIND_DOUBLE,   /* double, NaN when absent */
+    MFU_STEP_KIND_SCOPE,    /* mfu_scope (an int) of the double before it */
+    MFU_STEP_KIND_FLAGS,    /* uint32_t, MFU_STEP_* bits */
+    MFU_STEP_KIND_RANK,     /* int32_t, -1 unknown */
+    MFU_STEP_KIND_CODE,     /* int32_t code, -1 unknown */
+    MFU_STEP_KIND_BIT,      /* one bit of flags; no member of its own */
+    MFU_STEP_KIND_NANBIT    /* a bit of flags that marks a double printed as nan or inf */
+} mfu_step_kind;
+
+/* One field of mfu_step, for bindings and tools that read the struct without its header (the
+ * Python binding lays its mirror out from these). Strings are static. */
+typedef struct mfu_step_field_info {
+    const char *name;   /* member, canonical JSON key, store column, --map field ("tokens") */
+    mfu_step_kind kind; /* what it is */
+    size_t offset;      /* offsetof(mfu_step, member); for a bit, that of flags */
+    size_t size;        /* sizeof the member; for a bit, that of flags */
+    uint32_t bit;       /* for a bit, its MFU_STEP_* value; else 0 */
+    const char *unit;   /* the unit a message prints after a value ("s", "W", "" for none) */
+    const char *what;   /* the value in words ("token count") */
+    const char *help;   /* what it is, with its units */
+} mfu_step_field_info;
+
+/* Number of fields of mfu_step (members and flag bits), the entries of MFU_STEP_FIELDS. */
+MFU_API size_t mfu_step_field_count(void);
+
+/* Field i (0 .. mfu_step_field_count() - 1, in struct order, the bits after rank), static;
+ * NULL out of range. Thread-safe. */
+MFU_API const mfu_step_field_info *mfu_step_field_at(size_t i);
 
 #ifdef __cplusplus
 }

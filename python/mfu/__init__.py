@@ -59,7 +59,7 @@ def _series_numbers():
 
 
 _SERIES = _series_numbers()
-_FLAG_LOSS_NAN = 1 << 1  # MFU_STEP_LOSS_NAN
+_FLAG_LOSS_NAN = _lib.STEP_BITS["loss_nan"]  # MFU_STEP_LOSS_NAN
 # the library's option names (mfu_error.field) as this module's arguments
 _FIELDS = {"jsonl_path": "jsonl"}
 
@@ -344,8 +344,8 @@ class Monitor:
             if math.isnan(lv) or math.isinf(lv):
                 s.flags |= _FLAG_LOSS_NAN
         for k, v in fields.items():
-            if (k not in _lib.STEP_DOUBLES_A + _lib.STEP_DOUBLES_B
-                    or k in ("step_time_s", "tokens", "loss", "tokens_per_s")):
+            if (k not in _lib.STEP_UNSCOPED_DOUBLES
+                    or k in ("step_time_s", "tokens", "loss")):
                 raise InvalidType(k, "record(): no step field %r" % k)
             if v is not None:
                 setattr(s, k, _num(v, k))

@@ -40,22 +40,60 @@ class Error(ctypes.Structure):
                 ("field", ctypes.c_char * 64), ("message", ctypes.c_char * 512)]
 
 
-STEP_DOUBLES_A = ["time_s", "step_time_s", "tokens", "samples", "loss", "lr", "grad_norm",
-                  "memory_bytes", "tokens_per_s"]
-STEP_DOUBLES_B = ["seq_len", "devices", "useful_tokens", "clock_mhz", "power_w",
-                  "power_limit_w", "data_loading_s", "comm_s", "optimizer_s"]
+def _sig(name, restype, *argtypes):
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        raise ImportError("%s is older than this binding (no %s): rebuild the library and the "
+                          "binding from one checkout" % (path, name)) from None
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+P = ctypes.POINTER
+
+
+class FieldInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("offset", ctypes.c_size_t),
+                ("size", ctypes.c_size_t), ("bit", ctypes.c_uint32), ("unit", ctypes.c_char_p),
+                ("what", ctypes.c_char_p), ("help", ctypes.c_char_p)]
+
+
+# The fields of mfu_step as the library lists them (mfu_step_field_at: include/mfu/step_fields.h),
+# so that this mirror cannot drift from the C struct: (name, kind, offset, size, bit) in struct
+# order. Kinds are mfu_step_kind's.
+KIND_STEP, KIND_DOUBLE, KIND_SCOPE, KIND_FLAGS, KIND_RANK, KIND_CODE, KIND_BIT, KIND_NANBIT = range(8)
+_KIND_CTYPES = {KIND_STEP: ctypes.c_int64, KIND_DOUBLE: ctypes.c_double, KIND_SCOPE: ctypes.c_int,
+                KIND_FLAGS: ctypes.c_uint32, KIND_RANK: ctypes.c_int32, KIND_CODE: ctypes.c_int32}
+_field_count = _sig("mfu_step_field_count", ctypes.c_size_t)
+_field_at = _sig("mfu_step_field_at", P(FieldInfo), ctypes.c_size_t)
+STEP_FIELDS = []
+for _i in range(_field_count()):
+    _f = _field_at(_i).contents
+    STEP_FIELDS.append((_f.name.decode(), _f.kind, _f.offset, _f.size, _f.bit))
+for _name, _kind, _off, _size, _bit in STEP_FIELDS:
+    if _kind not in _KIND_CTYPES and _kind not in (KIND_BIT, KIND_NANBIT):
+        raise ImportError("%s has a step field %r of a kind this binding does not know (%d): "
+                          "rebuild the library and the binding from one checkout"
+                          % (path, _name, _kind))
+# The doubles a caller may set by name: those without a scope (tokens_per_s has one).
+STEP_UNSCOPED_DOUBLES = [f[0] for f in STEP_FIELDS if f[1] == KIND_DOUBLE
+                         and not any(g[0] == f[0] + "_scope" for g in STEP_FIELDS)]
+STEP_BITS = {f[0]: f[4] for f in STEP_FIELDS if f[1] in (KIND_BIT, KIND_NANBIT)}
 
 
 class Step(ctypes.Structure):
-    _fields_ = ([("step", ctypes.c_int64)]
-                + [(n, ctypes.c_double) for n in STEP_DOUBLES_A]
-                + [("tokens_per_s_scope", ctypes.c_int), ("flops_per_s", ctypes.c_double),
-                   ("flops_per_s_scope", ctypes.c_int), ("mfu", ctypes.c_double),
-                   ("mfu_scope", ctypes.c_int), ("samples_per_s", ctypes.c_double),
-                   ("samples_per_s_scope", ctypes.c_int), ("flags", ctypes.c_uint32),
-                   ("rank", ctypes.c_int32)]
-                + [(n, ctypes.c_double) for n in STEP_DOUBLES_B]
-                + [("recompute", ctypes.c_int32), ("dtype", ctypes.c_int32)])
+    _fields_ = [(f[0], _KIND_CTYPES[f[1]]) for f in STEP_FIELDS if f[1] in _KIND_CTYPES]
+
+
+for _name, _kind, _off, _size, _bit in STEP_FIELDS:
+    if _kind in _KIND_CTYPES and (getattr(Step, _name).offset != _off
+                                  or getattr(Step, _name).size != _size):
+        raise ImportError("%s: step field %s lies at %d (%d bytes) in C, %d (%d) here: rebuild "
+                          "the library and the binding from one checkout"
+                          % (path, _name, _off, _size, getattr(Step, _name).offset,
+                             getattr(Step, _name).size))
 
 
 class Config(ctypes.Structure):
@@ -90,14 +128,6 @@ class Finding(ctypes.Structure):
                 ("summary", ctypes.c_char * 320), ("next_step", ctypes.c_char * 320)]
 
 
-def _sig(name, restype, *argtypes):
-    fn = getattr(lib, name)
-    fn.restype = restype
-    fn.argtypes = list(argtypes)
-    return fn
-
-
-P = ctypes.POINTER
 struct_size = _sig("mfu_struct_size", ctypes.c_size_t, ctypes.c_char_p)
 for _name, _cls in (("mfu_error", Error), ("mfu_step", Step), ("mfu_monitor_config", Config),
                     ("mfu_monitor_sample", Sample), ("mfu_report_stat", Stat),

@@ -6,34 +6,15 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const names[MFU__F_COUNT] = {
-    "step",
-    "time_s",
-    "step_time_s",
-    "tokens",
-    "samples",
-    "loss",
-    "lr",
-    "grad_norm",
-    "memory_bytes",
-    "tokens_per_s",
-    "tokens_per_s_device",
-    "flops_per_s",
-    "flops_per_s_device",
-    "mfu",
-    "samples_per_s",
-    "samples_per_s_device",
-    "rank",
-    "seq_len",
-    "devices",
-    "useful_tokens",
-    "clock_mhz",
-    "power_w",
-    "power_limit_w",
-    "data_loading_s",
-    "comm_s",
-    "optimizer_s",
-};
+#include "run/step.h"
+
+#define NAME_PLAIN(name) #name,
+#define NAME_WHOLE(name) #name,
+#define NAME_SCOPED(name) #name, #name "_device",
+#define NAME_DEVICE(name) #name,
+#define NAME_NO(name)
+#define NAME(kind, name, NAME, arg, map, since, unit, what, help) NAME_##map(name)
+static const char *const names[MFU__F_COUNT] = {MFU_STEP_FIELDS(NAME)};
 
 /* Common spellings tried when the user did not map a field (after the field's own name). */
 static const char *const aliases[MFU__F_COUNT][4] = {
@@ -136,6 +117,39 @@ size_t mfu__fieldmap_candidates(const mfu__fieldmap *fm, mfu__field f, const cha
     return k;
 }
 
+/* One field's case of mfu__fieldmap_store, by its map column: a double is stored through d
+ * (with its scope), a whole number (step, rank) must be one in range of its type. */
+#define WHOLE_MAX_STEP 9.0e15
+#define WHOLE_MAX_RANK 2.0e9
+#define STORE_PLAIN(kind, name, NAME)                                                              \
+    case MFU__F_##NAME:                                                                            \
+        d = &s->name;                                                                              \
+        break;
+#define STORE_WHOLE(kind, name, NAME)                                                              \
+    case MFU__F_##NAME:                                                                            \
+        if (bad || v != floor(v) || fabs(v) > WHOLE_MAX_##kind)                                    \
+            return false;                                                                          \
+        s->name = (MFU__STEP_CTYPE_##kind)v;                                                       \
+        break;
+#define STORE_SCOPED(kind, name, NAME)                                                             \
+    case MFU__F_##NAME:                                                                            \
+        d = &s->name;                                                                              \
+        s->name##_scope = MFU_SCOPE_GLOBAL;                                                        \
+        break;                                                                                     \
+    case MFU__F_##NAME##_DEVICE:                                                                   \
+        if (isnan(s->name) || s->name##_scope != MFU_SCOPE_GLOBAL) {                               \
+            d = &s->name;                                                                          \
+            s->name##_scope = MFU_SCOPE_DEVICE;                                                    \
+        }                                                                                          \
+        break;
+#define STORE_DEVICE(kind, name, NAME)                                                             \
+    case MFU__F_##NAME:                                                                            \
+        d = &s->name;                                                                              \
+        s->name##_scope = MFU_SCOPE_DEVICE;                                                        \
+        break;
+#define STORE_NO(kind, name, NAME)
+#define STORE(kind, name, NAME, arg, map, since, unit, what, help) STORE_##map(kind, name, NAME)
+
 bool mfu__fieldmap_store(const mfu__fieldmap *fm, mfu__field f, const mfu__num *n, mfu_step *s)
 {
     double v = n->value; /* factor 1 (unmapped fields): what mfu__scale10(v, 0) gives */
@@ -148,70 +162,15 @@ bool mfu__fieldmap_store(const mfu__fieldmap *fm, mfu__field f, const mfu__num *
     bool bad = n->kind == MFU__NUM_NAN || n->kind == MFU__NUM_INF;
     if (n->kind == MFU__NUM_NA)
         return false;
-    if ((f == MFU__F_STEP || f == MFU__F_RANK) &&
-        (bad || v != floor(v) || fabs(v) > (f == MFU__F_STEP ? 9.0e15 : 2.0e9)))
-        return false;
-    if (bad && f != MFU__F_LOSS)
-        v = NAN; /* only the loss keeps "printed as nan" (as a flag) */
+    double *d = NULL; /* the double that takes v */
     switch (f) {
-    case MFU__F_STEP: s->step = (int64_t)v; break;
-    case MFU__F_TIME_S: s->time_s = v; break;
-    case MFU__F_STEP_TIME_S: s->step_time_s = v; break;
-    case MFU__F_TOKENS: s->tokens = v; break;
-    case MFU__F_SAMPLES: s->samples = v; break;
-    case MFU__F_LOSS:
-        s->loss = bad ? NAN : v;
-        if (bad)
-            s->flags |= MFU_STEP_LOSS_NAN;
-        break;
-    case MFU__F_LR: s->lr = v; break;
-    case MFU__F_GRAD_NORM: s->grad_norm = v; break;
-    case MFU__F_MEMORY_BYTES: s->memory_bytes = v; break;
-    case MFU__F_TOKENS_PER_S:
-        s->tokens_per_s = v;
-        s->tokens_per_s_scope = MFU_SCOPE_GLOBAL;
-        break;
-    case MFU__F_TOKENS_PER_S_DEVICE:
-        if (isnan(s->tokens_per_s) || s->tokens_per_s_scope != MFU_SCOPE_GLOBAL) {
-            s->tokens_per_s = v;
-            s->tokens_per_s_scope = MFU_SCOPE_DEVICE;
-        }
-        break;
-    case MFU__F_FLOPS_PER_S:
-        s->flops_per_s = v;
-        s->flops_per_s_scope = MFU_SCOPE_GLOBAL;
-        break;
-    case MFU__F_FLOPS_PER_S_DEVICE:
-        if (isnan(s->flops_per_s) || s->flops_per_s_scope != MFU_SCOPE_GLOBAL) {
-            s->flops_per_s = v;
-            s->flops_per_s_scope = MFU_SCOPE_DEVICE;
-        }
-        break;
-    case MFU__F_MFU:
-        s->mfu = v;
-        s->mfu_scope = MFU_SCOPE_DEVICE;
-        break;
-    case MFU__F_SAMPLES_PER_S:
-        s->samples_per_s = v;
-        s->samples_per_s_scope = MFU_SCOPE_GLOBAL;
-        break;
-    case MFU__F_SAMPLES_PER_S_DEVICE:
-        if (isnan(s->samples_per_s) || s->samples_per_s_scope != MFU_SCOPE_GLOBAL) {
-            s->samples_per_s = v;
-            s->samples_per_s_scope = MFU_SCOPE_DEVICE;
-        }
-        break;
-    case MFU__F_RANK: s->rank = (int32_t)v; break;
-    case MFU__F_SEQ_LEN: s->seq_len = v; break;
-    case MFU__F_DEVICES: s->devices = v; break;
-    case MFU__F_USEFUL_TOKENS: s->useful_tokens = v; break;
-    case MFU__F_CLOCK_MHZ: s->clock_mhz = v; break;
-    case MFU__F_POWER_W: s->power_w = v; break;
-    case MFU__F_POWER_LIMIT_W: s->power_limit_w = v; break;
-    case MFU__F_DATA_LOADING_S: s->data_loading_s = v; break;
-    case MFU__F_COMM_S: s->comm_s = v; break;
-    case MFU__F_OPTIMIZER_S: s->optimizer_s = v; break;
+        MFU_STEP_FIELDS(STORE)
     case MFU__F_COUNT: break;
+    }
+    if (d) {
+        *d = bad ? NAN : v;
+        if (bad) /* only the loss keeps "printed as nan" (as a flag) */
+            mfu__step_mark_nan(s, d);
     }
     return true;
 }

@@ -12,35 +12,18 @@
 
 #include "ingest/format.h"
 
-typedef enum mfu__field {
-    MFU__F_STEP = 0,
-    MFU__F_TIME_S,
-    MFU__F_STEP_TIME_S,
-    MFU__F_TOKENS,
-    MFU__F_SAMPLES,
-    MFU__F_LOSS,
-    MFU__F_LR,
-    MFU__F_GRAD_NORM,
-    MFU__F_MEMORY_BYTES,
-    MFU__F_TOKENS_PER_S,        /* global */
-    MFU__F_TOKENS_PER_S_DEVICE, /* per device */
-    MFU__F_FLOPS_PER_S,
-    MFU__F_FLOPS_PER_S_DEVICE,
-    MFU__F_MFU, /* per device, fraction */
-    MFU__F_SAMPLES_PER_S,
-    MFU__F_SAMPLES_PER_S_DEVICE,
-    MFU__F_RANK,
-    MFU__F_SEQ_LEN, /* per-step configuration and telemetry (mfu_step) */
-    MFU__F_DEVICES,
-    MFU__F_USEFUL_TOKENS,
-    MFU__F_CLOCK_MHZ,
-    MFU__F_POWER_W,
-    MFU__F_POWER_LIMIT_W,
-    MFU__F_DATA_LOADING_S,
-    MFU__F_COMM_S,
-    MFU__F_OPTIMIZER_S,
-    MFU__F_COUNT
-} mfu__field;
+/* The fields a map names: those of mfu_step whose map column (mfu/step_fields.h) is not NO,
+ * in struct order, under their own names (MFU__F_STEP, ...); a SCOPED one twice, as the whole
+ * job's (MFU__F_TOKENS_PER_S) and as one device's (MFU__F_TOKENS_PER_S_DEVICE, named
+ * "tokens_per_s_device"); a DEVICE one (mfu) is per device. */
+#define MFU__FIELDMAP_ENUM_PLAIN(NAME) MFU__F_##NAME,
+#define MFU__FIELDMAP_ENUM_WHOLE(NAME) MFU__F_##NAME,
+#define MFU__FIELDMAP_ENUM_SCOPED(NAME) MFU__F_##NAME, MFU__F_##NAME##_DEVICE,
+#define MFU__FIELDMAP_ENUM_DEVICE(NAME) MFU__F_##NAME,
+#define MFU__FIELDMAP_ENUM_NO(NAME)
+#define MFU__FIELDMAP_ENUM(kind, name, NAME, arg, map, since, unit, what, help)                    \
+    MFU__FIELDMAP_ENUM_##map(NAME)
+typedef enum mfu__field { MFU_STEP_FIELDS(MFU__FIELDMAP_ENUM) MFU__F_COUNT } mfu__field;
 
 #define MFU__FIELDMAP_COLUMN 128
 #define MFU__FIELDMAP_MAX_ALIASES 8

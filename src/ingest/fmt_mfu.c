@@ -183,47 +183,37 @@ static void write_header(writer *w, const mfu_run_meta *m, long long steps)
     put(w, "}\n", 2);
 }
 
-/* One row object. */
+/* A code's name (recompute, dtype), NULL for a code mfu has no name for. */
+static const char *code_name_recompute(int32_t v)
+{
+    return v >= 0 && v <= MFU_RECOMPUTE_FULL ? mfu_recompute_name((mfu_recompute)v) : NULL;
+}
+
+static const char *code_name_dtype(int32_t v)
+{
+    return v >= 0 && v < (int32_t)MFU_DTYPE_COUNT ? mfu_dtype_name((mfu_dtype)v) : NULL;
+}
+
+/* One row object: every field of mfu/step_fields.h under its name, in list order, absent ones
+ * left out: a double when finite, a scope when known, the rank when >= 0, a bit as true when
+ * set, a code as its name. */
+#define W_STEP(name, NAME, arg) kv_int(w, #name, s.name);
+#define W_DOUBLE(name, NAME, arg) kv_num(w, #name, s.name);
+#define W_SCOPE(name, NAME, arg) kv_scope(w, #name, s.name);
+#define W_FLAGS(name, NAME, arg) /* as its bits */
+#define W_RANK(name, NAME, arg)                                                                    \
+    if (s.name >= 0)                                                                               \
+        kv_int(w, #name, s.name);
+#define W_BIT(name, NAME, arg) kv_true(w, #name, (s.flags & MFU_STEP_##NAME) != 0);
+#define W_NANBIT(name, NAME, arg) W_BIT(name, NAME, arg)
+#define W_CODE(name, NAME, arg) kv_str(w, #name, code_name_##arg(s.name));
+#define W(kind, name, NAME, arg, map, since, unit, what, help) W_##kind(name, NAME, arg)
+
 static void write_row(writer *w, const mfu_step *sp)
 {
     mfu_step s = *sp;
     w->first = true;
-    kv_int(w, "step", s.step);
-    kv_num(w, "time_s", s.time_s);
-    kv_num(w, "step_time_s", s.step_time_s);
-    kv_num(w, "tokens", s.tokens);
-    kv_num(w, "samples", s.samples);
-    kv_num(w, "loss", s.loss);
-    kv_num(w, "lr", s.lr);
-    kv_num(w, "grad_norm", s.grad_norm);
-    kv_num(w, "memory_bytes", s.memory_bytes);
-    kv_num(w, "tokens_per_s", s.tokens_per_s);
-    kv_scope(w, "tokens_per_s_scope", s.tokens_per_s_scope);
-    kv_num(w, "flops_per_s", s.flops_per_s);
-    kv_scope(w, "flops_per_s_scope", s.flops_per_s_scope);
-    kv_num(w, "mfu", s.mfu);
-    kv_scope(w, "mfu_scope", s.mfu_scope);
-    kv_num(w, "samples_per_s", s.samples_per_s);
-    kv_scope(w, "samples_per_s_scope", s.samples_per_s_scope);
-    if (s.rank >= 0)
-        kv_int(w, "rank", s.rank);
-    kv_true(w, "skipped", s.flags & MFU_STEP_SKIPPED);
-    kv_true(w, "loss_nan", s.flags & MFU_STEP_LOSS_NAN);
-    kv_true(w, "mfu_sentinel", s.flags & MFU_STEP_MFU_SENTINEL);
-    kv_true(w, "tokens_derived", s.flags & MFU_STEP_TOKENS_DERIVED);
-    kv_num(w, "seq_len", s.seq_len);
-    kv_num(w, "devices", s.devices);
-    kv_num(w, "useful_tokens", s.useful_tokens);
-    kv_num(w, "clock_mhz", s.clock_mhz);
-    kv_num(w, "power_w", s.power_w);
-    kv_num(w, "power_limit_w", s.power_limit_w);
-    kv_num(w, "data_loading_s", s.data_loading_s);
-    kv_num(w, "comm_s", s.comm_s);
-    kv_num(w, "optimizer_s", s.optimizer_s);
-    if (s.recompute >= 0 && s.recompute <= MFU_RECOMPUTE_FULL)
-        kv_str(w, "recompute", mfu_recompute_name((mfu_recompute)s.recompute));
-    if (s.dtype >= 0 && s.dtype < (int32_t)MFU_DTYPE_COUNT)
-        kv_str(w, "dtype", mfu_dtype_name((mfu_dtype)s.dtype));
+    MFU_STEP_FIELDS(W)
     put(w, "}\n", 2);
 }
 
@@ -396,37 +386,54 @@ static bool get_str(json_t *o, const char *k, char *dst, size_t n)
     return true;
 }
 
-static void get_flag(json_t *o, const char *k, uint32_t bit, uint32_t *flags)
+/* A flag bit: true sets it; anything else (absent, false, another type) leaves it. */
+static bool get_flag(json_t *o, const char *k, uint32_t bit, uint32_t *flags)
 {
     if (json_is_true(json_object_get(o, k)))
         *flags |= bit;
+    return true;
 }
 
 /* A recompute ("none", "selective", "full") or dtype ("bf16", ...) name as its code; false
  * for a name mfu does not know. */
-static bool code_of(const char *k, const char *name, int32_t *out)
+static bool code_parse_recompute(const char *name, int32_t *out)
 {
-    if (strcmp(k, "recompute") == 0) {
-        mfu_recompute r;
-        if (mfu_recompute_parse(name, &r, NULL) != MFU_OK)
-            return false;
-        *out = (int32_t)r;
-    } else {
-        mfu_dtype d;
-        if (mfu_dtype_parse(name, &d, NULL) != MFU_OK)
-            return false;
-        *out = (int32_t)d;
-    }
+    mfu_recompute r;
+    if (mfu_recompute_parse(name, &r, NULL) != MFU_OK)
+        return false;
+    *out = (int32_t)r;
     return true;
 }
 
-static bool get_code(json_t *o, const char *k, int32_t *out)
+static bool code_parse_dtype(const char *name, int32_t *out)
+{
+    mfu_dtype d;
+    if (mfu_dtype_parse(name, &d, NULL) != MFU_OK)
+        return false;
+    *out = (int32_t)d;
+    return true;
+}
+
+typedef bool (*code_parse_fn)(const char *name, int32_t *out);
+
+static bool get_code(json_t *o, const char *k, code_parse_fn parse, int32_t *out)
 {
     json_t *v = json_object_get(o, k);
     if (!v)
         return true;
     const char *s = json_string_value(v);
-    return s && code_of(k, s, out);
+    return s && parse(s, out);
+}
+
+/* A rank: absent leaves *out; present must be an integer, kept when it is 0..INT32_MAX. */
+static bool get_rank(json_t *o, const char *k, int32_t *out)
+{
+    int64_t v = -1;
+    if (!get_int(o, k, &v))
+        return false;
+    if (v >= 0 && v <= INT32_MAX)
+        *out = (int32_t)v;
+    return true;
 }
 
 /* {"step":N,"rank":R,"rank_obs":true,...}: one rank's own figures for the row just read. ok
@@ -491,81 +498,14 @@ static mfu_status header(mfu_state *st, mfu__ictx *c, json_t *o)
 
 /* ---- the step objects through the fast reader (ingest/jflat.h) ---------------------------- */
 
-typedef enum ckey {
-    C_STEP = 0,
-    C_TIME_S,
-    C_STEP_TIME_S,
-    C_TOKENS,
-    C_SAMPLES,
-    C_LOSS,
-    C_LR,
-    C_GRAD_NORM,
-    C_MEMORY_BYTES,
-    C_TOKENS_PER_S,
-    C_TOKENS_PER_S_SCOPE,
-    C_FLOPS_PER_S,
-    C_FLOPS_PER_S_SCOPE,
-    C_MFU,
-    C_MFU_SCOPE,
-    C_SAMPLES_PER_S,
-    C_SAMPLES_PER_S_SCOPE,
-    C_RANK,
-    C_SKIPPED,
-    C_LOSS_NAN,
-    C_MFU_SENTINEL,
-    C_TOKENS_DERIVED,
-    C_MFU_RUN,
-    C_SEQ_LEN,
-    C_DEVICES,
-    C_USEFUL_TOKENS,
-    C_CLOCK_MHZ,
-    C_POWER_W,
-    C_POWER_LIMIT_W,
-    C_DATA_LOADING_S,
-    C_COMM_S,
-    C_OPTIMIZER_S,
-    C_RECOMPUTE,
-    C_DTYPE,
-    C_RANK_OBS,
-    C_COUNT
-} ckey;
+/* The keys the fast reader looks for: every field's (C_STEP, C_TIME_S, ...), then the two
+ * that are not fields: "mfu_run" (a header) and "rank_obs" (a per-rank observation). */
+#define CKEY(kind, name, NAME, arg, map, since, unit, what, help) C_##NAME,
+#define CKEY_NAME(kind, name, NAME, arg, map, since, unit, what, help) #name,
+typedef enum ckey { MFU_STEP_FIELDS(CKEY) C_MFU_RUN, C_RANK_OBS, C_COUNT } ckey;
 
 /* The same names as the writer above and the jansson reader below. */
-static const char *const ckey_names[C_COUNT] = {"step",
-                                                "time_s",
-                                                "step_time_s",
-                                                "tokens",
-                                                "samples",
-                                                "loss",
-                                                "lr",
-                                                "grad_norm",
-                                                "memory_bytes",
-                                                "tokens_per_s",
-                                                "tokens_per_s_scope",
-                                                "flops_per_s",
-                                                "flops_per_s_scope",
-                                                "mfu",
-                                                "mfu_scope",
-                                                "samples_per_s",
-                                                "samples_per_s_scope",
-                                                "rank",
-                                                "skipped",
-                                                "loss_nan",
-                                                "mfu_sentinel",
-                                                "tokens_derived",
-                                                "mfu_run",
-                                                "seq_len",
-                                                "devices",
-                                                "useful_tokens",
-                                                "clock_mhz",
-                                                "power_w",
-                                                "power_limit_w",
-                                                "data_loading_s",
-                                                "comm_s",
-                                                "optimizer_s",
-                                                "recompute",
-                                                "dtype",
-                                                "rank_obs"};
+static const char *const ckey_names[C_COUNT] = {MFU_STEP_FIELDS(CKEY_NAME) "mfu_run", "rank_obs"};
 
 static int ckey_of(const mfu__jmember *m)
 {
@@ -607,8 +547,8 @@ static bool jf_scope(const mfu__jmember *m, mfu_scope *out)
     return true;
 }
 
-/* A recompute or dtype name (code_of); absent leaves *out. */
-static bool jf_code(const mfu__jmember *m, const char *k, int32_t *out)
+/* A recompute or dtype name (code_parse_*); absent leaves *out. */
+static bool jf_code(const mfu__jmember *m, code_parse_fn parse, int32_t *out)
 {
     if (!m)
         return true;
@@ -617,14 +557,48 @@ static bool jf_code(const mfu__jmember *m, const char *k, int32_t *out)
         return false;
     memcpy(name, m->str, m->str_len);
     name[m->str_len] = '\0';
-    return code_of(k, name, out);
+    return parse(name, out);
 }
 
-static void jf_flag(const mfu__jmember *m, uint32_t bit, uint32_t *flags)
+/* get_rank on a member. */
+static bool jf_rank(const mfu__jmember *m, int32_t *out)
+{
+    if (!m)
+        return true;
+    if (m->type != MFU__J_INT)
+        return false;
+    if (m->ival >= 0 && m->ival <= INT32_MAX)
+        *out = (int32_t)m->ival;
+    return true;
+}
+
+static bool jf_flag(const mfu__jmember *m, uint32_t bit, uint32_t *flags)
 {
     if (m && m->type == MFU__J_TRUE)
         *flags |= bit;
+    return true;
 }
+
+/* Every field of a step object but the step number (read first), by kind, as one && chain:
+ * FAST_* on the fast reader's members, SLOW_* on a jansson object. */
+#define FAST_STEP(name, NAME, arg)
+#define FAST_DOUBLE(name, NAME, arg) jf_num(at[C_##NAME], &s.name) &&
+#define FAST_SCOPE(name, NAME, arg) jf_scope(at[C_##NAME], &s.name) &&
+#define FAST_FLAGS(name, NAME, arg)
+#define FAST_RANK(name, NAME, arg) jf_rank(at[C_##NAME], &s.name) &&
+#define FAST_BIT(name, NAME, arg) jf_flag(at[C_##NAME], MFU_STEP_##NAME, &s.flags) &&
+#define FAST_NANBIT(name, NAME, arg) FAST_BIT(name, NAME, arg)
+#define FAST_CODE(name, NAME, arg) jf_code(at[C_##NAME], code_parse_##arg, &s.name) &&
+#define FAST(kind, name, NAME, arg, map, since, unit, what, help) FAST_##kind(name, NAME, arg)
+#define SLOW_STEP(name, NAME, arg)
+#define SLOW_DOUBLE(name, NAME, arg) get_num(o, #name, &s.name) &&
+#define SLOW_SCOPE(name, NAME, arg) get_scope(o, #name, &s.name) &&
+#define SLOW_FLAGS(name, NAME, arg)
+#define SLOW_RANK(name, NAME, arg) get_rank(o, #name, &s.name) &&
+#define SLOW_BIT(name, NAME, arg) get_flag(o, #name, MFU_STEP_##NAME, &s.flags) &&
+#define SLOW_NANBIT(name, NAME, arg) SLOW_BIT(name, NAME, arg)
+#define SLOW_CODE(name, NAME, arg) get_code(o, #name, code_parse_##arg, &s.name) &&
+#define SLOW(kind, name, NAME, arg, map, since, unit, what, help) SLOW_##kind(name, NAME, arg)
 
 /* A step object through the fast reader, exactly as mfu_line reads it with jansson. Returns
  * false (nothing done) when the reader declines or the object is a header. */
@@ -656,32 +630,7 @@ static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_statu
     mfu_step s;
     mfu_step_init(&s);
     s.step = at[C_STEP]->ival;
-    int64_t rank = -1;
-    bool ok =
-        jf_num(at[C_TIME_S], &s.time_s) && jf_num(at[C_STEP_TIME_S], &s.step_time_s) &&
-        jf_num(at[C_TOKENS], &s.tokens) && jf_num(at[C_SAMPLES], &s.samples) &&
-        jf_num(at[C_LOSS], &s.loss) && jf_num(at[C_LR], &s.lr) &&
-        jf_num(at[C_GRAD_NORM], &s.grad_norm) && jf_num(at[C_MEMORY_BYTES], &s.memory_bytes) &&
-        jf_num(at[C_TOKENS_PER_S], &s.tokens_per_s) &&
-        jf_scope(at[C_TOKENS_PER_S_SCOPE], &s.tokens_per_s_scope) &&
-        jf_num(at[C_FLOPS_PER_S], &s.flops_per_s) &&
-        jf_scope(at[C_FLOPS_PER_S_SCOPE], &s.flops_per_s_scope) && jf_num(at[C_MFU], &s.mfu) &&
-        jf_scope(at[C_MFU_SCOPE], &s.mfu_scope) && jf_num(at[C_SAMPLES_PER_S], &s.samples_per_s) &&
-        jf_scope(at[C_SAMPLES_PER_S_SCOPE], &s.samples_per_s_scope) &&
-        (!at[C_RANK] || at[C_RANK]->type == MFU__J_INT) && jf_num(at[C_SEQ_LEN], &s.seq_len) &&
-        jf_num(at[C_DEVICES], &s.devices) && jf_num(at[C_USEFUL_TOKENS], &s.useful_tokens) &&
-        jf_num(at[C_CLOCK_MHZ], &s.clock_mhz) && jf_num(at[C_POWER_W], &s.power_w) &&
-        jf_num(at[C_POWER_LIMIT_W], &s.power_limit_w) &&
-        jf_num(at[C_DATA_LOADING_S], &s.data_loading_s) && jf_num(at[C_COMM_S], &s.comm_s) &&
-        jf_num(at[C_OPTIMIZER_S], &s.optimizer_s) &&
-        jf_code(at[C_RECOMPUTE], "recompute", &s.recompute) &&
-        jf_code(at[C_DTYPE], "dtype", &s.dtype);
-    if (ok && at[C_RANK])
-        rank = at[C_RANK]->ival;
-    jf_flag(at[C_SKIPPED], MFU_STEP_SKIPPED, &s.flags);
-    jf_flag(at[C_LOSS_NAN], MFU_STEP_LOSS_NAN, &s.flags);
-    jf_flag(at[C_MFU_SENTINEL], MFU_STEP_MFU_SENTINEL, &s.flags);
-    jf_flag(at[C_TOKENS_DERIVED], MFU_STEP_TOKENS_DERIVED, &s.flags);
+    bool ok = MFU_STEP_FIELDS(FAST) true;
     if (!ok) {
         mfu__skip(c,
                   "canonical step %lld has a value of the wrong type (numbers, scope "
@@ -689,8 +638,6 @@ static bool mfu_fast(mfu_state *st, mfu__ictx *c, const mfu__line *ln, mfu_statu
                   (long long)s.step);
         return true;
     }
-    if (rank >= 0 && rank <= INT32_MAX)
-        s.rank = (int32_t)rank;
     st->step_seen = true;
     *rc = mfu__emit(c, &s);
     return true;
@@ -737,28 +684,7 @@ static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
     mfu_step s;
     mfu_step_init(&s);
     s.step = (int64_t)json_integer_value(jstep);
-    int64_t rank = -1;
-    bool ok =
-        get_num(o, "time_s", &s.time_s) && get_num(o, "step_time_s", &s.step_time_s) &&
-        get_num(o, "tokens", &s.tokens) && get_num(o, "samples", &s.samples) &&
-        get_num(o, "loss", &s.loss) && get_num(o, "lr", &s.lr) &&
-        get_num(o, "grad_norm", &s.grad_norm) && get_num(o, "memory_bytes", &s.memory_bytes) &&
-        get_num(o, "tokens_per_s", &s.tokens_per_s) &&
-        get_scope(o, "tokens_per_s_scope", &s.tokens_per_s_scope) &&
-        get_num(o, "flops_per_s", &s.flops_per_s) &&
-        get_scope(o, "flops_per_s_scope", &s.flops_per_s_scope) && get_num(o, "mfu", &s.mfu) &&
-        get_scope(o, "mfu_scope", &s.mfu_scope) && get_num(o, "samples_per_s", &s.samples_per_s) &&
-        get_scope(o, "samples_per_s_scope", &s.samples_per_s_scope) && get_int(o, "rank", &rank) &&
-        get_num(o, "seq_len", &s.seq_len) && get_num(o, "devices", &s.devices) &&
-        get_num(o, "useful_tokens", &s.useful_tokens) && get_num(o, "clock_mhz", &s.clock_mhz) &&
-        get_num(o, "power_w", &s.power_w) && get_num(o, "power_limit_w", &s.power_limit_w) &&
-        get_num(o, "data_loading_s", &s.data_loading_s) && get_num(o, "comm_s", &s.comm_s) &&
-        get_num(o, "optimizer_s", &s.optimizer_s) && get_code(o, "recompute", &s.recompute) &&
-        get_code(o, "dtype", &s.dtype);
-    get_flag(o, "skipped", MFU_STEP_SKIPPED, &s.flags);
-    get_flag(o, "loss_nan", MFU_STEP_LOSS_NAN, &s.flags);
-    get_flag(o, "mfu_sentinel", MFU_STEP_MFU_SENTINEL, &s.flags);
-    get_flag(o, "tokens_derived", MFU_STEP_TOKENS_DERIVED, &s.flags);
+    bool ok = MFU_STEP_FIELDS(SLOW) true;
     json_decref(o);
     if (!ok) {
         mfu__skip(c,
@@ -767,8 +693,6 @@ static mfu_status mfu_line(void *state, mfu__ictx *c, const mfu__line *ln)
                   (long long)s.step);
         return MFU_OK;
     }
-    if (rank >= 0 && rank <= INT32_MAX)
-        s.rank = (int32_t)rank;
     st->step_seen = true;
     return mfu__emit(c, &s);
 }

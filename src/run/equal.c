@@ -5,7 +5,6 @@
  * a Megatron ingest.
  */
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
 
 #include "run/step.h"
@@ -15,19 +14,21 @@ static bool same_double(double a, double b)
     return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* Field by field (mfu/step_fields.h): a double as same_double says, any other member by ==
+ * (the bits are in flags). */
+#define EQ_STEP(name) a->name == b->name &&
+#define EQ_DOUBLE(name) same_double(a->name, b->name) &&
+#define EQ_SCOPE(name) a->name == b->name &&
+#define EQ_FLAGS(name) a->name == b->name &&
+#define EQ_RANK(name) a->name == b->name &&
+#define EQ_CODE(name) a->name == b->name &&
+#define EQ_BIT(name)
+#define EQ_NANBIT(name)
+#define EQ(kind, name, NAME, arg, map, since, unit, what, help) EQ_##kind(name)
+
 bool mfu__step_equal(const mfu_step *a, const mfu_step *b)
 {
-    if (a->step != b->step || a->rank != b->rank || a->flags != b->flags ||
-        a->tokens_per_s_scope != b->tokens_per_s_scope ||
-        a->flops_per_s_scope != b->flops_per_s_scope || a->mfu_scope != b->mfu_scope ||
-        a->samples_per_s_scope != b->samples_per_s_scope || a->recompute != b->recompute ||
-        a->dtype != b->dtype)
-        return false;
-    for (int c = 0; c < MFU_COL_COUNT_; c++)
-        if (!same_double(*mfu__step_field((mfu_step *)(uintptr_t)a, (mfu_column)c),
-                         *mfu__step_field((mfu_step *)(uintptr_t)b, (mfu_column)c)))
-            return false;
-    return true;
+    return MFU_STEP_FIELDS(EQ) true;
 }
 
 bool mfu__rank_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b)

@@ -8,8 +8,9 @@
  *   - a step number below 0 or above MFU__RUN_MAX_STEP_NUMBER (10^18);
  *   - a step time that is negative, infinite (a number too large to read, 1e309) or longer
  *     than MFU__RUN_MAX_STEP_TIME_S;
- *   - a count, duration or rate that is negative (tokens, samples, memory, tokens/s, FLOP/s,
- *     samples/s, sequence length, devices, useful tokens, clock, power, the timers).
+ *   - a count, duration or rate that is negative: the doubles marked NONNEG in
+ *     mfu/step_fields.h (tokens, samples, memory, tokens/s, FLOP/s, samples/s, sequence
+ *     length, devices, useful tokens, clock, power, the timers).
  * What stays: the loss (negative losses exist), the learning rate and the gradient norm as
  * printed, an MFU above 1 (the analysis reports it as an impossible value), steps that go
  * back (a restarted job counts again from its checkpoint: run.h). Any other infinite figure is
@@ -50,32 +51,23 @@ mfu_status mfu__step_plausible(const mfu_step *in, mfu_step *out, mfu_error *err
     if (st > MFU__RUN_MAX_STEP_TIME_S)
         return refuse(err, "step time", st, "s is longer than a step can take (7 days)");
     mfu__step_drop_inf(&c); /* then an infinite count is absent, not negative */
+    /* the doubles marked NONNEG in mfu/step_fields.h, in struct order */
+#define NONNEG_NONNEG(name, unit, what) {what, unit, c.name},
+#define NONNEG_ANY(name, unit, what)
+#define NONNEG(kind, name, NAME, arg, map, since, unit, what, help)                                \
+    MFU__STEP_IF_DOUBLE_##kind(NONNEG_1(arg, name, unit, what))
+#define NONNEG_1(arg, name, unit, what) NONNEG_##arg(name, unit, what)
     const struct {
         const char *what, *unit;
         double v;
-    } counts[] = {
-        {"step time", " s", st},
-        {"token count", "", c.tokens},
-        {"sample count", "", c.samples},
-        {"memory", " bytes", c.memory_bytes},
-        {"tokens/s", "", c.tokens_per_s},
-        {"FLOP/s", "", c.flops_per_s},
-        {"samples/s", "", c.samples_per_s},
-        {"sequence length", "", c.seq_len},
-        {"device count", "", c.devices},
-        {"useful token count", "", c.useful_tokens},
-        {"clock", " MHz", c.clock_mhz},
-        {"power", " W", c.power_w},
-        {"power limit", " W", c.power_limit_w},
-        {"data loading time", " s", c.data_loading_s},
-        {"communication time", " s", c.comm_s},
-        {"optimizer time", " s", c.optimizer_s},
-    };
+    } counts[] = {MFU_STEP_FIELDS(NONNEG)};
+#undef NONNEG
     for (size_t i = 0; i < MFU__ARRAY_LEN(counts); i++) {
         if (counts[i].v < 0) {
             char b[40];
-            return mfu__fail(err, MFU_E_RANGE, 0, "%s %s%s is negative", counts[i].what,
-                             num(b, sizeof b, counts[i].v), counts[i].unit);
+            return mfu__fail(err, MFU_E_RANGE, 0, "%s %s%s%s is negative", counts[i].what,
+                             num(b, sizeof b, counts[i].v), counts[i].unit[0] ? " " : "",
+                             counts[i].unit);
         }
     }
     *out = c;

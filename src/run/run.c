@@ -28,30 +28,68 @@
 #include "run/step.h"
 #include "util/util.h"
 
+/* The aux arrays: one per member of mfu_step that is neither the step number nor a double
+ * (mfu/step_fields.h), each with its element type, the value every absent row holds, how a
+ * step's value is kept (a code as int8_t: -1 for anything outside 0..127) and read back, and
+ * how a repeat of the step merges into it (flags: OR-ed; the others: filled when absent). */
+#define AUX_IF_STEP(x)
+#define AUX_IF_DOUBLE(x)
+#define AUX_IF_SCOPE(x) x
+#define AUX_IF_FLAGS(x) x
+#define AUX_IF_RANK(x) x
+#define AUX_IF_CODE(x) x
+#define AUX_IF_BIT(x)
+#define AUX_IF_NANBIT(x)
+#define AUX_TYPE_SCOPE uint8_t
+#define AUX_TYPE_FLAGS uint32_t
+#define AUX_TYPE_RANK int32_t
+#define AUX_TYPE_CODE int8_t
+#define AUX_ABSENT_SCOPE 0
+#define AUX_ABSENT_FLAGS 0
+#define AUX_ABSENT_RANK (-1)
+#define AUX_ABSENT_CODE (-1)
+#define AUX_OF_SCOPE(v) ((uint8_t)(v))
+#define AUX_OF_FLAGS(v) (v)
+#define AUX_OF_RANK(v) (v)
+#define AUX_OF_CODE(v) code8(v)
+#define AUX_TO_SCOPE(v) ((mfu_scope)(v))
+#define AUX_TO_FLAGS(v) ((uint32_t)(v))
+#define AUX_TO_RANK(v) ((int32_t)(v))
+#define AUX_TO_CODE(v) ((int32_t)(v))
+#define AUX_OR_SCOPE 0
+#define AUX_OR_FLAGS 1
+#define AUX_OR_RANK 0
+#define AUX_OR_CODE 0
+
+#define AUX_MEMBER(kind, name, NAME, arg, map, since, unit, what, help)                            \
+    AUX_IF_##kind(AUX_TYPE_##kind *a_##name;)
+
 struct mfu_run {
     size_t n, cap, max_rows, merged;
     int64_t *step;
     double *col[MFU_COL_COUNT_];
-    uint8_t *tps_scope, *flops_scope, *mfu_scope, *sps_scope;
-    uint32_t *flags;
-    int32_t *rank;
-    int8_t *recompute, *dtype; /* codes, -1 unknown */
+    MFU_STEP_FIELDS(AUX_MEMBER) /* a_tokens_per_s_scope, ..., a_flags, a_rank, a_dtype */
     mfu_run_meta meta;
     mfu_rank_obs *obs; /* per-rank observations (mfu_run_rank_obs_get) */
     size_t nobs, obs_cap, obs_dropped;
 };
 
+/* Every field its absent value: zero bytes (step 0, scopes unknown, flags 0), then the
+ * doubles NaN and rank and codes -1. */
+#define INIT_STEP(name)
+#define INIT_DOUBLE(name) s->name = NAN;
+#define INIT_SCOPE(name)
+#define INIT_FLAGS(name)
+#define INIT_RANK(name) s->name = -1;
+#define INIT_CODE(name) s->name = -1;
+#define INIT_BIT(name)
+#define INIT_NANBIT(name)
+#define INIT(kind, name, NAME, arg, map, since, unit, what, help) INIT_##kind(name)
+
 void mfu_step_init(mfu_step *s)
 {
     memset(s, 0, sizeof *s);
-    s->time_s = s->step_time_s = s->tokens = s->samples = NAN;
-    s->loss = s->lr = s->grad_norm = s->memory_bytes = NAN;
-    s->tokens_per_s = s->flops_per_s = s->mfu = s->samples_per_s = NAN;
-    s->seq_len = s->devices = s->useful_tokens = s->clock_mhz = s->power_w = NAN;
-    s->power_limit_w = s->data_loading_s = s->comm_s = s->optimizer_s = NAN;
-    s->rank = -1;
-    s->recompute = -1;
-    s->dtype = -1;
+    MFU_STEP_FIELDS(INIT)
 }
 
 /* A code that fits the int8_t column: -1 (unknown) for anything outside 0..127. */
@@ -85,14 +123,9 @@ void mfu_run_free(mfu_run *run)
     free(run->step);
     for (int i = 0; i < MFU_COL_COUNT_; i++)
         free(run->col[i]);
-    free(run->tps_scope);
-    free(run->flops_scope);
-    free(run->mfu_scope);
-    free(run->sps_scope);
-    free(run->flags);
-    free(run->rank);
-    free(run->recompute);
-    free(run->dtype);
+#define FREE_AUX(kind, name, NAME, arg, map, since, unit, what, help)                              \
+    AUX_IF_##kind(free(run->a_##name);)
+    MFU_STEP_FIELDS(FREE_AUX)
     free(run->obs);
     free(run);
 }
@@ -146,88 +179,69 @@ static bool grow_one(void **p, size_t keep, size_t ncap, size_t sz)
     return true;
 }
 
-/* The arrays besides the step numbers and the double columns, each with the element every
- * absent row holds: the scopes MFU_SCOPE_UNKNOWN (0), flags 0, rank, recompute and dtype -1. */
-enum {
-    AUX_TPS_SCOPE,
-    AUX_FLOPS_SCOPE,
-    AUX_MFU_SCOPE,
-    AUX_SPS_SCOPE,
-    AUX_FLAGS,
-    AUX_RANK,
-    AUX_RECOMPUTE,
-    AUX_DTYPE,
-    AUX_COUNT
-};
-static const long long aux_absent[AUX_COUNT] = {0, 0, 0, 0, 0, -1, -1, -1};
+/* The aux arrays by number (AUX_TOKENS_PER_S_SCOPE, ..., AUX_DTYPE), with their absent values
+ * and whether a merge OR-s them. */
+#define AUX_ENUM(kind, name, NAME, arg, map, since, unit, what, help)                              \
+    AUX_IF_##kind(AUX_ENUM_1(NAME))
+#define AUX_ENUM_1(NAME) AUX_##NAME,
+#define AUX_ABSENT(kind, name, NAME, arg, map, since, unit, what, help)                            \
+    AUX_IF_##kind(AUX_ABSENT_1(kind))
+#define AUX_ABSENT_1(kind) AUX_ABSENT_##kind,
+#define AUX_OR(kind, name, NAME, arg, map, since, unit, what, help) AUX_IF_##kind(AUX_OR_1(kind))
+#define AUX_OR_1(kind) AUX_OR_##kind,
+enum { MFU_STEP_FIELDS(AUX_ENUM) AUX_COUNT };
+static const long long aux_absent[AUX_COUNT] = {MFU_STEP_FIELDS(AUX_ABSENT)};
+static const bool aux_or[AUX_COUNT] = {MFU_STEP_FIELDS(AUX_OR)};
 
 /* The address of aux array k's pointer and its element size. */
+#define AUX_PTR(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    AUX_IF_##kind(case AUX_##NAME : *sz = sizeof *r->a_##name; return (void **)&r->a_##name;)
 static void **aux_ptr(mfu_run *r, int k, size_t *sz)
 {
     switch (k) {
-    case AUX_TPS_SCOPE: *sz = 1; return (void **)&r->tps_scope;
-    case AUX_FLOPS_SCOPE: *sz = 1; return (void **)&r->flops_scope;
-    case AUX_MFU_SCOPE: *sz = 1; return (void **)&r->mfu_scope;
-    case AUX_SPS_SCOPE: *sz = 1; return (void **)&r->sps_scope;
-    case AUX_FLAGS: *sz = sizeof *r->flags; return (void **)&r->flags;
-    case AUX_RANK: *sz = sizeof *r->rank; return (void **)&r->rank;
-    case AUX_RECOMPUTE: *sz = 1; return (void **)&r->recompute;
-    default: *sz = 1; return (void **)&r->dtype;
+        MFU_STEP_FIELDS(AUX_PTR)
+    default: break;
     }
+    *sz = 0; /* not an aux array: never asked */
+    return NULL;
 }
 
 /* Row i of aux array k, its absent value when the array is not allocated. */
+#define AUX_GET(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    AUX_IF_##kind(case AUX_##NAME : return r->a_##name ? r->a_##name[i] : AUX_ABSENT_##kind;)
 static long long aux_get(const mfu_run *r, int k, size_t i)
 {
     switch (k) {
-    case AUX_TPS_SCOPE: return r->tps_scope ? r->tps_scope[i] : 0;
-    case AUX_FLOPS_SCOPE: return r->flops_scope ? r->flops_scope[i] : 0;
-    case AUX_MFU_SCOPE: return r->mfu_scope ? r->mfu_scope[i] : 0;
-    case AUX_SPS_SCOPE: return r->sps_scope ? r->sps_scope[i] : 0;
-    case AUX_FLAGS: return r->flags ? r->flags[i] : 0;
-    case AUX_RANK: return r->rank ? r->rank[i] : -1;
-    case AUX_RECOMPUTE: return r->recompute ? r->recompute[i] : -1;
-    default: return r->dtype ? r->dtype[i] : -1;
+        MFU_STEP_FIELDS(AUX_GET)
+    default: return 0;
     }
 }
 
 /* Store v in row i of aux array k, which is allocated. */
+#define AUX_SET(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    AUX_IF_##kind(case AUX_##NAME : r->a_##name[i] = (AUX_TYPE_##kind)v; break;)
 static void aux_set(mfu_run *r, int k, size_t i, long long v)
 {
     switch (k) {
-    case AUX_TPS_SCOPE: r->tps_scope[i] = (uint8_t)v; break;
-    case AUX_FLOPS_SCOPE: r->flops_scope[i] = (uint8_t)v; break;
-    case AUX_MFU_SCOPE: r->mfu_scope[i] = (uint8_t)v; break;
-    case AUX_SPS_SCOPE: r->sps_scope[i] = (uint8_t)v; break;
-    case AUX_FLAGS: r->flags[i] = (uint32_t)v; break;
-    case AUX_RANK: r->rank[i] = (int32_t)v; break;
-    case AUX_RECOMPUTE: r->recompute[i] = (int8_t)v; break;
-    default: r->dtype[i] = (int8_t)v; break;
+        MFU_STEP_FIELDS(AUX_SET)
+    default: break;
     }
 }
 
-/* The aux values of step s, in aux order (recompute and dtype as their int8_t codes). */
+/* The aux values of step s, in aux order (codes as their int8_t codes). */
+#define STEP_AUX(kind, name, NAME, arg, map, since, unit, what, help)                              \
+    AUX_IF_##kind(a[AUX_##NAME] = AUX_OF_##kind(s->name);)
 static void step_aux(const mfu_step *s, long long a[AUX_COUNT])
 {
-    a[AUX_TPS_SCOPE] = (uint8_t)s->tokens_per_s_scope;
-    a[AUX_FLOPS_SCOPE] = (uint8_t)s->flops_per_s_scope;
-    a[AUX_MFU_SCOPE] = (uint8_t)s->mfu_scope;
-    a[AUX_SPS_SCOPE] = (uint8_t)s->samples_per_s_scope;
-    a[AUX_FLAGS] = s->flags;
-    a[AUX_RANK] = s->rank;
-    a[AUX_RECOMPUTE] = code8(s->recompute);
-    a[AUX_DTYPE] = code8(s->dtype);
+    MFU_STEP_FIELDS(STEP_AUX)
 }
 
 /* Whether step s holds a value for an aux array the run has not made yet. */
+#define AUX_MISSING(kind, name, NAME, arg, map, since, unit, what, help)                           \
+    AUX_IF_##kind((!r->a_##name && AUX_OF_##kind(s->name) != AUX_ABSENT_##kind) ||)
 static bool aux_missing(const mfu_run *r, const mfu_step *s)
 {
-    return (!r->tps_scope && s->tokens_per_s_scope != MFU_SCOPE_UNKNOWN) ||
-           (!r->flops_scope && s->flops_per_s_scope != MFU_SCOPE_UNKNOWN) ||
-           (!r->mfu_scope && s->mfu_scope != MFU_SCOPE_UNKNOWN) ||
-           (!r->sps_scope && s->samples_per_s_scope != MFU_SCOPE_UNKNOWN) ||
-           (!r->flags && s->flags) || (!r->rank && s->rank != -1) ||
-           (!r->recompute && code8(s->recompute) != -1) || (!r->dtype && code8(s->dtype) != -1);
+    return MFU_STEP_FIELDS(AUX_MISSING) false;
 }
 
 /* Allocate double column c (not yet allocated) at the run's capacity, its rows so far NaN.
@@ -310,29 +324,10 @@ mfu_status mfu_run_reserve(mfu_run *run, size_t rows, mfu_error *err)
 }
 
 /* Where each double column's field lies in mfu_step, in column order. */
-static const size_t col_off[MFU_COL_COUNT_] = {
-    [MFU_COL_TIME_S] = offsetof(mfu_step, time_s),
-    [MFU_COL_STEP_TIME_S] = offsetof(mfu_step, step_time_s),
-    [MFU_COL_TOKENS] = offsetof(mfu_step, tokens),
-    [MFU_COL_SAMPLES] = offsetof(mfu_step, samples),
-    [MFU_COL_LOSS] = offsetof(mfu_step, loss),
-    [MFU_COL_LR] = offsetof(mfu_step, lr),
-    [MFU_COL_GRAD_NORM] = offsetof(mfu_step, grad_norm),
-    [MFU_COL_MEMORY_BYTES] = offsetof(mfu_step, memory_bytes),
-    [MFU_COL_TOKENS_PER_S] = offsetof(mfu_step, tokens_per_s),
-    [MFU_COL_FLOPS_PER_S] = offsetof(mfu_step, flops_per_s),
-    [MFU_COL_MFU] = offsetof(mfu_step, mfu),
-    [MFU_COL_SAMPLES_PER_S] = offsetof(mfu_step, samples_per_s),
-    [MFU_COL_SEQ_LEN] = offsetof(mfu_step, seq_len),
-    [MFU_COL_DEVICES] = offsetof(mfu_step, devices),
-    [MFU_COL_USEFUL_TOKENS] = offsetof(mfu_step, useful_tokens),
-    [MFU_COL_CLOCK_MHZ] = offsetof(mfu_step, clock_mhz),
-    [MFU_COL_POWER_W] = offsetof(mfu_step, power_w),
-    [MFU_COL_POWER_LIMIT_W] = offsetof(mfu_step, power_limit_w),
-    [MFU_COL_DATA_LOADING_S] = offsetof(mfu_step, data_loading_s),
-    [MFU_COL_COMM_S] = offsetof(mfu_step, comm_s),
-    [MFU_COL_OPTIMIZER_S] = offsetof(mfu_step, optimizer_s),
-};
+#define COL_OFF(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    MFU__STEP_IF_DOUBLE_##kind(COL_OFF_1(name, NAME))
+#define COL_OFF_1(name, NAME) [MFU_COL_##NAME] = offsetof(mfu_step, name),
+static const size_t col_off[MFU_COL_COUNT_] = {MFU_STEP_FIELDS(COL_OFF)};
 
 _Static_assert(MFU_COL_COUNT_ <= 32, "mfu_run_append keeps the columns to make in 32 bits");
 
@@ -362,7 +357,7 @@ static long find_repeat(const mfu_run *r, int64_t step, int32_t rank)
             return (long)i;
         if (r->step[i] < step)
             return -1;
-        int32_t ri = r->rank ? r->rank[i] : -1;
+        int32_t ri = r->a_rank ? r->a_rank[i] : -1;
         if (rank >= 0 && ri >= 0) {
             if (ri == rank)
                 return -1; /* the same rank went back: a restart */
@@ -388,7 +383,7 @@ static bool merge_into(mfu_run *r, size_t i, const mfu_step *s)
             r->col[c][i] = v[c];
     for (int k = 0; k < AUX_COUNT; k++) {
         long long cur = aux_get(r, k, i);
-        if (k == AUX_FLAGS) {
+        if (aux_or[k]) {
             if (a[k])
                 aux_set(r, k, i, cur | a[k]);
         } else if (cur == aux_absent[k] && a[k] != aux_absent[k]) {
@@ -431,7 +426,7 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_er
     long rep = find_repeat(run, s->step, s->rank);
     if (rep >= 0) {
         /* another known rank's copy of a step: its own figures are kept aside */
-        int32_t rrank = run->rank ? run->rank[rep] : -1;
+        int32_t rrank = run->a_rank ? run->a_rank[rep] : -1;
         if (s->rank >= 0 && rrank >= 0 && s->rank != rrank &&
             (!isnan(s->step_time_s) || !isnan(s->tokens_per_s))) {
             mfu_rank_obs o = {(size_t)rep, s->step, s->rank, s->step_time_s, s->tokens_per_s};
@@ -481,22 +476,9 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_er
             if (missing & (1u << c))
                 run->col[c][i] = v[c];
     }
-    if (run->tps_scope)
-        run->tps_scope[i] = (uint8_t)s->tokens_per_s_scope;
-    if (run->flops_scope)
-        run->flops_scope[i] = (uint8_t)s->flops_per_s_scope;
-    if (run->mfu_scope)
-        run->mfu_scope[i] = (uint8_t)s->mfu_scope;
-    if (run->sps_scope)
-        run->sps_scope[i] = (uint8_t)s->samples_per_s_scope;
-    if (run->flags)
-        run->flags[i] = s->flags;
-    if (run->rank)
-        run->rank[i] = s->rank;
-    if (run->recompute)
-        run->recompute[i] = code8(s->recompute);
-    if (run->dtype)
-        run->dtype[i] = code8(s->dtype);
+#define PUT_AUX(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    AUX_IF_##kind(if (run->a_##name) run->a_##name[i] = (AUX_TYPE_##kind)AUX_OF_##kind(s->name);)
+    MFU_STEP_FIELDS(PUT_AUX)
     run->n++;
     return MFU_OK;
 }
@@ -521,14 +503,9 @@ bool mfu_run_get(const mfu_run *run, size_t i, mfu_step *out)
     s.step = run->step[i];
     for (int c = 0; c < MFU_COL_COUNT_; c++)
         *mfu__step_field(&s, (mfu_column)c) = col_at(run, (mfu_column)c, i);
-    s.tokens_per_s_scope = (mfu_scope)aux_get(run, AUX_TPS_SCOPE, i);
-    s.flops_per_s_scope = (mfu_scope)aux_get(run, AUX_FLOPS_SCOPE, i);
-    s.mfu_scope = (mfu_scope)aux_get(run, AUX_MFU_SCOPE, i);
-    s.samples_per_s_scope = (mfu_scope)aux_get(run, AUX_SPS_SCOPE, i);
-    s.flags = (uint32_t)aux_get(run, AUX_FLAGS, i);
-    s.rank = (int32_t)aux_get(run, AUX_RANK, i);
-    s.recompute = (int32_t)aux_get(run, AUX_RECOMPUTE, i);
-    s.dtype = (int32_t)aux_get(run, AUX_DTYPE, i);
+#define GET_AUX(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    AUX_IF_##kind(s.name = AUX_TO_##kind(aux_get(run, AUX_##NAME, i));)
+    MFU_STEP_FIELDS(GET_AUX)
     *out = s;
     return true;
 }

@@ -40,34 +40,36 @@ static inline void mfu__inf_to_nan(double *v)
 }
 
 /* Infinities are not values a run keeps: every infinite double column of s becomes absent
- * (NaN), and an infinite loss is flagged MFU_STEP_LOSS_NAN (ingest and the monitor both).
- * Inline with the fields by name (one per column of mfu_column): it runs for every step line,
- * and a loop through the offset table in run.c cost a tenth of a JSON-lines ingest. */
+ * (NaN), and an infinite double that a NANBIT marks (the loss) sets that bit
+ * (MFU_STEP_LOSS_NAN; ingest and the monitor both). Inline and made of the fields by name
+ * (mfu/step_fields.h): it runs for every step line, and a loop through the offset table in
+ * run.c cost a tenth of a JSON-lines ingest. */
+#define MFU__STEP_NANBIT_MARK_NANBIT(NAME, arg)                                                    \
+    if (isinf(s->arg))                                                                             \
+        s->flags |= MFU_STEP_##NAME;
+#define MFU__STEP_NANBIT_MARK(kind, name, NAME, arg, map, since, unit, what, help)                 \
+    MFU__STEP_IF_BIT_##kind(MFU__STEP_NANBIT_MARK_##kind(NAME, arg))
+#define MFU__STEP_NANBIT_MARK_BIT(NAME, arg)
+#define MFU__STEP_DROP_INF(kind, name, NAME, arg, map, since, unit, what, help)                    \
+    MFU__STEP_IF_DOUBLE_##kind(mfu__inf_to_nan(&s->name);)
 static inline void mfu__step_drop_inf(mfu_step *s)
 {
-    if (isinf(s->loss))
-        s->flags |= MFU_STEP_LOSS_NAN;
-    mfu__inf_to_nan(&s->time_s);
-    mfu__inf_to_nan(&s->step_time_s);
-    mfu__inf_to_nan(&s->tokens);
-    mfu__inf_to_nan(&s->samples);
-    mfu__inf_to_nan(&s->loss);
-    mfu__inf_to_nan(&s->lr);
-    mfu__inf_to_nan(&s->grad_norm);
-    mfu__inf_to_nan(&s->memory_bytes);
-    mfu__inf_to_nan(&s->tokens_per_s);
-    mfu__inf_to_nan(&s->flops_per_s);
-    mfu__inf_to_nan(&s->mfu);
-    mfu__inf_to_nan(&s->samples_per_s);
-    mfu__inf_to_nan(&s->seq_len);
-    mfu__inf_to_nan(&s->devices);
-    mfu__inf_to_nan(&s->useful_tokens);
-    mfu__inf_to_nan(&s->clock_mhz);
-    mfu__inf_to_nan(&s->power_w);
-    mfu__inf_to_nan(&s->power_limit_w);
-    mfu__inf_to_nan(&s->data_loading_s);
-    mfu__inf_to_nan(&s->comm_s);
-    mfu__inf_to_nan(&s->optimizer_s);
+    MFU_STEP_FIELDS(MFU__STEP_NANBIT_MARK)
+    MFU_STEP_FIELDS(MFU__STEP_DROP_INF)
+}
+
+/* d, a double of s, was printed as nan or inf (and is made NaN by the caller): set the bit that
+ * marks that double (a NANBIT of mfu/step_fields.h: the loss's MFU_STEP_LOSS_NAN), if one
+ * does. For readers that see "nan" as text (the --map readers). */
+#define MFU__STEP_MARK_NAN_NANBIT(NAME, arg)                                                       \
+    if (d == &s->arg)                                                                              \
+        s->flags |= MFU_STEP_##NAME;
+#define MFU__STEP_MARK_NAN_BIT(NAME, arg)
+#define MFU__STEP_MARK_NAN(kind, name, NAME, arg, map, since, unit, what, help)                    \
+    MFU__STEP_IF_BIT_##kind(MFU__STEP_MARK_NAN_##kind(NAME, arg))
+static inline void mfu__step_mark_nan(mfu_step *s, const double *d)
+{
+    MFU_STEP_FIELDS(MFU__STEP_MARK_NAN)
 }
 
 #endif

@@ -25,17 +25,23 @@
 #include "util/utf8.h"
 #include "util/util.h"
 
-/* Column order of INSERT and SELECT: keep the two in step. */
-#define STEP_COLUMNS                                                                               \
-    "step, rank, flags, time_s, step_time_s, tokens, samples, loss, lr, grad_norm, "               \
-    "memory_bytes, tokens_per_s, tokens_per_s_scope, flops_per_s, flops_per_s_scope, mfu, "        \
-    "mfu_scope, samples_per_s, samples_per_s_scope, seq_len, devices, useful_tokens, "             \
-    "clock_mhz, power_w, power_limit_w, data_loading_s, comm_s, optimizer_s, recompute, dtype"
-#define STEP_NCOLUMNS 30 /* the columns in STEP_COLUMNS */
+/* The columns of a step row: one per member of mfu_step (mfu/step_fields.h; the flag bits are
+ * the flags column), under the member's name, in struct order: "step, time_s, ...". INSERT,
+ * SELECT, bind_step and read_step all expand the same list, so they stay in step. */
+#define COLS_STEP(name) #name
+#define COLS_OTHER(name) ", " #name
+#define COLS(kind, name, NAME, arg, map, since, unit, what, help)                                  \
+    MFU__STEP_IF_MEMBER_##kind(COLS_##kind(name))
+#define COLS_DOUBLE COLS_OTHER
+#define COLS_SCOPE COLS_OTHER
+#define COLS_FLAGS COLS_OTHER
+#define COLS_RANK COLS_OTHER
+#define COLS_CODE COLS_OTHER
+#define STEP_COLUMNS MFU_STEP_FIELDS(COLS)
+#define QMARK(kind, name, NAME, arg, map, since, unit, what, help) MFU__STEP_IF_MEMBER_##kind(",?")
 
-static const char insert_sql[] =
-    "INSERT OR REPLACE INTO steps(run_id, row_no, " STEP_COLUMNS ") VALUES(?,?"
-    ",?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+static const char insert_sql[] = "INSERT OR REPLACE INTO steps(run_id, row_no, " STEP_COLUMNS
+                                 ") VALUES(?,?" MFU_STEP_FIELDS(QMARK) ")";
 
 static const char insert_obs_sql[] = "INSERT OR REPLACE INTO rank_obs(run_id, seq, row_no, step, "
                                      "rank, step_time_s, tokens_per_s) VALUES(?,?,?,?,?,?,?)";
@@ -70,77 +76,38 @@ static mfu_scope col_scope(sqlite3_stmt *st, int i)
                                    : MFU_SCOPE_UNKNOWN;
 }
 
-/* Bind the fields of *s from parameter `first` on (STEP_COLUMNS order). */
+/* Bind the fields of *s from parameter `first` on (STEP_COLUMNS order): doubles NULL when
+ * absent, the rest as integers. */
+#define BIND_STEP(name) sqlite3_bind_int64(st, i++, s->name);
+#define BIND_DOUBLE(name) bind_real(st, i++, s->name);
+#define BIND_SCOPE(name) sqlite3_bind_int(st, i++, (int)s->name);
+#define BIND_FLAGS(name) sqlite3_bind_int64(st, i++, (sqlite3_int64)s->name);
+#define BIND_RANK(name) sqlite3_bind_int(st, i++, s->name);
+#define BIND_CODE(name) sqlite3_bind_int(st, i++, s->name);
+#define BIND_BIT(name)
+#define BIND_NANBIT(name)
+#define BIND(kind, name, NAME, arg, map, since, unit, what, help) BIND_##kind(name)
 static void bind_step(sqlite3_stmt *st, int first, const mfu_step *s)
 {
     int i = first;
-    sqlite3_bind_int64(st, i++, s->step);
-    sqlite3_bind_int(st, i++, s->rank);
-    sqlite3_bind_int64(st, i++, (sqlite3_int64)s->flags);
-    bind_real(st, i++, s->time_s);
-    bind_real(st, i++, s->step_time_s);
-    bind_real(st, i++, s->tokens);
-    bind_real(st, i++, s->samples);
-    bind_real(st, i++, s->loss);
-    bind_real(st, i++, s->lr);
-    bind_real(st, i++, s->grad_norm);
-    bind_real(st, i++, s->memory_bytes);
-    bind_real(st, i++, s->tokens_per_s);
-    sqlite3_bind_int(st, i++, (int)s->tokens_per_s_scope);
-    bind_real(st, i++, s->flops_per_s);
-    sqlite3_bind_int(st, i++, (int)s->flops_per_s_scope);
-    bind_real(st, i++, s->mfu);
-    sqlite3_bind_int(st, i++, (int)s->mfu_scope);
-    bind_real(st, i++, s->samples_per_s);
-    sqlite3_bind_int(st, i++, (int)s->samples_per_s_scope);
-    bind_real(st, i++, s->seq_len);
-    bind_real(st, i++, s->devices);
-    bind_real(st, i++, s->useful_tokens);
-    bind_real(st, i++, s->clock_mhz);
-    bind_real(st, i++, s->power_w);
-    bind_real(st, i++, s->power_limit_w);
-    bind_real(st, i++, s->data_loading_s);
-    bind_real(st, i++, s->comm_s);
-    bind_real(st, i++, s->optimizer_s);
-    sqlite3_bind_int(st, i++, s->recompute);
-    sqlite3_bind_int(st, i++, s->dtype);
+    MFU_STEP_FIELDS(BIND)
 }
 
 /* Read the fields of a step from column `first` on (STEP_COLUMNS order). */
+#define READ_STEP(name) s->name = sqlite3_column_int64(st, i++);
+#define READ_DOUBLE(name) s->name = col_real(st, i++);
+#define READ_SCOPE(name) s->name = col_scope(st, i++);
+#define READ_FLAGS(name) s->name = (uint32_t)sqlite3_column_int64(st, i++);
+#define READ_RANK(name) s->name = (int32_t)sqlite3_column_int(st, i++);
+#define READ_CODE(name) s->name = col_code(st, i++);
+#define READ_BIT(name)
+#define READ_NANBIT(name)
+#define READ(kind, name, NAME, arg, map, since, unit, what, help) READ_##kind(name)
 static void read_step(sqlite3_stmt *st, int first, mfu_step *s)
 {
     int i = first;
     mfu_step_init(s);
-    s->step = sqlite3_column_int64(st, i++);
-    s->rank = (int32_t)sqlite3_column_int(st, i++);
-    s->flags = (uint32_t)sqlite3_column_int64(st, i++);
-    s->time_s = col_real(st, i++);
-    s->step_time_s = col_real(st, i++);
-    s->tokens = col_real(st, i++);
-    s->samples = col_real(st, i++);
-    s->loss = col_real(st, i++);
-    s->lr = col_real(st, i++);
-    s->grad_norm = col_real(st, i++);
-    s->memory_bytes = col_real(st, i++);
-    s->tokens_per_s = col_real(st, i++);
-    s->tokens_per_s_scope = col_scope(st, i++);
-    s->flops_per_s = col_real(st, i++);
-    s->flops_per_s_scope = col_scope(st, i++);
-    s->mfu = col_real(st, i++);
-    s->mfu_scope = col_scope(st, i++);
-    s->samples_per_s = col_real(st, i++);
-    s->samples_per_s_scope = col_scope(st, i++);
-    s->seq_len = col_real(st, i++);
-    s->devices = col_real(st, i++);
-    s->useful_tokens = col_real(st, i++);
-    s->clock_mhz = col_real(st, i++);
-    s->power_w = col_real(st, i++);
-    s->power_limit_w = col_real(st, i++);
-    s->data_loading_s = col_real(st, i++);
-    s->comm_s = col_real(st, i++);
-    s->optimizer_s = col_real(st, i++);
-    s->recompute = col_code(st, i++);
-    s->dtype = col_code(st, i++);
+    MFU_STEP_FIELDS(READ)
 }
 
 /* ---- metadata as JSON ------------------------------------------------------------------- */

@@ -94,17 +94,7 @@ static const char migration_2[] =
  * forgets its recorded mtime, so that its next ingest reads the file again instead of finding
  * it unchanged, and stores what the old rows lack. */
 static const char migration_3[] =
-    "ALTER TABLE steps ADD COLUMN seq_len;"
-    "ALTER TABLE steps ADD COLUMN devices;"
-    "ALTER TABLE steps ADD COLUMN useful_tokens;"
-    "ALTER TABLE steps ADD COLUMN clock_mhz;"
-    "ALTER TABLE steps ADD COLUMN power_w;"
-    "ALTER TABLE steps ADD COLUMN power_limit_w;"
-    "ALTER TABLE steps ADD COLUMN data_loading_s;"
-    "ALTER TABLE steps ADD COLUMN comm_s;"
-    "ALTER TABLE steps ADD COLUMN optimizer_s;"
-    "ALTER TABLE steps ADD COLUMN recompute INTEGER NOT NULL DEFAULT -1;"
-    "ALTER TABLE steps ADD COLUMN dtype INTEGER NOT NULL DEFAULT -1;"
+    /* (first the step columns of version 3: step_columns below) */
     "CREATE TABLE rank_obs("
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " seq INTEGER NOT NULL,"
@@ -119,6 +109,56 @@ static const char *const migrations[] = {migration_1, migration_2, migration_3};
 
 _Static_assert(MFU__ARRAY_LEN(migrations) == MFU_STORE_SCHEMA_VERSION,
                "one migration per schema version");
+
+/* The step columns: one per member of mfu_step (mfu/step_fields.h), each made by the schema
+ * version of its since column. Version 1's are in migration_1's CREATE TABLE; a later
+ * version's are added by ALTER TABLE before the rest of its migration runs, in list order:
+ * doubles without a declared type (as in version 1), a scope 0 (unknown) and a code -1
+ * (unknown) in the rows stored before. */
+#define ADD_DECL_STEP " INTEGER NOT NULL DEFAULT 0"
+#define ADD_DECL_DOUBLE ""
+#define ADD_DECL_SCOPE " INTEGER NOT NULL DEFAULT 0"
+#define ADD_DECL_FLAGS " INTEGER NOT NULL DEFAULT 0"
+#define ADD_DECL_RANK " INTEGER NOT NULL DEFAULT -1"
+#define ADD_DECL_CODE " INTEGER NOT NULL DEFAULT -1"
+#define STEP_COLUMN(kind, name, NAME, arg, map, since, unit, what, help)                           \
+    MFU__STEP_IF_MEMBER_##kind(STEP_COLUMN_1(kind, name, since))
+#define STEP_COLUMN_1(kind, name, since)                                                           \
+    {since, "ALTER TABLE steps ADD COLUMN " #name ADD_DECL_##kind ";"},
+static const struct {
+    int since;
+    const char *add;
+} step_columns[] = {MFU_STEP_FIELDS(STEP_COLUMN)};
+
+/* A released version's columns never change (stores of that version exist): a new field
+ * takes a new version. Version 1 made 19, version 2 none, version 3 eleven. */
+#define SINCE_IS(v, since) +((since) == (v))
+#define SINCE_1(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    MFU__STEP_IF_MEMBER_##kind(SINCE_IS(1, since))
+#define SINCE_2(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    MFU__STEP_IF_MEMBER_##kind(SINCE_IS(2, since))
+#define SINCE_3(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    MFU__STEP_IF_MEMBER_##kind(SINCE_IS(3, since))
+#define SINCE_OK(kind, name, NAME, arg, map, since, unit, what, help)                              \
+    MFU__STEP_IF_MEMBER_##kind(&&(since) >= 1 && (since) <= MFU_STORE_SCHEMA_VERSION)
+_Static_assert(0 MFU_STEP_FIELDS(SINCE_1) == 19 && 0 MFU_STEP_FIELDS(SINCE_2) == 0 &&
+                   0 MFU_STEP_FIELDS(SINCE_3) == 11,
+               "a released schema version's step columns changed: give the new field a new "
+               "version (docs/internals/run.md)");
+_Static_assert(1 MFU_STEP_FIELDS(SINCE_OK), "a step field's since is not a schema version");
+
+/* Add the step columns of schema version v (> 1). */
+static mfu_status add_step_columns(mfu_store *s, int64_t v, mfu_error *err)
+{
+    for (size_t i = 0; i < MFU__ARRAY_LEN(step_columns); i++) {
+        if (v > 1 && step_columns[i].since == v) {
+            mfu_status st = mfu__store_exec(s, step_columns[i].add, err);
+            if (st != MFU_OK)
+                return st;
+        }
+    }
+    return MFU_OK;
+}
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
@@ -329,6 +369,8 @@ static mfu_status migrate(mfu_store *s, mfu_error *err)
                      MFU_APP_ID);
             st = mfu__store_exec(s, sql, err);
         }
+        if (st == MFU_OK)
+            st = add_step_columns(s, v + 1, err);
         if (st == MFU_OK)
             st = mfu__store_exec(s, migrations[v], err);
         if (st == MFU_OK) {

@@ -6,6 +6,7 @@ A simulated training loop records steps through the binding (their times given, 
 depends on this machine's speed), writes the canonical JSON-lines file, and `mfu report` on
 that file must give the same steady median MFU and the same findings as the binding.
 """
+import ctypes
 import json
 import math
 import os
@@ -53,6 +54,32 @@ class Library(unittest.TestCase):
             self.assertEqual(mon.peak_flops_per_s, want)
             s = mon.record(tokens=4096, step_time_s=2.0)
             self.assertAlmostEqual(s.mfu, s.model_flops_per_s_per_device / want, delta=1e-15)
+
+    def test_step_mirror_is_the_library_list(self):
+        """The binding's mfu_step is laid out from the library's field list
+        (mfu_step_field_at), and every double a caller may name reaches the canonical file
+        under its own name."""
+        from mfu import _lib
+        members = [f[0] for f in _lib.STEP_FIELDS if f[1] not in (_lib.KIND_BIT, _lib.KIND_NANBIT)]
+        self.assertEqual([f[0] for f in _lib.Step._fields_], members)
+        self.assertEqual(ctypes.sizeof(_lib.Step), _lib.struct_size(b"mfu_step"))
+        self.assertEqual(_lib.STEP_BITS["loss_nan"], 2)  # MFU_STEP_LOSS_NAN
+        self.assertIn("power_limit_w", _lib.STEP_UNSCOPED_DOUBLES)
+        self.assertNotIn("tokens_per_s", _lib.STEP_UNSCOPED_DOUBLES)
+        named = [n for n in _lib.STEP_UNSCOPED_DOUBLES
+                 if n not in ("step_time_s", "tokens", "loss")]
+        values = {n: 10.0 + i for i, n in enumerate(named)}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.mfu.jsonl")
+            with mfu.Monitor(model="gpt2", seq=1024, device="h100-sxm", jsonl=path) as mon:
+                mon.record(tokens=8192, step_time_s=0.5, **values)
+            with open(path) as f:
+                rows = [json.loads(line) for line in f if '"step"' in line]
+        self.assertEqual(len(rows), 1)
+        for n, v in values.items():
+            self.assertEqual(rows[0].get(n), v, n)
+        with self.assertRaises(mfu.Error):
+            mfu.Monitor(model="gpt2", seq=1024).record(tokens=1, step_time_s=1, mfu=0.5)
 
     def test_errors_name_the_fix(self):
         with self.assertRaises(mfu.Error) as cm:

@@ -26,16 +26,17 @@ static uint64_t rnd(void)
     return syn_next(&rng_state);
 }
 
-/* The double fields of a step, in column order (as mfu_run_column numbers them). */
+/* The double fields of a step, in column order (as mfu_run_column numbers them): the c-th
+ * double of the struct's field table (mfu_step_field_at), not run.c's own offsets. */
 static double *field(mfu_step *s, int c)
 {
-    double *f[MFU_COL_COUNT_] = {
-        &s->time_s,     &s->step_time_s,   &s->tokens,        &s->samples,        &s->loss,
-        &s->lr,         &s->grad_norm,     &s->memory_bytes,  &s->tokens_per_s,   &s->flops_per_s,
-        &s->mfu,        &s->samples_per_s, &s->seq_len,       &s->devices,        &s->useful_tokens,
-        &s->clock_mhz,  &s->power_w,       &s->power_limit_w, &s->data_loading_s, &s->comm_s,
-        &s->optimizer_s};
-    return f[c];
+    for (size_t i = 0, k = 0; i < mfu_step_field_count(); i++) {
+        const mfu_step_field_info *f = mfu_step_field_at(i);
+        if (f->kind == MFU_STEP_KIND_DOUBLE && (int)k++ == c)
+            return (double *)(void *)((char *)s + f->offset);
+    }
+    fail_msg("no double column %d", c);
+    return NULL;
 }
 
 static void assert_same_step(const mfu_step *x, const mfu_step *y, size_t row)
