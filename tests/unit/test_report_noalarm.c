@@ -35,6 +35,7 @@ typedef struct buf {
     size_t n, cap;
 } buf;
 
+static void put(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(buf *b, const char *fmt, ...)
 {
     va_list ap;
