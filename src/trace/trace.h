@@ -1,7 +1,7 @@
 /*
  * trace/trace.h - what other parts of mfu use from src/trace beyond the public mfu/trace.h
  * (cross-module header: `mfu trace --json` in the CLI; not installed): the JSON of a trace
- * view (json.c), whose keys are described in docs/internals/trace.md.
+ * view (json.c), whose keys docs/cli.md lists under `mfu trace --json`.
  */
 #ifndef MFU_TRACE_TRACE_H
 #define MFU_TRACE_TRACE_H
