@@ -12,7 +12,6 @@
  * everything (a failed fresh read leaves the old one in place).
  */
 #define _FILE_OFFSET_BITS 64
-#define _POSIX_C_SOURCE 200809L /* pread, fileno, clock_gettime */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

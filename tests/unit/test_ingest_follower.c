@@ -4,7 +4,6 @@
  * line, truncation, rotation by rename, a rewrite in place, a file that appears later, a line
  * over the limit, the preview of a log still being detected, the hooks, and errors.
  */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp, truncate */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
