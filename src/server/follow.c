@@ -162,8 +162,6 @@ static void update(mfu__follower *f)
         return;
     }
     f->missing = false;
-    if (ev.fed)
-        f->last_error[0] = '\0';
 }
 
 static void sync_store(mfu__follower *f)
