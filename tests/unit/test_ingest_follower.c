@@ -23,22 +23,12 @@ static void path_of(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", dir, name);
 }
 
-/* llm.c lines (the layout of test_ingest_follow.c): the header with step 1, then steps
- * from..to at 300 + s ms. */
+/* llm.c lines in buf (emptied first): the header with step 1, then steps from..to at 300 + s
+ * ms (ingest_test.h). */
 static size_t llmc_lines(char *buf, size_t n, int from, int to)
 {
-    size_t len = 0;
     buf[0] = '\0';
-    if (from == 1)
-        len += (size_t)snprintf(buf + len, n - len,
-                                "batch_size B=16 * seq_len T=1024 * num_processes=8 and "
-                                "total_batch_size=131072\n");
-    for (int s = from; s <= to && len < n; s++)
-        len += (size_t)snprintf(buf + len, n - len,
-                                "step %4d/100 | loss 3.%04d (+nanz)| norm 1.0000 (+nanz)| lr "
-                                "6.00e-04 | %.2f ms | 40.0%% bf16 MFU | 100000 tok/s\n",
-                                s, 5000 - s, 300.0 + s);
-    return len;
+    return ingest_llmc_lines(buf, n, from, to);
 }
 
 static void write_bytes(const char *path, const char *mode, const char *p, size_t n)
