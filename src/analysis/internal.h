@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/analysis.h"
 #include "mfu/analysis.h"
 
 struct mfu_series {
@@ -64,10 +65,6 @@ struct mfu_analysis {
 
 /* The median of v[0..n) (NaN when n == 0), v untouched: copied into tmp (n doubles) first. */
 double mfu__median_copy(const double *v, size_t n, double *tmp);
-/* q-quantile (0..1, linear interpolation) of sorted v[0..n); NaN for n == 0. */
-double mfu__quantile_sorted(const double *v, size_t n, double q);
-/* Sort v ascending (NaN-free input). */
-void mfu__sort_doubles(double *v, size_t n);
 /* Robust standard deviation of v (1.4826 × MAD); reorders nothing (copies into tmp, which
  * must hold n). 0 for n < 2. */
 double mfu__robust_sd(const double *v, size_t n, double *tmp);
@@ -115,8 +112,6 @@ void mfu__evidence(mfu_finding *f, const char *name, double value);
 
 /* ---- shared helpers ----------------------------------------------------------------------- */
 
-/* Format a relative change (fraction) as "+25 %" / "−8 %" / "+1.4 %" (U+2212 minus). */
-void mfu__fmt_pct(char *buf, size_t n, double frac);
 /* Steady rows of a whose step lies in w, in row order, into idx (room for a->n); returns the
  * count. */
 size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx);
@@ -126,8 +121,7 @@ size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx);
 /* Number of leading entries of x[0..m) (log throughput of the usable rows of a config run) that
  * are settling: the warm-up of a run, the settle rows after a config change (segment.c's file
  * comment has the rule). tmp holds at least max(m, MFU__SETTLE_REF_ROWS) doubles; slow holds m
- * bytes. The report's warm-up (report/warmup.c) uses it directly on a series of throughputs
- * alone, where it is all the analysis would decide. */
+ * bytes. */
 size_t mfu__settle_rows(const double *x, size_t m, double *tmp, uint8_t *slow);
 
 #endif /* MFU_ANALYSIS_INTERNAL_H */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "analysis/internal.h"
-#include "model/model_internal.h"
+#include "model/model.h"
 #include "util/util.h"
 
 void mfu_roofline_config_init(mfu_roofline_config *cfg)

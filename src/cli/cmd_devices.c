@@ -24,7 +24,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "device/cpu_internal.h"
+#include "device/device.h"
 #include "util/util.h"
 
 static const char *const CMD = "devices";

@@ -23,7 +23,7 @@
 #include "cli/db_path.h"
 #include "cli/report_args.h"
 #include "cli/trace_view.h"
-#include "trace/internal.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 static const cli_optspec specs[] = {

@@ -16,13 +16,14 @@
  * settling steps left out), with its findings, at most every WATCH_ANALYSIS_EVERY_S (or 10 x
  * its last duration) while steps arrive (plain mode: one line per new finding).
  *
- * Following: a truncated file, or a new file at the path (rotation), starts the run again; a
- * partial last line waits for its newline; compressed logs cannot grow line by line, so they
- * are read whole again whenever they change.
+ * Following: the ingest module's follower (ingest/follow.h), the one `mfu serve LOG` uses: a
+ * truncated or rewritten file, or a new file at the path (rotation), starts the run again; a
+ * partial last line waits for its newline (--once reads the file as it is); compressed logs
+ * are read whole again whenever they change; while the format is still being detected, the
+ * file is read whole so that a small log's few steps show.
  */
 #define _DEFAULT_SOURCE /* nanosleep, sigaction, fileno, ioctl(TIOCGWINSZ) */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,11 +38,11 @@
 #include "cli/commands.h"
 #include "cli/run_context.h"
 #include "figures/figures.h"
+#include "ingest/follow.h"
 #include "mfu/analysis.h"
 #include "util/util.h"
 
 /* Named limits. */
-#define WATCH_CHUNK_BYTES (1L << 20) /* read at most this much of the log per read call */
 #define WATCH_MIN_INTERVAL_S 0.05
 #define WATCH_MAX_WIDTH 400 /* terminal columns used, at most */
 /* The headline and findings are recomputed at most this often, and at most every 10 x the
@@ -523,160 +523,6 @@ static void print_new_findings(FILE *out, watch_analysis *wa)
     fflush(out);
 }
 
-/* ---- following the log --------------------------------------------------------------------- */
-
-typedef struct follower {
-    const char *path;
-    mfu_ingest_opts opts;
-    int fd;
-    dev_t dev;
-    ino_t ino;
-    off_t off;
-    bool compressed;
-    time_t mtime;
-    mfu_ingest *ing;
-    mfu_run *whole; /* compressed logs, and small logs while the format is being detected */
-    off_t whole_size;
-    char *buf;    /* carried partial line + the chunk read */
-    size_t carry; /* bytes of a partial line at the start of buf */
-} follower;
-
-static void follower_reset(follower *w)
-{
-    if (w->fd >= 0)
-        close(w->fd);
-    w->fd = -1;
-    w->off = 0;
-    w->carry = 0;
-    w->whole_size = -1;
-    mfu_ingest_free(w->ing);
-    w->ing = NULL;
-    mfu_run_free(w->whole);
-    w->whole = NULL;
-}
-
-/* Read the whole log into w->whole (compressed logs; tiny logs still being detected). */
-static mfu_status read_whole(follower *w, off_t size, mfu_error *err)
-{
-    if (w->whole && w->whole_size == size)
-        return MFU_OK;
-    mfu_run *run = NULL;
-    mfu_status st = mfu_ingest_path(w->path, &w->opts, &run, NULL, err);
-    if (st == MFU_E_EMPTY) { /* no step yet: show nothing rather than fail */
-        run = mfu_run_new();
-        st = run ? MFU_OK : MFU_E_NOMEM;
-    }
-    if (st != MFU_OK)
-        return st;
-    mfu_run_free(w->whole);
-    w->whole = run;
-    w->whole_size = size;
-    return MFU_OK;
-}
-
-/* Read what the log gained since the last call. *changed: rows may have changed. Errors are
- * the ingest's (the message names the file and line). */
-static mfu_status follower_poll(follower *w, bool *changed, mfu_error *err)
-{
-    *changed = false;
-    struct stat ps;
-    bool exists = stat(w->path, &ps) == 0;
-    if (w->fd >= 0 && exists && (ps.st_ino != w->ino || ps.st_dev != w->dev)) {
-        follower_reset(w); /* rotated: a new file at the path */
-        *changed = true;
-    }
-    if (w->fd < 0) {
-        if (!exists)
-            return MFU_OK; /* not there (yet): wait, like tail -F */
-        w->fd = open(w->path, O_RDONLY);
-        if (w->fd < 0)
-            return mfu__fail(err, MFU_E_IO, 0, "%s: cannot open (%s); check the path", w->path,
-                             strerror(errno));
-        struct stat fs;
-        if (fstat(w->fd, &fs) != 0 || S_ISDIR(fs.st_mode)) {
-            follower_reset(w);
-            return mfu__fail(err, MFU_E_IO, 0, "%s: not a readable file; give a log file", w->path);
-        }
-        w->dev = fs.st_dev;
-        w->ino = fs.st_ino;
-        unsigned char magic[4] = {0};
-        ssize_t got = pread(w->fd, magic, sizeof magic, 0);
-        w->compressed = (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) ||
-                        (got >= 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f &&
-                         magic[3] == 0xfd);
-        mfu_status st = mfu_ingest_new(&w->opts, &w->ing, err);
-        if (st != MFU_OK)
-            return st;
-    }
-    struct stat fs;
-    if (fstat(w->fd, &fs) != 0)
-        return mfu__fail(err, MFU_E_IO, 0, "%s: cannot read (%s)", w->path, strerror(errno));
-    if (w->compressed) {
-        if (fs.st_size == w->whole_size && fs.st_mtime == w->mtime)
-            return MFU_OK;
-        w->mtime = fs.st_mtime;
-        w->whole_size = -1;
-        *changed = true;
-        return read_whole(w, fs.st_size, err);
-    }
-    if (fs.st_size < w->off) { /* truncated: the run starts again */
-        mfu_ingest_free(w->ing);
-        w->ing = NULL;
-        mfu_status st = mfu_ingest_new(&w->opts, &w->ing, err);
-        if (st != MFU_OK)
-            return st;
-        w->off = 0;
-        w->carry = 0;
-        *changed = true;
-    }
-    while (w->off < fs.st_size) {
-        size_t want = (size_t)WATCH_CHUNK_BYTES;
-        ssize_t got = pread(w->fd, w->buf + w->carry, want, w->off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            return mfu__fail(err, MFU_E_IO, 0, "%s: cannot read (%s)", w->path, strerror(errno));
-        if (got == 0)
-            break;
-        w->off += got;
-        size_t have = w->carry + (size_t)got, end = have;
-        while (end > 0 && w->buf[end - 1] != '\n')
-            end--;
-        if (end == 0 && have > (size_t)MFU_INGEST_MAX_LINE_BYTES) {
-            /* a line longer than ingest takes: hand it over now, it is skipped and counted */
-            w->buf[have] = '\n';
-            end = have + 1;
-            have = end;
-        }
-        if (end > 0) {
-            mfu_status st = mfu_ingest_feed_buffer(w->ing, w->buf, end, w->path, err);
-            if (st != MFU_OK)
-                return st;
-            *changed = true;
-        }
-        memmove(w->buf, w->buf + end, have - end);
-        w->carry = have - end;
-    }
-    /* While the format is still being detected, the session holds its lines back: a small
-     * log is read whole instead, so that its few steps show. */
-    if (*changed && mfu_ingest_get_stats(w->ing)->format[0] == '\0') {
-        mfu_status st = read_whole(w, fs.st_size, err);
-        if (st != MFU_OK)
-            return st;
-    } else if (*changed && w->whole) {
-        mfu_run_free(w->whole);
-        w->whole = NULL;
-    }
-    return MFU_OK;
-}
-
-static const mfu_run *follower_run(const follower *w)
-{
-    if (w->whole)
-        return w->whole;
-    return w->ing ? mfu_ingest_peek(w->ing) : NULL;
-}
-
 /* ---- the command --------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_requested;
@@ -717,7 +563,7 @@ static int terminal_width(const cli_args *a, bool tty)
     return (int)w;
 }
 
-static int run_watch(watch_cfg *c, follower *w, bool once)
+static int run_watch(watch_cfg *c, mfu__follow *w, bool once)
 {
     figures f;
     memset(&f, 0, sizeof f);
@@ -731,13 +577,16 @@ static int run_watch(watch_cfg *c, follower *w, bool once)
         fputs("\033[?25l\033[H\033[2J", stdout); /* hide the cursor, clear */
     bool first = true;
     for (;;) {
-        bool changed = false;
-        mfu_status st = follower_poll(w, &changed, &err);
+        mfu__follow_event ev;
+        mfu_status st = mfu__follow_poll(w, once, &ev, &err);
         if (st != MFU_OK) {
             rc = cli_fail("watch", &err, CLI_EXIT_FAIL);
             break;
         }
-        const mfu_run *run = follower_run(w);
+        bool changed = ev.fed || ev.fresh;
+        if (ev.fresh)
+            figures_free(&f); /* the run is another one (its address may be the old one's) */
+        const mfu_run *run = mfu__follow_run(w);
         size_t before = f.rows;
         if (run && (changed || first) && !figures_update(&f, run, c)) {
             rc = cli_failf("watch", CLI_EXIT_FAIL, "out of memory holding %zu steps",
@@ -842,26 +691,18 @@ int cmd_watch(int argc, char **argv)
         rc = CLI_EXIT_USAGE;
         goto done;
     }
-    follower w;
-    memset(&w, 0, sizeof w);
-    w.fd = -1;
-    w.whole_size = -1;
-    w.path = c.path;
-    w.opts.format = cli_get(&a, "format");
-    w.opts.map = maps.v;
-    w.opts.nmap = maps.n;
-    /* validate --format and --map now, before the file exists */
-    mfu_ingest *probe = NULL;
+    /* a live view waits for a last line's newline; --once reads the file as it is */
+    mfu__follow_opts fo;
+    memset(&fo, 0, sizeof fo);
+    fo.ingest.format = cli_get(&a, "format");
+    fo.ingest.map = maps.v;
+    fo.ingest.nmap = maps.n;
+    fo.preview_while_detecting = true; /* a small log's few steps show */
+    mfu__follow *w = NULL;
     mfu_error err = {0};
-    mfu_status st = mfu_ingest_new(&w.opts, &probe, &err);
-    mfu_ingest_free(probe);
+    mfu_status st = mfu__follow_new(c.path, &fo, &w, &err); /* checks --format and --map now */
     if (st != MFU_OK) {
-        rc = cli_fail("watch", &err, CLI_EXIT_USAGE);
-        goto done;
-    }
-    w.buf = malloc((size_t)MFU_INGEST_MAX_LINE_BYTES + (size_t)WATCH_CHUNK_BYTES + 2);
-    if (!w.buf) {
-        rc = cli_failf("watch", CLI_EXIT_FAIL, "out of memory");
+        rc = cli_fail("watch", &err, st == MFU_E_NOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE);
         goto done;
     }
     if (!once) {
@@ -872,9 +713,8 @@ int cmd_watch(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
     }
-    rc = run_watch(&c, &w, once);
-    follower_reset(&w);
-    free(w.buf);
+    rc = run_watch(&c, w, once);
+    mfu__follow_free(w);
 done:
     run_context_free(&c.ctx);
     return rc;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model_internal.h"
+#include "model/model.h"
 #include "util/util.h"
 
 int model_args_exit_status(mfu_status st)

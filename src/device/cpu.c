@@ -28,6 +28,7 @@
 #endif
 
 #include "device/cpu_internal.h"
+#include "device/device.h"
 #include "mfu/device.h"
 #include "util/util.h"
 

@@ -47,9 +47,4 @@ void mfu__gemm_naive_f32(size_t m, size_t n, size_t k, const float *a, size_t ld
 void mfu__gemm_naive_f64(size_t m, size_t n, size_t k, const double *a, size_t lda, const double *b,
                          size_t ldb, double *c, size_t ldc);
 
-/* Fill slot from a CPU already detected and its peak (what mfu_cpu_device does after its own
- * detection): for a caller that has both, so the machine is not read twice. */
-void mfu__cpu_device_from(mfu_device_slot *slot, const mfu_cpu_info *info, const mfu_cpu_peak *peak,
-                          const mfu_device_info **out);
-
 #endif

@@ -1,6 +1,7 @@
 /*
- * report/internal.h - what the files of src/report share: the warm-up rule (warmup.c), robust
- * statistics (stats.c) and the comparisons (compare.c).
+ * report/internal.h - what the files of src/report share: robust statistics (stats.c), the
+ * report object, the analysis and findings (explain.c) and the comparisons (compare.c). What
+ * other modules use is in report/report.h.
  */
 #ifndef MFU_REPORT_INTERNAL_H
 #define MFU_REPORT_INTERNAL_H
@@ -11,6 +12,7 @@
 
 #include "figures/figures.h"
 #include "mfu/report.h"
+#include "report/report.h"
 #include "util/util.h"
 
 /* ---- statistics (stats.c) ---------------------------------------------------------------- */
@@ -18,29 +20,6 @@
 /* Summary of the values x[i] with keep[i] true and x[i] finite. scratch has room for n
  * doubles (it is overwritten). */
 mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch);
-
-/* ---- warm-up (warmup.c) ------------------------------------------------------------------ */
-
-/* Thresholds of the report's rules around the analysis module's warm-up detector
- * (docs/internals/report.md). */
-#define MFU__ARTIFACT_FACTOR 5.0 /* a step this many times faster than the median */
-#define MFU__WARMUP_MIN_STEPS 4  /* fewer usable steps: no warm-up is looked for */
-#define MFU__WARMUP_ANALYSIS_STEPS                                                                 \
-    20                                /* the analysis detector's minimum (2 x its 10-row           \
-                                         settle window); shorter logs use the short rule */
-#define MFU__WARMUP_MIN_SLOWDOWN 0.05 /* short rule: a leading step this much slower ... */
-#define MFU__WARMUP_NOISE_K 3.0       /* ... or k x the relative MAD, whichever is larger */
-#define MFU__WARMUP_MAX_FIRST_STEP                                                                 \
-    100 /* a log whose first step is above this and above twice                                    \
-           its first step interval starts mid-run */
-
-/* Classify steps from their throughput x[i] (tokens/s or 1/step time; NaN = unusable):
- * state[i] is set to STEADY, WARMUP, ARTIFACT or UNUSABLE and *w is filled (impossible stays
- * 0: the caller marks those). scratch: 2n doubles. Errors: MFU_E_NOMEM (state and *w are then
- * partly filled: the caller fails). */
-mfu_status mfu__warmup(const double *x, size_t n, const int64_t *steps,
-                       mfu_report_step_state *state, mfu_report_warmup *w, double *scratch,
-                       mfu_error *err);
 
 /* ---- the report object ------------------------------------------------------------------- */
 
@@ -78,12 +57,6 @@ mfu_status mfu__report_findings(mfu_report *r, const mfu_run *run, const mfu_rep
  * options out of range, field names the option). */
 mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
                                mfu_error *err);
-
-/* Take r's analysis out of r (explain.c): the caller owns it (mfu_analysis_free); r keeps
- * everything else and has no analysis from then on. For a holder that keeps the analysis of a
- * long run without the report's per-step columns (the server's cache). NULL when r is NULL or
- * has none. */
-mfu_analysis *mfu__report_take_analysis(mfu_report *r);
 
 /* What the comparisons need beside the report (compare.c). */
 typedef struct mfu__cmp_ctx {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/internal.h" /* sort, quantile, percent format */
+#include "analysis/analysis.h" /* sort, quantile, percent format */
 #include "util/util.h"
 
 /* ---- a bounded growable buffer (svg.h) ---------------------------------------------------- */

@@ -31,7 +31,7 @@
 #include "analysis/json.h"
 #include "mfu/analysis.h"
 #include "mfu/report.h"
-#include "report/internal.h"
+#include "report/report.h"
 #include "server/internal.h"
 
 #define INSIGHT_LIVE_S 5.0    /* a live run's summary and analysis are reused this long ... */

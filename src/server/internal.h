@@ -505,8 +505,8 @@ void mfu__api_error(mfu__reply *out, unsigned status, const char *fmt, ...) MFU_
 void mfu__api_get_trace(mfu__server *s, const char *name, mfu__reply *out);
 
 /* Start one follower thread per log (after the registry). */
-mfu_status mfu__follow_start(mfu__server *s, mfu_error *err);
+mfu_status mfu__followers_start(mfu__server *s, mfu_error *err);
 /* Stop and join them; each writes what it holds into the store first. */
-void mfu__follow_stop(mfu__server *s);
+void mfu__followers_stop(mfu__server *s);
 
 #endif /* MFU_SERVER_INTERNAL_H */

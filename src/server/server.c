@@ -764,7 +764,7 @@ mfu_status mfu__server_start(const mfu__server_opts *o, mfu__server **out, mfu_e
         mfu__strlcpy(s->host_allow[0], "127.0.0.1", sizeof s->host_allow[0]);
         mfu__strlcpy(s->host_allow[1], "localhost", sizeof s->host_allow[1]);
         mfu__strlcpy(s->host_allow[2], a.v6 ? "[::1]" : a.host, sizeof s->host_allow[2]);
-        st = mfu__follow_start(s, err);
+        st = mfu__followers_start(s, err);
     }
     if (st == MFU_OK) {
         s->watch->thread_ok = pthread_create(&s->watch->thread, NULL, watch_main, s) == 0;
@@ -812,7 +812,7 @@ void mfu__server_stop(mfu__server *s)
     s->stopping = true;
     pthread_cond_broadcast(&s->stop_cv);
     pthread_mutex_unlock(&s->stop_mu);
-    mfu__follow_stop(s);
+    mfu__followers_stop(s);
     if (s->watch && s->watch->thread_ok)
         pthread_join(s->watch->thread, NULL);
     if (s->hub_ok)

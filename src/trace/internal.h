@@ -1,6 +1,6 @@
 /*
- * trace/internal.h - what the files of src/trace share (not for other modules, but json.c's
- * builder, which the CLI and the server call).
+ * trace/internal.h - what the files of src/trace share (not for other modules: what they use,
+ * json.c's builder of a view's JSON, is in trace/trace.h).
  *
  *   jtok.c      a push tokenizer of JSON: bytes in any pieces -> tokens, strict grammar,
  *               bounded memory (strings cut at MFU_TRACE_MAX_STRING), line and column
@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "mfu/trace.h"
+#include "trace/trace.h"
 #include "util/util.h"
 
 /* ---- jtok.c: the tokenizer ---------------------------------------------------------------- */
@@ -147,11 +148,7 @@ void mfu__trace_add(mfu_trace_breakdown *a, const mfu_trace_breakdown *b);
 
 /* ---- json.c ------------------------------------------------------------------------------- */
 
-/* {"ranks": [{"rank", "file", "device", "world_size", "steps": [{"step", "step_time_s",
- * "cpu_s", "activities", "breakdown"}], "totals", "kernels", "counts"}], "totals",
- * "ranks_check", "straggler", "waterfall", "peak_flops_per_s"}, the nkern longest kernels per
- * rank. NULL when out of memory. */
-json_t *mfu__trace_json(const mfu_trace_view *v, size_t nkern);
+/* mfu__trace_json, the whole view: trace/trace.h. */
 /* The breakdown as {"span_s", "compute_s", parts..., "communication_overlapped_s"}. */
 json_t *mfu__trace_breakdown_json(const mfu_trace_breakdown *b);
 /* The waterfall as {"mfu", "peak", "lost": {...}, "points": [...]} (in order). */

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest/internal.h"
+#include "ingest/reader.h"
 #include "trace/internal.h"
 
 /* ---- the trace object -------------------------------------------------------------------- */

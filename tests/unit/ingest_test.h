@@ -149,6 +149,26 @@ static inline double run_cell(const mfu_run *run, mfu_column c, size_t i)
     return col ? col[i] : NAN;
 }
 
+/* Append to buf (size n, NUL-terminated) the lines of an llm.c log (reference
+ * log-formats.md section 5 layout): the header when from is 1, then steps from..to at 300 + s
+ * ms. Returns strlen(buf). For the tests that follow a growing log. */
+static inline size_t ingest_llmc_lines(char *buf, size_t n, int from, int to)
+{
+    size_t len = strlen(buf);
+    if (from == 1 && len < n)
+        len += (size_t)snprintf(buf + len, n - len,
+                                "batch_size B=16 * seq_len T=1024 * num_processes=8 and "
+                                "total_batch_size=131072\n");
+    for (int s = from; s <= to && len < n; s++)
+        len += (size_t)snprintf(buf + len, n - len,
+                                "step %4d/100 | loss 3.%04d (+nanz)| norm 1.0000 (+nanz)| lr "
+                                "6.00e-04 | %.2f ms | 40.0%% bf16 MFU | 100000 tok/s\n",
+                                s, 5000 - s, 300.0 + s);
+    if (len >= n)
+        fail_msg("ingest_llmc_lines: %d..%d do not fit in %zu bytes", from, to, n);
+    return len;
+}
+
 /* |a - b| <= tol * max(1, |b|) */
 #define assert_near(a, b, tol)                                                                     \
     do {                                                                                           \

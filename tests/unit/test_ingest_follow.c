@@ -12,21 +12,6 @@
 
 #include "ingest_test.h"
 
-/* An llm.c log (reference log-formats.md §5 layout): a header, then step lines. */
-static void llmc_lines(char *buf, size_t n, int from, int to)
-{
-    size_t len = strlen(buf);
-    if (from == 1)
-        len += (size_t)snprintf(buf + len, n - len,
-                                "batch_size B=16 * seq_len T=1024 * num_processes=8 and "
-                                "total_batch_size=131072\n");
-    for (int s = from; s <= to && len < n; s++)
-        len += (size_t)snprintf(buf + len, n - len,
-                                "step %4d/100 | loss 3.%04d (+nanz)| norm 1.0000 (+nanz)| lr "
-                                "6.00e-04 | %.2f ms | 40.0%% bf16 MFU | 100000 tok/s\n",
-                                s, 5000 - s, 300.0 + s);
-}
-
 static void peek_grows_with_each_feed(void **state)
 {
     (void)state;
@@ -39,7 +24,7 @@ static void peek_grows_with_each_feed(void **state)
 
     static char buf[64 * 1024];
     buf[0] = '\0';
-    llmc_lines(buf, sizeof buf, 1, 20);
+    ingest_llmc_lines(buf, sizeof buf, 1, 20);
     assert_int_equal(mfu_ingest_feed_buffer(ing, buf, strlen(buf), "part1", &e), MFU_OK);
     /* 20 step lines settle detection: every one of them is a row already */
     assert_string_equal(mfu_ingest_get_stats(ing)->format, "llmc");
@@ -48,7 +33,7 @@ static void peek_grows_with_each_feed(void **state)
     assert_int_equal(mfu_run_steps(r)[19], 20);
 
     buf[0] = '\0';
-    llmc_lines(buf, sizeof buf, 21, 35);
+    ingest_llmc_lines(buf, sizeof buf, 21, 35);
     assert_int_equal(mfu_ingest_feed_buffer(ing, buf, strlen(buf), "part2", &e), MFU_OK);
     r = mfu_ingest_peek(ing);
     assert_int_equal(mfu_run_count(r), 35);
@@ -78,7 +63,7 @@ static void peek_is_empty_while_detecting(void **state)
     assert_int_equal(mfu_ingest_new(NULL, &ing, &e), MFU_OK);
     static char buf[4096];
     buf[0] = '\0';
-    llmc_lines(buf, sizeof buf, 1, 2);
+    ingest_llmc_lines(buf, sizeof buf, 1, 2);
     assert_int_equal(mfu_ingest_feed_buffer(ing, buf, strlen(buf), "x", &e), MFU_OK);
     /* two step lines do not settle detection: they are held, not rows yet */
     assert_string_equal(mfu_ingest_get_stats(ing)->format, "");

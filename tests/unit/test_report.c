@@ -242,122 +242,6 @@ static void export_crc32c(void **state)
     assert_int_equal(mfu__crc32c("", 0), 0);
 }
 
-static size_t warm(const double *x, size_t n, const int64_t *steps, mfu_report_step_state *st,
-                   mfu_report_warmup *w)
-{
-    double sc[128];
-    assert_true(n <= 64);
-    assert_int_equal(mfu__warmup(x, n, steps, st, w, sc, NULL), MFU_OK);
-    return w->steps;
-}
-
-/* Short logs (4 to 19 usable steps): the report's short rule. */
-static void warmup_short(void **state)
-{
-    (void)state;
-    int64_t steps[12];
-    for (int i = 0; i < 12; i++)
-        steps[i] = i + 1;
-    mfu_report_step_state st[12];
-    mfu_report_warmup w;
-
-    /* two slow leading steps */
-    double a[10] = {50, 80, 100, 101, 99, 100, 100, 101, 99, 100};
-    assert_int_equal(warm(a, 10, steps, st, &w), 2);
-    assert_true(w.checked);
-    assert_int_equal(w.first_step, 1);
-    assert_int_equal(w.last_step, 2);
-    NEAR(w.slowdown, 65.0 / 100 - 1, 1e-9);
-    assert_int_equal(st[0], MFU_STEP_WARMUP);
-    assert_int_equal(st[2], MFU_STEP_STEADY);
-    assert_int_equal(w.steady, 8);
-
-    /* 4.9 % slower is within the 5 % floor: no warm-up */
-    double b[6] = {95.1, 100, 100, 100, 100, 100};
-    assert_int_equal(warm(b, 6, steps, st, &w), 0);
-
-    /* a timing artifact (> 5x the median) in second place does not stop the warm-up scan */
-    double c[8] = {10, 900, 60, 100, 100, 100, 100, 100};
-    assert_int_equal(warm(c, 8, steps, st, &w), 2); /* 10 and 60 */
-    assert_int_equal(w.artifacts, 1);
-    assert_int_equal(st[1], MFU_STEP_ARTIFACT);
-    assert_int_equal(st[2], MFU_STEP_WARMUP);
-    assert_int_equal(w.steady, 5);
-
-    /* MaxText's maxtest run: two artifacts (8.6x and 5800x), found one after the other as
-     * the median of the rest drops; the 6 % slower first real step is warm-up */
-    double m[5] = {1162.5, 126.4, 786e3, 134.3, 135.1};
-    int64_t zero[5] = {0, 1, 2, 3, 4};
-    assert_int_equal(warm(m, 5, zero, st, &w), 1);
-    assert_int_equal(w.artifacts, 2);
-    assert_int_equal(st[0], MFU_STEP_ARTIFACT);
-    assert_int_equal(st[1], MFU_STEP_WARMUP);
-    assert_int_equal(st[2], MFU_STEP_ARTIFACT);
-    assert_int_equal(w.steady, 2);
-
-    /* noisy variable-length batches (torchtune PR #1358): the tolerance follows the noise */
-    double d[12] = {57.8,  405,   655.9, 417.5, 414.7, 345.4,
-                    408.7, 402.3, 698.9, 962.2, 477.9, 543.0};
-    assert_int_equal(warm(d, 12, steps, st, &w), 1);
-    assert_int_equal(w.artifacts, 0);
-
-    /* never more than half */
-    double e[6] = {1, 1, 1, 1, 100, 100};
-    assert_int_equal(warm(e, 6, steps, st, &w), 3);
-
-    /* NaN is unusable; fewer than 4 usable steps are not looked at */
-    double f[5] = {1, NAN, 100, 100, NAN};
-    assert_int_equal(warm(f, 5, steps, st, &w), 0);
-    assert_false(w.checked);
-    assert_int_equal(w.unusable, 2);
-    assert_int_equal(w.steady, 3);
-    assert_int_equal(st[1], MFU_STEP_UNUSABLE);
-
-    /* a log that starts mid-run (step 2920, every 10 steps) has no warm-up */
-    int64_t late[6] = {2920, 2930, 2940, 2950, 2960, 2970};
-    double g[6] = {50, 100, 100, 100, 100, 100};
-    assert_int_equal(warm(g, 6, late, st, &w), 0);
-    assert_true(w.mid_run);
-    assert_false(w.checked);
-    /* ... but one that logs every 1000 steps from step 1000 starts at the beginning */
-    int64_t sparse[6] = {1000, 2000, 3000, 4000, 5000, 6000};
-    assert_int_equal(warm(g, 6, sparse, st, &w), 1);
-    assert_false(w.mid_run);
-}
-
-/* 20 usable steps and more: the analysis module's detector (a leading step is slow when its
- * log throughput is below the median of the next 30 by more than max(4 sigma, ln 1.05)). */
-static void warmup_analysis(void **state)
-{
-    (void)state;
-    int64_t steps[40];
-    double x[40];
-    mfu_report_step_state st[40];
-    mfu_report_warmup w;
-    for (int i = 0; i < 40; i++) {
-        steps[i] = i;
-        x[i] = 1000 * (1 + 0.01 * ((i * 7) % 5 - 2) / 2.0); /* +-1 % */
-    }
-    x[0] = 200; /* 5x, 2x and 1.2x slower */
-    x[1] = 500;
-    x[2] = 1000 / 1.2;
-    assert_int_equal(warm(x, 40, steps, st, &w), 3);
-    assert_int_equal(w.first_step, 0);
-    assert_int_equal(w.last_step, 2);
-    assert_int_equal(w.steady, 37);
-    /* a spike later is not warm-up, an artifact after it is still excluded */
-    x[20] = 500;
-    x[21] = 9000;
-    assert_int_equal(warm(x, 40, steps, st, &w), 3);
-    assert_int_equal(st[20], MFU_STEP_STEADY);
-    assert_int_equal(st[21], MFU_STEP_ARTIFACT);
-    /* no warm-up in a flat run */
-    for (int i = 0; i < 3; i++)
-        x[i] = 1000;
-    assert_int_equal(warm(x, 40, steps, st, &w), 0);
-    assert_true(w.checked);
-}
-
 /* ---- framework profiles --------------------------------------------------------------------- */
 
 static double peak_of(const char *stack, const char *dev_id, mfu_dtype d, bool *fb)
@@ -777,8 +661,6 @@ int main(void)
         cmocka_unit_test(stats_percentiles),
         cmocka_unit_test(stats_selection_equals_sort),
         cmocka_unit_test(export_crc32c),
-        cmocka_unit_test(warmup_short),
-        cmocka_unit_test(warmup_analysis),
         cmocka_unit_test(stack_peaks),
         cmocka_unit_test(stack_date_rules),
         cmocka_unit_test(no_model),
