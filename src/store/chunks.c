@@ -125,9 +125,7 @@ bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
     if (ok)
         memcpy(&n32, raw + 4, 4);
     ok = ok && n32 == n;
-    size_t k = 8;
-    for (size_t i = 0; ok && i < n; i++)
-        mfu_step_init(&rows[i]);
+    size_t k = 8; /* every member of each row is set below */
     for (size_t f = 0; ok && f < NFIELDS; f++) {
         size_t off = fields[f].off, sz = fields[f].size;
         if (k >= got) {
@@ -140,15 +138,40 @@ bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
             ok = false;
             break;
         }
-        for (size_t i = 0; i < n; i++)
-            memcpy((char *)&rows[i] + off, raw + k + (tag ? i * sz : 0), sz);
+        const unsigned char *src = raw + k;
+        size_t step = tag ? sz : 0;
+        /* the values as the steps table gives them back (a damaged blob too): NaN one NaN, a
+         * scope outside the enum unknown; fixed sizes, so the copies are moves, not calls */
+        if (fields[f].kind == CF_DOUBLE && sz == sizeof(double)) {
+            for (size_t i = 0; i < n; i++) {
+                double v;
+                memcpy(&v, src + i * step, sizeof v);
+                if (v != v)
+                    v = NAN;
+                memcpy((char *)&rows[i] + off, &v, sizeof v);
+            }
+        } else if (fields[f].kind == CF_SCOPE && sz == sizeof(mfu_scope)) {
+            for (size_t i = 0; i < n; i++) {
+                mfu_scope v;
+                memcpy(&v, src + i * step, sizeof v);
+                if (v != MFU_SCOPE_DEVICE && v != MFU_SCOPE_GLOBAL)
+                    v = MFU_SCOPE_UNKNOWN;
+                memcpy((char *)&rows[i] + off, &v, sizeof v);
+            }
+        } else if (sz == 8) {
+            for (size_t i = 0; i < n; i++)
+                memcpy((char *)&rows[i] + off, src + i * step, 8);
+        } else if (sz == 4) {
+            for (size_t i = 0; i < n; i++)
+                memcpy((char *)&rows[i] + off, src + i * step, 4);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                memcpy((char *)&rows[i] + off, src + i * step, sz);
+        }
         k += need;
     }
     ok = ok && k == got;
     free(raw);
-    if (ok)
-        for (size_t i = 0; i < n; i++)
-            as_stored(&rows[i]); /* a damaged blob still gives rows the table could hold */
     return ok;
 }
 
