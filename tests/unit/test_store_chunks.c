@@ -2,8 +2,8 @@
  * test_store_chunks.c - the rows of a run kept again as compressed column chunks (schema
  * version 4, src/store/chunks.c): a run read through its chunks is the run read through its
  * rows, bit for bit, after a put, appends that complete a chunk part-way, appends whose rows
- * merge on the way back, a rewrite from the middle, a damaged chunk, and in a store of
- * version 3 that has no chunks.
+ * merge on the way back, a rewrite from the middle, a damaged chunk, in a store of version 3
+ * that has no chunks; and a deleted run takes its chunks with it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -187,6 +187,13 @@ static void chunks_read_as_rows(void **state)
     back = get_run(s, "r");
     assert_same_run(run, back);
     mfu_run_free(back);
+
+    /* deleting a run deletes its chunks (ON DELETE CASCADE) */
+    assert_int_equal(mfu_store_find_run(s, "r", &id, NULL), MFU_OK);
+    assert_int_equal(mfu_store_put_run(s, "r", run, NULL, NULL), MFU_OK);
+    assert_true(sql_int(db, "SELECT count(*) FROM step_chunks") > 0);
+    assert_int_equal(mfu_store_delete_run(s, id, NULL), MFU_OK);
+    assert_int_equal(sql_int(db, "SELECT count(*) FROM step_chunks"), 0);
 
     free(steps);
     mfu_run_free(shorter);
