@@ -397,6 +397,72 @@ static size_t lower_bound(const int64_t *steps, size_t n, int64_t v)
     return lo;
 }
 
+/* The cache key of a parsed query: everything the answer depends on besides the run. */
+static void series_key(const series_req *q, char *key, size_t n)
+{
+    size_t k = 0;
+    for (size_t f = 0; f < q->nfields && k < n; f++)
+        k += (size_t)snprintf(key + k, n - k, "%d,", q->fields[f]);
+    if (k < n)
+        snprintf(key + k, n - k, ";%zu;%d:%lld;%d:%lld;%d", q->max_points, (int)q->has_from,
+                 (long long)(q->has_from ? q->from : 0), (int)q->has_to,
+                 (long long)(q->has_to ? q->to : 0), (int)q->axes);
+}
+
+/* A copy of the cached answer to key for r's present rows (read-locked), or NULL. */
+static char *cache_get(mfu__srun *r, const char *key, size_t *len)
+{
+    char *body = NULL;
+    pthread_mutex_lock(&r->cache_mu);
+    for (int i = 0; i < MFU__SCACHE_ENTRIES; i++) {
+        mfu__scache *c = &r->cache[i];
+        if (c->body && c->version == r->version && c->gen == r->derive_gen &&
+            strcmp(c->key, key) == 0) {
+            body = malloc(c->len ? c->len : 1);
+            if (body) {
+                memcpy(body, c->body, c->len);
+                *len = c->len;
+                c->used = ++r->cache_tick;
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->cache_mu);
+    return body;
+}
+
+/* Keep a copy of the answer body[0..len) to key for r's present rows (read-locked), in place
+ * of an entry for older rows or else of the least recently used one. */
+static void cache_put(mfu__srun *r, const char *key, const char *body, size_t len)
+{
+    if (len > MFU__SCACHE_MAX_BYTES || strlen(key) >= sizeof r->cache[0].key)
+        return;
+    char *copy = malloc(len ? len : 1);
+    if (!copy)
+        return;
+    memcpy(copy, body, len);
+    pthread_mutex_lock(&r->cache_mu);
+    mfu__scache *v = &r->cache[0];
+    for (int i = 0; i < MFU__SCACHE_ENTRIES; i++) {
+        mfu__scache *c = &r->cache[i];
+        bool stale = !c->body || c->version != r->version || c->gen != r->derive_gen;
+        if (stale || strcmp(c->key, key) == 0) {
+            v = c;
+            break;
+        }
+        if (c->used < v->used)
+            v = c;
+    }
+    free(v->body);
+    mfu__strlcpy(v->key, key, sizeof v->key);
+    v->version = r->version;
+    v->gen = r->derive_gen;
+    v->body = copy;
+    v->len = len;
+    v->used = ++r->cache_tick;
+    pthread_mutex_unlock(&r->cache_mu);
+}
+
 static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *ctx,
                        mfu__reply *out)
 {
@@ -406,6 +472,18 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     mfu__srun *r = open_run(s, name, out);
     if (!r)
         return;
+    char key[sizeof r->cache[0].key];
+    series_key(&q, key, sizeof key);
+    size_t clen = 0;
+    char *cached = cache_get(r, key, &clen);
+    if (cached) {
+        close_run(s, r);
+        out->status = 200;
+        out->content_type = "application/json; charset=utf-8";
+        out->body = cached;
+        out->len = clen;
+        return;
+    }
     size_t n = mfu_run_count(r->run);
     const int64_t *steps = mfu_run_steps(r->run);
     int64_t from = q.has_from ? q.from : INT64_MIN, to = q.has_to ? q.to : INT64_MAX;
@@ -431,11 +509,12 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     }
 
     /* Which of them to send: all, or LTTB on the first field's column; over a long contiguous
-     * range, LTTB over the min/max candidates of its blocks (lttb.c). keep[] holds positions
-     * in the range [lo, hi) or in idx[]. */
+     * range, LTTB over the min/max candidates of the blocks of the pyramid level that fits the
+     * range (lttb.c). keep[] holds positions in the range [lo, hi) or in idx[]. */
     size_t *keep = NULL, nkeep = total;
     bool down = total > q.max_points;
-    bool preselect = down && !idx && total / q.max_points >= MFU__PRESELECT_BLOCKS * MFU__BLOCK;
+    int level = down && !idx ? mfu__mm_level(total, q.max_points) : -1;
+    bool preselect = level >= 0;
     if (down) {
         mfu__field f0 = (mfu__field)q.fields[0];
         const double *base = mfu__srun_column(r, f0);
@@ -443,10 +522,9 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
         size_t *cand = NULL, ncand = total;
         double *gather = NULL;
         if (keep && preselect) {
-            int b = (int)f0;
-            cand = malloc((2 * total / MFU__BLOCK + 2 * MFU__BLOCK + 2) * sizeof *cand);
+            cand = malloc(mfu__mm_cap(level, total) * sizeof *cand);
             if (cand)
-                ncand = mfu__minmax_candidates(r->blo[b], r->bhi[b], lo, hi, cand);
+                ncand = mfu__mm_candidates(&r->mm[(int)f0], level, lo, hi, cand);
         }
         const size_t *rows = cand ? cand : idx;
         if (keep && rows) {
@@ -514,17 +592,15 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
         const double *tpc = mfu__srun_column(r, MFU__F_TOKENS_PER_S);
         const double *tdc = mfu__srun_column(r, MFU__F_TOKENS_PER_S_PER_DEVICE);
         for (size_t j = 0; j < nkeep; j++) {
-            for (size_t row = ROW(j); i <= row; i++) {
-                /* the figures of the row (tokens per device where the job's are unknown) */
-                double st = stc ? stc[i] : NAN, tps = tpc ? tpc[i] : NAN;
-                if (!isfinite(tps) && tdc)
-                    tps = tdc[i];
-                if (isfinite(st) && st > 0) {
-                    el += st;
-                    if (isfinite(tps) && tps > 0)
-                        tok += tps * st;
-                }
+            size_t row = ROW(j), blk = row / MFU__BLOCK;
+            if (r->ax_el && blk * MFU__BLOCK > i) { /* the sums before row's block (registry.c) */
+                i = blk * MFU__BLOCK;
+                el = r->ax_el[blk];
+                tok = r->ax_tok[blk];
             }
+            /* the figures of each row (tokens per device where the job's are unknown) */
+            for (; i <= row; i++)
+                mfu__axes_add(stc, tpc, tdc, i, &el, &tok);
             mfu__jw_num17(&w, el);
             if (tc)
                 tc[j] = tok;
@@ -553,6 +629,8 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     mfu__jw_end_obj(&w);
     free(keep);
     free(idx);
+    if (!b.failed)
+        cache_put(r, key, b.p, b.len);
     close_run(s, r);
     reply_sb(out, 200, &b);
 }

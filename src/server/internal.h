@@ -16,6 +16,7 @@
 #ifndef MFU_SERVER_INTERNAL_H
 #define MFU_SERVER_INTERNAL_H
 
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -153,6 +154,41 @@ void mfu__blocks_update(const double *col, size_t n, size_t b0, unsigned char *l
 size_t mfu__minmax_candidates(const unsigned char *lo, const unsigned char *hi, size_t from,
                               size_t to, size_t *out);
 
+/* The min/max pyramid of one column: level 0 is the blocks of MFU__BLOCK rows above (offsets,
+ * one byte each), level k >= 1 blocks of MFU__BLOCK * MFU__MM_FACTOR^k rows whose smallest and
+ * largest number are the rows lo[k-1][b], hi[k-1][b] (the first such row; the block's first row
+ * when it holds no number), made from the blocks of level k - 1. A range then gathers its
+ * candidates from blocks of the level whose blocks are about a quarter of an LTTB bucket. */
+#define MFU__MM_FACTOR 4
+#define MFU__MM_LEVELS 8 /* levels above 0: the top blocks hold 64 * 4^8 = 4,194,304 rows */
+typedef struct mfu__mm {
+    size_t n; /* rows covered */
+    unsigned char *lo0, *hi0;
+    size_t cap0;
+    uint32_t *lo[MFU__MM_LEVELS], *hi[MFU__MM_LEVELS];
+    size_t cap[MFU__MM_LEVELS];
+} mfu__mm;
+/* Rows per block of level (0 .. MFU__MM_LEVELS). */
+size_t mfu__mm_block_rows(int level);
+/* Bring p up to date with col[0..n) (NULL: no number in any row) whose rows before from are
+ * the ones p covers already (from 0: everything is new). Work: the blocks from `from` on, at
+ * every level. false when out of memory or n > UINT32_MAX (p is then to be freed). */
+bool mfu__mm_update(mfu__mm *p, const double *col, size_t n, size_t from);
+void mfu__mm_free(mfu__mm *p);
+/* The level to gather a range of total rows at m points from: the highest whose blocks still
+ * fit MFU__PRESELECT_BLOCKS times in a bucket of total / m rows; -1 when level 0 does not
+ * (exact LTTB over every row). */
+int mfu__mm_level(size_t total, size_t m);
+/* Entries mfu__mm_candidates may write for a range of total rows at level. */
+size_t mfu__mm_cap(int level, size_t total);
+/* The candidate rows of [from, to) at level (0 .. MFU__MM_LEVELS) into out: the first and last
+ * row, and the two extremes of each block of the range's canonical cover (the largest aligned
+ * block of level <= level that starts at a row and fits, from left to right: whole blocks of
+ * the level in the middle, smaller ones towards the ends, single rows where no level-0 block
+ * fits), ascending without repeats. At level 0 this is mfu__minmax_candidates. Returns the
+ * count. */
+size_t mfu__mm_candidates(const mfu__mm *p, int level, size_t from, size_t to, size_t *out);
+
 /* ---- prom.c ----------------------------------------------------------------------------- */
 
 typedef struct mfu__label {
@@ -235,6 +271,33 @@ typedef struct mfu__rankwin {
     bool has_prev;
 } mfu__rankwin;
 
+/* One cached series answer: the query it answers (mfu__series_key), the run's version and
+ * derive_gen when it was made, its body. */
+#define MFU__SCACHE_ENTRIES 8
+#define MFU__SCACHE_MAX_BYTES (4u << 20) /* a larger answer is not kept */
+typedef struct mfu__scache {
+    char key[160];
+    uint64_t version, gen, used;
+    char *body;
+    size_t len;
+} mfu__scache;
+
+/* axes=1 of the series: add row i to the running sums of step time (el) and tokens (tok) from
+ * the columns of step time, tokens/s and tokens/s per device (used where the job's tokens/s is
+ * unknown); a row without a positive step time adds nothing. */
+static inline void mfu__axes_add(const double *stc, const double *tpc, const double *tdc, size_t i,
+                                 double *el, double *tok)
+{
+    double st = stc ? stc[i] : NAN, tps = tpc ? tpc[i] : NAN;
+    if (!isfinite(tps) && tdc)
+        tps = tdc[i];
+    if (isfinite(st) && st > 0) {
+        *el += st;
+        if (isfinite(tps) && tps > 0)
+            *tok += tps * st;
+    }
+}
+
 /* One run served. name is fixed; the rest is guarded by rw (refs/in_registry by the
  * registry mutex). */
 typedef struct mfu__srun {
@@ -243,21 +306,23 @@ typedef struct mfu__srun {
     bool in_registry;
     pthread_rwlock_t rw;
     /* guarded by rw */
-    bool loaded;             /* run and the derived columns hold every row */
-    bool stale;              /* the store changed under a loaded, not live run: reload */
-    bool live;               /* followed or posted to by this server */
-    bool followed;           /* a follower owns its rows */
-    bool posted;             /* rows came by POST: ranks are devices in /metrics */
-    const mfu_run *run;      /* rows; NULL while not loaded: run_own, or borrowed from the
-                                ingest session of the run's follower */
-    mfu_run *run_own;        /* the rows when this entry owns them (store, POST) */
-    mfu__fctx *fig;          /* the figures context of the run (NULL until derived) */
-    mfu_report_input fig_in; /* the input fig was made from */
-    bool fig_dirty;          /* fig must be made again (context or metadata changed) */
-    mfu__fcols cols;         /* every row's figures (the report's, step for step) */
-    unsigned char *blo[MFU__F_COUNT_], *bhi[MFU__F_COUNT_]; /* min/max offsets per block */
-    size_t bcap;                                            /* blocks allocated */
-    bool monotonic; /* step numbers never go down: ranges by binary search */
+    bool loaded;               /* run and the derived columns hold every row */
+    bool stale;                /* the store changed under a loaded, not live run: reload */
+    bool live;                 /* followed or posted to by this server */
+    bool followed;             /* a follower owns its rows */
+    bool posted;               /* rows came by POST: ranks are devices in /metrics */
+    const mfu_run *run;        /* rows; NULL while not loaded: run_own, or borrowed from the
+                                  ingest session of the run's follower */
+    mfu_run *run_own;          /* the rows when this entry owns them (store, POST) */
+    mfu__fctx *fig;            /* the figures context of the run (NULL until derived) */
+    mfu_report_input fig_in;   /* the input fig was made from */
+    bool fig_dirty;            /* fig must be made again (context or metadata changed) */
+    mfu__fcols cols;           /* every row's figures (the report's, step for step) */
+    mfu__mm mm[MFU__F_COUNT_]; /* the min/max pyramid of every series field's column */
+    double *ax_el, *ax_tok;    /* axes=1: elapsed_s and tokens_cum before each MFU__BLOCK rows */
+    size_t ax_cap;
+    uint64_t derive_gen; /* bumps whenever derived columns change (the series cache's key) */
+    bool monotonic;      /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
     char *context_json;    /* the run's stored context, NULL when none */
     bool own_resolved;     /* own below matches context_json */
@@ -291,6 +356,10 @@ typedef struct mfu__srun {
     /* posted per-rank windows */
     mfu__rankwin *ranks;
     size_t nranks;
+    /* the last series answers (api.c), valid for the version and derive_gen they name */
+    pthread_mutex_t cache_mu;
+    mfu__scache cache[MFU__SCACHE_ENTRIES];
+    uint64_t cache_tick;
 } mfu__srun;
 
 typedef struct mfu__registry {

@@ -9,6 +9,8 @@
  * that line, so it is kept: the shape of a long run survives at 2000 points. One pass, O(n).
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "server/internal.h"
 
@@ -172,5 +174,173 @@ size_t mfu__minmax_candidates(const unsigned char *lo, const unsigned char *hi, 
     }
     for (size_t j = b1 * MFU__BLOCK; j < to; j++)
         k = push(out, k, j);
+    return push(out, k, to - 1);
+}
+
+/* ---- the min/max pyramid ---------------------------------------------------------------- */
+
+size_t mfu__mm_block_rows(int level)
+{
+    size_t b = MFU__BLOCK;
+    for (int k = 0; k < level; k++)
+        b *= MFU__MM_FACTOR;
+    return b;
+}
+
+void mfu__mm_free(mfu__mm *p)
+{
+    free(p->lo0);
+    free(p->hi0);
+    for (int k = 0; k < MFU__MM_LEVELS; k++) {
+        free(p->lo[k]);
+        free(p->hi[k]);
+    }
+    memset(p, 0, sizeof *p);
+}
+
+static bool mm_grow(void **a, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap && *a)
+        return true;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*a, c * size);
+    if (!q)
+        return false;
+    *a = q;
+    *cap = c;
+    return true;
+}
+
+/* Row of the smaller (hi: larger) number of rows a and b of col, a before b: a on ties and
+ * when b holds NaN; b when a holds NaN. */
+static uint32_t pick(const double *col, uint32_t a, uint32_t b, bool hi)
+{
+    double x = col[a], y = col[b];
+    if (y != y)
+        return a;
+    if (x != x)
+        return b;
+    return (hi ? y > x : y < x) ? b : a;
+}
+
+bool mfu__mm_update(mfu__mm *p, const double *col, size_t n, size_t from)
+{
+    if (n > UINT32_MAX)
+        return false;
+    size_t nb0 = (n + MFU__BLOCK - 1) / MFU__BLOCK;
+    size_t c0 = p->cap0, c1 = p->cap0;
+    void *lo0 = p->lo0, *hi0 = p->hi0;
+    bool ok = mm_grow(&lo0, &c0, nb0, 1);
+    p->lo0 = lo0;
+    ok = ok && mm_grow(&hi0, &c1, nb0, 1);
+    p->hi0 = hi0;
+    if (!ok)
+        return false;
+    p->cap0 = c0 < c1 ? c0 : c1;
+    if (from > p->n)
+        from = p->n; /* rows past what was covered are new too */
+    if (n > 0)
+        mfu__blocks_update(col, n, from / MFU__BLOCK, p->lo0, p->hi0);
+    for (int k = 0; k < MFU__MM_LEVELS; k++) {
+        size_t rows = mfu__mm_block_rows(k + 1);
+        size_t nb = (n + rows - 1) / rows;
+        size_t ca = p->cap[k], cb = p->cap[k];
+        void *lo = p->lo[k], *hi = p->hi[k];
+        ok = mm_grow(&lo, &ca, nb ? nb : 1, sizeof(uint32_t));
+        p->lo[k] = lo;
+        ok = ok && mm_grow(&hi, &cb, nb ? nb : 1, sizeof(uint32_t));
+        p->hi[k] = hi;
+        if (!ok)
+            return false;
+        p->cap[k] = ca < cb ? ca : cb;
+        size_t child_rows = rows / MFU__MM_FACTOR;
+        size_t nchild = (n + child_rows - 1) / child_rows;
+        for (size_t b = from / rows; b < nb; b++) {
+            size_t c = b * MFU__MM_FACTOR,
+                   ce = c + MFU__MM_FACTOR < nchild ? c + MFU__MM_FACTOR : nchild;
+            uint32_t lo_r = (uint32_t)(b * rows), hi_r = lo_r;
+            for (; col && c < ce; c++) {
+                uint32_t cl, ch;
+                if (k == 0) {
+                    cl = (uint32_t)(c * MFU__BLOCK + p->lo0[c]);
+                    ch = (uint32_t)(c * MFU__BLOCK + p->hi0[c]);
+                } else {
+                    cl = p->lo[k - 1][c];
+                    ch = p->hi[k - 1][c];
+                }
+                lo_r = pick(col, lo_r, cl, false);
+                hi_r = pick(col, hi_r, ch, true);
+            }
+            p->lo[k][b] = lo_r;
+            p->hi[k][b] = hi_r;
+        }
+    }
+    p->n = n;
+    return true;
+}
+
+int mfu__mm_level(size_t total, size_t m)
+{
+    if (m == 0 || total / m < MFU__PRESELECT_BLOCKS * (size_t)MFU__BLOCK)
+        return -1;
+    int k = 0;
+    while (k < MFU__MM_LEVELS && total / m >= MFU__PRESELECT_BLOCKS * mfu__mm_block_rows(k + 1))
+        k++;
+    return k;
+}
+
+size_t mfu__mm_cap(int level, size_t total)
+{
+    return 2 * (total / mfu__mm_block_rows(level)) + 2 * MFU__BLOCK +
+           4 * (size_t)MFU__MM_FACTOR * (size_t)(level + 1) + 4;
+}
+
+/* The rows of block b of level k: its smallest and largest number. */
+static void block_rows(const mfu__mm *p, int k, size_t b, size_t *x, size_t *y)
+{
+    if (k == 0) {
+        *x = b * MFU__BLOCK + p->lo0[b];
+        *y = b * MFU__BLOCK + p->hi0[b];
+    } else {
+        *x = p->lo[k - 1][b];
+        *y = p->hi[k - 1][b];
+    }
+}
+
+/* The candidates of rows [a, b) from blocks of level k at most (level -1: every row). */
+static size_t cover(const mfu__mm *p, int k, size_t a, size_t b, size_t *out, size_t n)
+{
+    if (a >= b)
+        return n;
+    if (k < 0) {
+        for (size_t j = a; j < b; j++)
+            n = push(out, n, j);
+        return n;
+    }
+    size_t rows = mfu__mm_block_rows(k);
+    size_t a1 = (a + rows - 1) / rows, b1 = b / rows; /* whole blocks a1 .. b1-1 */
+    if (a1 >= b1)
+        return cover(p, k - 1, a, b, out, n);
+    n = cover(p, k - 1, a, a1 * rows, out, n);
+    for (size_t blk = a1; blk < b1; blk++) {
+        size_t x, y;
+        block_rows(p, k, blk, &x, &y);
+        n = push(out, n, x < y ? x : y);
+        n = push(out, n, x < y ? y : x);
+    }
+    return cover(p, k - 1, b1 * rows, b, out, n);
+}
+
+size_t mfu__mm_candidates(const mfu__mm *p, int level, size_t from, size_t to, size_t *out)
+{
+    if (to <= from)
+        return 0;
+    if (level >= MFU__MM_LEVELS + 1)
+        level = MFU__MM_LEVELS;
+    size_t k = 0;
+    out[k++] = from;
+    k = cover(p, level, from, to, out, k);
     return push(out, k, to - 1);
 }

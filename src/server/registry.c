@@ -342,6 +342,14 @@ static mfu__srun *srun_new(const char *name)
         free(r);
         return NULL;
     }
+    if (pthread_mutex_init(&r->cache_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->ana_mu);
+        pthread_mutex_destroy(&r->post_mu);
+        pthread_mutex_destroy(&r->sum_mu);
+        pthread_rwlock_destroy(&r->rw);
+        free(r);
+        return NULL;
+    }
     mfu__strlcpy(r->name, name, sizeof r->name);
     r->monotonic = true;
     return r;
@@ -359,12 +367,13 @@ static void drop_rows(mfu__srun *r)
     }
     mfu__fcols_free(&r->cols);
     r->fig_dirty = true;
-    for (int c = 0; c < MFU__F_COUNT_; c++) {
-        free(r->blo[c]);
-        free(r->bhi[c]);
-        r->blo[c] = r->bhi[c] = NULL;
-    }
-    r->bcap = 0;
+    for (int c = 0; c < MFU__F_COUNT_; c++)
+        mfu__mm_free(&r->mm[c]);
+    free(r->ax_el);
+    free(r->ax_tok);
+    r->ax_el = r->ax_tok = NULL;
+    r->ax_cap = 0;
+    r->derive_gen++;
     r->loaded = false;
 }
 
@@ -377,6 +386,9 @@ static void srun_free(mfu__srun *r)
         mfu__server_model_free(&r->own);
     free(r->ranks);
     mfu_analysis_free(r->ana);
+    for (int i = 0; i < MFU__SCACHE_ENTRIES; i++)
+        free(r->cache[i].body);
+    pthread_mutex_destroy(&r->cache_mu);
     pthread_mutex_destroy(&r->ana_mu);
     pthread_mutex_destroy(&r->post_mu);
     pthread_mutex_destroy(&r->sum_mu);
@@ -384,26 +396,38 @@ static void srun_free(mfu__srun *r)
     free(r);
 }
 
-/* Make room for the min/max blocks of n rows. */
-static bool blocks_reserve(mfu__srun *r, size_t n)
+/* The running sums of axes=1 before every block of MFU__BLOCK rows, from the block of row from
+ * on (the ones before stand): the series adds at most a block's rows to one of them, in the
+ * same order as a sum from the run's first row, so the sums are the same to the bit. */
+static bool axes_update(mfu__srun *r, size_t n, size_t from)
 {
     size_t nb = (n + MFU__BLOCK - 1) / MFU__BLOCK;
-    if (nb <= r->bcap && r->blo[0])
-        return true;
-    size_t cap = r->bcap ? r->bcap : 16;
-    while (cap < nb)
-        cap *= 2;
-    for (int k = 0; k < MFU__F_COUNT_; k++) {
-        unsigned char *lo = realloc(r->blo[k], cap);
-        if (!lo)
+    if (nb > r->ax_cap || !r->ax_el) {
+        size_t cap = r->ax_cap ? r->ax_cap : 16;
+        while (cap < nb)
+            cap *= 2;
+        double *el = realloc(r->ax_el, cap * sizeof *el);
+        if (!el)
             return false;
-        r->blo[k] = lo;
-        unsigned char *hi = realloc(r->bhi[k], cap);
-        if (!hi)
+        r->ax_el = el;
+        double *tok = realloc(r->ax_tok, cap * sizeof *tok);
+        if (!tok)
             return false;
-        r->bhi[k] = hi;
+        r->ax_tok = tok;
+        r->ax_cap = cap;
     }
-    r->bcap = cap;
+    const double *stc = mfu__srun_column(r, MFU__F_STEP_TIME_S);
+    const double *tpc = mfu__srun_column(r, MFU__F_TOKENS_PER_S);
+    const double *tdc = mfu__srun_column(r, MFU__F_TOKENS_PER_S_PER_DEVICE);
+    size_t b = from / MFU__BLOCK;
+    double el = b ? r->ax_el[b] : 0, tok = b ? r->ax_tok[b] : 0;
+    for (size_t i = b * MFU__BLOCK; i < n; i++) {
+        if (i % MFU__BLOCK == 0) {
+            r->ax_el[i / MFU__BLOCK] = el;
+            r->ax_tok[i / MFU__BLOCK] = tok;
+        }
+        mfu__axes_add(stc, tpc, tdc, i, &el, &tok);
+    }
     return true;
 }
 
@@ -454,11 +478,12 @@ static bool derive_from(mfu__registry *g, mfu__srun *r, size_t first, size_t *ch
         ctx_words(g, r);
     if (changed)
         *changed = from;
-    if (!blocks_reserve(r, n))
+    r->derive_gen++;
+    for (int k = 0; k < MFU__F_COUNT_; k++)
+        if (!mfu__mm_update(&r->mm[k], mfu__srun_column(r, (mfu__field)k), n, from))
+            return false;
+    if (!axes_update(r, n, from))
         return false;
-    for (int k = 0; k < MFU__F_COUNT_ && n > 0; k++)
-        mfu__blocks_update(mfu__srun_column(r, (mfu__field)k), n, from / MFU__BLOCK, r->blo[k],
-                           r->bhi[k]);
     const int64_t *steps = mfu_run_steps(r->run);
     const mfu_run_meta *m = mfu_run_meta_get(r->run);
     if (from == 0)

@@ -4,7 +4,8 @@
  *   store.c    open, pragmas, schema and migrations, error mapping, transactions
  *   rows.c     step rows and metadata: the batched writer, put / append / get, delete
  *   catalog.c  listing, tags, findings, source records
- *   ingest.c   ingest a log file into a run: identity, the resume rule
+ *   from_log.c ingest a log file into a run: identity, the resume rule
+ *   chunks.c   the rows again as compressed column chunks (step_chunks): encode, decode
  */
 #ifndef MFU_STORE_INTERNAL_H
 #define MFU_STORE_INTERNAL_H
@@ -85,6 +86,9 @@ typedef struct mfu__store_write {
     size_t rows_written; /* out */
     /* the writer's own */
     size_t first_seq, obs_next; /* the next observation to write */
+    mfu_step *chunk;            /* rows of the chunk being filled (NULL: none will be) */
+    size_t chunk_start;         /* the row number of chunk[0] */
+    bool chunk_bad;             /* a row before from could not be read: no chunk this time */
 } mfu__store_write;
 
 /* The number of the first observation of run (in the order it holds them) whose row is >=
@@ -126,5 +130,23 @@ mfu_status mfu__store_meta_from_json(const char *text, mfu_run_meta *m, mfu_erro
 /* Row i of the mfu_run ctx (the row source of a write from a run); an absent row reads as
  * mfu_step_init's step. */
 void mfu__store_run_row(const void *ctx, size_t i, mfu_step *out);
+
+/* ---- column chunks (chunks.c) ----------------------------------------------------------- */
+
+/* Rows per chunk: rows [c * MFU__CHUNK_ROWS, (c + 1) * MFU__CHUNK_ROWS) of a run are chunk c,
+ * stored once the run holds all of them. */
+#define MFU__CHUNK_ROWS 16384
+
+/* Bytes of a chunk of n rows before compression, at most. */
+size_t mfu__chunk_raw_max(size_t n);
+/* rows[0..n) (made as the steps table would give them back: NaN one NaN, a scope outside the
+ * enum unknown) as a compressed blob: *blob malloc'd, *len bytes. Errors: MFU_E_NOMEM. */
+mfu_status mfu__chunk_encode(mfu_step *rows, size_t n, void **blob, size_t *len, mfu_error *err);
+/* The n rows of blob into rows[0..n); false when it is not a chunk of n rows (damaged). */
+bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows);
+/* Store rows[0..MFU__CHUNK_ROWS) as chunk `chunk` of run id, in the caller's transaction. */
+mfu_status mfu__chunk_put(mfu_store *s, int64_t id, size_t chunk, mfu_step *rows, mfu_error *err);
+/* Delete the chunks of run id that hold a row >= from_row, in the caller's transaction. */
+mfu_status mfu__chunk_delete_from(mfu_store *s, int64_t id, size_t from_row, mfu_error *err);
 
 #endif /* MFU_STORE_INTERNAL_H */

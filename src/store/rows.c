@@ -340,6 +340,9 @@ static mfu_status write_head(mfu_store *s, const mfu__store_write *w, size_t fro
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return mfu__store_fail(s, err, rc, "deleting rows");
+    rs = mfu__chunk_delete_from(s, w->id, from, err);
+    if (rs != MFU_OK)
+        return rs;
     rs = mfu__store_prepare(s, "DELETE FROM rank_obs WHERE run_id=?1 AND (row_no>=?2 OR seq>=?3)",
                             &st, err);
     if (rs != MFU_OK)
@@ -518,6 +521,75 @@ mfu_status mfu__store_obs_prefix(mfu_store *s, int64_t id, size_t before, size_t
     return rs;
 }
 
+/* Rows [a, b) of run id as stored into rows[0..b-a); *complete false when one is missing. */
+static mfu_status read_rows(mfu_store *s, int64_t id, size_t a, size_t b, mfu_step *rows,
+                            bool *complete, mfu_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *complete = false;
+    mfu_status rs = mfu__store_prepare(s,
+                                       "SELECT row_no, " STEP_COLUMNS " FROM steps WHERE "
+                                       "run_id=? AND row_no>=? AND row_no<? ORDER BY row_no",
+                                       &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)a);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)b);
+    size_t next = a;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((size_t)sqlite3_column_int64(st, 0) != next)
+            break;
+        read_step(st, 1, &rows[next - a]);
+        next++;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        rs = mfu__store_fail(s, err, rc, "reading step rows");
+    sqlite3_finalize(st);
+    *complete = rs == MFU_OK && next == b;
+    return rs;
+}
+
+/* Before the rows of a write: the chunk its first row falls in, filled with the stored rows
+ * before `from` when a chunk will be complete by the end of the write (else none is kept). */
+static mfu_status chunk_begin(mfu_store *s, mfu__store_write *w, mfu_error *err)
+{
+    size_t c0 = w->from / MFU__CHUNK_ROWS;
+    w->chunk_start = c0 * MFU__CHUNK_ROWS;
+    w->chunk_bad = false;
+    free(w->chunk);
+    w->chunk = NULL;
+    if ((c0 + 1) * MFU__CHUNK_ROWS > w->total)
+        return MFU_OK;
+    w->chunk = malloc(MFU__CHUNK_ROWS * sizeof *w->chunk);
+    if (!w->chunk)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory writing rows");
+    if (w->chunk_start == w->from)
+        return MFU_OK;
+    bool complete = false;
+    mfu_status rs = read_rows(s, w->id, w->chunk_start, w->from, w->chunk, &complete, err);
+    w->chunk_bad = !complete;
+    return rs;
+}
+
+/* Row i (just written) into the chunk being filled; the chunk is stored when it is full. */
+static mfu_status chunk_row(mfu_store *s, mfu__store_write *w, size_t i, const mfu_step *row,
+                            mfu_error *err)
+{
+    if (!w->chunk || i < w->chunk_start)
+        return MFU_OK;
+    w->chunk[i - w->chunk_start] = *row;
+    if (i - w->chunk_start + 1 < MFU__CHUNK_ROWS)
+        return MFU_OK;
+    mfu_status rs = MFU_OK;
+    if (!w->chunk_bad)
+        rs = mfu__chunk_put(s, w->id, i / MFU__CHUNK_ROWS, w->chunk, err);
+    w->chunk_bad = false;
+    w->chunk_start += MFU__CHUNK_ROWS;
+    return rs;
+}
+
 /* One transaction: (the head, when it is the first) + rows [pos, pos + batch) + the tail.
  * *pos is the first row to write and becomes the end of what was written; *gen is the run's
  * generation after the previous transaction (set by the first). */
@@ -552,6 +624,8 @@ static mfu_status write_batch(mfu_store *s, mfu__store_write *w, bool first_tx, 
             w->from = nrows;
         plan_obs(w);
         rs = write_head(s, w, w->from, err);
+        if (rs == MFU_OK)
+            rs = chunk_begin(s, w, err);
         if (rs != MFU_OK)
             goto fail;
         *pos = w->from;
@@ -576,6 +650,11 @@ static mfu_status write_batch(mfu_store *s, mfu__store_write *w, bool first_tx, 
         int rc = sqlite3_step(ins);
         if (rc != SQLITE_DONE) {
             rs = mfu__store_fail(s, err, rc, "writing step rows");
+            sqlite3_reset(ins);
+            goto fail;
+        }
+        rs = chunk_row(s, w, i, &row, err);
+        if (rs != MFU_OK) {
             sqlite3_reset(ins);
             goto fail;
         }
@@ -622,6 +701,7 @@ mfu_status mfu__store_write_rows(mfu_store *s, mfu__store_write *w, mfu_error *e
     size_t pos = 0;
     int64_t gen = 0;
     w->rows_written = 0;
+    w->chunk = NULL;
     rs = write_batch(s, w, true, &pos, &gen, err);
     while (rs == MFU_OK) {
         if (s->progress)
@@ -630,6 +710,8 @@ mfu_status mfu__store_write_rows(mfu_store *s, mfu__store_write *w, mfu_error *e
             break;
         rs = write_batch(s, w, false, &pos, &gen, err);
     }
+    free(w->chunk);
+    w->chunk = NULL;
     return rs;
 }
 
@@ -808,6 +890,71 @@ static mfu_status read_obs(mfu_store *s, int64_t id, mfu_run *run, const size_t 
     return rs;
 }
 
+/* Stored row row_no of a run of nrows rows into run, by mfu_run_append's rule. Stored row i
+ * is run row i unless rows merged on the way back (see store.h) or a row is missing (a
+ * damaged store); then (*map)[i] is the run row it went to, SIZE_MAX for none. */
+static mfu_status take_row(mfu_run *run, const mfu_step *row, size_t row_no, size_t nrows,
+                           size_t **map, mfu_error *err)
+{
+    size_t before = mfu_run_count(run);
+    bool merged = false;
+    mfu_status rs = mfu_run_append(run, row, &merged, err);
+    /* A row no run accepts today (a negative step an older mfu stored, a tampered file) is
+     * left out like a missing one: the rest of the run still reads. */
+    bool refused = rs == MFU_E_RANGE;
+    if (rs != MFU_OK && !refused)
+        return rs;
+    size_t to = refused ? SIZE_MAX : merged ? merged_row(run, row->step) : before;
+    if (!*map && to != row_no) {
+        *map = malloc(nrows * sizeof **map);
+        if (!*map)
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading a run");
+        for (size_t i = 0; i < nrows; i++)
+            (*map)[i] = i < row_no ? i : SIZE_MAX;
+    }
+    if (*map)
+        (*map)[row_no] = to;
+    return MFU_OK;
+}
+
+/* The rows of run id held in whole chunks from row 0 on into run: *covered = the rows read
+ * (a multiple of MFU__CHUNK_ROWS; stops at a missing or damaged chunk: the rows table has the
+ * rest). */
+static mfu_status read_chunks(mfu_store *s, int64_t id, size_t nrows, mfu_run *run, size_t **map,
+                              size_t *covered, mfu_error *err)
+{
+    *covered = 0;
+    if (nrows < MFU__CHUNK_ROWS)
+        return MFU_OK;
+    sqlite3_stmt *st = NULL;
+    mfu_status rs = mfu__store_prepare(
+        s, "SELECT chunk, nrows, data FROM step_chunks WHERE run_id=? AND chunk<? ORDER BY chunk",
+        &st, err);
+    if (rs != MFU_OK)
+        return rs;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)(nrows / MFU__CHUNK_ROWS));
+    mfu_step *rows = malloc(MFU__CHUNK_ROWS * sizeof *rows);
+    if (!rows) {
+        sqlite3_finalize(st);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading a run");
+    }
+    int rc;
+    while (rs == MFU_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((size_t)sqlite3_column_int64(st, 0) != *covered / MFU__CHUNK_ROWS ||
+            sqlite3_column_int64(st, 1) != MFU__CHUNK_ROWS ||
+            !mfu__chunk_decode(sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+                               MFU__CHUNK_ROWS, rows))
+            break;
+        for (size_t j = 0; j < MFU__CHUNK_ROWS && rs == MFU_OK; j++)
+            rs = take_row(run, &rows[j], *covered + j, nrows, map, err);
+        *covered += MFU__CHUNK_ROWS;
+    }
+    free(rows);
+    sqlite3_finalize(st);
+    return rs;
+}
+
 mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error *err)
 {
     if (out)
@@ -855,42 +1002,29 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
     st = NULL;
     if (rs != MFU_OK)
         goto done;
+    /* whole chunks first (the same rows, read as columns), the rest row by row */
+    size_t covered = 0;
+    rs = mfu_run_reserve(run, (size_t)nrows, err);
+    if (rs == MFU_OK)
+        rs = read_chunks(s, id, (size_t)nrows, run, &map, &covered, err);
+    if (rs != MFU_OK)
+        goto done;
     rs = mfu__store_prepare(s,
                             "SELECT row_no, " STEP_COLUMNS
-                            " FROM steps WHERE run_id=? AND row_no>=0 AND row_no<? ORDER BY row_no",
+                            " FROM steps WHERE run_id=? AND row_no>=? AND row_no<? ORDER BY row_no",
                             &st, err);
     if (rs != MFU_OK)
         goto done;
     sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, nrows);
-    /* Stored row i is run row i unless rows merged on the way back (see store.h) or a row is
-     * missing (a damaged store); then map[i] is the run row it went to, SIZE_MAX for none. */
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)covered);
+    sqlite3_bind_int64(st, 3, nrows);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         size_t row_no = (size_t)sqlite3_column_int64(st, 0);
         mfu_step row;
         read_step(st, 1, &row);
-        size_t before = mfu_run_count(run);
-        bool merged = false;
-        rs = mfu_run_append(run, &row, &merged, err);
-        /* A row no run accepts today (a negative step an older mfu stored, a tampered file)
-         * is left out like a missing one: the rest of the run still reads. */
-        bool refused = rs == MFU_E_RANGE;
-        if (rs != MFU_OK && !refused)
+        rs = take_row(run, &row, row_no, (size_t)nrows, &map, err);
+        if (rs != MFU_OK)
             goto done;
-        rs = MFU_OK;
-        size_t to = refused ? SIZE_MAX : merged ? merged_row(run, row.step) : before;
-        if (!map && to != row_no) {
-            map = malloc((size_t)nrows * sizeof *map);
-            if (!map) {
-                rs =
-                    mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading run %lld", (long long)id);
-                goto done;
-            }
-            for (size_t i = 0; i < (size_t)nrows; i++)
-                map[i] = i < row_no ? i : SIZE_MAX;
-        }
-        if (map)
-            map[row_no] = to;
     }
     if (rc != SQLITE_DONE) {
         rs = mfu__store_fail(s, err, rc, "reading step rows");

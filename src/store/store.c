@@ -105,7 +105,18 @@ static const char migration_3[] =
     " PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
     "UPDATE runs SET src_mtime_ns = -1 WHERE src_path <> '';";
 
-static const char *const migrations[] = {migration_1, migration_2, migration_3};
+/* Schema version 4: each MFU__CHUNK_ROWS rows of a run again as one compressed blob of
+ * columns (store/chunks.c), so that a long run reads back in a few hundred blob reads. Runs
+ * stored before have none: they read from their rows as before until they are written again
+ * (or until a writable open reads them: rows.c writes the chunks then). */
+static const char migration_4[] = "CREATE TABLE step_chunks("
+                                  " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                  " chunk INTEGER NOT NULL,"
+                                  " nrows INTEGER NOT NULL,"
+                                  " data BLOB NOT NULL,"
+                                  " PRIMARY KEY(run_id, chunk));";
+
+static const char *const migrations[] = {migration_1, migration_2, migration_3, migration_4};
 
 _Static_assert(MFU__ARRAY_LEN(migrations) == MFU_STORE_SCHEMA_VERSION,
                "one migration per schema version");

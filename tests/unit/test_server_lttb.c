@@ -282,6 +282,196 @@ static void preselected_keeps_peaks(void **state)
     free(out);
 }
 
+/* ---- the min/max pyramid ---- */
+
+/* The first row of [s, e) holding the smallest (hi: largest) number, s when none does. */
+static size_t brute_extreme(const double *y, size_t s, size_t e, bool hi)
+{
+    size_t best = s;
+    bool any = false;
+    for (size_t j = s; j < e; j++) {
+        if (y[j] != y[j])
+            continue;
+        if (!any || (hi ? y[j] > y[best] : y[j] < y[best])) {
+            best = j;
+            any = true;
+        }
+    }
+    return best;
+}
+
+static size_t brute_push(size_t *out, size_t k, size_t j)
+{
+    if (k == 0 || j > out[k - 1])
+        out[k++] = j;
+    return k;
+}
+
+/* The candidates of [from, to) at level by their definition: from left to right, the largest
+ * aligned block of level <= level that starts at the row and fits, its two extremes found by
+ * scanning its rows; a single row where no block fits. */
+static size_t brute_candidates(const double *y, int level, size_t from, size_t to, size_t *out)
+{
+    size_t k = 0;
+    out[k++] = from;
+    for (size_t p = from; p < to;) {
+        size_t len = 1;
+        for (int l = level; l >= 0; l--) {
+            size_t b = mfu__mm_block_rows(l);
+            if (p % b == 0 && p + b <= to) {
+                len = b;
+                break;
+            }
+        }
+        if (len == 1) {
+            k = brute_push(out, k, p);
+        } else {
+            size_t x = brute_extreme(y, p, p + len, false), z = brute_extreme(y, p, p + len, true);
+            k = brute_push(out, k, x < z ? x : z);
+            k = brute_push(out, k, x < z ? z : x);
+        }
+        p += len;
+    }
+    return brute_push(out, k, to - 1);
+}
+
+static size_t below(size_t n)
+{
+    return (size_t)(uniform() * (double)n) % n;
+}
+
+/* A seeded random series with ties (values on a grid of 8), NaN rows and a stretch of NaN
+ * longer than a level-1 block, grown in random pieces (rows before each piece's start may
+ * change too, as a follower's last rows do): the pyramid gives, for random ranges at every
+ * level, the candidates the definition gives. */
+static void pyramid_vs_brute_force(void **state)
+{
+    (void)state;
+    size_t n = 300000;
+    double *y = malloc(n * sizeof *y);
+    size_t cap = mfu__mm_cap(0, n);
+    size_t *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
+    assert_true(y && a && b);
+    for (size_t i = 0; i < n; i++)
+        y[i] = uniform() < 0.05 ? NAN : floor(uniform() * 8);
+    for (size_t i = 70000; i < 71500; i++)
+        y[i] = NAN;
+    mfu__mm p;
+    memset(&p, 0, sizeof p);
+    size_t have = 0;
+    while (have < n) {
+        size_t next = have + 1 + below(40000);
+        if (next > n)
+            next = n;
+        size_t from = have > 10 ? have - below(10) : 0; /* the last rows changed */
+        for (size_t i = from; i < have; i++)
+            y[i] = floor(uniform() * 8);
+        assert_true(mfu__mm_update(&p, y, next, from));
+        have = next;
+        for (int t = 0; t < 20; t++) {
+            int level = (int)below(MFU__MM_LEVELS + 1);
+            size_t lo = below(have), hi = lo + 1 + below(have - lo);
+            size_t ka = mfu__mm_candidates(&p, level, lo, hi, a);
+            size_t kb = brute_candidates(y, level, lo, hi, b);
+            assert_true(ka <= mfu__mm_cap(level, hi - lo));
+            assert_int_equal(ka, kb);
+            assert_memory_equal(a, b, ka * sizeof *a);
+        }
+    }
+    /* every level over the whole series, and the level-0 candidates of before */
+    unsigned char *lo0 = malloc((n + 63) / 64), *hi0 = malloc((n + 63) / 64);
+    assert_true(lo0 && hi0);
+    mfu__blocks_update(y, n, 0, lo0, hi0);
+    for (int level = 0; level <= MFU__MM_LEVELS; level++) {
+        size_t ka = mfu__mm_candidates(&p, level, 3, n - 2, a);
+        size_t kb = brute_candidates(y, level, 3, n - 2, b);
+        assert_int_equal(ka, kb);
+        assert_memory_equal(a, b, ka * sizeof *a);
+        if (level == 0) {
+            kb = mfu__minmax_candidates(lo0, hi0, 3, n - 2, b);
+            assert_int_equal(ka, kb);
+            assert_memory_equal(a, b, ka * sizeof *a);
+        }
+    }
+    /* an absent column: every block's first row */
+    mfu__mm q;
+    memset(&q, 0, sizeof q);
+    assert_true(mfu__mm_update(&q, NULL, 5000, 0));
+    size_t k = mfu__mm_candidates(&q, 2, 0, 5000, a);
+    assert_int_equal(a[0], 0);
+    assert_int_equal(a[1], 1024); /* block 0 of level 2 (1024 rows) gives row 0 once */
+    assert_int_equal(a[k - 1], 4999);
+    mfu__mm_free(&q);
+    mfu__mm_free(&p);
+    free(lo0);
+    free(hi0);
+    free(y);
+    free(a);
+    free(b);
+}
+
+/* The level: the highest whose blocks fit MFU__PRESELECT_BLOCKS times in a bucket. */
+static void pyramid_level(void **state)
+{
+    (void)state;
+    assert_int_equal(mfu__mm_level(10000, 2000), -1);
+    assert_int_equal(mfu__mm_level(2000 * 256, 2000), 0);
+    assert_int_equal(mfu__mm_level(2000 * 256 - 1, 2000), -1);
+    assert_int_equal(mfu__mm_level(2000 * 1024, 2000), 1);
+    assert_int_equal(mfu__mm_level(2000 * 1024 - 1, 2000), 0);
+    for (size_t total = 1000; total < 100000000; total = total * 3 + 7) {
+        int l = mfu__mm_level(total, 2000);
+        if (l < 0)
+            continue;
+        size_t bucket = total / 2000;
+        assert_true(bucket >= MFU__PRESELECT_BLOCKS * mfu__mm_block_rows(l));
+        if (l < MFU__MM_LEVELS)
+            assert_true(bucket < MFU__PRESELECT_BLOCKS * mfu__mm_block_rows(l + 1));
+    }
+    /* 10 million rows at 2000 points: a few tens of thousands of candidates, not 312,500 */
+    assert_true(mfu__mm_cap(mfu__mm_level(10000000, 2000), 10000000) < 40000);
+}
+
+/* LTTB over the pyramid's candidates of a million points keeps the spike and the dip. */
+static void pyramid_keeps_peaks(void **state)
+{
+    (void)state;
+    size_t n = 1000000, m = 200;
+    double *y = malloc(n * sizeof *y), *g = NULL;
+    size_t *out = malloc(m * sizeof *out);
+    assert_true(y && out);
+    for (size_t i = 0; i < n; i++)
+        y[i] = 10 + uniform();
+    y[424242] = 50;
+    y[99] = -30;
+    mfu__mm p;
+    memset(&p, 0, sizeof p);
+    assert_true(mfu__mm_update(&p, y, n, 0));
+    int level = mfu__mm_level(n, m);
+    assert_true(level >= 2);
+    size_t *cand = malloc(mfu__mm_cap(level, n) * sizeof *cand);
+    assert_true(cand);
+    size_t k = mfu__mm_candidates(&p, level, 0, n, cand);
+    assert_true(k < 2 * n / mfu__mm_block_rows(level) + 200);
+    g = malloc(k * sizeof *g);
+    assert_true(g);
+    for (size_t i = 0; i < k; i++)
+        g[i] = y[cand[i]];
+    size_t got = mfu__lttb_xy(g, cand, k, m, out);
+    assert_int_equal(got, m);
+    bool spike = false, dip = false;
+    for (size_t i = 0; i < got; i++) {
+        spike = spike || cand[out[i]] == 424242;
+        dip = dip || cand[out[i]] == 99;
+    }
+    assert_true(spike && dip);
+    mfu__mm_free(&p);
+    free(y);
+    free(g);
+    free(cand);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +482,9 @@ int main(void)
         cmocka_unit_test(blocks),
         cmocka_unit_test(candidates),
         cmocka_unit_test(preselected_keeps_peaks),
+        cmocka_unit_test(pyramid_vs_brute_force),
+        cmocka_unit_test(pyramid_level),
+        cmocka_unit_test(pyramid_keeps_peaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,9 +34,10 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-/* SQL that takes a version-3 store back to the tables of version 2 (what migration 3 added). */
+/* SQL that takes a version-4 store back to the tables of version 2 (what migrations 3 and 4
+ * added). */
 #define UNDO_V3                                                                                    \
-    "DROP TABLE rank_obs;"                                                                         \
+    "DROP TABLE step_chunks; DROP TABLE rank_obs;"                                                 \
     "ALTER TABLE steps DROP COLUMN seq_len; ALTER TABLE steps DROP COLUMN devices;"                \
     "ALTER TABLE steps DROP COLUMN useful_tokens; ALTER TABLE steps DROP COLUMN clock_mhz;"        \
     "ALTER TABLE steps DROP COLUMN power_w; ALTER TABLE steps DROP COLUMN power_limit_w;"          \
