@@ -285,3 +285,46 @@ size_t mfu__fmt_roundtrip(char *buf, size_t n, double v)
     }
     return len > 0 ? (size_t)len : 0;
 }
+
+size_t mfu__fmt_si(char *buf, size_t n, double v, const char *unit)
+{
+    static const char *const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
+    int len;
+    if (!unit)
+        unit = "";
+    if (isnan(v))
+        len = snprintf(buf, n, "-");
+    else if (isinf(v))
+        len = snprintf(buf, n, "%sinf%s%s", v < 0 ? "-" : "", unit[0] ? " " : "", unit);
+    else if (v == 0)
+        len = snprintf(buf, n, "0%s%s", unit[0] ? " " : "", unit);
+    else if (fabs(v) < 1)
+        len = snprintf(buf, n, "%.3g%s%s", v, unit[0] ? " " : "", unit);
+    else {
+        const char *sign = v < 0 ? "-" : "";
+        double a = fabs(v);
+        size_t k = 0;
+        while (a >= 1000 && k + 1 < MFU__ARRAY_LEN(prefix)) {
+            a /= 1000;
+            k++;
+        }
+        /* three significant digits; rounding may carry into the next decade (9.996 -> 10.0)
+         * or the next prefix (999.96 -> 1.00 of the next) */
+        char num[48];
+        for (;;) {
+            int dec = a < 10 ? 2 : a < 100 ? 1 : 0;
+            snprintf(num, sizeof num, "%.*f", dec, a);
+            double r = strtod(num, NULL);
+            if (r >= 1000 && k + 1 < MFU__ARRAY_LEN(prefix)) {
+                a /= 1000;
+                k++;
+            } else if ((dec == 2 && r >= 10) || (dec == 1 && r >= 100))
+                a = r; /* print the rounded value with one decimal less */
+            else
+                break;
+        }
+        len = snprintf(buf, n, "%s%s%s%s%s", sign, num, unit[0] || prefix[k][0] ? " " : "",
+                       prefix[k], unit);
+    }
+    return len > 0 ? (size_t)len : 0;
+}
