@@ -79,6 +79,9 @@ size_t mfu__fmt_roundtrip(char *buf, size_t n, double v);
  * UNIT" / "-inf UNIT". unit may be "" (then "1.23 G"). The one formatter of FLOP/s (and FLOP)
  * in text and HTML (docs/internals/util.md). Returns the length snprintf reports. */
 size_t mfu__fmt_si(char *buf, size_t n, double v, const char *unit);
+/* mfu__fmt_si with `digits` significant digits (1..9, clamped): 4 for a peak a reader matches
+ * against a table ("989.5 TFLOP/s"). */
+size_t mfu__fmt_si_digits(char *buf, size_t n, double v, const char *unit, int digits);
 
 /* The k-th smallest of v[0..n) (0-based, k < n, no NaN in v), found by selection: v is
  * reordered so that v[0..k) <= v[k] <= v[k+1..n). Average O(n). */

@@ -175,6 +175,16 @@ static void si_format(void **state)
     assert_string_equal(buf, "1.50 G"); /* no unit: the prefix alone */
     mfu__fmt_si(buf, sizeof buf, 12, NULL);
     assert_string_equal(buf, "12.0");
+    mfu__fmt_si_digits(buf, sizeof buf, 989.5e12, "FLOP/s", 4);
+    assert_string_equal(buf, "989.5 TFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 999.94e12, "FLOP/s", 4);
+    assert_string_equal(buf, "999.9 TFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 999.96e12, "FLOP/s", 4);
+    assert_string_equal(buf, "1.000 PFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 99.996e9, "FLOP/s", 4);
+    assert_string_equal(buf, "100.0 GFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 614.4e9, "FLOP/s", 4);
+    assert_string_equal(buf, "614.4 GFLOP/s");
     mfu__fmt_si(buf, 6, 312e12, "FLOP/s"); /* truncated, terminated */
     assert_string_equal(buf, "312 T");
 }
