@@ -245,20 +245,25 @@ static bool make_dirs(const char *dir, char *bad, size_t n)
     }
 }
 
+/* The time from row i-1's end to row i's end: the step time x the steps between the two rows (a
+ * log that prints every k-th step averages over those k); 0 for the first row or without a step
+ * time. */
+static double span(const mfu_report *r, const double *dt, size_t i)
+{
+    if (i == 0 || !isfinite(dt[i]) || !(dt[i] > 0))
+        return 0;
+    int64_t gap = r->steps[i] - r->steps[i - 1];
+    return dt[i] * (gap > 0 ? (double)gap : 1.0);
+}
+
 /* Each step's wall time, seconds since 1970, into w[0..n): its timestamp where the log has one;
- * between and after timestamps, the one before plus the step's time x the steps since the row
- * before (a log that prints every k-th step averages over those k); before the first
- * timestamp, the one after less its step time. A log without any timestamp ends its last step
- * at end_s. A step without a step time adds nothing (the event repeats the time before). */
+ * between and after timestamps, the one before plus span(); before the first timestamp, the one
+ * after less its span. A log without any timestamp ends its last step at end_s. A step without
+ * a step time adds nothing (the event repeats the time before). */
 static void wall_times(const mfu_report *r, double end_s, double *w)
 {
     size_t n = r->n;
     const double *dt = r->cols.v[MFU__FC_STEP_TIME_S];
-    /* the time from row i-1's end to row i's end (0 for the first row or no step time) */
-#define SPAN(i)                                                                                    \
-    ((i) > 0 && isfinite(dt[i]) && dt[i] > 0                                                       \
-         ? dt[i] * (r->steps[i] > r->steps[(i)-1] ? (double)(r->steps[i] - r->steps[(i)-1]) : 1.0) \
-         : 0.0)
     size_t first = n;
     for (size_t i = 0; i < n && first == n; i++)
         if (isfinite(r->time_s[i]))
@@ -266,15 +271,14 @@ static void wall_times(const mfu_report *r, double end_s, double *w)
     if (first == n) { /* no timestamp: back from the end */
         w[n - 1] = end_s;
         for (size_t i = n - 1; i > 0; i--)
-            w[i - 1] = w[i] - SPAN(i);
+            w[i - 1] = w[i] - span(r, dt, i);
         return;
     }
     w[first] = r->time_s[first];
     for (size_t i = first; i > 0; i--)
-        w[i - 1] = w[i] - SPAN(i);
+        w[i - 1] = w[i] - span(r, dt, i);
     for (size_t i = first + 1; i < n; i++)
-        w[i] = isfinite(r->time_s[i]) ? r->time_s[i] : w[i - 1] + SPAN(i);
-#undef SPAN
+        w[i] = isfinite(r->time_s[i]) ? r->time_s[i] : w[i - 1] + span(r, dt, i);
 }
 
 mfu_status mfu_report_write_tfevents(const mfu_report *r, const char *dir, double wall_time_s,
