@@ -20,6 +20,6 @@ echo "pyenv.sh: making $venv (python/requirements-test.txt)" >&2
 mkdir -p "$(dirname "$venv")"
 /usr/bin/python3 -m venv --system-site-packages --clear "$venv"
 "$venv/bin/python" -m pip install --quiet --no-deps --disable-pip-version-check -r "$lock"
-"$venv/bin/python" -c 'import torch, transformers, accelerate, lightning' ||
+"$venv/bin/python" -c 'import torch, transformers, accelerate, lightning, tensorboard.backend.event_processing.event_accumulator' ||
     { echo "pyenv.sh: $venv cannot import the test packages" >&2; exit 1; }
 echo "$want" >"$stamp"

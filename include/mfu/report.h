@@ -370,20 +370,26 @@ MFU_API mfu_status mfu_report_html(const mfu_report_html_run *runs, size_t n, co
  * hardware_flops_per_second_per_device, mfu, hfu, reported_mfu,
  * reported_flops_per_second_per_device, reported_tokens_per_second, loss (the series names;
  * numbers in the fewest of 15-17 significant digits that read back exactly, an absent value as
- * an empty field). header: write the
+ * an empty field, a loss the log printed as nan or inf as "nan", an infinite figure as "inf" or
+ * "-inf"). header: write the
  * header line first (once per file when several runs share it). Errors: MFU_E_INVALID (NULL),
  * MFU_E_IO. */
 MFU_API mfu_status mfu_report_write_csv(const mfu_report *r, const char *run, bool header,
                                         FILE *out, mfu_error *err);
 
-/* Write the per-step series as a TensorBoard event file in dir (created when absent, with its
- * parent):
- * "events.out.tfevents.<wall time>.<host>.mfu", scalars tagged mfu/mfu, mfu/hfu,
+/* Write the per-step series as a TensorBoard event file in dir (created when absent, with every
+ * missing folder above it, as mkdir -p):
+ * "events.out.tfevents.<the first step's start>.<host>.mfu", scalars tagged mfu/mfu, mfu/hfu,
  * mfu/tokens_per_second, mfu/model_flops_per_second_per_device, mfu/step_time_s,
- * mfu/reported_mfu, mfu/loss at each step (absent values left out; float32 as TensorBoard
- * keeps them). Every event carries wall_time_s (<= 0: now). path (may be NULL) gets the file's
- * path. Errors: MFU_E_INVALID (NULL report, no dir), MFU_E_IO (the directory or the file; a
- * half-written file is removed). */
+ * mfu/reported_mfu, mfu/loss, mfu/seq_len and mfu/model_flops_per_token at each step (absent
+ * values left out, a loss printed as nan written as NaN; float32 as TensorBoard keeps them).
+ * Each event carries its step's wall time: the log's timestamp where the step has one, else the
+ * step before's plus the step time x the steps between the two rows (before the first
+ * timestamp: the one after less its step time); for a log without any timestamp, the last step
+ * ends at wall_time_s (<= 0: now) and each earlier one a step time before the next. path (may
+ * be NULL) gets the file's path. Errors: MFU_E_INVALID (NULL report, no dir), MFU_E_NOMEM,
+ * MFU_E_IO (a folder that cannot be made, named in the message, or the file; a half-written
+ * file is removed). */
 MFU_API mfu_status mfu_report_write_tfevents(const mfu_report *r, const char *dir,
                                              double wall_time_s, char *path, size_t npath,
                                              mfu_error *err);

@@ -437,7 +437,7 @@ static void print_cpu(const mfu_cpu_info *c, const mfu_cpu_peak *p, const mfu_er
         double v = p->dense_flops_per_s[dtypes[k]];
         char a[32], b[32];
         if (v > 0) {
-            cli_fmt_si(a, sizeof a, v, dtypes[k] == MFU_DTYPE_INT8 ? "OP/s" : "FLOP/s");
+            mfu__fmt_si_digits(a, sizeof a, v, dtypes[k] == MFU_DTYPE_INT8 ? "OP/s" : "FLOP/s", 4);
             snprintf(b, sizeof b, "%g", p->flops_per_cycle_per_core[dtypes[k]]);
         } else {
             snprintf(a, sizeof a, "-");
@@ -456,8 +456,8 @@ static void print_probe(const mfu_cpu_probe_result *r, double seconds)
     const mfu_cpu_probe_rate *rates[2] = {&r->fp32, &r->fp64};
     for (int i = 0; i < 2; i++) {
         char a[32], b[32], pct[32];
-        cli_fmt_si(a, sizeof a, rates[i]->flops_per_s, "FLOP/s");
-        cli_fmt_si(b, sizeof b, rates[i]->peak_flops_per_s, "FLOP/s");
+        mfu__fmt_si(a, sizeof a, rates[i]->flops_per_s, "FLOP/s");
+        mfu__fmt_si_digits(b, sizeof b, rates[i]->peak_flops_per_s, "FLOP/s", 4);
         if (isfinite(rates[i]->ratio))
             snprintf(pct, sizeof pct, "%.1f%%", 100 * rates[i]->ratio);
         else

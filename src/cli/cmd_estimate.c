@@ -228,7 +228,7 @@ static void print_text(const model_args *m, const mfu_flops *f, const device_cho
     flops_out_fmt(a, sizeof a, f->model_flops);
     flops_out_fmt(b, sizeof b, f->hardware_flops);
     printf("flops       %s per token (model), %s (hardware)\n", a, b);
-    cli_fmt_si(a, sizeof a, d->peak, "FLOP/s");
+    mfu__fmt_si_digits(a, sizeof a, d->peak, "FLOP/s", 4);
     if (d->dev)
         printf("device      %d x %s (%s), %s dense peak %s%s\n", (int)d->devices, d->dev->id,
                d->dev->name, mfu_dtype_name(d->dtype), a,
@@ -244,14 +244,14 @@ static void print_text(const model_args *m, const mfu_flops *f, const device_cho
     char c1[48], c2[48], c3[48], c4[48], c5[32], c6[32];
     snprintf(c1, sizeof c1, "%.0f", e->tokens_per_s);
     snprintf(c2, sizeof c2, "%.1f", e->tokens_per_s_per_device);
-    snprintf(c3, sizeof c3, "%.1f", e->model_flops_per_s_per_device / 1e12);
-    snprintf(c4, sizeof c4, "%.1f", e->hardware_flops_per_s_per_device / 1e12);
+    mfu__fmt_si(c3, sizeof c3, e->model_flops_per_s_per_device, "FLOP/s");
+    mfu__fmt_si(c4, sizeof c4, e->hardware_flops_per_s_per_device, "FLOP/s");
     snprintf(c5, sizeof c5, "%.2f%%", 100 * e->mfu);
     snprintf(c6, sizeof c6, "%.2f%%", 100 * e->hfu);
     const char *rows[][2] = {{"tokens/s (global)", c1},
                              {"tokens/s per device", c2},
-                             {"model TFLOP/s per device", c3},
-                             {"hardware TFLOP/s per device", c4},
+                             {"model FLOP/s per device", c3},
+                             {"hardware FLOP/s per device", c4},
                              {"MFU", c5},
                              {"HFU", c6}};
     for (size_t i = 0; i < MFU__ARRAY_LEN(rows); i++)

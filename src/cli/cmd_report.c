@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,12 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
     if (job->tb) {
         char dir[4096], path[4300];
         tb_dir(dir, sizeof dir, job->tb, job->index, o->path);
-        if (mfu_report_write_tfevents(r, dir, 0, path, sizeof path, &e) != MFU_OK)
+        /* a log without timestamps ended when it was last written (stdin, a stored run: now) */
+        const char *log = o->stats ? o->path : o->source;
+        struct stat sb;
+        double end =
+            log && log[0] && strcmp(log, "-") != 0 && stat(log, &sb) == 0 ? (double)sb.st_mtime : 0;
+        if (mfu_report_write_tfevents(r, dir, end, path, sizeof path, &e) != MFU_OK)
             rc = cli_fail("report", &e, CLI_EXIT_FAIL);
     }
     if (job->json) {

@@ -178,7 +178,7 @@ static void print_text(const model_args *m, const device_choice *d, const mfu_ro
         printf(", EP %lld, expert TP %lld: %s tokens per expert (average)", (long long)r->ep,
                (long long)r->etp, a);
     }
-    cli_fmt_si(a, sizeof a, r->peak_flops_per_s, "FLOP/s");
+    mfu__fmt_si_digits(a, sizeof a, r->peak_flops_per_s, "FLOP/s", 4);
     cli_fmt_si(b, sizeof b, r->memory_bandwidth_bytes_per_s, "B/s");
     printf("\ndevice      ");
     if (d->dev)
@@ -195,8 +195,8 @@ static void print_text(const model_args *m, const device_choice *d, const mfu_ro
     cli_table *t = cli_table_new();
     if (!t)
         return;
-    const char *head[] = {"product",   "pass",  "M×N×K",   "calls", "GFLOP",
-                          "FLOP/byte", "bound", "TFLOP/s", "share"};
+    const char *head[] = {"product",   "pass",  "M×N×K",      "calls", "GFLOP",
+                          "FLOP/byte", "bound", "attainable", "share"};
     cli_table_row(t, MFU__ARRAY_LEN(head), head);
     cli_table_rule(t);
     bool masked = false;
@@ -208,7 +208,7 @@ static void print_text(const model_args *m, const device_choice *d, const mfu_ro
         fmt_dim(cnt, sizeof cnt, p->count);
         snprintf(gf, sizeof gf, "%.2f", p->flops / 1e9);
         snprintf(ai, sizeof ai, "%.1f", p->intensity_flops_per_byte);
-        snprintf(att, sizeof att, "%.1f", p->attainable_flops_per_s / 1e12);
+        mfu__fmt_si(att, sizeof att, p->attainable_flops_per_s, "FLOP/s");
         snprintf(share, sizeof share, "%.2f%%", 100 * p->flops_share);
         const char *row[] = {name, mfu_roofline_pass_name(p->pass),        shape, cnt,  gf,
                              ai,   p->memory_bound ? "memory" : "compute", att,   share};

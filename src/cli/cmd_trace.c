@@ -229,10 +229,7 @@ static void kernel_row(cli_table *tb, const mfu_trace_kernel *k, double span_s, 
         snprintf(name, sizeof name, "%s", k->name);
     snprintf(cnt, sizeof cnt, "%zu", k->count);
     pctcell(share, sizeof share, k->time_s, span_s);
-    if (isfinite(k->flops_per_s))
-        snprintf(tf, sizeof tf, "%.1f", k->flops_per_s / 1e12);
-    else
-        snprintf(tf, sizeof tf, "-");
+    mfu__fmt_si(tf, sizeof tf, k->flops_per_s, "FLOP/s");
     pctcell(pk, sizeof pk, k->flops_per_s, peak);
     const char *cells[] = {name, mfu_trace_class_name(k->cls), cnt, share, tf, pk};
     cli_table_row(tb, 6, cells);
@@ -244,7 +241,7 @@ static void print_kernels(const mfu_trace *t, size_t nk, double peak)
     if (nk == 0 || mfu_trace_kernel_count(t) == 0)
         return;
     mfu_trace_breakdown tot = mfu_trace_total(t);
-    const char *head[] = {"kernel", "class", "count", "time share", "TFLOP/s", "% of peak"};
+    const char *head[] = {"kernel", "class", "count", "time share", "FLOP/s", "% of peak"};
     for (int pass = 0; pass < 2; pass++) {
         cli_table *tb = cli_table_new();
         if (!tb)
@@ -261,7 +258,7 @@ static void print_kernels(const mfu_trace *t, size_t nk, double peak)
         }
         if (shown > 0) {
             printf("  %s:\n", pass == 0 ? "longest kernels"
-                                        : "main matmul kernels (TFLOP/s from "
+                                        : "main matmul kernels (FLOP/s from "
                                           "the ops' recorded shapes)");
             cli_table_print(tb, stdout, "    ");
         }

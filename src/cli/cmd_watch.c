@@ -61,7 +61,7 @@ static void help(void)
     printf("usage: mfu watch LOG [MODEL] [--device NAME --devices N] [--once] [OPTIONS]\n\n"
            "Follow a training log as it grows (like tail -F) and show MFU and tokens/s live:\n"
            "sparklines over the whole run, the newest figures and the steady medians (the\n"
-           "headline of 'mfu report'), step time, model and hardware TFLOP/s per device. On a\n"
+           "headline of 'mfu report'), step time, model and hardware FLOP/s per device. On a\n"
            "terminal the view is redrawn in place; otherwise one line is printed whenever\n"
            "steps arrive. Ctrl-C ends it. The figures are those of 'mfu report' with the same\n"
            "options; without a model, MFU is the log's own (its framework's convention).\n\n"
@@ -347,12 +347,9 @@ static void fmt_secs(char *b, size_t n, double v)
         snprintf(b, n, "%.3f s", v);
 }
 
-static void fmt_tflops(char *b, size_t n, double v)
+static void fmt_flops(char *b, size_t n, double v)
 {
-    if (isfinite(v))
-        snprintf(b, n, "%.1f", v / 1e12);
-    else
-        snprintf(b, n, "-");
+    mfu__fmt_si(b, n, v, "FLOP/s"); /* "312 TFLOP/s", "3.20 GFLOP/s"; "-" unknown */
 }
 
 /* The frame, one line per call of emit (no newline in the text). */
@@ -389,7 +386,7 @@ static void context_lines(const frame_out *o, const watch_cfg *c, const figures 
         emit(o, "model      no FLOPs per token: the log gives no sequence length; give --seq");
     }
     if (isfinite(x->peak_flops_per_s))
-        cli_fmt_si(peak, sizeof peak, x->peak_flops_per_s, "FLOP/s");
+        mfu__fmt_si_digits(peak, sizeof peak, x->peak_flops_per_s, "FLOP/s", 4);
     char dev[64] = "unknown (figures per device; give --devices N)";
     if (isfinite(x->devices))
         snprintf(dev, sizeof dev, "%g", x->devices);
@@ -438,9 +435,9 @@ static void draw_frame(const frame_out *o, watch_cfg *c, figures *f, const mfu_r
     fmt_secs(a, sizeof a, newest(f, MFU__FC_STEP_TIME_S));
     fmt_secs(b, sizeof b, median_of(wa, MFU_RS_STEP_TIME_S));
     emit(o, "step time  now %-10s median %s", a, b);
-    fmt_tflops(a, sizeof a, median_of(wa, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE));
-    fmt_tflops(b, sizeof b, median_of(wa, MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE));
-    emit(o, "TFLOP/s    model %s, hardware %s per device (median)", a, b);
+    fmt_flops(a, sizeof a, median_of(wa, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE));
+    fmt_flops(b, sizeof b, median_of(wa, MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE));
+    emit(o, "FLOP/s     model %s, hardware %s per device (median)", a, b);
     double loss = newest(f, MFU__FC_LOSS);
     if (isfinite(loss))
         emit(o, "loss       %.4g", loss);

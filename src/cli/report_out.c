@@ -23,7 +23,7 @@ static const char *att_word(mfu_attention a)
     return a == MFU_ATTENTION_CAUSAL ? "causal" : a == MFU_ATTENTION_FULL ? "full" : "default";
 }
 
-typedef enum { F_COUNT, F_RATE, F_TFLOPS, F_PCT, F_SECONDS } fmt_kind;
+typedef enum { F_COUNT, F_RATE, F_FLOPS, F_PEAK, F_PCT, F_SECONDS } fmt_kind;
 
 static void fmt(char *buf, size_t n, double v, fmt_kind k)
 {
@@ -36,7 +36,8 @@ static void fmt(char *buf, size_t n, double v, fmt_kind k)
     case F_RATE:
         snprintf(buf, n, fabs(v) >= 1e3 ? "%.0f" : fabs(v) >= 10 ? "%.1f" : "%.3g", v);
         break;
-    case F_TFLOPS: snprintf(buf, n, "%.1f", v / 1e12); break;
+    case F_FLOPS: mfu__fmt_si(buf, n, v, "FLOP/s"); break; /* "312 TFLOP/s", "45.6 GFLOP/s" */
+    case F_PEAK: mfu__fmt_si_digits(buf, n, v, "FLOP/s", 4); break; /* "989.5 TFLOP/s" */
     case F_PCT: snprintf(buf, n, "%.2f%%", 100 * v); break;
     case F_SECONDS: snprintf(buf, n, "%.4g", v); break;
     }
@@ -194,16 +195,16 @@ static void print_context(FILE *out, const report_origin *o, const mfu_report *r
         fputc('\n', out);
     }
     if (isfinite(c->peak_flops_per_s)) {
-        fmt(a, sizeof a, c->peak_flops_per_s, F_TFLOPS);
+        fmt(a, sizeof a, c->peak_flops_per_s, F_PEAK);
         if (c->device)
-            fprintf(out, "device     %s (%s), %s dense peak %s TFLOP/s%s", c->device->id,
-                    c->device->name, mfu_dtype_name(c->dtype), a,
+            fprintf(out, "device     %s (%s), %s dense peak %s%s", c->device->id, c->device->name,
+                    mfu_dtype_name(c->dtype), a,
                     c->peak_source == MFU_SRC_INPUT ? " (--peak-tflops)" : "");
         else if (c->peak_source == MFU_SRC_LOG) /* a device only the log knows, its peak */
-            fprintf(out, "device     '%s' (from the log), peak %s TFLOP/s (from the log)",
-                    c->device_name, a);
+            fprintf(out, "device     '%s' (from the log), peak %s (from the log)", c->device_name,
+                    a);
         else
-            fprintf(out, "device     peak %s TFLOP/s (--peak-tflops)", a);
+            fprintf(out, "device     peak %s (--peak-tflops)", a);
     } else if (c->device_name[0]) {
         fprintf(out, "device     '%s' (%s): no peak", c->device_name, src_word(c->device_source));
     } else {
@@ -232,12 +233,12 @@ static void print_summary(FILE *out, const mfu_report *r)
         {MFU_RS_STEP_TIME_S, "step time (s)", F_SECONDS},
         {MFU_RS_TOKENS_PER_S, "tokens/s (whole job)", F_RATE},
         {MFU_RS_TOKENS_PER_S_PER_DEVICE, "tokens/s per device", F_RATE},
-        {MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE, "model TFLOP/s per device", F_TFLOPS},
-        {MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE, "hardware TFLOP/s per device", F_TFLOPS},
+        {MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE, "model FLOP/s per device", F_FLOPS},
+        {MFU_RS_HARDWARE_FLOPS_PER_S_PER_DEVICE, "hardware FLOP/s per device", F_FLOPS},
         {MFU_RS_MFU, "MFU", F_PCT},
         {MFU_RS_HFU, "HFU", F_PCT},
         {MFU_RS_REPORTED_TOKENS_PER_S, "printed tokens/s (whole job)", F_RATE},
-        {MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE, "printed TFLOP/s per device", F_TFLOPS},
+        {MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE, "printed FLOP/s per device", F_FLOPS},
         {MFU_RS_REPORTED_MFU, "printed MFU", F_PCT},
     };
     cli_table *t = cli_table_new();
@@ -292,7 +293,7 @@ static void print_summary(FILE *out, const mfu_report *r)
         if (ctx->mfu_from_log &&
             (rows[i].s == MFU_RS_MFU || rows[i].s == MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE)) {
             snprintf(label, sizeof label, "%s (%s's)",
-                     rows[i].s == MFU_RS_MFU ? "MFU" : "TFLOP/s per device",
+                     rows[i].s == MFU_RS_MFU ? "MFU" : "FLOP/s per device",
                      ctx->stack.name[0] ? ctx->stack.framework : "the log");
             lab = label;
         }
@@ -313,7 +314,7 @@ static void print_summary(FILE *out, const mfu_report *r)
 
 static void fmt_figure(char *buf, size_t n, mfu_figure f, double v)
 {
-    fmt(buf, n, v, f == MFU_FIGURE_MFU ? F_PCT : f == MFU_FIGURE_FLOPS_PER_S ? F_TFLOPS : F_RATE);
+    fmt(buf, n, v, f == MFU_FIGURE_MFU ? F_PCT : f == MFU_FIGURE_FLOPS_PER_S ? F_FLOPS : F_RATE);
 }
 
 static void print_comparisons(FILE *out, const mfu_report *r)
@@ -351,10 +352,10 @@ static void print_comparisons(FILE *out, const mfu_report *r)
     if (m.n && (n || rm.n) && !c->mfu_from_log) { /* the log's own MFU is no recount */
         char a[32], b[32];
         fmt(a, sizeof a, m.median, F_PCT);
-        fmt(b, sizeof b, c->peak_flops_per_s, F_TFLOPS);
+        fmt(b, sizeof b, c->peak_flops_per_s, F_PEAK);
         fprintf(out,
                 "like for like: MFU %s under mfu's %s convention (%s attention) on the %s "
-                "TFLOP/s dense peak",
+                "dense peak",
                 a, mfu_convention_name(c->convention), att_word(c->attention), b);
         if (rm.n) {
             fmt(b, sizeof b, rm.median, F_PCT);

@@ -79,9 +79,10 @@ static bool within(double ratio, double tol)
     return isfinite(ratio) && fabs(ratio - 1) <= tol;
 }
 
+/* A peak in SI units, 4 significant digits (matched against a table: "989.5 TFLOP/s"). */
 static void fmt_tf(char *buf, size_t n, double flops_per_s)
 {
-    snprintf(buf, n, "%.4g TFLOP/s", flops_per_s / 1e12);
+    mfu__fmt_si_digits(buf, n, flops_per_s, "FLOP/s", 4);
 }
 
 static const char *attention_word(mfu_attention a)
@@ -378,7 +379,7 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
                            r->cols.v[MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE], c->scratch);
         mfu_report_comparison *x = new_cmp(r, MFU_FIGURE_FLOPS_PER_S, &p, tol);
         if (x) {
-            setf(x->label, sizeof x->label, "%s TFLOP/s per device (%s)",
+            setf(x->label, sizeof x->label, "%s FLOP/s per device (%s)",
                  ctx->stack.counts_recompute ? "hardware" : "model", form);
             if (!x->agrees)
                 search(x, fc, nf, pc, 0, false, tol, "");
@@ -490,16 +491,19 @@ void mfu__report_compare(mfu_report *r, const mfu__cmp_ctx *c)
                                  form, a);
         }
     }
-    if (!ctx->has_model && isfinite(ctx->implied_flops_per_token) && c->fig->nruns < 2)
+    if (!ctx->has_model && isfinite(ctx->implied_flops_per_token) && c->fig->nruns < 2) {
+        mfu__fmt_si_digits(a, sizeof a, ctx->implied_flops_per_token, "FLOP", 4);
+        mfu__report_note(r, "the log's TFLOP/s / tokens/s imply %s per token as %s counts them", a,
+                         fw);
+    }
+    if (rep_mfu && c->fig->prof && c->fig->prof->peak_rule == MFU__PEAK_FIXED &&
+        !c->fig->c.device) {
+        fmt_tf(a, sizeof a, c->fig->prof->fixed_peak);
         mfu__report_note(r,
-                         "the log's TFLOP/s / tokens/s imply %.4g GFLOP per token as %s "
-                         "counts them",
-                         ctx->implied_flops_per_token / 1e9, fw);
-    if (rep_mfu && c->fig->prof && c->fig->prof->peak_rule == MFU__PEAK_FIXED && !c->fig->c.device)
-        mfu__report_note(r,
-                         "%s's MFU divides by %.0f TFLOP/s whatever the GPU: it is right "
-                         "only on an A100 (give --device to see the real MFU)",
-                         fw, c->fig->prof->fixed_peak / 1e12);
+                         "%s's MFU divides by %s whatever the GPU: it is right only on an A100 "
+                         "(give --device to see the real MFU)",
+                         fw, a);
+    }
     if (c->fig->p_stack_fallback && c->fig->c.device)
         mfu__report_note(r,
                          "%s has no %s in its peak table and falls back to the A100's "

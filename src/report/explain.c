@@ -141,13 +141,13 @@ static mfu_status add_rank_rows(const mfu_report *r, const mfu_run *run, mfu_ser
     return st;
 }
 
-/* "MFU 38.2 %", "412.3 TFLOP/s", "1.23e+06 tokens/s" */
+/* "MFU 38.2 %", "412 TFLOP/s", "1.23e+06 tokens/s" */
 static void fmt_fig(char *buf, size_t n, mfu_figure f, double v)
 {
     if (f == MFU_FIGURE_MFU)
         snprintf(buf, n, "%.2f %%", 100 * v);
     else if (f == MFU_FIGURE_FLOPS_PER_S)
-        snprintf(buf, n, "%.1f TFLOP/s", v / 1e12);
+        mfu__fmt_si(buf, n, v, "FLOP/s");
     else
         snprintf(buf, n, "%.4g tokens/s", v);
 }
@@ -313,7 +313,7 @@ static mfu_status low_mfu_finding(mfu_report *r, mfu_error *err)
     }
     f.nevidence = 4;
     char peak[32];
-    snprintf(peak, sizeof peak, "%.3g TFLOP/s", c->peak_flops_per_s / 1e12);
+    mfu__fmt_si_digits(peak, sizeof peak, c->peak_flops_per_s, "FLOP/s", 4);
     if (cpu) {
         snprintf(f.summary, sizeof f.summary,
                  "MFU %.2g %% of this CPU's %s peak (%s), below %.0f %%: an optimised BLAS "

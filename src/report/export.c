@@ -12,7 +12,7 @@
  * / summary.proto; the encoder below is written here, the protobuf wire format is Google's
  * published encoding (varints, wire types 1 = 64-bit, 2 = length-delimited, 5 = 32-bit).
  */
-#define _POSIX_C_SOURCE 200809L /* gethostname, mkdir */
+#define _POSIX_C_SOURCE 200809L /* gethostname, mkdir, stat */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -86,7 +86,11 @@ mfu_status mfu_report_write_csv(const mfu_report *r, const char *run, bool heade
                 char num[40];
                 mfu__fmt_roundtrip(num, sizeof num, v);
                 fprintf(out, ",%s", num);
-            } else
+            } else if (isinf(v))
+                fputs(v > 0 ? ",inf" : ",-inf", out);
+            else if (exported[k] == MFU_RS_LOSS && r->loss_nan[i])
+                fputs(",nan", out); /* logged, as nan: not the same as absent */
+            else
                 fputs(",", out); /* absent: an empty field */
         }
         fputs("\n", out);
@@ -192,13 +196,90 @@ static bool write_record(FILE *f, const pb *data)
            fwrite(data->b, 1, data->n, f) == data->n && fwrite(c2, 1, 4, f) == 4;
 }
 
-/* The scalars TensorBoard shows, with their tags (mfu/NAME, NAME the series name). */
-static const mfu_report_series scalars[] = {
-    MFU_RS_MFU,          MFU_RS_HFU,
-    MFU_RS_TOKENS_PER_S, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE,
-    MFU_RS_STEP_TIME_S,  MFU_RS_REPORTED_MFU,
-    MFU_RS_LOSS,
+/* The scalars TensorBoard shows, with their tags: mfu/NAME, NAME the series name, and two
+ * figures the step was computed with (the figures module's columns). */
+static const struct {
+    int col; /* an mfu__fcol: a public series or one of the figures' own */
+    const char *tag;
+} scalars[] = {
+    {MFU__FC_MFU, "mfu/mfu"},
+    {MFU__FC_HFU, "mfu/hfu"},
+    {MFU__FC_TOKENS_PER_S, "mfu/tokens_per_second"},
+    {MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE, "mfu/model_flops_per_second_per_device"},
+    {MFU__FC_STEP_TIME_S, "mfu/step_time_s"},
+    {MFU__FC_REPORTED_MFU, "mfu/reported_mfu"},
+    {MFU__FC_LOSS, "mfu/loss"},
+    {MFU__FC_SEQ, "mfu/seq_len"},
+    {MFU__FC_MODEL_FPT, "mfu/model_flops_per_token"},
 };
+
+/* mkdir -p: dir and every missing folder above it. false with errno set when one cannot be
+ * made (or a path component is not a directory); bad (size n) gets that component. */
+static bool make_dirs(const char *dir, char *bad, size_t n)
+{
+    char p[4096];
+    if (mfu__strlcpy(p, dir, sizeof p) >= sizeof p) {
+        mfu__strlcpy(bad, dir, n);
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    for (char *q = p + 1;; q++) {
+        if (*q != '/' && *q != '\0')
+            continue;
+        char c = *q;
+        *q = '\0';
+        struct stat sb;
+        if (mkdir(p, 0777) != 0 && !(errno == EEXIST && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode))) {
+            if (errno == EEXIST)
+                errno = ENOTDIR;
+            mfu__strlcpy(bad, p, n);
+            return false;
+        }
+        *q = c;
+        if (!c)
+            return true;
+        while (q[1] == '/')
+            q++;
+        if (!q[1])
+            return true;
+    }
+}
+
+/* The time from row i-1's end to row i's end: the step time x the steps between the two rows (a
+ * log that prints every k-th step averages over those k); 0 for the first row or without a step
+ * time. */
+static double span(const mfu_report *r, const double *dt, size_t i)
+{
+    if (i == 0 || !isfinite(dt[i]) || !(dt[i] > 0))
+        return 0;
+    int64_t gap = r->steps[i] - r->steps[i - 1];
+    return dt[i] * (gap > 0 ? (double)gap : 1.0);
+}
+
+/* Each step's wall time, seconds since 1970, into w[0..n): its timestamp where the log has one;
+ * between and after timestamps, the one before plus span(); before the first timestamp, the one
+ * after less its span. A log without any timestamp ends its last step at end_s. A step without
+ * a step time adds nothing (the event repeats the time before). */
+static void wall_times(const mfu_report *r, double end_s, double *w)
+{
+    size_t n = r->n;
+    const double *dt = r->cols.v[MFU__FC_STEP_TIME_S];
+    size_t first = n;
+    for (size_t i = 0; i < n && first == n; i++)
+        if (isfinite(r->time_s[i]))
+            first = i;
+    if (first == n) { /* no timestamp: back from the end */
+        w[n - 1] = end_s;
+        for (size_t i = n - 1; i > 0; i--)
+            w[i - 1] = w[i] - span(r, dt, i);
+        return;
+    }
+    w[first] = r->time_s[first];
+    for (size_t i = first; i > 0; i--)
+        w[i - 1] = w[i] - span(r, dt, i);
+    for (size_t i = first + 1; i < n; i++)
+        w[i] = isfinite(r->time_s[i]) ? r->time_s[i] : w[i - 1] + span(r, dt, i);
+}
 
 mfu_status mfu_report_write_tfevents(const mfu_report *r, const char *dir, double wall_time_s,
                                      char *path, size_t npath, mfu_error *err)
@@ -206,18 +287,16 @@ mfu_status mfu_report_write_tfevents(const mfu_report *r, const char *dir, doubl
     if (!r || !dir || !dir[0])
         return mfu__fail(err, MFU_E_INVALID, 0,
                          "mfu_report_write_tfevents: a report and a directory are required");
-    /* the directory and its parent (DIR/RUN for one run of a call) */
-    char parent[4096];
-    mfu__strlcpy(parent, dir, sizeof parent);
-    char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = '\0';
-        (void)mkdir(parent, 0777); /* an error shows when the directory itself cannot be made */
-    }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    /* the directory and every missing folder above it (DIR/RUN for one run of a call) */
+    char bad[4096];
+    if (!make_dirs(dir, bad, sizeof bad))
         return mfu__fail_field(err, MFU_E_IO, "--tensorboard",
-                               "%s: cannot create the directory (%s); give a writable one", dir,
-                               strerror(errno));
+                               "%s: cannot create the directory (%s: %s); give a writable path",
+                               dir, bad, strerror(errno));
+    double *w = malloc(r->n * sizeof *w);
+    if (!w)
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the wall times of %zu steps",
+                         r->n);
     char host[64] = "localhost";
     if (gethostname(host, sizeof host) != 0)
         mfu__strlcpy(host, "localhost", sizeof host);
@@ -227,41 +306,50 @@ mfu_status mfu_report_write_tfevents(const mfu_report *r, const char *dir, doubl
             *h = '_';
     if (!(wall_time_s > 0))
         wall_time_s = (double)time(NULL);
+    wall_times(r, wall_time_s, w);
+    /* the file is named after the run's start (the first step's wall time) */
+    double start = r->n ? w[0] - (isfinite(r->cols.v[MFU__FC_STEP_TIME_S][0])
+                                      ? r->cols.v[MFU__FC_STEP_TIME_S][0]
+                                      : 0)
+                        : wall_time_s;
+    if (!(start > 0))
+        start = w[0];
     char name[4096 + 128];
-    snprintf(name, sizeof name, "%s/events.out.tfevents.%lld.%s.mfu", dir, (long long)wall_time_s,
-             host);
+    snprintf(name, sizeof name, "%s/events.out.tfevents.%lld.%s.mfu", dir,
+             (long long)mfu__int64_sat(start), host);
     FILE *f = fopen(name, "wb");
-    if (!f)
+    if (!f) {
+        free(w);
         return mfu__fail_field(err, MFU_E_IO, "--tensorboard",
                                "%s: cannot write it (%s); give a writable directory", name,
                                strerror(errno));
+    }
     pb m = {{0}, 0, false};
-    pb_double(&m, 1, wall_time_s);
+    pb_double(&m, 1, start);
     pb_len(&m, 3, "brain.Event:2", 13);
     bool ok = write_record(f, &m);
     const int64_t *steps = mfu_report_steps(r);
     for (size_t i = 0; ok && i < mfu_report_step_count(r); i++) {
         pb sum = {{0}, 0, false};
         for (size_t k = 0; k < sizeof scalars / sizeof scalars[0]; k++) {
-            const double *c = mfu_report_column(r, scalars[k]);
-            if (!c || !isfinite(c[i]))
-                continue;
-            char tag[64];
-            snprintf(tag, sizeof tag, "mfu/%s", mfu_report_series_name(scalars[k]));
+            double v = r->cols.v[scalars[k].col][i];
+            if (!isfinite(v) && !(scalars[k].col == MFU__FC_LOSS && r->loss_nan[i]))
+                continue; /* unknown; a loss logged as nan is written as NaN */
             pb val = {{0}, 0, false};
-            pb_len(&val, 1, tag, strlen(tag));
-            pb_float(&val, 2, (float)c[i]);
+            pb_len(&val, 1, scalars[k].tag, strlen(scalars[k].tag));
+            pb_float(&val, 2, isfinite(v) ? (float)v : NAN);
             pb_len(&sum, 1, val.b, val.n);
         }
         if (sum.n == 0)
             continue;
         pb ev = {{0}, 0, false};
-        pb_double(&ev, 1, wall_time_s);
+        pb_double(&ev, 1, w[i]);
         pb_varint(&ev, 2 << 3 | 0);
         pb_varint(&ev, (uint64_t)steps[i]);
         pb_len(&ev, 5, sum.b, sum.n);
         ok = !ev.full && !sum.full && write_record(f, &ev);
     }
+    free(w);
     ok = fclose(f) == 0 && ok;
     if (!ok) {
         remove(name);

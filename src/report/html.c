@@ -210,8 +210,8 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     }
     dd_row(b, "model", v);
     if (isfinite(c->peak_flops_per_s)) {
-        si(x, sizeof x, c->peak_flops_per_s);
-        snprintf(v, sizeof v, "%s, %s dense peak %sFLOP/s%s", c->device ? c->device->name : "peak",
+        mfu__fmt_si_digits(x, sizeof x, c->peak_flops_per_s, "FLOP/s", 4);
+        snprintf(v, sizeof v, "%s, %s dense peak %s%s", c->device ? c->device->name : "peak",
                  mfu_dtype_name(c->dtype), x,
                  c->peak_source == MFU_SRC_INPUT ? " (--peak-tflops)" : "");
     } else {
@@ -286,6 +286,16 @@ static void context_card(hb *b, const mfu_report_html_run *run)
     } else if (lev && unit && strcmp(unit, "steps") == 0) {
         snprintf(x, sizeof x, "%.4g", L->tokens_per_s.value);
         tile(b, "steps/s", x, "median (no tokens per step)");
+    }
+    mfu_report_stat sf = mfu_report_summary(r, MFU_RS_MODEL_FLOPS_PER_S_PER_DEVICE);
+    if (sf.n) { /* SI-scaled: "312 TFLOP/s" on a GPU, "45.6 GFLOP/s" on a CPU */
+        mfu__fmt_si(x, sizeof x, sf.median, "FLOP/s");
+        char lo[32], hi[32];
+        mfu__fmt_si(lo, sizeof lo, sf.p10, "FLOP/s");
+        mfu__fmt_si(hi, sizeof hi, sf.p90, "FLOP/s");
+        snprintf(v, sizeof v, "median; p10 %s, p90 %s%s", lo, hi,
+                 c->mfu_from_log ? "; the framework's own figure" : "");
+        tile(b, "model FLOP/s per device", x, v);
     }
     if (sh.n && sh.median != sm.median) {
         pct(x, sizeof x, sh.median, 2);
@@ -651,11 +661,9 @@ static void fig(char *buf, size_t n, mfu_figure f, double v)
 {
     if (f == MFU_FIGURE_MFU)
         pct(buf, n, v, 2);
-    else if (f == MFU_FIGURE_FLOPS_PER_S) {
-        char x[32];
-        si(x, sizeof x, v);
-        snprintf(buf, n, "%sFLOP/s", x);
-    } else
+    else if (f == MFU_FIGURE_FLOPS_PER_S)
+        mfu__fmt_si(buf, n, v, "FLOP/s");
+    else
         si(buf, n, v);
 }
 

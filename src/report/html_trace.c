@@ -177,8 +177,8 @@ static void kernels(mfu__rbuf *b, const mfu_trace *t, double peak)
         if (shown++ == 0) {
             mfu__rbuf_puts(b, "<p class=\"muted\">Main matmul kernels of ");
             rank_label(b, t);
-            mfu__rbuf_puts(b, " (TFLOP/s from the shapes the trace recorded):</p><table><tr>"
-                              "<th>kernel</th><th>count</th><th>time share</th><th>TFLOP/s</th>"
+            mfu__rbuf_puts(b, " (FLOP/s from the shapes the trace recorded):</p><table><tr>"
+                              "<th>kernel</th><th>count</th><th>time share</th><th>FLOP/s</th>"
                               "<th>% of peak</th></tr>");
         }
         mfu__rbuf_puts(b, "<tr><td><code>");
@@ -188,9 +188,11 @@ static void kernels(mfu__rbuf *b, const mfu_trace *t, double peak)
         mfu__rbuf_printf(b, "%s</code></td><td class=\"num\">%zu</td>",
                          strlen(k->name) >= sizeof name ? "…" : "", k->count);
         pct_cell(b, k->time_s, tot.span_s);
-        if (isfinite(k->flops_per_s))
-            mfu__rbuf_printf(b, "<td class=\"num\">%.1f</td>", k->flops_per_s / 1e12);
-        else
+        if (isfinite(k->flops_per_s)) {
+            char x[32];
+            mfu__fmt_si(x, sizeof x, k->flops_per_s, "FLOP/s");
+            mfu__rbuf_printf(b, "<td class=\"num\">%s</td>", x);
+        } else
             mfu__rbuf_puts(b, "<td class=\"num\">–</td>");
         pct_cell(b, k->flops_per_s, peak);
         mfu__rbuf_puts(b, "</tr>");

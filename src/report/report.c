@@ -40,6 +40,8 @@ void mfu_report_free(mfu_report *r)
     if (!r)
         return;
     free(r->steps);
+    free(r->time_s);
+    free(r->loss_nan);
     free(r->state);
     mfu__fcols_free(&r->cols);
     mfu__fctx_free(&r->fig);
@@ -195,14 +197,24 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     }
     r->n = n;
     r->steps = malloc(n * sizeof *r->steps);
+    r->time_s = malloc(n * sizeof *r->time_s);
+    r->loss_nan = calloc(n, sizeof *r->loss_nan);
     r->state = calloc(n, sizeof *r->state);
     double *scratch = malloc(2 * n * sizeof *scratch);
-    if (!r->steps || !r->state || !scratch) {
+    if (!r->steps || !r->time_s || !r->loss_nan || !r->state || !scratch) {
         mfu_report_free(r);
         free(scratch);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
     }
     memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
+    {
+        const double *t = mfu_run_column(run, MFU_COL_TIME_S);
+        mfu_step s;
+        for (size_t i = 0; i < n; i++) {
+            r->time_s[i] = t && isfinite(t[i]) && t[i] > 0 ? t[i] : NAN;
+            r->loss_nan[i] = mfu_run_get(run, i, &s) && (s.flags & MFU_STEP_LOSS_NAN);
+        }
+    }
     st = mfu__figures_compute(&r->fig, &r->cols, run, err);
     if (st != MFU_OK)
         goto done;

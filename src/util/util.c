@@ -285,3 +285,55 @@ size_t mfu__fmt_roundtrip(char *buf, size_t n, double v)
     }
     return len > 0 ? (size_t)len : 0;
 }
+
+size_t mfu__fmt_si(char *buf, size_t n, double v, const char *unit)
+{
+    return mfu__fmt_si_digits(buf, n, v, unit, 3);
+}
+
+size_t mfu__fmt_si_digits(char *buf, size_t n, double v, const char *unit, int digits)
+{
+    static const char *const prefix[] = {"", "k", "M", "G", "T", "P", "E"};
+    int len;
+    if (!unit)
+        unit = "";
+    digits = digits < 1 ? 1 : digits > 9 ? 9 : digits;
+    const char *sp = unit[0] ? " " : "";
+    if (isnan(v))
+        len = snprintf(buf, n, "-");
+    else if (isinf(v))
+        len = snprintf(buf, n, "%sinf%s%s", v < 0 ? "-" : "", sp, unit);
+    else if (v == 0)
+        len = snprintf(buf, n, "0%s%s", sp, unit);
+    else if (fabs(v) < 1)
+        len = snprintf(buf, n, "%.*g%s%s", digits, v, sp, unit);
+    else {
+        const char *sign = v < 0 ? "-" : "";
+        double a = fabs(v);
+        size_t k = 0;
+        while (a >= 1000 && k + 1 < MFU__ARRAY_LEN(prefix)) {
+            a /= 1000;
+            k++;
+        }
+        /* `digits` significant digits; rounding may carry into the next decade (9.996 -> 10.0)
+         * or the next prefix (999.96 -> 1.00 of the next) */
+        char num[48];
+        for (;;) {
+            int e = a < 10 ? 0 : a < 100 ? 1 : 2;
+            int dec = digits - 1 - e > 0 ? digits - 1 - e : 0;
+            snprintf(num, sizeof num, "%.*f", dec, a);
+            double r = strtod(num, NULL);
+            int er = r < 10 ? 0 : r < 100 ? 1 : 2;
+            if (r >= 1000 && k + 1 < MFU__ARRAY_LEN(prefix)) {
+                a = r / 1000;
+                k++;
+            } else if (er > e && dec > 0)
+                a = r; /* print the rounded value with one decimal less */
+            else
+                break;
+        }
+        len = snprintf(buf, n, "%s%s%s%s%s", sign, num, unit[0] || prefix[k][0] ? " " : "",
+                       prefix[k], unit);
+    }
+    return len > 0 ? (size_t)len : 0;
+}

@@ -71,6 +71,18 @@ bool mfu__parse_double(const char *s, double *out);
  * buf (n >= 32 holds any double): printf's shortest round-trip form. Returns the length. */
 size_t mfu__fmt_roundtrip(char *buf, size_t n, double v);
 
+/* v in SI units of `unit` with three significant digits, into buf: "312 TFLOP/s",
+ * "1.23 PFLOP/s", "45.6 GFLOP/s", "820 MFLOP/s", "0 FLOP/s". The prefix is the largest of k,
+ * M, G, T, P, E that leaves at least 1 (none below 1000; E past it), chosen after rounding, so
+ * 999.96e12 gives "1.00 PFLOP/s", never "1000 TFLOP/s". Below 1, "%.3g" without a prefix. A
+ * negative v keeps its sign; NaN gives "-" (unknown, as the tables print it); +-infinity "inf
+ * UNIT" / "-inf UNIT". unit may be "" (then "1.23 G"). The one formatter of FLOP/s (and FLOP)
+ * in text and HTML (docs/internals/util.md). Returns the length snprintf reports. */
+size_t mfu__fmt_si(char *buf, size_t n, double v, const char *unit);
+/* mfu__fmt_si with `digits` significant digits (1..9, clamped): 4 for a peak a reader matches
+ * against a table ("989.5 TFLOP/s"). */
+size_t mfu__fmt_si_digits(char *buf, size_t n, double v, const char *unit, int digits);
+
 /* The k-th smallest of v[0..n) (0-based, k < n, no NaN in v), found by selection: v is
  * reordered so that v[0..k) <= v[k] <= v[k+1..n). Average O(n). */
 double mfu__select_kth(double *v, size_t n, size_t k);

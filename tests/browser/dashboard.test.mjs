@@ -305,7 +305,7 @@ test('every figure the page shows for a run equals the report\'s', async (t) => 
       // the cards: the headline (steady medians) and its interval, step time, HFU, FLOP/s, steps
       const cards = await page.$$eval('#cards .card', (ns) => Object.fromEntries(ns.map((n) => {
         const v = n.querySelector('.value'), s = n.querySelector('.sub');
-        return [n.dataset.card, { value: v.dataset.value === undefined ? null : Number(v.dataset.value),
+        return [n.dataset.card, { value: v.dataset.value === undefined ? null : Number(v.dataset.value), text: v.textContent,
           lo: s && s.dataset.lo !== undefined ? Number(s.dataset.lo) : null, hi: s && s.dataset.hi !== undefined ? Number(s.dataset.hi) : null }];
       })));
       const S = rep.summary, L = rep.analysis.steady;
@@ -318,7 +318,18 @@ test('every figure the page shows for a run equals the report\'s', async (t) => 
       same(cards['tokens/s'].hi, L.tokens_per_second.hi, `${run}: tokens/s interval, high`);
       same(cards['step time'].value, S.step_time_s.median, `${run}: step time card`);
       same(cards.HFU.value, S.hfu.median, `${run}: HFU card`);
-      same(cards['model TFLOP/s/device'].value, S.model_flops_per_second_per_device.median, `${run}: FLOP/s card`);
+      same(cards['model FLOP/s/device'].value, S.model_flops_per_second_per_device.median, `${run}: FLOP/s card`);
+      // SI-scaled, three significant digits of the same figure ("18.9 TFLOP/s")
+      const ft = cards['model FLOP/s/device'].text, fm = /^(\d+(?:\.\d+)?) ([kMGTPE])FLOP\/s$/.exec(ft);
+      assert.ok(fm, `${run}: FLOP/s card text ${ft}`);
+      const scale = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 }[fm[2]];
+      const fv = S.model_flops_per_second_per_device.median;
+      assert.ok(Math.abs(Number(fm[1]) * scale - fv) <= 0.005 * fv, `${run}: FLOP/s card ${ft} vs ${fv}`);
+      assert.equal(fm[1].replace('.', '').replace(/^0+/, '').length, 3, `${run}: 3 digits in ${ft}`);
+      // the FLOP/s axis: distinct labels under one prefix, none "0.0"
+      const yt = (await page.evaluate(() => window.mfuDash.chart('chart-flops').yticks)).filter((x) => x);
+      assert.ok(yt.length >= 2 && new Set(yt).size === yt.length, `${run}: FLOP/s axis ${yt}`);
+      assert.ok(yt.every((x) => x === '0' || /^\d+(\.\d+)? [kMGTPE]$/.test(x)), `${run}: FLOP/s axis ${yt}`);
       assert.equal(cards.steps.value, rep.steps, `${run}: steps card`);
       // every chart, step by step: what it draws is the report's series
       const col = (f) => rep.series.map((r) => r[f]);
@@ -343,6 +354,27 @@ test('every figure the page shows for a run equals the report\'s', async (t) => 
     } finally {
       await page.close();
     }
+  }
+});
+
+test('FLOP/s in SI units: the formatter and the axis ticks, as the C reports print them', async () => {
+  const { page, errors } = await openPage(browser, server.url + '#/run/alpha', { width: 1366, height: 768 });
+  try {
+    // the cases of tests/unit/test_util.c's si_format, through the page's own formatter
+    const cases = [[312e12, '312 TFLOP/s'], [1.234e15, '1.23 PFLOP/s'], [45.6e9, '45.6 GFLOP/s'],
+      [820e6, '820 MFLOP/s'], [3.2e9, '3.20 GFLOP/s'], [999.4e12, '999 TFLOP/s'],
+      [999.96e12, '1.00 PFLOP/s'], [9.996e9, '10.0 GFLOP/s'], [99.96e9, '100 GFLOP/s'],
+      [999, '999 FLOP/s'], [0, '0 FLOP/s'], [-2.5e12, '-2.50 TFLOP/s'], [NaN, '-'],
+      [Infinity, 'inf FLOP/s'], [-Infinity, '-inf FLOP/s']];
+    const got = await page.evaluate((vs) => vs.map((v) => window.mfuDash.fmt.flops(v)), cases.map((c) => c[0]));
+    assert.deepEqual(got, cases.map((c) => c[1]));
+    // a CPU's few GFLOP/s on an axis: one prefix, the step's decimals, never "0 0 0 0"
+    const ticks = await page.evaluate(() => [[0, 1e9, 2e9, 3e9], [3.1e9, 3.15e9, 3.2e9], [0, 2e14, 4e14]]
+      .map((t) => window.mfuDash.fmt.ticks(t)));
+    assert.deepEqual(ticks, [['0', '1 G', '2 G', '3 G'], ['3.10 G', '3.15 G', '3.20 G'], ['0', '200 T', '400 T']]);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
   }
 });
 

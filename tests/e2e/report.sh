@@ -282,7 +282,7 @@ name=cause-sparse
 ok "$tmp/sparse.log" --model llama3-8b --seq 8192 --device h100-sxm --json
 is "$MFU0.cause" sparse_peak
 ok "$tmp/sparse.log" --model llama3-8b --seq 8192 --device h100-sxm
-grep -q '^  ! mfu: the peak used is 1979 TFLOP/s, the 2:4 sparse figure' "$tmp/out" ||
+grep -q '^  ! mfu: the peak used is 1.979 PFLOP/s, the 2:4 sparse figure: twice h100-sxm's dense 989.5 TFLOP/s' "$tmp/out" ||
     fail "sparse peak not explained in text: $(grep '!' "$tmp/out")"
 # Megatron TFLOP/s from a formula that treats Llama 3's GQA as multi-head attention.
 name=cause-gqa

@@ -58,6 +58,37 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert len(rows) == 10 and all(r["run"] == sys.argv[2] for r in rows), rows[0]
 assert rows[0]["reported_flops_per_second_per_device"] == "", rows[0]  # absent: empty
 PY
+# a loss logged as NaN is `nan`, not the empty field of a value never logged; Python's csv and
+# mfu's own CSV reader read it back as NaN (the loss_nan flag), the empty field as absent; the
+# TensorBoard file has it as NaN
+/usr/bin/python3 - "$tmp/nan.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for s in range(1, 9):
+        row = {"step": s, "step_time_s": 0.5, "tokens": 4096, "loss": 3.0 - 0.1 * s}
+        if s == 4:
+            row["loss"] = float("nan")
+        if s == 6:
+            del row["loss"]
+        f.write(json.dumps(row) + "\n")
+PY
+ok "$tmp/nan.jsonl" --model gpt2 --seq 1024 --peak-tflops 10 --devices 1 --csv "$tmp/nan.csv" \
+    --tensorboard "$tmp/tbnan"
+/usr/bin/python3 - "$tmp/nan.csv" <<'PY' || fail "NaN loss in the CSV"
+import csv, math, sys
+rows = {int(r["step"]): r for r in csv.DictReader(open(sys.argv[1]))}
+assert rows[4]["loss"] == "nan" and math.isnan(float(rows[4]["loss"])), rows[4]
+assert rows[6]["loss"] == "", rows[6]  # not logged: empty
+assert rows[3]["loss"] != "" and float(rows[3]["loss"]) == 2.7, rows[3]
+assert rows[4]["reported_mfu"] == "", rows[4]  # never printed: empty, not nan
+PY
+f=$(find "$tmp/tbnan" -name 'events.out.tfevents.*' | head -1)
+out=$(/usr/bin/python3 "$lib/tfevents.py" "$f" "$tmp/nan.csv" "$tmp/nan.jsonl" 2>&1) ||
+    fail "NaN loss in the event file: $out"
+"$bin" convert "$tmp/nan.csv" --format csv >"$tmp/nan.canon" 2>"$tmp/err" || fail "$(cat "$tmp/err")"
+grep -q '"step":4,.*"loss_nan":true' "$tmp/nan.canon" || fail "the CSV reader: $(grep '"step":4,' "$tmp/nan.canon")"
+grep '"step":6,' "$tmp/nan.canon" | grep -q 'loss' && fail "an empty loss read as: $(grep '"step":6,' "$tmp/nan.canon")"
+grep -q '"step":3,.*"loss":2.7' "$tmp/nan.canon" || fail "the CSV reader: $(grep '"step":3,' "$tmp/nan.canon")"
 # errors
 bad 2 "$llmc" --csv - --json
 grep -q "both write to stdout" "$tmp/err" || fail "$(cat "$tmp/err")"

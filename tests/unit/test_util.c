@@ -131,6 +131,64 @@ static void int64_saturates(void **state)
     assert_true(mfu__int64_sat(4096.0) == 4096);
 }
 
+/* One SI formatter for FLOP/s: three significant digits, the prefix chosen after rounding
+ * (a carry moves to the next decade or prefix), zero, negatives, NaN and infinities. */
+static void si_format(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        {312e12, "312 TFLOP/s"},
+        {1.234e15, "1.23 PFLOP/s"},
+        {45.6e9, "45.6 GFLOP/s"},
+        {820e6, "820 MFLOP/s"},
+        {3.2e9, "3.20 GFLOP/s"},
+        {1e12, "1.00 TFLOP/s"},
+        {999.4e12, "999 TFLOP/s"},
+        {999.96e12, "1.00 PFLOP/s"}, /* rounding carries into the next prefix */
+        {999.5e9, "1.00 TFLOP/s"},
+        {9.996e9, "10.0 GFLOP/s"}, /* ... into the next decade */
+        {99.96e9, "100 GFLOP/s"},
+        {9.994e9, "9.99 GFLOP/s"},
+        {1000, "1.00 kFLOP/s"},
+        {999, "999 FLOP/s"},
+        {1, "1.00 FLOP/s"},
+        {0.5, "0.5 FLOP/s"},
+        {0, "0 FLOP/s"},
+        {-2.5e12, "-2.50 TFLOP/s"},
+        {-999.96e12, "-1.00 PFLOP/s"},
+        {5e21, "5000 EFLOP/s"}, /* past the last prefix */
+        {NAN, "-"},
+        {INFINITY, "inf FLOP/s"},
+        {-INFINITY, "-inf FLOP/s"},
+    };
+    for (size_t i = 0; i < MFU__ARRAY_LEN(cases); i++) {
+        char buf[32];
+        size_t len = mfu__fmt_si(buf, sizeof buf, cases[i].v, "FLOP/s");
+        assert_string_equal(buf, cases[i].want);
+        assert_int_equal(len, strlen(cases[i].want));
+    }
+    char buf[32];
+    mfu__fmt_si(buf, sizeof buf, 1.5e9, "");
+    assert_string_equal(buf, "1.50 G"); /* no unit: the prefix alone */
+    mfu__fmt_si(buf, sizeof buf, 12, NULL);
+    assert_string_equal(buf, "12.0");
+    mfu__fmt_si_digits(buf, sizeof buf, 989.5e12, "FLOP/s", 4);
+    assert_string_equal(buf, "989.5 TFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 999.94e12, "FLOP/s", 4);
+    assert_string_equal(buf, "999.9 TFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 999.96e12, "FLOP/s", 4);
+    assert_string_equal(buf, "1.000 PFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 99.996e9, "FLOP/s", 4);
+    assert_string_equal(buf, "100.0 GFLOP/s");
+    mfu__fmt_si_digits(buf, sizeof buf, 614.4e9, "FLOP/s", 4);
+    assert_string_equal(buf, "614.4 GFLOP/s");
+    mfu__fmt_si(buf, 6, 312e12, "FLOP/s"); /* truncated, terminated */
+    assert_string_equal(buf, "312 T");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +199,7 @@ int main(void)
         cmocka_unit_test(fail_fills_error),
         cmocka_unit_test(edit_distance_and_did_you_mean),
         cmocka_unit_test(int64_saturates),
+        cmocka_unit_test(si_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,7 +78,43 @@
     if (Math.abs(v) < 1) return +(v * 1e3).toPrecision(3) + ' ms';
     return +v.toPrecision(3) + ' s';
   }
-  const tflops = (v) => (isNum(v) ? (v / 1e12).toFixed(v >= 1e14 ? 0 : 1) + ' TFLOP/s' : '-');
+  /* FLOP/s in SI units, as the text and HTML reports print them (mfu__fmt_si of src/util):
+   * `digits` significant digits, the prefix chosen after rounding (999.96 T is 1.00 P), so a
+   * CPU's few GFLOP/s read "3.16 GFLOP/s", never "0.0 TFLOP/s". */
+  const SI = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
+  function siFmt(v, unit = '', digits = 3) {
+    if (typeof v !== 'number' || Number.isNaN(v)) return '-';
+    const sp = unit ? ' ' : '';
+    if (!Number.isFinite(v)) return (v < 0 ? '-' : '') + 'inf' + sp + unit;
+    if (v === 0) return '0' + sp + unit;
+    if (Math.abs(v) < 1) return +v.toPrecision(digits) + sp + unit;
+    let a = Math.abs(v), k = 0;
+    while (a >= 1000 && k < SI.length - 1) { a /= 1000; k++; }
+    for (;;) {
+      const e = a < 10 ? 0 : a < 100 ? 1 : 2;
+      const dec = Math.max(0, digits - 1 - e);
+      const s = a.toFixed(dec), r = Number(s);
+      const er = r < 10 ? 0 : r < 100 ? 1 : 2;
+      if (r >= 1000 && k < SI.length - 1) { a = r / 1000; k++; } else if (er > e && dec > 0) a = r;
+      else return (v < 0 ? '-' : '') + s + (unit || SI[k] ? ' ' : '') + SI[k] + unit;
+    }
+  }
+  const flops = (v) => siFmt(v, 'FLOP/s');
+  const peakFlops = (v) => siFmt(v, 'FLOP/s', 4);
+  /* An axis's tick labels with one SI prefix for the whole axis (from its largest tick) and
+   * the decimals its tick spacing needs: "0", "1.5 G", "3.0 G", ... (never "0 0 0 0"). */
+  function siTicks(vals) {
+    const fin = vals.filter(isNum);
+    const ref = fin.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    let k = 0;
+    while (k < SI.length - 1 && ref >= 1000 ** (k + 1)) k++;
+    const f = 1000 ** k;
+    let step = Infinity;
+    for (let i = 1; i < fin.length; i++) step = Math.min(step, Math.abs(fin[i] - fin[i - 1]));
+    const s = step / f;
+    const d = Number.isFinite(s) && s > 0 ? Math.min(6, Math.max(0, Math.ceil(-Math.log10(s) - 1e-9))) : 0;
+    return vals.map((v) => (!isNum(v) ? '' : v === 0 ? '0' : (v / f).toFixed(d) + (SI[k] ? ' ' + SI[k] : '')));
+  }
   const intStr = (v) => (isNum(v) ? Math.round(v).toLocaleString('en-US') : '-');
 
   function api(path) {
@@ -134,8 +170,11 @@
     chart: (id) => {
       const u = state.charts[id];
       return u ? { data: u.data, series: u.series.map((x) => ({ label: x.label, stroke: typeof x.stroke === 'function' ? x.stroke(u, 1) : x.stroke, show: x.show })),
-        distr: u.scales.y && u.scales.y.distr, xmin: u.scales.x.min, xmax: u.scales.x.max } : null;
-    } };
+        distr: u.scales.y && u.scales.y.distr, xmin: u.scales.x.min, xmax: u.scales.x.max,
+        yticks: u.axes[1] && u.axes[1]._values ? u.axes[1]._values.slice() : null } : null;
+    },
+    /* the number formats, shared with trace.js (loaded after this file) and the tests */
+    fmt: { si: siFmt, flops, ticks: siTicks } };
   window.mfuDash = dash;
 
   /* ---- run list ------------------------------------------------------------------------- */
@@ -355,10 +394,10 @@
       lines: [['tokens/s', 'tokens_per_second', '#0f9d76', (v) => si(v, '', 4)]] },
     { id: 'chart-step', title: 'step time', height: 130, markers: true, axis: secsAxis,
       lines: [['step time', 'step_time_s', '#8b5cf6', secs]] },
-    { id: 'chart-flops', title: 'TFLOP/s per device: model vs hardware', height: 140, markers: true, zero: 1,
-      axis: (v) => (v / 1e12).toFixed(v >= 1e13 ? 0 : 1),
-      lines: [['model', 'model_flops_per_second_per_device', '#2563eb', tflops],
-        ['hardware', 'hardware_flops_per_second_per_device', '#f59e0b', tflops]] },
+    { id: 'chart-flops', title: 'FLOP/s per device: model vs hardware', height: 140, markers: true, zero: 1,
+      ticks: siTicks,
+      lines: [['model', 'model_flops_per_second_per_device', '#2563eb', flops],
+        ['hardware', 'hardware_flops_per_second_per_device', '#f59e0b', flops]] },
     { id: 'chart-loss', title: 'loss', height: 150, markers: true, axis: (v) => (isNum(v) ? +v.toPrecision(3) + '' : ''),
       lines: [['loss', 'loss', '#dc2626', (v) => (isNum(v) ? v.toPrecision(5) : '-')]] },
   ];
@@ -391,7 +430,8 @@
       series: [{ label: X_LABEL[view.x], value: xLegend(view.x) }].concat(series),
       axes: [
         { values: xAxisValues(view.x), size: 28 },
-        { values: (u, vals) => vals.map((v) => (isNum(v) ? spec.axis(v) : '')), size: 62, space: 22 },
+        { values: (u, vals) => (spec.ticks ? spec.ticks(vals) : vals.map((v) => (isNum(v) ? spec.axis(v) : ''))),
+          size: 62, space: 22 },
       ],
       hooks: {
         draw: [drawOverlays],
@@ -684,7 +724,7 @@
       st ? ci(st.tokens_per_second, (v) => si(v, '', 3)) : null, s.tokens_per_second, st && st.tokens_per_second));
     box.appendChild(card('step time', secs(s.step_time_s), null, s.step_time_s));
     box.appendChild(card('HFU', pct(s.hfu, 1), null, s.hfu));
-    box.appendChild(card('model TFLOP/s/device', isNum(s.model_flops_per_second_per_device) ? (s.model_flops_per_second_per_device / 1e12).toFixed(1) : '-',
+    box.appendChild(card('model FLOP/s/device', flops(s.model_flops_per_second_per_device),
       null, s.model_flops_per_second_per_device));
     box.appendChild(card('steps', intStr(r.steps), isNum(r.first_step) ? 'steps ' + intStr(r.first_step) + '–' + intStr(r.last_step) : null, r.steps));
   }
@@ -702,7 +742,7 @@
       if (isNum(c.devices)) dev.push(c.devices + ' ×');
       if (c.device) dev.push(c.device);
       if (c.dtype) dev.push(c.dtype);
-      if (isNum(c.peak_flops)) dev.push('peak ' + tflops(c.peak_flops));
+      if (isNum(c.peak_flops)) dev.push('peak ' + peakFlops(c.peak_flops));
       if (dev.length) parts.push(dev.join(' '));
       if (c.mfu_known === false && c.why) parts.push(c.why);
     } else {
@@ -912,7 +952,7 @@
       ['MFU', iv(a.mfu, (v) => pct(v, 2)), iv(b.mfu, (v) => pct(v, 2)), [a.mfu, b.mfu]],
       ['HFU', iv(a.hfu, (v) => pct(v, 2)), iv(b.hfu, (v) => pct(v, 2)), [a.hfu, b.hfu]],
       ['step time', iv(a.step_time_s, secs), iv(b.step_time_s, secs), [a.step_time_s, b.step_time_s]],
-      ['model TFLOP/s/device', plain(modelFlops(a), tflops), plain(modelFlops(b), tflops), null],
+      ['model FLOP/s/device', plain(modelFlops(a), flops), plain(modelFlops(b), flops), null],
       ['devices', plain(a.devices, intStr), plain(b.devices, intStr), null],
       ['sequence', plain(a.seq_len, intStr), plain(b.seq_len, intStr), null],
       ['dtype', [a.dtype || '-', ''], [b.dtype || '-', ''], null],

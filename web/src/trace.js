@@ -39,6 +39,8 @@
   ].join('\n');
   const isNum = (v) => typeof v === 'number' && isFinite(v);
   const pct = (v) => (isNum(v) ? (100 * v).toFixed(1) + '%' : '-');
+  /* FLOP/s as the dashboard prints them (app.js, loaded first: "312 TFLOP/s", "45.6 GFLOP/s") */
+  const flops = (v) => window.mfuDash.fmt.flops(v);
 
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
@@ -140,11 +142,11 @@
     const mm = (t.ranks[0] && t.ranks[0].matmul_kernels) || [];
     if (mm.length) {
       const kt = el('table', { class: 'figures trace-kernels' });
-      kt.append(el('tr', {}, ...['main matmul kernels', 'count', 'share', 'TFLOP/s'].map((h) => el('th', {}, h))));
+      kt.append(el('tr', {}, ...['main matmul kernels', 'count', 'share', 'FLOP/s'].map((h) => el('th', {}, h))));
       for (const k of mm) {
         kt.append(el('tr', {}, el('td', { class: 'trace-kname', title: k.name }, k.name),
           el('td', {}, String(k.count)), el('td', {}, pct(k.share)),
-          el('td', {}, isNum(k.flops_per_s) ? (k.flops_per_s / 1e12).toFixed(1) : '-')));
+          el('td', {}, flops(k.flops_per_s))));
       }
       p.append(kt);
     }

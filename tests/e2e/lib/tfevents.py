@@ -7,7 +7,9 @@ wrote for the same run.
 Record framing and the masking are TensorFlow's TFRecord format; the CRC-32C here is a table
 implementation written independently of mfu's (bit by bit), checked against the catalogue's
 check value for "123456789" (CRC-32/ISCSI: 0xe3069283). Exit 0 when every scalar of the CSV
-(as float32) is in the file at its step and nothing else is; the counts are printed.
+(as float32) is in the file at its step and nothing else is but the step's seq_len and FLOPs
+per token (positive; no CSV column); the counts are printed. A CSV `nan` (a loss logged as NaN)
+must be NaN in the file; an empty field (not logged) absent.
 """
 import csv
 import math
@@ -90,12 +92,16 @@ def read_events(path):
     return events
 
 
+# the figures a step was computed with, written beside the CSV's series
+FIGURES = ("mfu/seq_len", "mfu/model_flops_per_token")
+
+
 def main():
     assert crc32c(b"123456789") == 0xE3069283
     events = read_events(sys.argv[1])
     first = dict((f, v) for f, w, v in fields(events[0]))
     assert first[3] == b"brain.Event:2", first
-    got = {}
+    got, figures = {}, 0
     for ev in events[1:]:
         step, scalars = None, {}
         for f, w, v in fields(ev):
@@ -109,6 +115,10 @@ def main():
             elif f == 1:
                 struct.unpack("<d", v)
         for tag, x in scalars.items():
+            if tag in FIGURES:  # not CSV columns: counted, positive
+                assert x > 0, (step, tag, x)
+                figures += 1
+                continue
             got[(step, tag)] = x
     want = {}
     names = ["mfu", "hfu", "tokens_per_second", "model_flops_per_second_per_device",
@@ -124,9 +134,9 @@ def main():
     extra = [k for k in got if k not in want]
     wrong = [k for k in want if k in got and not (got[k] == want[k] or
                                                   (math.isnan(got[k]) and math.isnan(want[k])))]
-    print("events %d, scalars %d, csv values %d, missing %d, extra %d, wrong %d"
-          % (len(events), len(got), len(want), len(missing), len(extra), len(wrong)))
-    if missing or extra or wrong or not want:
+    print("events %d, scalars %d, csv values %d, missing %d, extra %d, wrong %d, figures %d"
+          % (len(events), len(got), len(want), len(missing), len(extra), len(wrong), figures))
+    if missing or extra or wrong or not want or not figures:
         print("first problems:", missing[:3], extra[:3], wrong[:3])
         sys.exit(1)
 
