@@ -39,11 +39,14 @@ struct mfu_monitor {
     double peak;    /* dense peak of one device for dtype, NaN without device or peak */
     double devices; /* devices in the job */
     char device_name[128];
-    FILE *file;          /* jsonl_path, appended to; NULL when none */
-    size_t written;      /* rows of run already in the file or in pending */
-    mfu__wbuf pending;   /* rows not yet written to file (whole lines) */
-    double flush_every;  /* seconds between writes of pending; 0: at every record */
-    double flushed_at;   /* monotonic seconds of the last write (or the open) */
+    FILE *file;         /* jsonl_path, appended to; NULL when none */
+    size_t written;     /* rows of run already in the file or in pending */
+    mfu__wbuf pending;  /* rows not yet written to file (whole lines) */
+    double flush_every; /* seconds between writes of pending; 0: at every record */
+    double flushed_at;  /* monotonic seconds of the last write (or the open) */
+    mfu_step last;      /* mfu_run_get of row last_row, the previous record's row */
+    size_t last_row;    /* valid when last_ok: no merge since it was read */
+    bool last_ok;
     mfu_report_input in; /* the report's input (its device points at device_name) */
     mfu__fctx fig;       /* the figures context of the run (what every record is counted with) */
     mfu_nvml *nvml;      /* with cfg->nvml: the session sampled at each record; else NULL */
@@ -287,12 +290,23 @@ void mfu_monitor_free(mfu_monitor *m)
     free(m);
 }
 
-/* The figures of row i of the run, by the figures module's per-step rule. */
+/* The figures of row i of the run, by the figures module's per-step rule. The row read is
+ * kept for the next record, whose previous row it is (one mfu_run_get a record instead of
+ * two); a merge, which may change any of the last rows, drops it. */
 static void sample_of(mfu_monitor *m, size_t i, mfu_monitor_sample *o)
 {
     mfu_step s, prev;
     mfu_run_get(m->run, i, &s);
-    bool has_prev = i > 0 && mfu_run_get(m->run, i - 1, &prev);
+    bool has_prev = false;
+    if (i > 0 && m->last_ok && m->last_row == i - 1) {
+        prev = m->last;
+        has_prev = true;
+    } else if (i > 0) {
+        has_prev = mfu_run_get(m->run, i - 1, &prev);
+    }
+    m->last = s;
+    m->last_row = i;
+    m->last_ok = true;
     mfu__frow f;
     mfu__figures_row(&m->fig, &s, has_prev ? &prev : NULL, i, &f);
     o->step = s.step;
@@ -337,6 +351,8 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
     st = mfu_run_append(m->run, s, &merged, err);
     if (st != MFU_OK)
         return st;
+    if (merged)
+        m->last_ok = false; /* a row sample_of kept may have changed */
     if (m->file && !merged) {
         /* into the pending buffer; written when it fills, at the interval, on flush, at free */
         st = mfu__run_jsonl_rows_to_mem(m->run, m->written, &m->pending, err);
