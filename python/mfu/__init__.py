@@ -504,8 +504,8 @@ class Monitor:
         res = []
         for i in range(n):
             s_, tps, flops, mfu_, hfu = unpack(mv, i * ssz)
-            res.append(Sample._of(s_, dts[i], None if loss is None else loss[i], tps, flops,
-                                  mfu_, hfu))
+            res.append(Sample(s_, tps, flops, mfu_, hfu, dts[i],
+                              None if loss is None else loss[i]))
         return res
 
     def step(self, tokens, step=None, seq=None, useful_tokens=None):
