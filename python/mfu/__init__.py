@@ -454,9 +454,9 @@ class Monitor:
         """Record len(tokens) steps in one call: tokens and step_time_s are sequences of the
         same length (each item as in record()), loss a sequence of that length or None
         (unknown; a NaN or infinite one is flagged as a NaN loss, as in record()), step the
-        first step number (None: the next; the others follow). Returns the list of their
-        Samples. A step the library refuses raises mfu.Error; the steps before it are
-        recorded."""
+        first step number (None: the next; the others follow). Returns the Sample of the last
+        step (None for no steps): the figures of every step are in report() and the file. A
+        step the library refuses raises mfu.Error; the steps before it are recorded."""
         h = self._handle()
         n = len(tokens)
         if len(step_time_s) != n or (loss is not None and len(loss) != n):
@@ -465,7 +465,7 @@ class Monitor:
                         "(%d, %d, %s)" % (n, len(step_time_s),
                                           "-" if loss is None else len(loss)))
         if n == 0:
-            return []
+            return None
         first = self._next if step is None else _int(step, "step")
         try:
             tok = [float(x) for x in tokens]
@@ -481,32 +481,28 @@ class Monitor:
             raise InvalidType("loss", "loss: give numbers or None") from None
         size = ctypes.sizeof(_lib.Step)
         buf = bytearray(_STEP_INIT * n)
-        pack, nan_flag = _HEAD.pack_into, _FLAG_LOSS_NAN
-        off_flags = _STEP_OFF["flags"]
-        flags0 = _FLAGS.unpack_from(_STEP_INIT, off_flags)[0]
-        for i in range(n):
-            li = ls[i]
-            pack(buf, i * size, first + i, _NAN, dts[i], tok[i], _NAN, li)
-            if loss is not None and li - li != 0:
-                _FLAGS.pack_into(buf, i * size + off_flags, flags0 | nan_flag)
+        pack = _HEAD_PACK
+        at = 0
+        for i, t, d, lv in zip(range(first, first + n), tok, dts, ls):
+            pack(buf, at, i, _NAN, d, t, _NAN, lv)
+            at += size
+        if loss is not None:
+            off = _STEP_OFF["flags"]
+            flags0 = _FLAGS.unpack_from(_STEP_INIT, off)[0]
+            for i in [i for i, lv in enumerate(ls) if lv - lv != 0]:
+                _FLAGS.pack_into(buf, i * size + off, flags0 | _FLAG_LOSS_NAN)
         steps = (_lib.Step * n).from_buffer(buf)
         out = (_lib.Sample * n)()
         done = _lib.monitor_record_many(h, steps, n, out, self._errp)
-        del steps  # release the buffer export
+        del steps  # the buffer's export ends here
         if done:
             self._last_t = _perf_counter()
             self._next = first + done
         if done != n:
             _raise(self._err.code, self._err)
-        mv = memoryview(out).cast("B")
-        unpack = _SAMPLE.unpack_from
-        ssz = _SAMPLE.size
-        res = []
-        for i in range(n):
-            s_, tps, flops, mfu_, hfu = unpack(mv, i * ssz)
-            res.append(Sample(s_, tps, flops, mfu_, hfu, dts[i],
-                              None if loss is None else loss[i]))
-        return res
+        s_, tps, flops, mfu_, hfu = _SAMPLE.unpack_from(memoryview(out).cast("B"),
+                                                        (n - 1) * _SAMPLE.size)
+        return Sample(s_, tps, flops, mfu_, hfu, dts[-1], None if loss is None else loss[-1])
 
     def step(self, tokens, step=None, seq=None, useful_tokens=None):
         """A context manager that times its block as one step of `tokens` tokens (seq and
