@@ -128,10 +128,18 @@ int main(int argc, char **argv)
     int rounds = 5;
     const char *dir = "/tmp";
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
-            steps = atol(argv[++i]);
-        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-            rounds = atoi(argv[++i]);
+        if ((strcmp(argv[i], "--steps") == 0 || strcmp(argv[i], "--rounds") == 0) && i + 1 < argc) {
+            char *end = NULL;
+            long v = strtol(argv[i + 1], &end, 10);
+            if (!end || *end) {
+                fprintf(stderr, "mfu-bench-record: %s takes a number\n", argv[i]);
+                return 2;
+            }
+            if (strcmp(argv[i], "--steps") == 0)
+                steps = v;
+            else
+                rounds = v > 1000 ? 1001 : (int)v;
+            i++;
         } else if (argv[i][0] == '-') {
             fputs("usage: mfu-bench-record [--steps N] [--rounds R] [DIR]\n", stderr);
             return 2;
