@@ -97,7 +97,9 @@ typedef struct mfu_monitor mfu_monitor;
 MFU_API mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out,
                                    mfu_error *err);
 
-/* Close the file (if any) and free the monitor. NULL is allowed. */
+/* Close the file (if any), after writing the steps still buffered for it (a failure there is
+ * not reported: call mfu_monitor_flush first to know), and free the monitor. NULL is
+ * allowed. */
 MFU_API void mfu_monitor_free(mfu_monitor *m);
 
 /* Record one step: its number, the tokens it processed (whole job: every rank's), its wall
@@ -117,6 +119,36 @@ MFU_API mfu_status mfu_monitor_record(mfu_monitor *m, int64_t step, double token
  * ones come from NVML (one sample per step, taken only when one is missing). */
 MFU_API mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
                                     mfu_error *err);
+
+/* mfu_monitor_step for steps[0 .. n) in order, out[i] (out may be NULL) getting step i's
+ * figures. Returns how many were recorded: n, or at the first step that fails the index of
+ * that step, with err set as mfu_monitor_step sets it (the steps before it are recorded; it
+ * and those after it are not). NULL m, or NULL steps with n > 0: 0 and MFU_E_INVALID. */
+MFU_API size_t mfu_monitor_record_many(mfu_monitor *m, const mfu_step *steps, size_t n,
+                                       mfu_monitor_sample *out, mfu_error *err);
+
+/* Writes to jsonl_path are batched: a record appends its row to a buffer in memory, and the
+ * buffer goes to the file in one write (whole lines only) when it holds
+ * MFU_MONITOR_FLUSH_BYTES or more, at the first record at least the flush interval (default
+ * MFU_MONITOR_FLUSH_INTERVAL_S) after the last write, at mfu_monitor_flush() and at
+ * mfu_monitor_free(). So a reader of the file (`mfu watch`, `mfu serve`) sees a step within
+ * about the interval of the next record, and a process that dies (a crash, SIGKILL) loses the
+ * rows still in the buffer: at most those of one interval, or 64 KiB of rows (the steps stay in
+ * the monitor's run). */
+#define MFU_MONITOR_FLUSH_BYTES (64 * 1024)
+#define MFU_MONITOR_FLUSH_INTERVAL_S 1.0
+
+/* Write the buffered rows to the JSON-lines file now (nothing to do without a file or rows).
+ * After MFU_OK every step recorded so far is in the file (written to the operating system:
+ * not fsync'ed). Errors: MFU_E_INVALID (NULL m), MFU_E_IO (the write failed: those rows are
+ * dropped from the buffer, not retried; they stay in the monitor's run). A record that
+ * triggers a write reports the same MFU_E_IO (its step is in the run). */
+MFU_API mfu_status mfu_monitor_flush(mfu_monitor *m, mfu_error *err);
+
+/* Set the flush interval in seconds (>= 0, finite): 0 writes every step at its record, as one
+ * write() per step. Takes effect at the next record. Errors: MFU_E_INVALID (NULL m, or a
+ * negative, NaN or infinite interval; field "flush_interval"). */
+MFU_API mfu_status mfu_monitor_set_flush_interval(mfu_monitor *m, double seconds, mfu_error *err);
 
 /* The report of every step recorded so far, under the monitor's context (*out: free with
  * mfu_report_free). Errors: MFU_E_INVALID (NULL), MFU_E_EMPTY (no step yet), those of

@@ -27,6 +27,7 @@ import math
 import numbers
 import operator
 import os
+import struct
 import time
 
 from . import _lib
@@ -62,6 +63,38 @@ _SERIES = _series_numbers()
 _FLAG_LOSS_NAN = _lib.STEP_BITS["loss_nan"]  # MFU_STEP_LOSS_NAN
 # the library's option names (mfu_error.field) as this module's arguments
 _FIELDS = {"jsonl_path": "jsonl"}
+
+# The record fast path (Monitor.record of plain numbers, record_many): the types it passes to
+# the library as they are, the layout of mfu_step's head (step, time_s, step_time_s, tokens,
+# samples, loss: checked against the library's field list here) and of mfu_monitor_sample.
+_PLAIN = (int, float)
+_NAN = math.nan
+_perf_counter = time.perf_counter
+_STEP_OFF = {f[0]: f[2] for f in _lib.STEP_FIELDS}
+_HEAD = struct.Struct("=q5d")  # step, time_s, step_time_s, tokens, samples, loss
+if [_STEP_OFF[k] for k in ("step", "time_s", "step_time_s", "tokens", "samples", "loss")] \
+        != [0, 8, 16, 24, 32, 40]:
+    raise ImportError("%s: mfu_step's first fields are not step, time_s, step_time_s, tokens, "
+                      "samples, loss: rebuild the library and the binding from one checkout"
+                      % _lib.path)
+_FLAGS = struct.Struct("=I")
+_SAMPLE = struct.Struct("=q4d")  # mfu_monitor_sample
+if ctypes.sizeof(_lib.Sample) != _SAMPLE.size:
+    raise ImportError("%s: mfu_monitor_sample is not 5 numbers" % _lib.path)
+
+
+def _step_template():
+    s = _lib.Step()
+    _lib.step_init(ctypes.byref(s))
+    return bytes(s)
+
+
+_STEP_INIT = _step_template()
+_HEAD_PACK = _HEAD.pack_into
+_SAMPLE_UNPACK = _SAMPLE.unpack
+# mfu_monitor_step with every pointer as a c_void_p (Monitor.record's prepared arguments)
+_step_fast = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                              ctypes.c_void_p)(("mfu_monitor_step", _lib.lib))
 
 
 def _raise(status, err, field=None):
@@ -177,14 +210,15 @@ class Sample:
     step, step_time_s, tokens_per_s (whole job; also .tokens_per_second),
     model_flops_per_s_per_device (.tflops: the same in TFLOP/s), mfu, hfu (fractions)."""
 
-    def __init__(self, step):
+    def __init__(self, step, tokens_per_s=_NAN, model_flops_per_s_per_device=_NAN, mfu=_NAN,
+                 hfu=_NAN, step_time_s=_NAN, loss=None):
         self.step = step
-        self.tokens_per_s = math.nan
-        self.model_flops_per_s_per_device = math.nan
-        self.mfu = math.nan
-        self.hfu = math.nan
-        self.step_time_s = math.nan
-        self.loss = None
+        self.tokens_per_s = tokens_per_s
+        self.model_flops_per_s_per_device = model_flops_per_s_per_device
+        self.mfu = mfu
+        self.hfu = hfu
+        self.step_time_s = step_time_s
+        self.loss = loss
         self.fields = {}
 
     @property
@@ -224,7 +258,7 @@ class Monitor:
 
     Monitor(model=None, seq=0, device=None, devices=1, dtype=None, peak_flops_per_s=0,
             convention=None, recompute=None, attention=None, jsonl=None, name=None,
-            nvml=False, nvml_index=0)
+            nvml=False, nvml_index=0, flush_interval=None)
 
     model: a preset name (`mfu flops --list-presets`), a config.json path (or a directory
     holding one), a dict of Hugging Face config fields, a config object (.to_dict()) or a model
@@ -235,12 +269,14 @@ class Monitor:
     attention: "causal" or "full" (None: as the convention counts it); jsonl: append each step
     to this canonical JSON-lines file (read by `mfu watch`, `mfu serve`, `mfu report`); nvml:
     sample GPU nvml_index's SM clock, power and power limit through NVML at every step.
+    flush_interval: the most seconds a recorded step waits in memory before it is written to
+    the jsonl file (None: the library's 1 s; 0: every step at once; flush() writes now).
     Bad values raise mfu.Error naming the argument to fix (.field).
     """
 
     def __init__(self, model=None, seq=0, device=None, devices=1, dtype=None,
                  peak_flops_per_s=0.0, convention=None, recompute=None, attention=None,
-                 jsonl=None, name=None, nvml=False, nvml_index=0):
+                 jsonl=None, name=None, nvml=False, nvml_index=0, flush_interval=None):
         self._h = None
         m_str, m_text, m_name = model_spec(model)
         dev = device_spec(device)
@@ -278,6 +314,34 @@ class Monitor:
         self._h = h
         self._next = 1
         self._last_t = None
+        # the record fast path's prepared arguments: a step (mfu_step_init's, whose head each
+        # record packs), the output structs, their addresses as c_void_p objects (the cheapest
+        # arguments ctypes converts)
+        self._err = _lib.Error()
+        self._errp = ctypes.byref(self._err)
+        self._out = _lib.Sample()
+        self._outmv = memoryview(self._out).cast("B")
+        self._fstep = _lib.Step.from_buffer_copy(_STEP_INIT)
+        self._fstepmv = memoryview(self._fstep).cast("B")
+        self._fargs = (h, ctypes.c_void_p(ctypes.addressof(self._fstep)),
+                       ctypes.c_void_p(ctypes.addressof(self._out)),
+                       ctypes.c_void_p(ctypes.addressof(self._err)))
+        if flush_interval is not None:
+            st = _lib.monitor_set_flush_interval(h, _num(flush_interval, "flush_interval"),
+                                                 self._errp)
+            if st:
+                self.close()
+                _raise(st, self._err)
+
+    def flush(self):
+        """Write the steps recorded so far that still wait in memory to the jsonl file
+        (nothing without one). Writes are batched: a step reaches the file when 64 KiB of
+        rows wait, at the first record flush_interval after the last write, at flush() and
+        at close(); a process killed before that loses the rows still waiting. Raises
+        mfu.Error ("io") when the write fails."""
+        st = _lib.monitor_flush(self._handle(), self._errp)
+        if st:
+            _raise(st, self._err)
 
     # -- lifetime --
     def close(self):
@@ -321,9 +385,30 @@ class Monitor:
         step's tokens per sequence (None: the configured one; the FLOPs per token follow it),
         useful_tokens: the non-padding tokens among tokens (MFU counts only these). Other step
         fields by name: devices, clock_mhz, power_w, power_limit_w, data_loading_s, comm_s,
-        optimizer_s, lr, grad_norm, memory_bytes, samples. Returns a Sample."""
+        optimizer_s, lr, grad_norm, memory_bytes, samples. Returns a Sample.
+
+        Plain ints and floats for tokens, step_time_s, loss (finite) and step, with no other
+        field, take a fast path: the step's head packed into a prepared mfu_step, one
+        mfu_monitor_step call with prepared pointers, the figures unpacked at once."""
+        now = _perf_counter()
+        if (not fields and seq is None and useful_tokens is None and _sample is None
+                and self._h and type(tokens) in _PLAIN
+                and (type(step_time_s) in _PLAIN
+                     or (step_time_s is None and self._last_t is not None))
+                and (loss is None or (type(loss) in _PLAIN and loss - loss == 0))
+                and (step is None or (type(step) is int and 0 <= step < 9223372036854775807))):
+            n = self._next if step is None else step
+            dt = float(now - self._last_t if step_time_s is None else step_time_s)
+            _HEAD_PACK(self._fstepmv, 0, n, _NAN, dt, tokens, _NAN,
+                       _NAN if loss is None else loss)
+            st = _step_fast(*self._fargs)
+            if st:
+                _raise(st, self._err)
+            self._last_t = now
+            self._next = n + 1
+            _, tps, flops, mfu_, hfu = _SAMPLE_UNPACK(self._outmv)
+            return Sample(n, tps, flops, mfu_, hfu, dt, loss)
         h = self._handle()
-        now = time.perf_counter()
         if step_time_s is None:
             if self._last_t is None:
                 raise Error("invalid", "step_time_s", "the first record needs step_time_s (or "
@@ -356,7 +441,7 @@ class Monitor:
             _raise(st, err)
         self._last_t = now  # a later record without a time is timed from here
         self._next = s.step + 1
-        r = _sample or Sample(s.step)
+        r = _sample or Sample(s.step, loss=loss)
         r.step = s.step
         r.step_time_s = s.step_time_s
         r.tokens_per_s = out.tokens_per_s
@@ -364,6 +449,60 @@ class Monitor:
         r.mfu = out.mfu
         r.hfu = out.hfu
         return r
+
+    def record_many(self, tokens, step_time_s, loss=None, step=None):
+        """Record len(tokens) steps in one call: tokens and step_time_s are sequences of the
+        same length (each item as in record()), loss a sequence of that length or None
+        (unknown; a NaN or infinite one is flagged as a NaN loss, as in record()), step the
+        first step number (None: the next; the others follow). Returns the Sample of the last
+        step (None for no steps): the figures of every step are in report() and the file. A
+        step the library refuses raises mfu.Error; the steps before it are recorded."""
+        h = self._handle()
+        n = len(tokens)
+        if len(step_time_s) != n or (loss is not None and len(loss) != n):
+            raise Error("invalid", "step_time_s" if len(step_time_s) != n else "loss",
+                        "record_many(): tokens, step_time_s and loss must have the same length "
+                        "(%d, %d, %s)" % (n, len(step_time_s),
+                                          "-" if loss is None else len(loss)))
+        if n == 0:
+            return None
+        first = self._next if step is None else _int(step, "step")
+        try:
+            tok = [float(x) for x in tokens]
+        except (TypeError, ValueError):
+            raise InvalidType("tokens", "tokens: give numbers") from None
+        try:
+            dts = [float(x) for x in step_time_s]
+        except (TypeError, ValueError):
+            raise InvalidType("step_time_s", "step_time_s: give numbers") from None
+        try:
+            ls = [_NAN] * n if loss is None else [float(x) for x in loss]
+        except (TypeError, ValueError):
+            raise InvalidType("loss", "loss: give numbers or None") from None
+        size = ctypes.sizeof(_lib.Step)
+        buf = bytearray(_STEP_INIT * n)
+        pack = _HEAD_PACK
+        at = 0
+        for i, t, d, lv in zip(range(first, first + n), tok, dts, ls):
+            pack(buf, at, i, _NAN, d, t, _NAN, lv)
+            at += size
+        if loss is not None:
+            off = _STEP_OFF["flags"]
+            flags0 = _FLAGS.unpack_from(_STEP_INIT, off)[0]
+            for i in [i for i, lv in enumerate(ls) if lv - lv != 0]:
+                _FLAGS.pack_into(buf, i * size + off, flags0 | _FLAG_LOSS_NAN)
+        steps = (_lib.Step * n).from_buffer(buf)
+        out = (_lib.Sample * n)()
+        done = _lib.monitor_record_many(h, steps, n, out, self._errp)
+        del steps  # the buffer's export ends here
+        if done:
+            self._last_t = _perf_counter()
+            self._next = first + done
+        if done != n:
+            _raise(self._err.code, self._err)
+        s_, tps, flops, mfu_, hfu = _SAMPLE.unpack_from(memoryview(out).cast("B"),
+                                                        (n - 1) * _SAMPLE.size)
+        return Sample(s_, tps, flops, mfu_, hfu, dts[-1], None if loss is None else loss[-1])
 
     def step(self, tokens, step=None, seq=None, useful_tokens=None):
         """A context manager that times its block as one step of `tokens` tokens (seq and

@@ -150,6 +150,11 @@ monitor_new = _sig("mfu_monitor_new", ctypes.c_int, P(Config), P(ctypes.c_void_p
 monitor_free = _sig("mfu_monitor_free", None, ctypes.c_void_p)
 monitor_step = _sig("mfu_monitor_step", ctypes.c_int, ctypes.c_void_p, P(Step), P(Sample),
                     P(Error))
+monitor_record_many = _sig("mfu_monitor_record_many", ctypes.c_size_t, ctypes.c_void_p, P(Step),
+                           ctypes.c_size_t, P(Sample), P(Error))
+monitor_flush = _sig("mfu_monitor_flush", ctypes.c_int, ctypes.c_void_p, P(Error))
+monitor_set_flush_interval = _sig("mfu_monitor_set_flush_interval", ctypes.c_int,
+                                  ctypes.c_void_p, ctypes.c_double, P(Error))
 monitor_report = _sig("mfu_monitor_report", ctypes.c_int, ctypes.c_void_p, P(ctypes.c_void_p),
                       P(Error))
 monitor_fpt = _sig("mfu_monitor_model_flops_per_token", ctypes.c_double, ctypes.c_void_p)

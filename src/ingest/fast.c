@@ -159,71 +159,82 @@ bool mfu__dec_to_double_wide(uint64_t m, int e10, bool neg, double *out)
 #endif
 }
 
-/* Decimal digits of m (m > 0) into d; returns the count. */
+static const uint64_t pow10_u64[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+
+/* "00" .. "99": two digits a division */
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930"
+    "31323334353637383940414243444546474849505152535455565758596061"
+    "62636465666768697071727374757677787980818283848586878889909192"
+    "93949596979899";
+
+/* Decimal digits of m (m > 0) into d; returns the count. Two digits per step from the end
+ * (half the chain of dependent divisions of one digit a step). */
 static size_t u64_digits(uint64_t m, char *d)
 {
     char tmp[24];
-    size_t n = 0;
-    while (m) {
-        tmp[n++] = (char)('0' + m % 10);
-        m /= 10;
+    size_t n = sizeof tmp;
+    while (m >= 100) {
+        unsigned p = (unsigned)(m % 100) * 2;
+        m /= 100;
+        tmp[--n] = digit_pairs[p + 1];
+        tmp[--n] = digit_pairs[p];
     }
-    for (size_t i = 0; i < n; i++)
-        d[i] = tmp[n - 1 - i];
-    return n;
+    if (m >= 10) {
+        tmp[--n] = digit_pairs[m * 2 + 1];
+        tmp[--n] = digit_pairs[m * 2];
+    } else {
+        tmp[--n] = (char)('0' + m);
+    }
+    memcpy(d, tmp + n, sizeof tmp - n);
+    return sizeof tmp - n;
 }
 
-size_t mfu__fmt_shortest(char *buf, double v)
+/* r x 10^s (r > 0) laid out as "%.{prec}g" prints it after buf[0..k), a sign perhaps, when
+ * r has at most prec digits: trailing zeros dropped, the exponent form for an exponent below
+ * -4 or at least prec. Returns the length. */
+static size_t layout_g(char *buf, size_t k, uint64_t r, int s, int prec)
 {
-    if (!MFU__EXACT_DOUBLES || !isfinite(v))
-        return 0;
-    size_t k = 0;
-    if (signbit(v))
-        buf[k++] = '-';
-    double a = fabs(v);
-    if (a == 0.0) {
-        buf[k++] = '0';
-        buf[k] = '\0';
-        return k;
+    /* %g drops trailing zeros: 8 at a time, then 4, 2, 1 (constant divisors: multiplies) */
+    while (r % 100000000 == 0) {
+        r /= 100000000;
+        s += 8;
     }
-    /* find r < 10^15 and scale s with r x 10^s == a after one correctly rounded operation */
-    uint64_t r = 0;
-    int s = 0;
-    bool found = false;
-    if (a < 1e15) {
-        for (int j = 0; j <= 22 && !found; j++) {
-            double y = a * pow10_exact[j];
-            if (y >= 1e15)
-                return 0;                           /* needs more than 15 digits */
-            double x = (double)(uint64_t)(y + 0.5); /* y < 2^50: y + 0.5 is exact */
-            /* only a near-integer y can be the one (its error is < 3 ulp): the exact check
-             * (a division) runs for those alone */
-            if (x > 0 && fabs(y - x) <= y * 1e-15 && x / pow10_exact[j] == a) {
-                r = (uint64_t)x;
-                s = -j;
-                found = true;
-            }
-        }
-    } else if (a <= 1e37) {
-        for (int j = 1; j <= 22 && !found; j++) {
-            double x = round(a / pow10_exact[j]);
-            if (x < 1e15 && x > 0 && x * pow10_exact[j] == a) {
-                r = (uint64_t)x;
-                s = j;
-                found = true;
-            }
-        }
+    if (r % 10000 == 0) {
+        r /= 10000;
+        s += 4;
     }
-    if (!found)
-        return 0;
-    while (r % 10 == 0) { /* %g drops trailing zeros */
+    if (r % 100 == 0) {
+        r /= 100;
+        s += 2;
+    }
+    if (r % 10 == 0) {
         r /= 10;
-        s++;
+        s += 1;
     }
     char d[24] = {0};
     size_t nd = u64_digits(r, d);
     int x10 = (int)nd - 1 + s; /* the exponent %e would print */
-    if (x10 < -4 || x10 >= 15) {
+    if (x10 < -4 || x10 >= prec) {
         buf[k++] = d[0];
         if (nd > 1) {
             buf[k++] = '.';
@@ -263,6 +274,219 @@ size_t mfu__fmt_shortest(char *buf, double v)
     return k;
 }
 
+#if defined(__SIZEOF_INT128__)
+typedef unsigned __int128 mfu__u128;
+
+/* The decimal of prec significant digits that "%.{prec}g" prints for a (finite, > 0) as
+ * (*d, *x10): a rounded to prec digits is *d x 10^(*x10 - prec + 1), *d in
+ * [10^(prec-1), 10^prec), by the exact value of a, ties to even (glibc's printf). a = m x 2^e2
+ * (m < 2^53) times 5^q x 2^q for q = prec - 1 - x10 is the 181-bit product of m and q's
+ * 128-bit power of five (pow5.c), below the exact one by less than m units of its last bit (0
+ * when 0 <= q <= 55); false when that error could change the rounding, or q is out of the
+ * table. */
+static bool digits_of(double a, int prec, uint64_t *d, int *x10)
+{
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int be = (int)(bits >> 52 & 0x7ff);
+    if (be == 0 || be == 0x7ff)
+        return false; /* subnormal (or not finite) */
+    uint64_t m = (bits & (((uint64_t)1 << 52) - 1)) | (uint64_t)1 << 52;
+    int e2 = be - 1075; /* a = m x 2^e2 */
+    /* floor(log10(a)) is floor(log2(a) x log10(2)) or one more: 78913 / 2^18 is log10(2) to
+     * within 2^-20, exact enough for |log2(a)| < 1100; a wrong guess is corrected below */
+    int l2 = be - 1023;
+    int x = l2 >= 0 ? (l2 * 78913) >> 18 : -((-l2 * 78913 + (1 << 18) - 1) >> 18);
+    if (x + 1 >= 0 && x + 1 <= 22 && a >= pow10_exact[x + 1])
+        x++;
+    uint64_t p10 = pow10_u64[prec - 1]; /* 10^(prec-1) */
+    for (int tries = 0; tries < 3; tries++) {
+        int q = prec - 1 - x;
+        if (q < MFU__POW5_QMIN || q > MFU__POW5_QMAX)
+            return false;
+        const mfu__pow5 *t = &mfu__pow5_128[q - MFU__POW5_QMIN];
+        /* M = m x (hi, lo) = (w2, w1, w0); a x 10^q = M x 2^(e2 + q + t->f) */
+        mfu__u128 ph = (mfu__u128)m * t->hi, pl = (mfu__u128)m * t->lo;
+        mfu__u128 mid = (pl >> 64) + (uint64_t)ph;
+        uint64_t w0 = (uint64_t)pl, w1 = (uint64_t)mid;
+        uint64_t w2 = (uint64_t)(ph >> 64) + (uint64_t)(mid >> 64);
+        int k = -(e2 + q + t->f); /* bits below the point */
+        if (k < 65 || k > 191)
+            return false;
+        /* integer part D = M >> k; rest R = M mod 2^k, compared as (rh, rl) = R >> (k - 128)
+         * or R << (128 - k) with the bits shifted out kept in sticky */
+        uint64_t D;
+        mfu__u128 rest, half;
+        bool sticky;
+        mfu__u128 top = (mfu__u128)w2 << 64 | w1;
+        if (k >= 128) {
+            int j = k - 128; /* bits of w2 below the point: 0..63 */
+            D = j == 64 ? 0 : w2 >> j;
+            mfu__u128 mask = j ? (((mfu__u128)1 << (64 + j)) - 1) : (((mfu__u128)1 << 64) - 1);
+            rest = top & mask; /* R's top 64 + j bits, with w0 below them */
+            half = (mfu__u128)1 << (63 + j);
+            sticky = w0 != 0;
+            /* the error (< m < 2^53 units of w0) stays within w0 or carries one into rest */
+            if (D >= p10 * 10 || D < p10) {
+                x += D >= p10 * 10 ? 1 : -1;
+                continue;
+            }
+            bool up;
+            bool exact = q >= 0 && q <= 55;
+            if (exact) {
+                up = rest > half || (rest == half && (sticky || (D & 1)));
+            } else {
+                /* true rest in [rest.w0, rest.w0 + m): above half when rest >= half (then
+                 * rounding up gives D + 1 even if the true value carries into D + 1); at or
+                 * below it when rest + 1 < half (w0 + m carries at most one) */
+                if (rest >= half)
+                    up = true;
+                else if (rest + 1 < half)
+                    up = false;
+                else
+                    return false;
+            }
+            if (up && ++D == p10 * 10) {
+                D = p10;
+                x++;
+            }
+            *d = D;
+            *x10 = x;
+            return true;
+        }
+        /* 65 <= k < 128: D = top >> (k - 64), rest = the low k - 64 bits of top, and w0 */
+        int j = k - 64; /* 1..63 */
+        mfu__u128 Dw = top >> j;
+        if (Dw >> 64) {
+            x++;
+            continue;
+        }
+        D = (uint64_t)Dw;
+        if (D >= p10 * 10 || D < p10) {
+            x += D >= p10 * 10 ? 1 : -1;
+            continue;
+        }
+        mfu__u128 r2 = (top & (((mfu__u128)1 << j) - 1)) << 64 | w0; /* R, k bits, exact */
+        half = (mfu__u128)1 << (k - 1);
+        bool exact = q >= 0 && q <= 55;
+        bool up;
+        if (exact) {
+            up = r2 > half || (r2 == half && (D & 1));
+        } else {
+            /* true R in [r2, r2 + m): decided when r2 >= half or r2 + m <= half */
+            if (r2 >= half)
+                up = true;
+            else if (r2 + m <= half)
+                up = false;
+            else
+                return false;
+        }
+        if (up && ++D == p10 * 10) {
+            D = p10;
+            x++;
+        }
+        *d = D;
+        *x10 = x;
+        return true;
+    }
+    return false;
+}
+#endif
+
+/* The 16-17 digit values (and those out of the 15-digit search's range): "%.Pg" for the first
+ * P of 15, 16, 17 whose decimal reads back as a (mfu__dec_to_double_wide: exact or
+ * declining), from digits_of. 0 when either declines (the caller's snprintf loop then). */
+static size_t fmt_wide(char *buf, size_t k, double a)
+{
+#if defined(__SIZEOF_INT128__)
+    /* 17 digits once; 15 and 16 from them: v = D17 x 10^s + e with |e| <= 10^s / 2, so
+     * rounding D17's dropped digits t gives v's own rounding unless t is exactly half (50 or
+     * 5), where e decides: digits_of then */
+    uint64_t d17;
+    int x17;
+    if (!digits_of(a, 17, &d17, &x17))
+        return 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        uint64_t d = d17, div = prec == 15 ? 100 : prec == 16 ? 10 : 1;
+        int x10 = x17;
+        if (div > 1) {
+            uint64_t t = d17 % div;
+            if (t == div / 2) {
+                if (!digits_of(a, prec, &d, &x10))
+                    return 0;
+            } else {
+                d = d17 / div + (t > div / 2);
+                if (d == (div == 100 ? 1000000000000000ull : 10000000000000000ull)) {
+                    d /= 10;
+                    x10++;
+                }
+            }
+        }
+        double back;
+        if (!mfu__dec_to_double_wide(d, x10 - prec + 1, false, &back))
+            return 0;
+        if (back == a)
+            return layout_g(buf, k, d, x10 - prec + 1, prec);
+    }
+    return 0;
+#else
+    (void)buf;
+    (void)k;
+    (void)a;
+    return 0;
+#endif
+}
+
+size_t mfu__fmt_shortest(char *buf, double v)
+{
+    if (!MFU__EXACT_DOUBLES || !isfinite(v))
+        return 0;
+    size_t k = 0;
+    if (signbit(v))
+        buf[k++] = '-';
+    double a = fabs(v);
+    if (a == 0.0) {
+        buf[k++] = '0';
+        buf[k] = '\0';
+        return k;
+    }
+    /* the 17 digits of a, and the first of 15, 16, 17 that reads back (fmt_wide): one 128-bit
+     * product for any decimal, faster than the search below for all but the shortest */
+    size_t w = fmt_wide(buf, k, a);
+    if (w)
+        return w;
+    /* find r < 10^15 and scale s with r x 10^s == a after one correctly rounded operation */
+    uint64_t r = 0;
+    int s = 0;
+    bool found = false;
+    if (a < 1e15) {
+        for (int j = 0; j <= 22 && !found; j++) {
+            double y = a * pow10_exact[j];
+            if (y >= 1e15)
+                return 0;                           /* needs more than 15 digits */
+            double x = (double)(uint64_t)(y + 0.5); /* y < 2^50: y + 0.5 is exact */
+            /* only a near-integer y can be the one (its error is < 3 ulp): the exact check
+             * (a division) runs for those alone */
+            if (x > 0 && fabs(y - x) <= y * 1e-15 && x / pow10_exact[j] == a) {
+                r = (uint64_t)x;
+                s = -j;
+                found = true;
+            }
+        }
+    } else if (a <= 1e37) {
+        for (int j = 1; j <= 22 && !found; j++) {
+            double x = round(a / pow10_exact[j]);
+            if (x < 1e15 && x > 0 && x * pow10_exact[j] == a) {
+                r = (uint64_t)x;
+                s = j;
+                found = true;
+            }
+        }
+    }
+    if (!found)
+        return 0;
+    return layout_g(buf, k, r, s, 15);
+}
 static bool ctrl_byte(unsigned char c)
 {
     return (c < 0x20 && c != '\t') || c == 0x7f;

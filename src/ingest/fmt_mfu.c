@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "ingest/canonical.h"
 #include "ingest/fast.h"
 #include "ingest/format.h"
 #include "ingest/jflat.h"
@@ -43,16 +44,35 @@ static size_t fmt_double(char *buf, size_t n, double v)
 #define WRITER_BUF 8192
 
 typedef struct writer {
-    FILE *f;
+    FILE *f;        /* NULL: into mem */
+    mfu__wbuf *mem; /* with f NULL: the buffer the rows are appended to */
     bool first;
-    bool failed; /* a write failed */
+    bool failed; /* a write failed (f), or out of memory (mem) */
     size_t n;
     char buf[WRITER_BUF];
 } writer;
 
+/* Into mem: grown by doubling (from 64 KiB); false when out of memory. */
+static bool mem_put(mfu__wbuf *b, const char *s, size_t n)
+{
+    if (b->cap - b->n < n) {
+        size_t cap = b->cap ? b->cap : 64 * 1024;
+        while (cap - b->n < n)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return false;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return true;
+}
+
 static void flush_buf(writer *w)
 {
-    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n)
+    if (w->n && (w->f ? fwrite(w->buf, 1, w->n, w->f) != w->n : !mem_put(w->mem, w->buf, w->n)))
         w->failed = true;
     w->n = 0;
 }
@@ -62,7 +82,7 @@ static void put(writer *w, const char *s, size_t n)
     if (w->n + n > sizeof w->buf) {
         flush_buf(w);
         if (n > sizeof w->buf) { /* longer than the buffer (never for a row): directly */
-            if (fwrite(s, 1, n, w->f) != n)
+            if (w->f ? fwrite(s, 1, n, w->f) != n : !mem_put(w->mem, s, n))
                 w->failed = true;
             return;
         }
@@ -276,6 +296,7 @@ static mfu_status write_rows(writer *w, const mfu_run *run, size_t from, mfu_err
 static void writer_init(writer *w, FILE *out)
 {
     w->f = out;
+    w->mem = NULL;
     w->first = true;
     w->failed = false;
     w->n = 0;
@@ -314,6 +335,24 @@ mfu_status mfu_run_write_jsonl_rows(const mfu_run *run, size_t from, bool header
     if (header)
         write_header(&wr, mfu_run_meta_get(run), -1);
     return writer_end(&wr, write_rows(&wr, run, from, err), err);
+}
+
+mfu_status mfu__run_jsonl_rows_to_mem(const mfu_run *run, size_t from, mfu__wbuf *b, mfu_error *err)
+{
+    if (!run || !b)
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu__run_jsonl_rows_to_mem: run and buffer are required");
+    writer wr;
+    writer_init(&wr, NULL);
+    wr.mem = b;
+    size_t had = b->n;
+    mfu_status st = write_rows(&wr, run, from, err);
+    flush_buf(&wr);
+    if (st == MFU_OK && wr.failed)
+        st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory buffering the JSON-lines rows");
+    if (st != MFU_OK)
+        b->n = had; /* no partial row */
+    return st;
 }
 
 /* ---- reader ----------------------------------------------------------------------------- */

@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "figures/figures.h"
+#include "ingest/canonical.h"
 #include "mfu/device.h"
 #include "mfu/ingest.h"
 #include "run/step.h"
@@ -37,8 +39,14 @@ struct mfu_monitor {
     double peak;    /* dense peak of one device for dtype, NaN without device or peak */
     double devices; /* devices in the job */
     char device_name[128];
-    FILE *file;          /* jsonl_path, appended to; NULL when none */
-    size_t written;      /* rows of run already in the file */
+    FILE *file;         /* jsonl_path, appended to; NULL when none */
+    size_t written;     /* rows of run already in the file or in pending */
+    mfu__wbuf pending;  /* rows not yet written to file (whole lines) */
+    double flush_every; /* seconds between writes of pending; 0: at every record */
+    double flushed_at;  /* monotonic seconds of the last write (or the open) */
+    mfu_step last;      /* mfu_run_get of row last_row, the previous record's row */
+    size_t last_row;    /* valid when last_ok: no merge since it was read */
+    bool last_ok;
     mfu_report_input in; /* the report's input (its device points at device_name) */
     mfu__fctx fig;       /* the figures context of the run (what every record is counted with) */
     mfu_nvml *nvml;      /* with cfg->nvml: the session sampled at each record; else NULL */
@@ -147,6 +155,36 @@ static void fill_meta(mfu_monitor *m, const mfu_monitor_config *c)
         meta->reported_peak_flops_per_s = m->peak;
 }
 
+/* Monotonic seconds; the coarse clock (a few ms of resolution, a few ns a read) is enough to
+ * time a flush interval. */
+static double mono_s(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Write the pending rows to the file in one write. The bytes are dropped whatever happens: a
+ * failed write is reported once, and the buffer cannot grow without bound on a full disk. */
+static mfu_status write_pending(mfu_monitor *m, mfu_error *err)
+{
+    size_t n = m->pending.n;
+    m->pending.n = 0;
+    m->flushed_at = mono_s();
+    if (!m->file || n == 0)
+        return MFU_OK;
+    if (fwrite(m->pending.p, 1, n, m->file) != n || fflush(m->file) != 0)
+        return mfu__fail_field(err, MFU_E_IO, "jsonl_path",
+                               "writing %zu bytes of steps to the JSON-lines file failed (a full "
+                               "disk?): those steps are in the monitor's run but not in the file",
+                               n);
+    return MFU_OK;
+}
+
 static mfu_status open_file(mfu_monitor *m, const char *path, mfu_error *err)
 {
     m->file = fopen(path, "a");
@@ -161,6 +199,8 @@ static mfu_status open_file(mfu_monitor *m, const char *path, mfu_error *err)
         if (st != MFU_OK)
             return st;
     }
+    m->flush_every = MFU_MONITOR_FLUSH_INTERVAL_S;
+    m->flushed_at = mono_s();
     return MFU_OK;
 }
 
@@ -239,20 +279,34 @@ void mfu_monitor_free(mfu_monitor *m)
 {
     if (!m)
         return;
-    if (m->file)
+    if (m->file) {
+        write_pending(m, NULL); /* a failure here has no one to tell: mfu_monitor_flush does */
         fclose(m->file);
+    }
+    free(m->pending.p);
     mfu_nvml_free(m->nvml);
     mfu__fctx_free(&m->fig);
     mfu_run_free(m->run);
     free(m);
 }
 
-/* The figures of row i of the run, by the figures module's per-step rule. */
+/* The figures of row i of the run, by the figures module's per-step rule. The row read is
+ * kept for the next record, whose previous row it is (one mfu_run_get a record instead of
+ * two); a merge, which may change any of the last rows, drops it. */
 static void sample_of(mfu_monitor *m, size_t i, mfu_monitor_sample *o)
 {
     mfu_step s, prev;
     mfu_run_get(m->run, i, &s);
-    bool has_prev = i > 0 && mfu_run_get(m->run, i - 1, &prev);
+    bool has_prev = false;
+    if (i > 0 && m->last_ok && m->last_row == i - 1) {
+        prev = m->last;
+        has_prev = true;
+    } else if (i > 0) {
+        has_prev = mfu_run_get(m->run, i - 1, &prev);
+    }
+    m->last = s;
+    m->last_row = i;
+    m->last_ok = true;
     mfu__frow f;
     mfu__figures_row(&m->fig, &s, has_prev ? &prev : NULL, i, &f);
     o->step = s.step;
@@ -297,11 +351,18 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
     st = mfu_run_append(m->run, s, &merged, err);
     if (st != MFU_OK)
         return st;
+    if (merged)
+        m->last_ok = false; /* a row sample_of kept may have changed */
     if (m->file && !merged) {
-        st = mfu_run_write_jsonl_rows(m->run, m->written, false, m->file, err);
+        /* into the pending buffer; written when it fills, at the interval, on flush, at free */
+        st = mfu__run_jsonl_rows_to_mem(m->run, m->written, &m->pending, err);
         if (st != MFU_OK)
-            return st; /* the step is in the run; the file lacks it (a full disk) */
+            return st; /* the step is in the run; the file lacks it */
         m->written = mfu_run_count(m->run);
+        if ((m->pending.n >= MFU_MONITOR_FLUSH_BYTES || m->flush_every <= 0 ||
+             mono_s() - m->flushed_at >= m->flush_every) &&
+            (st = write_pending(m, err)) != MFU_OK)
+            return st; /* the step is in the run; the file lacks it (a full disk) */
     }
     if (out) {
         /* the row the step went to: the last one, or (a repeat merged into its row, which
@@ -328,6 +389,39 @@ mfu_status mfu_monitor_record(mfu_monitor *m, int64_t step, double tokens, doubl
     s.step_time_s = step_time_s;
     s.loss = loss;
     return mfu_monitor_step(m, &s, out, err);
+}
+
+size_t mfu_monitor_record_many(mfu_monitor *m, const mfu_step *steps, size_t n,
+                               mfu_monitor_sample *out, mfu_error *err)
+{
+    if (!m || (n && !steps)) {
+        mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_record_many: monitor and steps are required");
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (mfu_monitor_step(m, &steps[i], out ? &out[i] : NULL, err) != MFU_OK)
+            return i;
+    return n;
+}
+
+mfu_status mfu_monitor_flush(mfu_monitor *m, mfu_error *err)
+{
+    if (!m)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_flush: monitor is required");
+    return write_pending(m, err);
+}
+
+mfu_status mfu_monitor_set_flush_interval(mfu_monitor *m, double seconds, mfu_error *err)
+{
+    if (!m)
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_monitor_set_flush_interval: monitor is required");
+    if (!(seconds >= 0) || isinf(seconds))
+        return mfu__fail_field(err, MFU_E_INVALID, "flush_interval",
+                               "the flush interval must be a finite number of seconds >= 0 (0: "
+                               "write every step at once)");
+    m->flush_every = seconds;
+    return MFU_OK;
 }
 
 mfu_status mfu_monitor_report(const mfu_monitor *m, mfu_report **out, mfu_error *err)

@@ -184,6 +184,124 @@ class Monitor(unittest.TestCase):
             self.assertIn("400 steps", frame)
 
 
+def _lines(path):
+    with open(path, "rb") as f:
+        return f.read().count(b"\n")
+
+
+def _bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class Recording(unittest.TestCase):
+    """record's fast path (plain numbers) against its general path (a step field given, even
+    as None, takes it), record_many against one record at a time, and the batched writes of
+    the file: flush(), close(), flush_interval."""
+
+    CTX = dict(model="llama3-8b", seq=8192, device="h100-sxm", devices=8)
+
+    def _pair(self, d, **kw):
+        return (mfu.Monitor(jsonl=os.path.join(d, "fast.jsonl"), **self.CTX, **kw),
+                mfu.Monitor(jsonl=os.path.join(d, "slow.jsonl"), **self.CTX, **kw))
+
+    def test_fast_path_is_the_general_path(self):
+        with tempfile.TemporaryDirectory() as d:
+            fast, slow = self._pair(d)
+            for i in range(1, 201):
+                t = 0.5 + 0.001 * (i % 13)
+                loss = 2.0 + 1.0 / (1.0 + i * 1e-3)
+                kw = dict(step=i + 10) if i % 3 == 0 else {}
+                a = fast.record(262144 + i, t, loss=loss, **kw)
+                b = slow.record(262144 + i, t, loss=loss, lr=None, **kw)  # lr: general path
+                for k in ("step", "tokens_per_s", "model_flops_per_s_per_device", "mfu", "hfu",
+                          "step_time_s", "loss"):
+                    self.assertEqual(getattr(a, k), getattr(b, k), (i, k))
+                self.assertEqual(a.fields, {})
+            # an int loss and no time (the time since the previous record) take it too
+            a = fast.record(262144, loss=3)
+            self.assertEqual(a.loss, 3)
+            self.assertGreater(a.step_time_s, 0)
+            self.assertEqual(a.step, fast.record(262144, 0.5).step - 1)
+            fast.close()
+            slow.record(262144, a.step_time_s, loss=3, step=a.step)
+            slow.record(262144, 0.5)
+            slow.close()
+            self.assertEqual(_bytes(os.path.join(d, "fast.jsonl")),
+                             _bytes(os.path.join(d, "slow.jsonl")))
+
+    def test_fast_path_errors(self):
+        with mfu.Monitor(**self.CTX) as mon:
+            mon.record(262144, 0.5)
+            with self.assertRaises(mfu.Error) as cm:
+                mon.record(0, 0.5)
+            self.assertEqual(cm.exception.field, "tokens")
+            with self.assertRaises(mfu.Error) as cm:
+                mon.record(262144, -1.0)
+            self.assertEqual(cm.exception.field, "step_time_s")
+            with self.assertRaises(mfu.Error):
+                mon.record(262144, 0.5, step=-3)
+            self.assertEqual(mon.record(262144, 0.5).step, 2)  # nothing was recorded
+        with self.assertRaises(mfu.Error):
+            mon.record(262144, 0.5)  # closed
+
+    def test_record_many_is_record_one_at_a_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            one, many = self._pair(d)
+            n = 300
+            tok = [262144 + 64 * i for i in range(n)]
+            dt = [0.5 + 0.002 * (i % 7) for i in range(n)]
+            loss = [2.0 + 1.0 / (1.0 + i) for i in range(n)]
+            loss[100] = float("nan")  # flagged as a NaN loss, as record() does
+            want = [one.record(tok[i], dt[i], loss=loss[i]) for i in range(n)]
+            mid = many.record_many(tok[:150], dt[:150], loss=loss[:150])
+            last = many.record_many(tok[150:], dt[150:], loss=loss[150:])
+            for a, b in ((want[149], mid), (want[-1], last)):
+                self.assertEqual((a.step, a.mfu, a.tokens_per_s, a.hfu, a.step_time_s, a.loss),
+                                 (b.step, b.mfu, b.tokens_per_s, b.hfu, b.step_time_s, b.loss))
+            self.assertEqual(many.record(262144, 0.5).step, n + 1)
+            one.record(262144, 0.5)
+            # a bad step: those before it are recorded, the error names the field
+            with self.assertRaises(mfu.Error) as cm:
+                many.record_many([262144, 262144, 0, 262144], [0.5] * 4)
+            self.assertEqual(cm.exception.field, "tokens")
+            self.assertEqual(many.record(262144, 0.5).step, n + 4)
+            for _ in range(2):
+                one.record(262144, 0.5)
+            one.record(262144, 0.5)
+            with self.assertRaises(mfu.Error) as cm:
+                many.record_many([1, 2], [0.5])
+            with self.assertRaises(TypeError):
+                many.record_many(["x"], [0.5])
+            self.assertIsNone(many.record_many([], []))
+            one.close()
+            many.close()
+            self.assertEqual(_bytes(os.path.join(d, "fast.jsonl")),
+                             _bytes(os.path.join(d, "slow.jsonl")))
+            self.assertIn(b'"loss_nan":true', _bytes(os.path.join(d, "slow.jsonl")))
+
+    def test_flush(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.jsonl")
+            mon = mfu.Monitor(jsonl=path, flush_interval=3600, **self.CTX)
+            for i in range(20):
+                mon.record(262144, 0.5, loss=2.5)
+            self.assertEqual(_lines(path), 1)  # the header; the steps wait in memory
+            mon.flush()
+            self.assertEqual(_lines(path), 21)
+            mon.record_many([262144] * 5, [0.5] * 5)
+            self.assertEqual(_lines(path), 21)
+            mon.close()
+            self.assertEqual(_lines(path), 26)
+            every = mfu.Monitor(jsonl=path, flush_interval=0, **self.CTX)
+            every.record(262144, 0.5)
+            self.assertEqual(_lines(path), 27)  # at once
+            every.close()
+            with self.assertRaises(mfu.Error) as cm:
+                mfu.Monitor(jsonl=path, flush_interval=-1, **self.CTX)
+            self.assertEqual(cm.exception.field, "flush_interval")
+
+
 GPT2_FIELDS = {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
                "n_inner": None, "n_positions": 1024, "vocab_size": 50257,
                "_name_or_path": "openai-community/gpt2"}

@@ -395,6 +395,50 @@ static void shortest_matches_snprintf(void **state)
     (void)accepted;
 }
 
+/* The 16-17 digit values (Python's repr of a float32 loss, a ratio of measurements) and those
+ * out of the 15-digit search's range: the wide path (digits_of in fast.c) must take nearly all
+ * of them, and match the snprintf loop on each one it takes: random values over 200 decades,
+ * float32 values widened, 17-digit integers, half-integers (ties to even at 16 digits), the
+ * neighbours of powers of ten and of 10^k - 1. */
+static void shortest_wide_matches_snprintf(void **state)
+{
+    (void)state;
+    rng r = {777};
+    long tried = 0, taken = 0;
+    for (int i = 0; i < 300000; i++) {
+        double v = ldexp((double)(next(&r) >> 11) / 9007199254740992.0 + 0.5,
+                         (int)below(&r, 660) - 330); /* 1e-100 .. 1e98 */
+        tried++;
+        taken += check_shortest(below(&r, 2) ? -v : v);
+        float f = (float)((double)(next(&r) >> 11) / 9007199254740992.0 * 12.0);
+        tried++;
+        taken += check_shortest((double)f);
+        tried++;
+        taken += check_shortest((double)(1e16 + (double)(next(&r) % 90000000000000000ull)));
+        /* n + 0.5 with n in [1e15, 2^52): 17 significant digits, ends in 5, a tie at 16 */
+        double h = (double)(1000000000000000ull + next(&r) % 3503599627370496ull) + 0.5;
+        tried++;
+        taken += check_shortest(h);
+    }
+    for (int e = -99; e <= 98; e++) {
+        double p = pow(10.0, e);
+        double n[] = {p,
+                      nextafter(p, 0),
+                      nextafter(p, INFINITY),
+                      nextafter(nextafter(p, 0), 0),
+                      p * (1 - 1e-16),
+                      9.999999999999999 * p};
+        for (size_t k = 0; k < sizeof n / sizeof n[0]; k++) {
+            tried++;
+            taken += check_shortest(n[k]);
+        }
+    }
+    /* declining is allowed (the loop runs then), but it must be rare: a broken wide path that
+     * declines everything fails here */
+    if (taken < tried - tried / 1000)
+        fail_msg("the wide path took %ld of %ld values", taken, tried);
+}
+
 static bool ctrl_ref(const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -1276,6 +1320,7 @@ int main(void)
         cmocka_unit_test(dec_scan_matches_general_reader),
         cmocka_unit_test(units_match_strtod),
         cmocka_unit_test(shortest_matches_snprintf),
+        cmocka_unit_test(shortest_wide_matches_snprintf),
         cmocka_unit_test(control_bytes),
         cmocka_unit_test(reader_matches_contract),
         cmocka_unit_test(cleaner_matches_reference),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -346,6 +347,184 @@ static void jsonl_file(void **state)
     unlink(path);
 }
 
+/* Lines and bytes of a file. */
+static long file_lines(const char *path, long *bytes, char *last)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    long n = 0, b = 0;
+    int c, prev = '\n';
+    while ((c = fgetc(f)) != EOF) {
+        b++;
+        n += c == '\n';
+        prev = c;
+    }
+    fclose(f);
+    if (bytes)
+        *bytes = b;
+    if (last)
+        *last = (char)prev;
+    return n;
+}
+
+static char *file_text(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = malloc(1 << 22);
+    assert_non_null(buf);
+    *n = fread(buf, 1, 1 << 22, f);
+    fclose(f);
+    return buf;
+}
+
+static void tmp_path(char *path)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+/* The writes to the file are batched: nothing but the header before a flush (with a long
+ * interval), everything after mfu_monitor_flush and after free, every step at once with
+ * interval 0, at the first record after the interval has passed, and whole lines when the
+ * buffer fills. The bytes are those the unbatched writer gives for the same run. */
+static void jsonl_batched(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mfu-test-monitor-XXXXXX", every[] = "/tmp/mfu-test-monitor-XXXXXX";
+    tmp_path(path);
+    tmp_path(every);
+    mfu_monitor_config c = base();
+    c.jsonl_path = path;
+    mfu_monitor *m = NULL, *m0 = NULL;
+    mfu_error e;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    c.jsonl_path = every;
+    assert_int_equal(mfu_monitor_new(&c, &m0, NULL), MFU_OK);
+    assert_int_equal(mfu_monitor_set_flush_interval(m, 3600, NULL), MFU_OK);
+    assert_int_equal(mfu_monitor_set_flush_interval(m0, 0, NULL), MFU_OK);
+    for (int i = 1; i <= 10; i++) {
+        double loss = 2.0 + 1.0 / (1.0 + i * 1e-3); /* 17 significant digits */
+        assert_int_equal(mfu_monitor_record(m, i, 262144, 1.5 + 0.001 * i, loss, NULL, NULL),
+                         MFU_OK);
+        assert_int_equal(mfu_monitor_record(m0, i, 262144, 1.5 + 0.001 * i, loss, NULL, NULL),
+                         MFU_OK);
+        assert_int_equal(file_lines(every, NULL, NULL), 1 + i); /* interval 0: at once */
+    }
+    assert_int_equal(file_lines(path, NULL, NULL), 1); /* the header alone */
+    assert_int_equal(mfu_monitor_flush(m, NULL), MFU_OK);
+    assert_int_equal(file_lines(path, NULL, NULL), 11);
+    assert_int_equal(mfu_monitor_flush(m, NULL), MFU_OK); /* nothing left: no change */
+    assert_int_equal(file_lines(path, NULL, NULL), 11);
+    for (int i = 11; i <= 15; i++) {
+        assert_int_equal(mfu_monitor_record(m, i, 262144, 1.25, 2.5, NULL, NULL), MFU_OK);
+        assert_int_equal(mfu_monitor_record(m0, i, 262144, 1.25, 2.5, NULL, NULL), MFU_OK);
+    }
+    assert_int_equal(file_lines(path, NULL, NULL), 11);
+    /* what the unbatched public writer gives for the same run */
+    FILE *ref = tmpfile();
+    assert_non_null(ref);
+    assert_int_equal(mfu_run_write_jsonl_rows(mfu_monitor_run(m), 0, true, ref, NULL), MFU_OK);
+    mfu_monitor_free(m); /* writes the last 5 */
+    mfu_monitor_free(m0);
+    assert_int_equal(file_lines(path, NULL, NULL), 16);
+    size_t na, nb;
+    char *a = file_text(path, &na), *b = file_text(every, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    rewind(ref);
+    char *r = malloc(na + 1);
+    assert_non_null(r);
+    assert_int_equal(fread(r, 1, na + 1, ref), na);
+    assert_memory_equal(a, r, na);
+    fclose(ref);
+    free(a);
+    free(b);
+    free(r);
+
+    /* the interval: a record after it has passed writes what is pending */
+    remove(path);
+    c.jsonl_path = path;
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    assert_int_equal(mfu_monitor_set_flush_interval(m, 0.05, NULL), MFU_OK);
+    assert_int_equal(mfu_monitor_record(m, 1, 262144, 1.5, 2.0, NULL, NULL), MFU_OK);
+    struct timespec pause = {0, 120 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    assert_int_equal(mfu_monitor_record(m, 2, 262144, 1.5, 2.0, NULL, NULL), MFU_OK);
+    assert_int_equal(file_lines(path, NULL, NULL), 3);
+    /* a full buffer is written without a flush, in whole lines */
+    assert_int_equal(mfu_monitor_set_flush_interval(m, 3600, NULL), MFU_OK);
+    for (int i = 3; i <= 3000; i++)
+        assert_int_equal(mfu_monitor_record(m, i, 262144, 1.5, 2.0 + i, NULL, NULL), MFU_OK);
+    long bytes;
+    char last;
+    long lines = file_lines(path, &bytes, &last);
+    assert_true(lines > 3 && lines < 3001);
+    assert_true(last == '\n');
+    assert_true(bytes >= MFU_MONITOR_FLUSH_BYTES);
+    mfu_monitor_free(m);
+    assert_int_equal(file_lines(path, NULL, NULL), 3001);
+    mfu_run *back = NULL;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_ingest_path(path, NULL, &back, NULL, &e), MFU_OK);
+    assert_int_equal(mfu_run_count(back), 3000);
+    mfu_run_free(back);
+
+    /* bad intervals */
+    assert_int_equal(mfu_monitor_new(&c, &m, NULL), MFU_OK);
+    const double bad[] = {-1, NAN, INFINITY};
+    for (size_t i = 0; i < 3; i++) {
+        memset(&e, 0, sizeof e);
+        assert_int_equal(mfu_monitor_set_flush_interval(m, bad[i], &e), MFU_E_INVALID);
+        assert_string_equal(e.field, "flush_interval");
+    }
+    assert_int_equal(mfu_monitor_flush(NULL, &e), MFU_E_INVALID);
+    mfu_monitor_free(m);
+    unlink(path);
+    unlink(every);
+}
+
+/* record_many: the same figures as one record at a time; at a bad step, the count before it
+ * is returned, those are recorded, and err says why. */
+static void record_many(void **state)
+{
+    (void)state;
+    mfu_monitor_config c = base();
+    mfu_monitor *one = NULL, *many = NULL;
+    assert_int_equal(mfu_monitor_new(&c, &one, NULL), MFU_OK);
+    assert_int_equal(mfu_monitor_new(&c, &many, NULL), MFU_OK);
+    mfu_step st[20];
+    mfu_monitor_sample want[20], got[20];
+    for (int i = 0; i < 20; i++) {
+        mfu_step_init(&st[i]);
+        st[i].step = i + 1;
+        st[i].tokens = 262144 + 1024 * i;
+        st[i].step_time_s = 1.5 + 0.01 * i;
+        st[i].loss = 3.0 / (i + 1);
+        assert_int_equal(mfu_monitor_step(one, &st[i], &want[i], NULL), MFU_OK);
+    }
+    assert_int_equal(mfu_monitor_record_many(many, st, 20, got, NULL), 20);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(got[i].step, want[i].step);
+        assert_true(got[i].mfu == want[i].mfu && got[i].tokens_per_s == want[i].tokens_per_s);
+    }
+    for (int i = 0; i < 5; i++)
+        st[i].step += 100;
+    st[3].tokens = 0;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_monitor_record_many(many, st, 5, NULL, &e), 3);
+    assert_int_equal(e.code, MFU_E_INVALID);
+    assert_string_equal(e.field, "tokens");
+    assert_int_equal(mfu_run_count(mfu_monitor_run(many)), 23);
+    assert_int_equal(mfu_monitor_record_many(NULL, st, 5, NULL, NULL), 0);
+    assert_int_equal(mfu_monitor_record_many(many, NULL, 5, NULL, NULL), 0);
+    assert_int_equal(mfu_monitor_record_many(many, NULL, 0, NULL, NULL), 0);
+    mfu_monitor_free(one);
+    mfu_monitor_free(many);
+}
+
 /* attention "full" counts the whole score matrix, as mfu_flops_compute does; a bad name is the
  * attention parser's error. */
 static void attention_mode(void **state)
@@ -578,6 +757,8 @@ int main(void)
         cmocka_unit_test(report_agrees_per_step),
         cmocka_unit_test(without_model_or_device),
         cmocka_unit_test(jsonl_file),
+        cmocka_unit_test(jsonl_batched),
+        cmocka_unit_test(record_many),
         cmocka_unit_test(attention_mode),
         cmocka_unit_test(header_device),
         cmocka_unit_test(nvml_config),

@@ -146,6 +146,12 @@ class Meter:
             return {"mfu": last.mfu, "tflops": last.tflops, "tokens_per_second": last.tokens_per_s}
         return {k: v / t for k, v in zip(METRICS, sums)}
 
+    def flush(self):
+        """Write the steps the monitor still holds to its file (writes are batched: a file read
+        while training goes on lags by up to the monitor's flush interval)."""
+        if self.monitor is not None:
+            self.monitor.flush()
+
     def close(self):
         if self.monitor is not None:
             self.monitor.close()

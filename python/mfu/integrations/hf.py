@@ -88,6 +88,8 @@ class MFUCallback(WithMeter, TrainerCallback):
             last.update(figures)
 
     def on_train_end(self, args, state, control, **kwargs):
+        if self.meter is not None:
+            self.meter.flush()  # the file has every step once train() returns
         if self._unwrap:
             self._unwrap()
             self._unwrap = None

@@ -67,3 +67,7 @@ class MFUCallback(WithMeter, pl.Callback):
         # float64 tensors: Lightning keeps a tensor's dtype (a float would become float32)
         pl_module.log_dict({k: torch.tensor(v, dtype=torch.float64) for k, v in figures.items()},
                            on_step=True, on_epoch=False, prog_bar=self.prog_bar, logger=True)
+
+    def on_train_end(self, trainer, pl_module):
+        if self.meter is not None:
+            self.meter.flush()  # the file has every step once fit() returns

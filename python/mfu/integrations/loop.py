@@ -99,6 +99,10 @@ class LoopMonitor(WithMeter):
             self._since_log = 0
             self.log(self.meter.metrics(), s.step)
 
+    def flush(self):
+        """Write the steps still held in memory to the file (Monitor.flush)."""
+        self.meter.flush()
+
     def close(self):
         """Close the Monitor (and its file)."""
         self.meter.close()

@@ -1,0 +1,27 @@
+/*
+ * ingest/canonical.h - the canonical JSON-lines writer (fmt_mfu.c) into memory, for a writer
+ * that batches its own writes (the monitor: src/monitor/monitor.c). The public writers are
+ * mfu_run_write_jsonl and mfu_run_write_jsonl_rows (mfu/ingest.h).
+ */
+#ifndef MFU_INGEST_CANONICAL_H
+#define MFU_INGEST_CANONICAL_H
+
+#include <stddef.h>
+
+#include "mfu/common.h"
+#include "mfu/run.h"
+
+/* A growable byte buffer: zero-initialise; free p with free(). */
+typedef struct mfu__wbuf {
+    char *p;
+    size_t n, cap;
+} mfu__wbuf;
+
+/* Append rows [from, mfu_run_count(run)) of run to b exactly as mfu_run_write_jsonl_rows
+ * writes them without a header (each row with its per-rank observations, whole lines only).
+ * On MFU_E_NOMEM b keeps what it had before the call. Errors: MFU_E_INVALID (NULL),
+ * MFU_E_NOMEM. */
+mfu_status mfu__run_jsonl_rows_to_mem(const mfu_run *run, size_t from, mfu__wbuf *b,
+                                      mfu_error *err);
+
+#endif /* MFU_INGEST_CANONICAL_H */
