@@ -39,9 +39,9 @@ extern "C" {
 /* Schema version this library writes. A store with a higher version is refused (open it with a
  * newer mfu); a lower one is migrated forward when opened for writing, and refused when opened
  * with MFU_STORE_READONLY (open it once for writing first). Version 3 added the per-step
- * fields seq_len .. dtype of mfu_step and the per-rank observations; rows stored before read
- * them as absent. */
-#define MFU_STORE_SCHEMA_VERSION 3
+ * fields seq_len .. dtype of mfu_step and the per-rank observations; version 4 the step's
+ * energy_j and tensor_active; rows stored before read them as absent. */
+#define MFU_STORE_SCHEMA_VERSION 4
 
 /* Named limits and defaults. */
 #define MFU_STORE_NAME_MAX 128             /* run name, bytes including the NUL */

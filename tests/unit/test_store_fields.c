@@ -402,12 +402,12 @@ static void v2_store_migrates(void **state)
     assert_non_null(strstr(e.message, "open it once for writing"));
     assert_int_equal(sql_int(f->db, "SELECT max(version) FROM mfu_schema"), 2);
 
-    /* opened for writing: migrated in place to 3 */
+    /* opened for writing: migrated in place to 4 (3, then 4) */
     s = open_store(f->db, 0);
-    assert_int_equal(sql_int(f->db, "SELECT max(version) FROM mfu_schema"), 3);
-    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), 3);
-    assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 3);
-    assert_int_equal(MFU_STORE_SCHEMA_VERSION, 3);
+    assert_int_equal(sql_int(f->db, "SELECT max(version) FROM mfu_schema"), 4);
+    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), 4);
+    assert_int_equal(sql_int(f->db, "PRAGMA user_version"), 4);
+    assert_int_equal(MFU_STORE_SCHEMA_VERSION, 4);
     assert_int_equal(sql_int(f->db, "SELECT count(*) FROM rank_obs"), 0);
     /* the old row: every old field as it was, every new field absent */
     mfu_run *run = get_run(s, "old");
@@ -471,7 +471,7 @@ static void v2_store_migrates(void **state)
     mfu_store_close(s);
     s = open_store(f->db, 0);
     mfu_store_close(s);
-    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), 3);
+    assert_int_equal(sql_int(f->db, "SELECT count(*) FROM mfu_schema"), 4);
 }
 
 /* ---- ingesting a grown log again --------------------------------------------------------- */
@@ -602,6 +602,8 @@ static void migrated_run_is_refreshed(void **state)
     mfu_store_close(s);
     /* make it what version 2 would have stored: no new columns, no observations */
     sql_exec(f->db,
+             "ALTER TABLE steps DROP COLUMN energy_j;"
+             "ALTER TABLE steps DROP COLUMN tensor_active;"
              "DROP TABLE rank_obs;"
              "ALTER TABLE steps DROP COLUMN seq_len; ALTER TABLE steps DROP COLUMN devices;"
              "ALTER TABLE steps DROP COLUMN useful_tokens;"
