@@ -59,4 +59,42 @@ ok "$tmp/plain.log" "${ctx[@]}"
 grep -q -e '^energy ' -e '^tensor ' "$tmp/out" && fail "energy shown without energy: $(cat "$tmp/out")"
 ok "$tmp/plain.log" "${ctx[@]}" --json
 jq_is 'has("energy")' false
+# --- /metrics of a followed file: the last 50 steps, every step alike, so the gauges equal the
+# report's figures; none of them for a run without energy
+canon 0.5 >"$tmp/live.jsonl"
+srv=()
+cleanup() {
+    for p in "${srv[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+"$bin" serve "$tmp/live.jsonl" "$tmp/plain.log" --db "$tmp/s.db" --listen 127.0.0.1:0 "${ctx[@]}" \
+    >"$tmp/srv.out" 2>"$tmp/srv.err" &
+srv+=($!)
+for _ in $(seq 1 200); do grep -q 'http://' "$tmp/srv.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'http://[^ ]*' "$tmp/srv.out" | head -1)
+url=${url%/}
+[ -n "$url" ] || fail "mfu serve did not start: $(cat "$tmp/srv.err")"
+metric() { grep "^$1{run=\"$2\"" "$tmp/metrics" | awk '{ print $NF }'; }
+for _ in $(seq 1 100); do
+    curl -s "$url/metrics" >"$tmp/metrics"
+    [ -n "$(metric mfu_joules_per_pflop live)" ] && break
+    sleep 0.1
+done
+ok "$tmp/live.jsonl" "${ctx[@]}" --json
+got=$(metric mfu_joules_per_pflop live)
+awk -v g="$got" -v w="$(jq -r .energy.joules_per_pflop "$tmp/out")" 'BEGIN { exit !(g > 0 && (g - w) ^ 2 <= (1e-6 * w) ^ 2) }' ||
+    fail "mfu_joules_per_pflop $got, report $(jq -r .energy.joules_per_pflop "$tmp/out")"
+got=$(metric mfu_tokens_per_kwh live)
+awk -v g="$got" -v w="$(jq -r .energy.tokens_per_kwh "$tmp/out")" 'BEGIN { exit !(g > 0 && (g - w) ^ 2 <= (1e-6 * w) ^ 2) }' ||
+    fail "mfu_tokens_per_kwh $got, report $(jq -r .energy.tokens_per_kwh "$tmp/out")"
+[ "$(metric mfu_tensor_active_ratio live)" = 0.5 ] || fail "mfu_tensor_active_ratio: $(grep tensor "$tmp/metrics")"
+grep -q '^# TYPE mfu_joules_per_pflop gauge$' "$tmp/metrics" || fail "no TYPE line: $(grep joules "$tmp/metrics")"
+[ -n "$(metric mfu_ratio plain)" ] || fail "the plain run has no mfu_ratio: $(grep '^mfu_ratio' "$tmp/metrics")"
+[ -z "$(metric mfu_joules_per_pflop plain)$(metric mfu_tokens_per_kwh plain)$(metric mfu_tensor_active_ratio plain)" ] ||
+    fail "energy gauges for a run without energy: $(grep plain "$tmp/metrics")"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$tmp/metrics" >"$tmp/promtool" 2>&1 && [ ! -s "$tmp/promtool" ] ||
+        fail "promtool check metrics: $(cat "$tmp/promtool")"
+fi
 e2e_finish
