@@ -149,7 +149,7 @@ MFU_API double mfu_monitor_peak_flops_per_s(const mfu_monitor *m);
 /* sizeof of a public struct by name, for bindings that mirror it (python/mfu checks its copies
  * against these, and sizes buffers for those it keeps opaque): "mfu_error", "mfu_step",
  * "mfu_monitor_config", "mfu_monitor_sample", "mfu_report_stat", "mfu_finding",
- * "mfu_device_slot", "mfu_arch". 0 for any other name or NULL. */
+ * "mfu_device_slot", "mfu_arch", "mfu_energy". 0 for any other name or NULL. */
 MFU_API size_t mfu_struct_size(const char *name);
 
 #ifdef __cplusplus

@@ -409,6 +409,7 @@ size_t mfu_struct_size(const char *name)
         {"mfu_finding", sizeof(mfu_finding)},
         {"mfu_device_slot", sizeof(mfu_device_slot)},
         {"mfu_arch", sizeof(mfu_arch)},
+        {"mfu_energy", sizeof(mfu_energy)},
     };
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
         if (strcmp(sizes[i].name, name) == 0)
