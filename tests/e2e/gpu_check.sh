@@ -32,11 +32,14 @@ jq -e '.gpus[0].name == "NVIDIA H100 80GB HBM3" and .gpus[0].device == "h100-sxm
 cp "$o/report.json" "$tmp/out"
 mon=$(sed -n 's/^energy: //p' "$o/loop.txt")
 echo "$mon" | jq -e . >/dev/null || fail "the loop printed no energy object: $(tail -3 "$o/loop.txt")"
-for k in steps joules tensor_active tensor_check; do
+for k in steps power_steps tensor_active tensor_check; do
     jq_is ".energy.$k" "$(echo "$mon" | jq -r ".$k")"
 done
-near '.energy.joules_per_pflop' "$(echo "$mon" | jq -r .joules_per_pflop)" "$(echo "$mon" | jq -r '.joules_per_pflop * 1e-9')"
-near '.summary.mfu.median' "$(sed -n 's/^summary: //p' "$o/loop.txt" | jq -r .mfu.median)" 1e-12
+# the CLI's JSON has 10 significant digits
+for k in joules joules_per_pflop tokens_per_kwh; do
+    near ".energy.$k" "$(echo "$mon" | jq -r ".$k")" "$(echo "$mon" | jq -r ".$k * 1e-9")"
+done
+near '.summary.mfu.median' "$(sed -n 's/^summary: //p' "$o/loop.txt" | jq -r .mfu.median)" "$(sed -n 's/^summary: //p' "$o/loop.txt" | jq -r '.mfu.median * 1e-9')"
 jq_true '.summary.mfu.median > 0 and .summary.mfu.median < 1'
 grep -q '^energy     .* per useful PFLOP' "$o/report.txt" || fail "report.txt has no energy line"
 grep -q '^tensor     MFU .* (NVML GPM)' "$o/report.txt" || fail "report.txt has no tensor line"
