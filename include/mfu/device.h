@@ -402,6 +402,10 @@ typedef struct mfu_nvml_sample {
     double temperature_c;          /* GPU die temperature, degrees C */
     double gpu_utilization;        /* fraction 0..1 of the last sample period a kernel ran */
     double memory_utilization;     /* fraction 0..1 of it device memory was read or written */
+    double energy_j;               /* the GPU's energy counter: J used since the driver was
+                                      loaded (NVML reports mJ; Volta and newer); NaN when the
+                                      library or GPU has none. The difference of two samples is
+                                      the energy used between them */
 } mfu_nvml_sample;
 
 typedef struct mfu_nvml mfu_nvml;
@@ -430,13 +434,28 @@ MFU_API size_t mfu_nvml_count_reported(const mfu_nvml *n);
  * NULL. */
 MFU_API const char *mfu_nvml_library(const mfu_nvml *n);
 
-/* Sample GPU index now: its clocks, power, limit, reasons, temperature and utilization (the
- * name, UUID and table match were read when the session opened). Errors: NULL n or out:
- * MFU_E_INVALID; index >= mfu_nvml_count(): MFU_E_INVALID (field "nvml_index"); an NVML call
+/* Sample GPU index now: its clocks, power, limit, reasons, temperature, utilization and energy
+ * counter (the name, UUID and table match were read when the session opened). Errors: NULL n or
+ * out: MFU_E_INVALID; index >= mfu_nvml_count(): MFU_E_INVALID (field "nvml_index"); an NVML call
  * that fails with anything but NVML_ERROR_NOT_SUPPORTED: MFU_E_IO, the message naming the NVML
  * function, the GPU and NVML's error string. *out is always written (figures NaN on failure). */
 MFU_API mfu_status mfu_nvml_sample_device(mfu_nvml *n, size_t index, mfu_nvml_sample *out,
                                           mfu_error *err);
+
+/* Whether GPU index has NVML GPM (GPU Performance Monitoring: Hopper and newer GPUs, R520 and
+ * later drivers): the library exports the five GPM entry points and nvmlGpmQueryDeviceSupport
+ * says so. false for NULL, an index out of range, or any error. Asks NVML the first time only. */
+MFU_API bool mfu_nvml_has_gpm(mfu_nvml *n, size_t index);
+
+/* The tensor pipes' activity of GPU index (NVML GPM's NVML_GPM_METRIC_ANY_TENSOR_UTIL: the
+ * fraction 0..1 of the time any tensor pipe was active) between this call and the previous one
+ * for that GPU: each call takes a GPM sample and compares it with the last. *out is NaN on the
+ * first call, when the GPU or library has no GPM (never an error: mfu_nvml_has_gpm), and when
+ * NVML does not give the metric. Errors: NULL n or out: MFU_E_INVALID; index out of range:
+ * MFU_E_INVALID (field "nvml_index"); a GPM call failing with anything but
+ * NVML_ERROR_NOT_SUPPORTED: MFU_E_IO naming the function, the GPU and NVML's error string;
+ * MFU_E_NOMEM. */
+MFU_API mfu_status mfu_nvml_tensor_activity(mfu_nvml *n, size_t index, double *out, mfu_error *err);
 
 /* Sample every GPU of the session into out[0..cap): *count gets the number written
  * (min(count, cap)). Errors: NULL n, out (with cap > 0) or count: MFU_E_INVALID; the first

@@ -63,10 +63,14 @@ typedef struct mfu_monitor_config {
                                 --device); NULL = none */
     const char *name;        /* the run's model description in its metadata; NULL = model */
     /* Appended fields (the struct only grows at its end). */
-    bool nvml;             /* true: take each step's clock_mhz, power_w and power_limit_w,
-                              when the step does not carry them, from an NVML sample of GPU
-                              nvml_index at record time (mfu_nvml_*, mfu/device.h), so the
-                              report's throttling and power_cap findings work in the loop.
+    bool nvml;             /* true: take each step's clock_mhz, power_w, power_limit_w and
+                              energy_j, when the step does not carry them, from an NVML sample
+                              of GPU nvml_index at record time (mfu_nvml_*, mfu/device.h), so
+                              the report's throttling and power_cap findings and its energy
+                              figures work in the loop; energy_j is the increase of the GPU's
+                              energy counter since the previous record (none at the first),
+                              and tensor_active GPM's tensor-pipe activity over the same
+                              interval where the GPU has GPM (Hopper and newer; else NaN).
                               NVML is loaded at run time: no library or driver makes
                               mfu_monitor_new fail with NVML's error. false = no NVML. */
     int nvml_index;        /* NVML's index of this rank's GPU (0-based); with nvml only */
@@ -82,6 +86,14 @@ typedef struct mfu_monitor_sample {
     double model_flops_per_s_per_device; /* useful model FLOP/s of one device */
     double mfu;                          /* fraction of the dense peak */
     double hfu;                          /* with recomputation */
+    /* Appended fields. Energy beside utilization (src/figures/energy.c), NaN where unknown: */
+    double energy_j;         /* one device's energy in the step, J: the step's energy_j (with
+                                nvml: the GPU energy counter's increase since the previous
+                                record), else its power_w x step time */
+    double joules_per_pflop; /* energy_j / (one device's useful model FLOPs / 1e15) */
+    double tokens_per_kwh;   /* the step's tokens (whole job) / (energy_j x devices in kWh) */
+    double tensor_active;    /* the step's tensor_active: with nvml, NVML GPM's tensor-pipe
+                                activity since the previous record (Hopper and newer), 0..1 */
 } mfu_monitor_sample;
 
 typedef struct mfu_monitor mfu_monitor;
@@ -115,8 +127,10 @@ MFU_API mfu_status mfu_monitor_record(mfu_monitor *m, int64_t step, double token
 
 /* As mfu_monitor_record for a full step record (useful tokens, per-step sequence length,
  * clocks, timers, flags: mfu/run.h); tokens and step_time_s must be set as above. With nvml,
- * a clock_mhz, power_w or power_limit_w the step carries (not NaN) is kept; only the missing
- * ones come from NVML (one sample per step, taken only when one is missing). */
+ * a clock_mhz, power_w, power_limit_w, energy_j or tensor_active the step carries (not NaN) is
+ * kept; only the missing ones come from NVML (one sample per step, taken only when one of the
+ * first four is missing; one GPM sample when tensor_active is). A step that carries all of
+ * the first four leaves the energy counter unread, so the next step gets no energy from it. */
 MFU_API mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
                                     mfu_error *err);
 
@@ -167,7 +181,7 @@ MFU_API double mfu_monitor_peak_flops_per_s(const mfu_monitor *m);
 /* sizeof of a public struct by name, for bindings that mirror it (python/mfu checks its copies
  * against these, and sizes buffers for those it keeps opaque): "mfu_error", "mfu_step",
  * "mfu_monitor_config", "mfu_monitor_sample", "mfu_report_stat", "mfu_finding",
- * "mfu_device_slot", "mfu_arch". 0 for any other name or NULL. */
+ * "mfu_device_slot", "mfu_arch", "mfu_energy". 0 for any other name or NULL. */
 MFU_API size_t mfu_struct_size(const char *name);
 
 #ifdef __cplusplus

@@ -309,6 +309,48 @@ MFU_API const mfu_report_comparison *mfu_report_comparison_at(const mfu_report *
 MFU_API size_t mfu_report_note_count(const mfu_report *r);
 MFU_API const char *mfu_report_note_at(const mfu_report *r, size_t i);
 
+/* ---- energy beside utilization (src/figures/energy.c) ---------------------------------------- */
+
+/* How MFU compares with the tensor pipes' activity (NVML GPM's "any tensor" utilization: the
+ * fraction of the time some tensor pipe of the device was busy). A device cannot deliver more
+ * matrix FLOPs than its busy tensor pipes do, so MFU above the activity means the FLOPs or the
+ * peak are counted wrong; MFU far below it means the pipes were busy with work MFU does not
+ * count (recomputation, padding, work the model's count misses) or ran far below their rate. */
+typedef enum mfu_tensor_check {
+    MFU_TENSOR_CHECK_NONE = 0,       /* no tensor activity or no MFU: nothing to compare */
+    MFU_TENSOR_CHECK_CONSISTENT = 1, /* MFU at or below the activity, not far below it */
+    MFU_TENSOR_CHECK_MFU_ABOVE = 2,  /* MFU > activity + MFU_TENSOR_ABOVE_MARGIN: counting error */
+    MFU_TENSOR_CHECK_FAR_BELOW = 3   /* MFU < MFU_TENSOR_FAR_BELOW x activity: wasted tensor work */
+} mfu_tensor_check;
+
+#define MFU_TENSOR_ABOVE_MARGIN 0.02 /* MFU may exceed the activity by 2 points (sampling) */
+#define MFU_TENSOR_FAR_BELOW 0.5     /* MFU under half the activity is "far below" */
+
+/* Energy per useful work over the steady steps, where the log or NVML gave an energy: a
+ * step's energy_j (J, one device), else its power_w x its step time. Whole-job figures: a
+ * device's energy x the step's devices. NaN / 0 where nothing is known. */
+typedef struct mfu_energy {
+    size_t steps;            /* steady steps with an energy and useful model FLOPs */
+    size_t power_steps;      /* of those, the energy from power x step time */
+    double joules;           /* energy of the whole job over those steps, J */
+    double useful_pflop;     /* useful model FLOPs of the whole job over them, PFLOP (1e15) */
+    double joules_per_pflop; /* joules / useful_pflop */
+    double tokens;           /* counted tokens over the steps with a device count, whole job */
+    double tokens_per_kwh;   /* tokens / kWh over those steps (1 kWh = 3.6e6 J) */
+    size_t tensor_steps;     /* steady steps with a tensor activity and an MFU */
+    double tensor_active;    /* median tensor activity over them, fraction 0..1 */
+    double mfu;              /* median MFU over the same steps */
+    mfu_tensor_check check;  /* the cross-check of the two medians */
+    char check_text[MFU_REPORT_TEXT_MAX]; /* one line saying what it means; "" for NONE */
+} mfu_energy;
+
+/* The energy figures of r (never NULL for a non-NULL report; steps == 0 and tensor_steps == 0
+ * when the log has no energy, power or tensor activity: then show nothing). */
+MFU_API const mfu_energy *mfu_report_get_energy(const mfu_report *r);
+
+/* The name of a check: "none", "consistent", "mfu_above", "far_below"; NULL outside the enum. */
+MFU_API const char *mfu_tensor_check_name(mfu_tensor_check c);
+
 /* ---- the analysis: segments, the decomposition at every boundary, findings ------------------ */
 
 /* The analysis of the run (mfu/analysis.h), owned by r: NULL when input->no_analysis, or when

@@ -30,7 +30,7 @@
  *        NANBIT: the double it marks; otherwise _
  * map    how --map reads it: PLAIN (under its name), SCOPED (name: the whole job's,
  *        name_device: one device's), DEVICE (per device only), WHOLE (a whole number), NO
- * since  the store schema version that added its column (1, 3; store.h); 0 for the bits,
+ * since  the store schema version that added its column (1, 3, 4; store.h); 0 for the bits,
  *        which the flags column holds
  * unit   the unit a message prints after a value ("s", "W"; "" where `what` says it)
  * what   the value in words, as a message names it ("token count")
@@ -112,7 +112,11 @@
       "activation recomputation: an mfu_recompute of model.h (0 none, 1 selective, " \
       "2 full); -1 unknown") \
     X(CODE, dtype, DTYPE, dtype, NO, 3, "", "dtype", \
-      "precision of the matmuls: an mfu_dtype of device.h; -1 unknown")
+      "precision of the matmuls: an mfu_dtype of device.h; -1 unknown") \
+    X(DOUBLE, energy_j, ENERGY_J, NONNEG, PLAIN, 4, "J", "energy", \
+      "energy one device used in the step, J (per device, as power_w)") \
+    X(DOUBLE, tensor_active, TENSOR_ACTIVE, NONNEG, PLAIN, 4, "", "tensor activity", \
+      "fraction 0..1 of the step the device's tensor pipes were active (NVML GPM)")
 /* clang-format on */
 
 /* The C type of each kind's member (bits have none). */

@@ -40,8 +40,9 @@ extern "C" {
  * newer mfu); a lower one is migrated forward when opened for writing, and refused when opened
  * with MFU_STORE_READONLY (open it once for writing first). Version 3 added the per-step
  * fields seq_len .. dtype of mfu_step and the per-rank observations; rows stored before read
- * them as absent. Version 4 keeps each 16384 rows again as one compressed blob of columns
- * (read back at once; nothing a caller sees changes). */
+ * them as absent. Version 4 adds the step's energy_j and tensor_active (absent in older rows)
+ * and keeps each 16384 rows again as one compressed blob of columns (read back at once;
+ * nothing a caller sees changes). */
 #define MFU_STORE_SCHEMA_VERSION 4
 
 /* Named limits and defaults. */

@@ -78,9 +78,9 @@ if [_STEP_OFF[k] for k in ("step", "time_s", "step_time_s", "tokens", "samples",
                       "samples, loss: rebuild the library and the binding from one checkout"
                       % _lib.path)
 _FLAGS = struct.Struct("=I")
-_SAMPLE = struct.Struct("=q4d")  # mfu_monitor_sample
+_SAMPLE = struct.Struct("=q8d")  # mfu_monitor_sample
 if ctypes.sizeof(_lib.Sample) != _SAMPLE.size:
-    raise ImportError("%s: mfu_monitor_sample is not 5 numbers" % _lib.path)
+    raise ImportError("%s: mfu_monitor_sample is not 9 numbers" % _lib.path)
 
 
 def _step_template():
@@ -187,6 +187,18 @@ def _summary_of(rep):
     return out
 
 
+def _energy_of(rep):
+    e = _lib.report_energy(rep).contents
+    if not e.steps and not e.tensor_steps:
+        return None
+    return {"steps": e.steps, "power_steps": e.power_steps, "joules": e.joules,
+            "useful_pflop": e.useful_pflop, "joules_per_pflop": e.joules_per_pflop,
+            "tokens": e.tokens, "tokens_per_kwh": e.tokens_per_kwh,
+            "tensor_steps": e.tensor_steps, "tensor_active": e.tensor_active,
+            "tensor_mfu": e.mfu, "tensor_check": _lib.tensor_check_name(e.check).decode(),
+            "tensor_check_text": e.check_text.decode() or None}
+
+
 def _findings_of(rep):
     a = _lib.report_analysis(rep)
     out = []
@@ -208,16 +220,24 @@ class Sample:
     filled when the block ends.
 
     step, step_time_s, tokens_per_s (whole job; also .tokens_per_second),
-    model_flops_per_s_per_device (.tflops: the same in TFLOP/s), mfu, hfu (fractions)."""
+    model_flops_per_s_per_device (.tflops: the same in TFLOP/s), mfu, hfu (fractions);
+    energy beside them: energy_j (one device's, J: the step's energy_j, NVML's counter with
+    nvml, else power_w x step time), joules_per_pflop (per useful PFLOP), tokens_per_kwh,
+    tensor_active (NVML GPM's tensor-pipe activity, 0..1)."""
 
     def __init__(self, step, tokens_per_s=_NAN, model_flops_per_s_per_device=_NAN, mfu=_NAN,
-                 hfu=_NAN, step_time_s=_NAN, loss=None):
+                 hfu=_NAN, step_time_s=_NAN, loss=None, energy_j=_NAN, joules_per_pflop=_NAN,
+                 tokens_per_kwh=_NAN, tensor_active=_NAN):
         self.step = step
         self.tokens_per_s = tokens_per_s
         self.model_flops_per_s_per_device = model_flops_per_s_per_device
         self.mfu = mfu
         self.hfu = hfu
         self.step_time_s = step_time_s
+        self.energy_j = energy_j
+        self.joules_per_pflop = joules_per_pflop
+        self.tokens_per_kwh = tokens_per_kwh
+        self.tensor_active = tensor_active
         self.loss = loss
         self.fields = {}
 
@@ -268,7 +288,8 @@ class Monitor:
     torch.dtype or a name (None: fp32 on a CPU, bf16 elsewhere); devices: devices in the job;
     attention: "causal" or "full" (None: as the convention counts it); jsonl: append each step
     to this canonical JSON-lines file (read by `mfu watch`, `mfu serve`, `mfu report`); nvml:
-    sample GPU nvml_index's SM clock, power and power limit through NVML at every step.
+    sample GPU nvml_index's SM clock, power, power limit and energy counter through NVML at
+    every step, and its tensor-pipe activity (GPM, Hopper and newer) where it has one.
     flush_interval: the most seconds a recorded step waits in memory before it is written to
     the jsonl file (None: the library's 1 s; 0: every step at once; flush() writes now).
     Bad values raise mfu.Error naming the argument to fix (.field).
@@ -406,8 +427,8 @@ class Monitor:
                 _raise(st, self._err)
             self._last_t = now
             self._next = n + 1
-            _, tps, flops, mfu_, hfu = _SAMPLE_UNPACK(self._outmv)
-            return Sample(n, tps, flops, mfu_, hfu, dt, loss)
+            _, tps, flops, mfu_, hfu, ej, jpp, tpk, ta = _SAMPLE_UNPACK(self._outmv)
+            return Sample(n, tps, flops, mfu_, hfu, dt, loss, ej, jpp, tpk, ta)
         h = self._handle()
         if step_time_s is None:
             if self._last_t is None:
@@ -448,6 +469,10 @@ class Monitor:
         r.model_flops_per_s_per_device = out.model_flops_per_s_per_device
         r.mfu = out.mfu
         r.hfu = out.hfu
+        r.energy_j = out.energy_j
+        r.joules_per_pflop = out.joules_per_pflop
+        r.tokens_per_kwh = out.tokens_per_kwh
+        r.tensor_active = out.tensor_active
         return r
 
     def record_many(self, tokens, step_time_s, loss=None, step=None):
@@ -500,9 +525,10 @@ class Monitor:
             self._next = first + done
         if done != n:
             _raise(self._err.code, self._err)
-        s_, tps, flops, mfu_, hfu = _SAMPLE.unpack_from(memoryview(out).cast("B"),
-                                                        (n - 1) * _SAMPLE.size)
-        return Sample(s_, tps, flops, mfu_, hfu, dts[-1], None if loss is None else loss[-1])
+        s_, tps, flops, mfu_, hfu, ej, jpp, tpk, ta = _SAMPLE.unpack_from(
+            memoryview(out).cast("B"), (n - 1) * _SAMPLE.size)
+        return Sample(s_, tps, flops, mfu_, hfu, dts[-1], None if loss is None else loss[-1],
+                      ej, jpp, tpk, ta)
 
     def step(self, tokens, step=None, seq=None, useful_tokens=None):
         """A context manager that times its block as one step of `tokens` tokens (seq and
@@ -520,14 +546,16 @@ class Monitor:
     # -- the report of the steps so far --
     def report(self):
         """The report of the steps so far, computed once: {"summary": summary(),
-        "findings": findings()}. Asking for both this way costs one report, not two."""
+        "findings": findings(), "energy": energy()}. Asking for them this way costs one
+        report, not three."""
         rep = ctypes.c_void_p()
         err = _lib.Error()
         st = _lib.monitor_report(self._handle(), ctypes.byref(rep), ctypes.byref(err))
         if st:
             _raise(st, err)
         try:
-            return {"summary": _summary_of(rep), "findings": _findings_of(rep)}
+            return {"summary": _summary_of(rep), "findings": _findings_of(rep),
+                    "energy": _energy_of(rep)}
         finally:
             _lib.report_free(rep)
 
@@ -537,6 +565,15 @@ class Monitor:
         model_flops_per_second_per_device, hardware_flops_per_second_per_device and
         step_time_s (the names of `mfu report --json`): a dict of dicts."""
         return self.report()["summary"]
+
+    def energy(self):
+        """Energy beside utilization over the steady steps, as `mfu report --json`'s "energy":
+        a dict of steps, power_steps, joules (whole job), useful_pflop, joules_per_pflop,
+        tokens, tokens_per_kwh, tensor_steps, tensor_active (median), tensor_mfu (median MFU
+        of the same steps), tensor_check ("consistent", "mfu_above": a counting error,
+        "far_below": wasted tensor work, "none") and tensor_check_text; None when no step has
+        an energy, a power or a tensor activity."""
+        return self.report()["energy"]
 
     def findings(self):
         """The analysis' findings of the steps so far (stalls, throttling, padding, a NaN

@@ -109,7 +109,18 @@ class Config(ctypes.Structure):
 class Sample(ctypes.Structure):
     _fields_ = [("step", ctypes.c_int64), ("tokens_per_s", ctypes.c_double),
                 ("model_flops_per_s_per_device", ctypes.c_double), ("mfu", ctypes.c_double),
-                ("hfu", ctypes.c_double)]
+                ("hfu", ctypes.c_double), ("energy_j", ctypes.c_double),
+                ("joules_per_pflop", ctypes.c_double), ("tokens_per_kwh", ctypes.c_double),
+                ("tensor_active", ctypes.c_double)]
+
+
+class Energy(ctypes.Structure):  # mfu_energy (mfu/report.h)
+    _fields_ = [("steps", ctypes.c_size_t), ("power_steps", ctypes.c_size_t),
+                ("joules", ctypes.c_double), ("useful_pflop", ctypes.c_double),
+                ("joules_per_pflop", ctypes.c_double), ("tokens", ctypes.c_double),
+                ("tokens_per_kwh", ctypes.c_double), ("tensor_steps", ctypes.c_size_t),
+                ("tensor_active", ctypes.c_double), ("mfu", ctypes.c_double),
+                ("check", ctypes.c_int), ("check_text", ctypes.c_char * 320)]
 
 
 class Stat(ctypes.Structure):
@@ -131,7 +142,7 @@ class Finding(ctypes.Structure):
 struct_size = _sig("mfu_struct_size", ctypes.c_size_t, ctypes.c_char_p)
 for _name, _cls in (("mfu_error", Error), ("mfu_step", Step), ("mfu_monitor_config", Config),
                     ("mfu_monitor_sample", Sample), ("mfu_report_stat", Stat),
-                    ("mfu_finding", Finding)):
+                    ("mfu_finding", Finding), ("mfu_energy", Energy)):
     if struct_size(_name.encode()) != ctypes.sizeof(_cls):
         raise ImportError("%s does not match this binding (%s: C %d bytes, Python %d): rebuild "
                           "the library and the binding from one checkout"
@@ -161,6 +172,8 @@ monitor_fpt = _sig("mfu_monitor_model_flops_per_token", ctypes.c_double, ctypes.
 monitor_peak = _sig("mfu_monitor_peak_flops_per_s", ctypes.c_double, ctypes.c_void_p)
 report_free = _sig("mfu_report_free", None, ctypes.c_void_p)
 report_summary = _sig("mfu_report_summary", Stat, ctypes.c_void_p, ctypes.c_int)
+report_energy = _sig("mfu_report_get_energy", P(Energy), ctypes.c_void_p)
+tensor_check_name = _sig("mfu_tensor_check_name", ctypes.c_char_p, ctypes.c_int)
 report_series_name = _sig("mfu_report_series_name", ctypes.c_char_p, ctypes.c_int)
 report_analysis = _sig("mfu_report_analysis", ctypes.c_void_p, ctypes.c_void_p)
 finding_count = _sig("mfu_analysis_finding_count", ctypes.c_size_t, ctypes.c_void_p)

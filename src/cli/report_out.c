@@ -365,10 +365,39 @@ static void print_comparisons(FILE *out, const mfu_report *r)
     }
 }
 
+/* Energy beside utilization (src/figures/energy.c): printed only where the log or NVML gave an
+ * energy, a power or a tensor activity. */
+static void print_energy(FILE *out, const mfu_report *r)
+{
+    const mfu_energy *e = mfu_report_get_energy(r);
+    if (!e || (e->steps == 0 && e->check == MFU_TENSOR_CHECK_NONE))
+        return;
+    fputc('\n', out);
+    if (e->steps) {
+        char j[32], k[32], p[32];
+        cli_fmt_si(j, sizeof j, e->joules, "J");
+        cli_fmt_si(p, sizeof p, e->joules_per_pflop, "J");
+        fprintf(out, "energy     %s per useful PFLOP", p);
+        if (isfinite(e->tokens_per_kwh)) {
+            cli_fmt_count(k, sizeof k, e->tokens_per_kwh);
+            fprintf(out, ", %s tokens per kWh", k);
+        }
+        fprintf(out, " (%s over %zu steady step%s, whole job", j, e->steps,
+                e->steps == 1 ? "" : "s");
+        if (e->power_steps)
+            fprintf(out, "; %zu from power x step time", e->power_steps);
+        fputs(")\n", out);
+    }
+    if (e->check != MFU_TENSOR_CHECK_NONE)
+        fprintf(out, "tensor     %s (medians of %zu steady step%s)\n", e->check_text,
+                e->tensor_steps, e->tensor_steps == 1 ? "" : "s");
+}
+
 void report_out_text(FILE *out, const report_origin *o, const mfu_report *r)
 {
     print_context(out, o, r);
     print_summary(out, r);
+    print_energy(out, r);
     print_comparisons(out, r);
     explain_out_text(out, mfu_report_analysis(r), mfu_report_analysis_unit(r));
     for (size_t i = 0; i < mfu_report_note_count(r); i++)
@@ -559,6 +588,25 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
         cli_json_set(sm, name, stat_json(mfu_report_summary(r, s)));
     }
     cli_json_set(o, "summary", sm);
+    /* energy beside utilization: only where the log or NVML gave an energy, power or tensor
+     * activity (src/figures/energy.c) */
+    const mfu_energy *en = mfu_report_get_energy(r);
+    if (en && (en->steps || en->tensor_steps)) {
+        json_t *ej = json_object();
+        cli_json_set(ej, "steps", json_integer((json_int_t)en->steps));
+        cli_json_set(ej, "power_steps", json_integer((json_int_t)en->power_steps));
+        cli_json_set(ej, "joules", num(en->joules));
+        cli_json_set(ej, "useful_pflop", num(en->useful_pflop));
+        cli_json_set(ej, "joules_per_pflop", num(en->joules_per_pflop));
+        cli_json_set(ej, "tokens", num(en->tokens));
+        cli_json_set(ej, "tokens_per_kwh", num(en->tokens_per_kwh));
+        cli_json_set(ej, "tensor_steps", json_integer((json_int_t)en->tensor_steps));
+        cli_json_set(ej, "tensor_active", num(en->tensor_active));
+        cli_json_set(ej, "tensor_mfu", num(en->mfu));
+        cli_json_set(ej, "tensor_check", cli_json_str(mfu_tensor_check_name(en->check)));
+        cli_json_set(ej, "tensor_check_text", str_or_null(en->check_text));
+        cli_json_set(o, "energy", ej);
+    }
 
     json_t *cs = json_array();
     for (size_t i = 0; i < mfu_report_comparison_count(r); i++) {

@@ -78,6 +78,48 @@ typedef nvml_return (*fn_ull)(nvml_device, unsigned long long *);
 typedef nvml_return (*fn_temperature)(nvml_device, int, unsigned int *);
 typedef nvml_return (*fn_utilization)(nvml_device, nvml_utilization *);
 
+/* nvmlDeviceGetTotalEnergyConsumption ("Device Queries", Volta and newer): the energy the GPU
+ * used since the driver was last loaded, millijoules, as an unsigned long long: fn_ull. */
+
+/* GPM, GPU Performance Monitoring ("GPM Functions", "GPM Structs", "GPM Enums"; R520 and later
+ * drivers, Hopper and newer GPUs): nvmlGpmSampleAlloc / nvmlGpmSampleFree manage opaque sample
+ * buffers, nvmlGpmSampleGet(device, sample) fills one, and nvmlGpmMetricsGet computes metrics
+ * between two samples of the same GPU. nvmlGpmQueryDeviceSupport says whether a GPU has GPM.
+ * Metric NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5 is the percentage of the interval during which any
+ * tensor pipe was active. The structs carry a version (NVML_GPM_METRICS_GET_VERSION 1,
+ * NVML_GPM_SUPPORT_VERSION 1); nvmlGpmMetricsGet_t ends in an array of NVML_GPM_METRIC_MAX
+ * metrics (98 in the R525 headers, 333 in CUDA 13's), so mfu's copy holds more than either
+ * (GPM_METRICS_CAP) and asks for one. */
+typedef struct nvml_gpm_sample_st *nvml_gpm_sample;
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION 1
+#define NVML_GPM_METRIC_ANY_TENSOR_UTIL 5
+#define GPM_METRICS_CAP 512
+typedef struct nvml_gpm_metric {
+    unsigned int metric_id;  /* IN: NVML_GPM_METRIC_* */
+    nvml_return nvml_return; /* OUT: this metric's status; value valid when NVML_SUCCESS */
+    double value;            /* OUT */
+    struct {
+        char *short_name, *long_name, *unit;
+    } metric_info; /* OUT: may be NULL */
+} nvml_gpm_metric;
+typedef struct nvml_gpm_metrics_get {
+    unsigned int version;     /* IN: NVML_GPM_METRICS_GET_VERSION */
+    unsigned int num_metrics; /* IN: entries of metrics[] to compute */
+    nvml_gpm_sample sample1;  /* IN: the earlier sample */
+    nvml_gpm_sample sample2;  /* IN: the later sample */
+    nvml_gpm_metric metrics[GPM_METRICS_CAP];
+} nvml_gpm_metrics_get;
+typedef struct nvml_gpm_support {
+    unsigned int version;             /* IN: NVML_GPM_SUPPORT_VERSION */
+    unsigned int is_supported_device; /* OUT */
+} nvml_gpm_support;
+typedef nvml_return (*fn_gpm_alloc)(nvml_gpm_sample *);
+typedef nvml_return (*fn_gpm_free)(nvml_gpm_sample);
+typedef nvml_return (*fn_gpm_get)(nvml_device, nvml_gpm_sample);
+typedef nvml_return (*fn_gpm_metrics)(nvml_gpm_metrics_get *);
+typedef nvml_return (*fn_gpm_support)(nvml_device, nvml_gpm_support *);
+
 /* ---- the session ------------------------------------------------------------------------- */
 
 struct mfu_nvml {
@@ -97,6 +139,13 @@ struct mfu_nvml {
     const char *reasons_fn;     /* the name of the one found */
     fn_temperature temperature; /* optional */
     fn_utilization utilization; /* optional */
+    fn_ull energy;              /* optional: nvmlDeviceGetTotalEnergyConsumption */
+    fn_gpm_alloc gpm_alloc;     /* optional, all five or none */
+    fn_gpm_free gpm_free;
+    fn_gpm_get gpm_get;
+    fn_gpm_metrics gpm_metrics;
+    fn_gpm_support gpm_support;
+    nvml_gpm_metrics_get *gpm_req; /* made at the first GPM call */
     size_t ndev, nreported;
     struct {
         nvml_device h;
@@ -104,6 +153,9 @@ struct mfu_nvml {
         char uuid[MFU_NVML_UUID_MAX];
         const mfu_device_info *device;
         mfu_device_match_kind match;
+        int gpm;               /* 0 not asked yet, 1 has GPM (samples made), -1 has none */
+        nvml_gpm_sample gs[2]; /* the two samples, used in turn */
+        int gs_last;           /* index of the latest filled sample, -1 none */
     } dev[MFU_NVML_DEVICES_MAX];
 };
 
@@ -184,6 +236,14 @@ static mfu_status bind(mfu_nvml *n, mfu_error *err)
     n->uuid = (fn_string)lookup(n->lib, "nvmlDeviceGetUUID");
     n->temperature = (fn_temperature)lookup(n->lib, "nvmlDeviceGetTemperature");
     n->utilization = (fn_utilization)lookup(n->lib, "nvmlDeviceGetUtilizationRates");
+    n->energy = (fn_ull)lookup(n->lib, "nvmlDeviceGetTotalEnergyConsumption");
+    n->gpm_alloc = (fn_gpm_alloc)lookup(n->lib, "nvmlGpmSampleAlloc");
+    n->gpm_free = (fn_gpm_free)lookup(n->lib, "nvmlGpmSampleFree");
+    n->gpm_get = (fn_gpm_get)lookup(n->lib, "nvmlGpmSampleGet");
+    n->gpm_metrics = (fn_gpm_metrics)lookup(n->lib, "nvmlGpmMetricsGet");
+    n->gpm_support = (fn_gpm_support)lookup(n->lib, "nvmlGpmQueryDeviceSupport");
+    if (!n->gpm_alloc || !n->gpm_free || !n->gpm_get || !n->gpm_metrics || !n->gpm_support)
+        n->gpm_alloc = NULL; /* GPM needs all five: a driver before R520 has none */
     return MFU_OK;
 }
 
@@ -200,6 +260,7 @@ static mfu_status enumerate(mfu_nvml *n, mfu_error *err)
     n->nreported = count;
     n->ndev = count < MFU_NVML_DEVICES_MAX ? count : MFU_NVML_DEVICES_MAX;
     for (size_t i = 0; i < n->ndev; i++) {
+        n->dev[i].gs_last = -1;
         if ((r = n->handle((unsigned int)i, &n->dev[i].h)) != NVML_SUCCESS)
             return mfu__fail(err, MFU_E_IO, 0,
                              "nvmlDeviceGetHandleByIndex_v2 failed for GPU %zu: %s; check it "
@@ -295,6 +356,11 @@ void mfu_nvml_free(mfu_nvml *n)
 {
     if (!n)
         return;
+    for (size_t i = 0; i < n->ndev; i++)
+        for (int k = 0; k < 2; k++)
+            if (n->dev[i].gs[k])
+                n->gpm_free(n->dev[i].gs[k]);
+    free(n->gpm_req);
     if (n->initialised)
         n->shutdown();
     if (n->lib)
@@ -325,6 +391,7 @@ static void clear_sample(mfu_nvml_sample *o)
     o->sm_clock_mhz = o->max_sm_clock_mhz = NAN;
     o->power_w = o->power_limit_w = NAN;
     o->temperature_c = o->gpu_utilization = o->memory_utilization = NAN;
+    o->energy_j = NAN;
 }
 
 /* r is NOT_SUPPORTED (leave the figure unknown: true), SUCCESS (true) or an error (false,
@@ -401,10 +468,102 @@ mfu_status mfu_nvml_sample_device(mfu_nvml *n, size_t index, mfu_nvml_sample *ou
             out->memory_utilization = ut.memory / 100.0;
         }
     }
+    if (n->energy) {
+        unsigned long long mj = 0;
+        r = n->energy(h, &mj);
+        if (!check(n, r, "nvmlDeviceGetTotalEnergyConsumption", index, &st, err))
+            goto failed;
+        if (r == NVML_SUCCESS)
+            out->energy_j = (double)mj * 1e-3;
+    }
     return MFU_OK;
 failed:
     clear_sample(out);
     return st;
+}
+
+/* ---- GPM: the tensor pipes' activity -------------------------------------------------------- */
+
+/* Whether GPU index has GPM, asking NVML (and making its two samples) the first time. */
+static mfu_status gpm_ready(mfu_nvml *n, size_t index, mfu_error *err)
+{
+    if (n->dev[index].gpm != 0)
+        return MFU_OK;
+    n->dev[index].gpm = -1;
+    if (!n->gpm_alloc)
+        return MFU_OK;
+    nvml_gpm_support sup = {NVML_GPM_SUPPORT_VERSION, 0};
+    nvml_return r = n->gpm_support(n->dev[index].h, &sup);
+    mfu_status st = MFU_OK;
+    if (!check(n, r, "nvmlGpmQueryDeviceSupport", index, &st, err))
+        return st;
+    if (r != NVML_SUCCESS || !sup.is_supported_device)
+        return MFU_OK;
+    if (!n->gpm_req && !(n->gpm_req = calloc(1, sizeof *n->gpm_req)))
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
+    for (int k = 0; k < 2; k++) {
+        r = n->gpm_alloc(&n->dev[index].gs[k]);
+        if (r != NVML_SUCCESS) {
+            n->dev[index].gs[k] = NULL;
+            if (!check(n, r, "nvmlGpmSampleAlloc", index, &st, err))
+                return st;
+            return MFU_OK; /* NOT_SUPPORTED: no GPM */
+        }
+    }
+    n->dev[index].gpm = 1;
+    return MFU_OK;
+}
+
+bool mfu_nvml_has_gpm(mfu_nvml *n, size_t index)
+{
+    if (!n || index >= n->ndev)
+        return false;
+    mfu_error e;
+    return gpm_ready(n, index, &e) == MFU_OK && n->dev[index].gpm == 1;
+}
+
+mfu_status mfu_nvml_tensor_activity(mfu_nvml *n, size_t index, double *out, mfu_error *err)
+{
+    if (out)
+        *out = NAN;
+    if (!n || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0,
+                         "mfu_nvml_tensor_activity: session and out are required");
+    if (index >= n->ndev)
+        return mfu__fail_field(err, MFU_E_INVALID, "nvml_index",
+                               "GPU %zu does not exist: NVML sees %zu GPU(s); give an index "
+                               "from 0 to %zu",
+                               index, n->ndev, n->ndev ? n->ndev - 1 : 0);
+    mfu_status st = gpm_ready(n, index, err);
+    if (st != MFU_OK || n->dev[index].gpm != 1)
+        return st;
+    int last = n->dev[index].gs_last, now = last == 0 ? 1 : 0;
+    nvml_return r = n->gpm_get(n->dev[index].h, n->dev[index].gs[now]);
+    if (!check(n, r, "nvmlGpmSampleGet", index, &st, err))
+        return st;
+    if (r != NVML_SUCCESS) {
+        n->dev[index].gs_last = -1; /* NOT_SUPPORTED now: start again next time */
+        return MFU_OK;
+    }
+    n->dev[index].gs_last = now;
+    if (last < 0)
+        return MFU_OK; /* the first sample: nothing to compare with yet */
+    nvml_gpm_metrics_get *q = n->gpm_req;
+    memset(q, 0, sizeof *q);
+    q->version = NVML_GPM_METRICS_GET_VERSION;
+    q->num_metrics = 1;
+    q->sample1 = n->dev[index].gs[last];
+    q->sample2 = n->dev[index].gs[now];
+    q->metrics[0].metric_id = NVML_GPM_METRIC_ANY_TENSOR_UTIL;
+    r = n->gpm_metrics(q);
+    if (!check(n, r, "nvmlGpmMetricsGet", index, &st, err))
+        return st;
+    double v = q->metrics[0].value;
+    /* a percentage outside 0..100 is not believed */
+    if (r == NVML_SUCCESS && q->metrics[0].nvml_return == NVML_SUCCESS && isfinite(v) && v >= 0 &&
+        v <= 100)
+        *out = v / 100.0;
+    return MFU_OK;
 }
 
 mfu_status mfu_nvml_sample_all(mfu_nvml *n, mfu_nvml_sample *out, size_t cap, size_t *count,

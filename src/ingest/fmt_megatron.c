@@ -21,8 +21,8 @@
  * iteration, averaged over the interval, printed after the iteration line) attach to the last
  * row: batch-generator -> data_loading_s, optimizer -> optimizer_s, backward-reduce-model-grads
  * (2022) or all-grads-sync -> comm_s; the block's max across ranks is taken. Also per step:
- * "power per GPU (W/GPU)" (--log-energy) -> power_w, Megatron-DeepSpeed "actual seqlen" ->
- * seq_len.
+ * "power per GPU (W/GPU)" (--log-energy) -> power_w, "energy per GPU (J/iter/GPU)" -> energy_j,
+ * Megatron-DeepSpeed "actual seqlen" -> seq_len.
  */
 #include <math.h>
 #include <string.h>
@@ -190,6 +190,7 @@ typedef enum step_key {
     K_NAN_ITERS, /* number of nan iterations */
     K_LM_LOSS,   /* lm loss */
     K_POWER,     /* power per GPU (W/GPU) (--log-energy) */
+    K_ENERGY,    /* energy per GPU (J/iter/GPU) (--log-energy) */
     K_OTHER_LOSS /* another "... loss" */
 } step_key;
 
@@ -245,6 +246,10 @@ static step_key key_of(mfu__span k)
     case sizeof("power per GPU (W/GPU)") - 1:
         if (KEY_IS(k, "power per GPU (W/GPU)"))
             return K_POWER;
+        break;
+    case sizeof("energy per GPU (J/iter/GPU)") - 1:
+        if (KEY_IS(k, "energy per GPU (J/iter/GPU)"))
+            return K_ENERGY;
         break;
     default: break;
     }
@@ -433,6 +438,7 @@ static mfu_status step_line(megatron_state *st, mfu__ictx *c, const mfu__line *l
             break;
         case K_OTHER_LOSS: other_loss = v; break;
         case K_POWER: s.power_w = v; break;
+        case K_ENERGY: s.energy_j = v; break;
         case K_OTHER: break;
         }
     }

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "figures/energy.h"
 #include "figures/figures.h"
 #include "ingest/canonical.h"
 #include "mfu/device.h"
@@ -51,6 +52,8 @@ struct mfu_monitor {
     mfu__fctx fig;       /* the figures context of the run (what every record is counted with) */
     mfu_nvml *nvml;      /* with cfg->nvml: the session sampled at each record; else NULL */
     size_t nvml_index;
+    double energy_prev_j; /* the GPU's energy counter at the last record that read it, J; NaN:
+                             none yet, or the last record did not read it */
 };
 
 /* Model and hardware FLOPs per token of m's model at sequence length seq, recompute rec. */
@@ -238,6 +241,7 @@ mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out, mfu
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
     m->peak = NAN;
     m->fpt = m->hfpt = NAN;
+    m->energy_prev_j = NAN;
     m->devices = cfg->devices > 0 ? (double)cfg->devices : 1.0;
     m->run = mfu_run_new();
     mfu_status st = m->run ? MFU_OK : mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
@@ -314,6 +318,50 @@ static void sample_of(mfu_monitor *m, size_t i, mfu_monitor_sample *o)
     o->model_flops_per_s_per_device = f.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE];
     o->mfu = f.v[MFU__FC_MFU];
     o->hfu = f.v[MFU__FC_HFU];
+    /* energy beside utilization, by figures/energy.c's rule */
+    double st = f.v[MFU__FC_STEP_TIME_S], dev = f.v[MFU__FC_DEVICES];
+    o->energy_j = mfu__energy_step_j(s.energy_j, s.power_w, st, NULL);
+    o->joules_per_pflop =
+        mfu__joules_per_pflop(o->energy_j, f.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE] * st);
+    o->tokens_per_kwh = isfinite(dev) && dev > 0
+                            ? mfu__tokens_per_kwh(f.v[MFU__FC_TOKENS], o->energy_j * dev)
+                            : NAN;
+    o->tensor_active = s.tensor_active;
+}
+
+/* NVML's figures for step c, where c lacks them: one sample (clock, power, limit, and the
+ * energy counter, whose increase since the previous record is the step's energy) when any of
+ * the four is missing, and GPM's tensor activity since the previous record when that is. The
+ * monitor's state changes only when both reads succeed. */
+static mfu_status nvml_fill(mfu_monitor *m, mfu_step *c, mfu_error *err)
+{
+    bool want =
+        isnan(c->clock_mhz) || isnan(c->power_w) || isnan(c->power_limit_w) || isnan(c->energy_j);
+    mfu_nvml_sample ns;
+    mfu_status st;
+    if (want && (st = mfu_nvml_sample_device(m->nvml, m->nvml_index, &ns, err)) != MFU_OK)
+        return st;
+    double ta = NAN;
+    if (isnan(c->tensor_active) &&
+        (st = mfu_nvml_tensor_activity(m->nvml, m->nvml_index, &ta, err)) != MFU_OK)
+        return st;
+    c->tensor_active = ta;
+    if (!want) {
+        m->energy_prev_j = NAN; /* not read now: the next increase would span two steps */
+        return MFU_OK;
+    }
+    if (isnan(c->clock_mhz))
+        c->clock_mhz = ns.sm_clock_mhz;
+    if (isnan(c->power_w))
+        c->power_w = ns.power_w;
+    if (isnan(c->power_limit_w))
+        c->power_limit_w = ns.power_limit_w;
+    /* a counter that went back (the driver reloaded) gives no energy */
+    if (isnan(c->energy_j) && isfinite(ns.energy_j) && isfinite(m->energy_prev_j) &&
+        ns.energy_j >= m->energy_prev_j)
+        c->energy_j = ns.energy_j - m->energy_prev_j;
+    m->energy_prev_j = ns.energy_j;
+    return MFU_OK;
 }
 
 mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
@@ -333,19 +381,9 @@ mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sampl
     mfu_status st;
     mfu_step c = *s;
     mfu__step_drop_inf(&c); /* infinities are not values a run keeps, as in ingest */
-    if (m->nvml && (isnan(c.clock_mhz) || isnan(c.power_w) || isnan(c.power_limit_w))) {
-        /* sampled before anything is appended: a failed sample records nothing */
-        mfu_nvml_sample ns;
-        st = mfu_nvml_sample_device(m->nvml, m->nvml_index, &ns, err);
-        if (st != MFU_OK)
-            return st;
-        if (isnan(c.clock_mhz))
-            c.clock_mhz = ns.sm_clock_mhz;
-        if (isnan(c.power_w))
-            c.power_w = ns.power_w;
-        if (isnan(c.power_limit_w))
-            c.power_limit_w = ns.power_limit_w;
-    }
+    /* sampled before anything is appended: a failed sample records nothing */
+    if (m->nvml && (st = nvml_fill(m, &c, err)) != MFU_OK)
+        return st;
     s = &c;
     bool merged = false;
     st = mfu_run_append(m->run, s, &merged, err);
@@ -465,6 +503,7 @@ size_t mfu_struct_size(const char *name)
         {"mfu_finding", sizeof(mfu_finding)},
         {"mfu_device_slot", sizeof(mfu_device_slot)},
         {"mfu_arch", sizeof(mfu_arch)},
+        {"mfu_energy", sizeof(mfu_energy)},
     };
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
         if (strcmp(sizes[i].name, name) == 0)

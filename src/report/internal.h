@@ -47,6 +47,7 @@ struct mfu_report {
     char notes[MFU_REPORT_MAX_NOTES][MFU_REPORT_TEXT_MAX];
     mfu_analysis *analysis; /* NULL: none */
     mfu__unit unit;
+    mfu_energy energy; /* energy beside utilization over the steady steps (figures/energy.c) */
 };
 
 /* The findings the report adds to its analysis after the comparisons (explain.c): one

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "figures/energy.h"
 #include "report/internal.h"
 #include "util/util.h"
 
@@ -237,6 +238,17 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
             keep[i] = r->state[i] == MFU_STEP_STEADY;
         for (size_t k = 0; k < MFU_RS_COUNT_; k++)
             r->stat[k] = mfu__stat(r->cols.v[k], keep, n, scratch);
+        mfu__energy_cols ec = {
+            mfu_run_column(run, MFU_COL_ENERGY_J),
+            mfu_run_column(run, MFU_COL_POWER_W),
+            mfu_run_column(run, MFU_COL_TENSOR_ACTIVE),
+            r->cols.v[MFU__FC_STEP_TIME_S],
+            r->cols.v[MFU__FC_TOKENS],
+            r->cols.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE],
+            r->cols.v[MFU__FC_DEVICES],
+            r->cols.v[MFU__FC_MFU],
+        };
+        mfu__energy_compute(&ec, keep, n, scratch, &r->energy);
         free(keep);
     }
     list_missing(r, run);
@@ -305,6 +317,11 @@ mfu_report_stat mfu_report_summary(const mfu_report *r, mfu_report_series s)
     if (!r || (int)s < 0 || s >= MFU_RS_COUNT_)
         return none;
     return r->stat[s];
+}
+
+const mfu_energy *mfu_report_get_energy(const mfu_report *r)
+{
+    return r ? &r->energy : NULL;
 }
 
 const mfu_report_warmup *mfu_report_get_warmup(const mfu_report *r)

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "figures/energy.h"
 #include "server/internal.h"
 
 /* ---- replies ---------------------------------------------------------------------------- */
@@ -637,7 +638,21 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
 
 /* ---- /metrics --------------------------------------------------------------------------- */
 
-enum { M_DEVICES, M_TPS, M_MFLOPS, M_HFLOPS, M_PEAK, M_MFU, M_HFU, M_STEP, M_LAST, M_COUNT_ };
+enum {
+    M_DEVICES,
+    M_TPS,
+    M_MFLOPS,
+    M_HFLOPS,
+    M_PEAK,
+    M_MFU,
+    M_HFU,
+    M_STEP,
+    M_LAST,
+    M_JPP,
+    M_TPK,
+    M_TENSOR,
+    M_COUNT_
+};
 
 static const struct {
     const char *name, *help;
@@ -654,6 +669,11 @@ static const struct {
     {"mfu_hfu_ratio", "Hardware FLOPs utilization, 0..1: the median of the last steps' HFU."},
     {"mfu_step_duration_seconds", "Median wall time of a step over the last steps."},
     {"mfu_last_step", "The last step number seen."},
+    {"mfu_joules_per_pflop", "Energy per useful PFLOP over the last steps, J: their energy "
+                             "(energy_j, else power x step time) over their useful model FLOPs."},
+    {"mfu_tokens_per_kwh", "Tokens processed per kWh of the devices' energy over the last steps."},
+    {"mfu_tensor_active_ratio", "Tensor-pipe activity, 0..1 (NVML GPM), median of the last "
+                                "steps: MFU above it is a counting error."},
 };
 
 typedef struct mseries {
@@ -684,6 +704,36 @@ static void fill_series(mseries *m, const mfu__ctx *c, const wfig *f, double d, 
     m->v[M_HFU] = f->hfu;
     m->v[M_STEP] = f->step;
     m->v[M_LAST] = (double)last;
+    m->v[M_JPP] = m->v[M_TPK] = m->v[M_TENSOR] = NAN; /* energy_series sets them */
+}
+
+/* Energy beside utilization over the window's rows (figures/energy.c), the run's whole job:
+ * set only where the rows carry an energy, power or tensor activity. */
+static void energy_series(mseries *m, const mfu__srun *r)
+{
+    size_t n = r->fig ? r->cols.n : 0;
+    if (n == 0 || !r->run)
+        return;
+    size_t first = n > MFU_SERVER_METRICS_WINDOW ? n - MFU_SERVER_METRICS_WINDOW : 0;
+    const double *ej = mfu_run_column(r->run, MFU_COL_ENERGY_J);
+    const double *pw = mfu_run_column(r->run, MFU_COL_POWER_W);
+    const double *ta = mfu_run_column(r->run, MFU_COL_TENSOR_ACTIVE);
+    if ((!ej && !pw && !ta) || mfu_run_count(r->run) < n)
+        return;
+    double scratch[2 * MFU_SERVER_METRICS_WINDOW];
+    mfu__energy_cols c = {ej ? ej + first : NULL,
+                          pw ? pw + first : NULL,
+                          ta ? ta + first : NULL,
+                          r->cols.v[MFU__FC_STEP_TIME_S] + first,
+                          r->cols.v[MFU__FC_TOKENS] + first,
+                          r->cols.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE] + first,
+                          r->cols.v[MFU__FC_DEVICES] + first,
+                          r->cols.v[MFU__FC_MFU] + first};
+    mfu_energy e;
+    mfu__energy_compute(&c, NULL, n - first, scratch, &e);
+    m->v[M_JPP] = e.joules_per_pflop;
+    m->v[M_TPK] = e.tokens_per_kwh;
+    m->v[M_TENSOR] = e.tensor_active;
 }
 
 /* Median of the finite values of v[0..n) (n <= MFU_SERVER_METRICS_WINDOW). */
@@ -733,6 +783,7 @@ static void get_metrics(mfu__server *s, mfu__reply *out)
                                    : fw.per_device                ? 1
                                                                   : NAN;
                         fill_series(m, &r->ctx, &f, d, r->last_step);
+                        energy_series(m, r);
                     }
                 } else {
                     for (size_t k = 0; k < r->nranks; k++) {

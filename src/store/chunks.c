@@ -8,7 +8,9 @@
  * by the writer in the transaction that writes the chunk's last row and deleted with them.
  *
  * A blob is the zstd frame of: "MFC1", the row count (u32, little-endian as on every machine
- * mfu builds for), then per member of mfu_step in MFU_STEP_FIELDS order one tag byte and
+ * mfu builds for), the layout (u32: the member count times 65536 plus their bytes, so a blob
+ * written before a step field was added reads as no chunk, never as shifted columns), then per
+ * member of mfu_step in MFU_STEP_FIELDS order one tag byte and
  * either its one value (tag 0: every row holds it) or its n values (tag 1), each the member's
  * own bytes. A column the log never printed costs nine bytes before compression.
  */
@@ -58,9 +60,18 @@ static void as_stored(mfu_step *s)
     }
 }
 
+/* The member count and bytes of mfu_step's fields, as the header records them. */
+static uint32_t layout(void)
+{
+    uint32_t bytes = 0;
+    for (size_t f = 0; f < NFIELDS; f++)
+        bytes += (uint32_t)fields[f].size;
+    return (uint32_t)NFIELDS << 16 | (bytes & 0xffffu);
+}
+
 size_t mfu__chunk_raw_max(size_t n)
 {
-    size_t r = 8;
+    size_t r = 12;
     for (size_t f = 0; f < NFIELDS; f++)
         r += 1 + fields[f].size * (n ? n : 1);
     return r;
@@ -85,7 +96,9 @@ mfu_status mfu__chunk_encode(mfu_step *rows, size_t n, void **blob, size_t *len,
     memcpy(raw, CHUNK_MAGIC, 4);
     uint32_t n32 = (uint32_t)n;
     memcpy(raw + 4, &n32, 4);
-    k = 8;
+    uint32_t lay = layout();
+    memcpy(raw + 8, &lay, 4);
+    k = 12;
     for (size_t f = 0; f < NFIELDS; f++) {
         size_t off = fields[f].off, sz = fields[f].size;
         bool same = true;
@@ -114,18 +127,20 @@ bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
     size_t cap = mfu__chunk_raw_max(n);
     unsigned long long size = ZSTD_getFrameContentSize(blob, len);
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > cap ||
-        size < 8)
+        size < 12)
         return false;
     unsigned char *raw = malloc((size_t)size);
     if (!raw)
         return false;
     size_t got = ZSTD_decompress(raw, (size_t)size, blob, len);
     bool ok = !ZSTD_isError(got) && got == size && memcmp(raw, CHUNK_MAGIC, 4) == 0;
-    uint32_t n32 = 0;
-    if (ok)
+    uint32_t n32 = 0, lay = 0;
+    if (ok) {
         memcpy(&n32, raw + 4, 4);
-    ok = ok && n32 == n;
-    size_t k = 8; /* every member of each row is set below */
+        memcpy(&lay, raw + 8, 4);
+    }
+    ok = ok && n32 == n && lay == layout();
+    size_t k = 12; /* every member of each row is set below */
     for (size_t f = 0; ok && f < NFIELDS; f++) {
         size_t off = fields[f].off, sz = fields[f].size;
         if (k >= got) {

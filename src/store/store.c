@@ -105,7 +105,8 @@ static const char migration_3[] =
     " PRIMARY KEY(run_id, seq)) WITHOUT ROWID;"
     "UPDATE runs SET src_mtime_ns = -1 WHERE src_path <> '';";
 
-/* Schema version 4: each MFU__CHUNK_ROWS rows of a run again as one compressed blob of
+/* Schema version 4: the step's energy_j and tensor_active (their ALTER TABLEs are made from the
+ * step list), and each MFU__CHUNK_ROWS rows of a run again as one compressed blob of
  * columns (store/chunks.c), so that a long run reads back in a few hundred blob reads. Runs
  * stored before have none: they read from their rows as before until they are written again
  * (or until a writable open reads them: rows.c writes the chunks then). */
@@ -142,7 +143,7 @@ static const struct {
 } step_columns[] = {MFU_STEP_FIELDS(STEP_COLUMN)};
 
 /* A released version's columns never change (stores of that version exist): a new field
- * takes a new version. Version 1 made 19, version 2 none, version 3 eleven. */
+ * takes a new version. Version 1 made 19, version 2 none, version 3 eleven, version 4 two. */
 #define SINCE_IS(v, since) +((since) == (v))
 #define SINCE_1(kind, name, NAME, arg, map, since, unit, what, help)                               \
     MFU__STEP_IF_MEMBER_##kind(SINCE_IS(1, since))
@@ -150,10 +151,12 @@ static const struct {
     MFU__STEP_IF_MEMBER_##kind(SINCE_IS(2, since))
 #define SINCE_3(kind, name, NAME, arg, map, since, unit, what, help)                               \
     MFU__STEP_IF_MEMBER_##kind(SINCE_IS(3, since))
+#define SINCE_4(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    MFU__STEP_IF_MEMBER_##kind(SINCE_IS(4, since))
 #define SINCE_OK(kind, name, NAME, arg, map, since, unit, what, help)                              \
     MFU__STEP_IF_MEMBER_##kind(&&(since) >= 1 && (since) <= MFU_STORE_SCHEMA_VERSION)
 _Static_assert(0 MFU_STEP_FIELDS(SINCE_1) == 19 && 0 MFU_STEP_FIELDS(SINCE_2) == 0 &&
-                   0 MFU_STEP_FIELDS(SINCE_3) == 11,
+                   0 MFU_STEP_FIELDS(SINCE_3) == 11 && 0 MFU_STEP_FIELDS(SINCE_4) == 2,
                "a released schema version's step columns changed: give the new field a new "
                "version (docs/internals/run.md)");
 _Static_assert(1 MFU_STEP_FIELDS(SINCE_OK), "a step field's since is not a schema version");

@@ -6,7 +6,8 @@
  *
  * Script: the file named by env MFU_FAKE_NVML_SCRIPT, read by the first nvmlInit_v2 (again after
  * the last nvmlShutdown). Without it: one "NVIDIA H100 80GB HBM3" at 1980 of 1980 MHz, 500 of
- * 700 W, no reasons, 55 C, 97 % / 40 % busy. One directive a line, '#' comments:
+ * 700 W, no reasons, 55 C, 97 % / 40 % busy, an energy counter at 1000 J that grows by 250 J a
+ * call, GPM with the tensor pipes 60 % active. One directive a line, '#' comments:
  *
  *   init CODE               nvmlInit_v2 returns CODE (an nvmlReturn_t number)
  *   count CODE              nvmlDeviceGetCount_v2 returns CODE
@@ -19,10 +20,18 @@
  *   reasons V ...           clock event reason masks (0x.. accepted)
  *   temp V ...              degrees C
  *   util GPU MEM            utilization percentages
+ *   energy V ...            total energy counter, mJ (nvmlDeviceGetTotalEnergyConsumption)
+ *   tensor V ...            GPM any-tensor activity, percent: one value per nvmlGpmMetricsGet
+ *   gpm 0|1                 whether nvmlGpmQueryDeviceSupport says the GPU has GPM (default 1)
  *   fail FUNCTION CODE      that entry point returns CODE for this GPU, every call
  *
  * Built twice: libnvidia-ml.so.1 (current NVML) and, with MFU_FAKE_OLD, a library of an old
- * driver: only nvmlDeviceGetCurrentClocksThrottleReasons, no UUID, temperature or utilization.
+ * driver: only nvmlDeviceGetCurrentClocksThrottleReasons, no UUID, temperature, utilization,
+ * energy counter or GPM.
+ *
+ * GPM checks its callers as a strict driver would: nvmlGpmMetricsGet wants version 1, 1 to
+ * FAKE_GPM_METRIC_MAX metrics, two different samples filled from the same GPU (else
+ * NVML_ERROR_INVALID_ARGUMENT); a metric other than ANY_TENSOR_UTIL (5) gets NOT_SUPPORTED.
  * Test fixture state lives in statics here, which is fine for a fake; the library under test
  * has none.
  */
@@ -53,15 +62,39 @@ nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t h, unsigned lon
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t h, char *uuid, unsigned int len);
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, int sensor, unsigned int *c);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t *u);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long *mj);
+typedef struct fake_gpm_sample *nvmlGpmSample_t;
+typedef struct {
+    unsigned int metricId;
+    nvmlReturn_t nvmlReturn;
+    double value;
+    struct {
+        char *shortName, *longName, *unit;
+    } metricInfo;
+} nvmlGpmMetric_t;
+#define FAKE_GPM_METRIC_MAX 98 /* the R525 headers' NVML_GPM_METRIC_MAX */
+typedef struct {
+    unsigned int version, numMetrics;
+    nvmlGpmSample_t sample1, sample2;
+    nvmlGpmMetric_t metrics[FAKE_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+typedef struct {
+    unsigned int version, isSupportedDevice;
+} nvmlGpmSupport_t;
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s);
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s);
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t h, nvmlGpmSample_t s);
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m);
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t h, nvmlGpmSupport_t *s);
 #endif
 
 #define MAXDEV 8
 #define MAXSEQ 4096
 #define MAXFAIL 8
 
-enum { S_CLOCK, S_MAX_CLOCK, S_POWER, S_LIMIT, S_REASONS, S_TEMP, S_COUNT };
-static const char *const SEQ_NAMES[S_COUNT] = {"clock", "max_clock", "power",
-                                               "limit", "reasons",   "temp"};
+enum { S_CLOCK, S_MAX_CLOCK, S_POWER, S_LIMIT, S_REASONS, S_TEMP, S_ENERGY, S_TENSOR, S_COUNT };
+static const char *const SEQ_NAMES[S_COUNT] = {"clock",   "max_clock", "power",  "limit",
+                                               "reasons", "temp",      "energy", "tensor"};
 
 typedef struct seq {
     unsigned long long v[MAXSEQ];
@@ -72,6 +105,7 @@ struct fake_dev {
     char name[128], uuid[96];
     seq s[S_COUNT];
     unsigned int util_gpu, util_mem;
+    int gpm;
     struct {
         char fn[64];
         int code;
@@ -103,6 +137,11 @@ static void defaults(struct fake_dev *d, const char *name)
     set1(&d->s[S_LIMIT], 700000);
     set1(&d->s[S_REASONS], 0);
     set1(&d->s[S_TEMP], 55);
+    seq *e = &d->s[S_ENERGY];
+    for (e->n = 0; e->n < MAXSEQ; e->n++)
+        e->v[e->n] = 1000000ull + 250000ull * e->n;
+    set1(&d->s[S_TENSOR], 60);
+    d->gpm = 1;
     d->util_gpu = 97;
     d->util_mem = 40;
 }
@@ -164,6 +203,8 @@ static void load(void)
             defaults(d, rest);
         } else if (d && strcmp(key, "uuid") == 0) {
             snprintf(d->uuid, sizeof d->uuid, "%s", rest);
+        } else if (d && strcmp(key, "gpm") == 0) {
+            d->gpm = (int)strtol(rest, NULL, 10);
         } else if (d && strcmp(key, "util") == 0) {
             sscanf(rest, "%u %u", &d->util_gpu, &d->util_mem);
         } else if (d && strcmp(key, "fail") == 0 && d->nfail < MAXFAIL) {
@@ -344,6 +385,82 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t h, nvmlUtilization_t *u)
     GUARD(h, "nvmlDeviceGetUtilizationRates");
     u->gpu = h->util_gpu;
     u->memory = h->util_mem;
+    return 0;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h, unsigned long long *mj)
+{
+    GUARD(h, "nvmlDeviceGetTotalEnergyConsumption");
+    *mj = next(&h->s[S_ENERGY]);
+    return 0;
+}
+
+/* A GPM sample: which GPU filled it (NULL: not filled). */
+struct fake_gpm_sample {
+    struct fake_dev *dev;
+};
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
+{
+    if (F.refs <= 0)
+        return 1;
+    if (!s)
+        return 2;
+    *s = calloc(1, sizeof **s);
+    return *s ? 0 : 6; /* NVML_ERROR_MEMORY */
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+    if (!s)
+        return 2;
+    free(s);
+    return 0;
+}
+
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t h, nvmlGpmSupport_t *s)
+{
+    GUARD(h, "nvmlGpmQueryDeviceSupport");
+    if (!s || s->version != 1)
+        return 2;
+    s->isSupportedDevice = h->gpm ? 1 : 0;
+    return 0;
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t h, nvmlGpmSample_t s)
+{
+    GUARD(h, "nvmlGpmSampleGet");
+    if (!s)
+        return 2;
+    if (!h->gpm)
+        return 3;
+    s->dev = h;
+    return 0;
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
+{
+    if (F.refs <= 0)
+        return 1;
+    if (!m || m->version != 1 || m->numMetrics < 1 || m->numMetrics > FAKE_GPM_METRIC_MAX ||
+        !m->sample1 || !m->sample2 || m->sample1 == m->sample2 || !m->sample1->dev ||
+        m->sample1->dev != m->sample2->dev)
+        return 2;
+    struct fake_dev *d = m->sample2->dev;
+    int c = failing(d, "nvmlGpmMetricsGet");
+    if (c)
+        return c;
+    for (unsigned i = 0; i < m->numMetrics; i++) {
+        nvmlGpmMetric_t *x = &m->metrics[i];
+        x->metricInfo.shortName = x->metricInfo.longName = x->metricInfo.unit = NULL;
+        if (x->metricId == 5) { /* NVML_GPM_METRIC_ANY_TENSOR_UTIL */
+            x->nvmlReturn = 0;
+            x->value = (double)next(&d->s[S_TENSOR]);
+        } else {
+            x->nvmlReturn = 3;
+            x->value = 0;
+        }
+    }
     return 0;
 }
 #endif

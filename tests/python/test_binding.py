@@ -464,6 +464,44 @@ class Nvml(unittest.TestCase):
             self.assertEqual(ev["clock_mhz"], 1400)
             self.assertEqual(ev["affected_steps"], 30)
 
+    @unittest.skipUnless(os.environ.get("MFU_FAKE_NVML"), "MFU_FAKE_NVML: the fake NVML")
+    def test_energy_and_tensor_activity(self):
+        """The fake's energy counter (mJ) and GPM tensor activity: Sample and energy() equal
+        the arithmetic here and `mfu report --json` of the monitor's file."""
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "nvml.txt")
+            counter = " ".join(str(7000000 + 812500 * i) for i in range(40))
+            with open(script, "w") as f:
+                f.write("device NVIDIA H100 80GB HBM3\nenergy %s\ntensor 80\n" % counter)
+            os.environ["MFU_NVML_LIBRARY"] = os.environ["MFU_FAKE_NVML"]
+            os.environ["MFU_FAKE_NVML_SCRIPT"] = script
+            path = os.path.join(d, "run.jsonl")
+            fpt = mfu.flops_per_token("gpt2", 1024)
+            with mfu.Monitor(model="gpt2", seq=1024, device="h100-sxm", devices=8, nvml=True,
+                             jsonl=path) as mon:
+                for i in range(1, 41):
+                    s = mon.record(tokens=8 * 64 * 1024, step_time_s=0.5)
+                    if i > 1:  # the first record starts the count (power x time instead)
+                        self.assertEqual(s.energy_j, 812.5)
+                        self.assertEqual(s.tensor_active, 0.80)
+                    want = s.energy_j / (fpt * 64 * 1024 / 1e15)
+                    self.assertAlmostEqual(s.joules_per_pflop, want, delta=1e-12 * want)
+                    want = 8 * 64 * 1024 / (s.energy_j * 8 / 3.6e6)
+                    self.assertAlmostEqual(s.tokens_per_kwh, want, delta=1e-12 * want)
+                e = mon.energy()
+            rep = json.loads(cli("report", path, "--model", "gpt2", "--json", "--no-series"))
+            for k in ("steps", "power_steps", "joules", "joules_per_pflop", "tokens_per_kwh",
+                      "tensor_active", "tensor_check"):
+                if isinstance(e[k], float):
+                    self.assertAlmostEqual(e[k], rep["energy"][k], delta=1e-9 * abs(e[k]))
+                else:
+                    self.assertEqual(e[k], rep["energy"][k])
+            self.assertEqual(e["tensor_check"], "far_below")  # MFU 10.6 % beside 80 % busy
+            self.assertIn("far below", e["tensor_check_text"])
+        with mfu.Monitor(model="gpt2", seq=1024, device="h100-sxm") as mon:
+            mon.record(tokens=65536, step_time_s=0.5)
+            self.assertIsNone(mon.energy())  # nothing known: nothing shown
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

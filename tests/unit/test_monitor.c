@@ -733,7 +733,7 @@ static void nvml_clock_drop_is_throttling(void **state)
     assert_non_null(strstr(e.message, "nvmlDeviceGetClockInfo"));
     assert_non_null(strstr(e.message, "GPU is lost"));
     assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 0);
-    /* a step carrying all three never asks NVML */
+    /* a step carrying all four (and its tensor activity) never asks NVML */
     mfu_step_init(&own);
     own.step = 1;
     own.tokens = 8 * 8192;
@@ -741,12 +741,141 @@ static void nvml_clock_drop_is_throttling(void **state)
     own.clock_mhz = 1980;
     own.power_w = 600;
     own.power_limit_w = 700;
+    own.energy_j = 1200;
+    own.tensor_active = 0.5;
     assert_int_equal(mfu_monitor_step(m, &own, NULL, &e), MFU_OK);
     assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 1);
     mfu_monitor_free(m);
     unlink(path);
     unsetenv("MFU_FAKE_NVML_SCRIPT");
     unsetenv("MFU_NVML_LIBRARY");
+}
+
+/* Monitor `steps` steps of 8 x 8192 tokens in 2 s (llama3-8b on 8 H100s: MFU about 22 %)
+ * under the script; the report's energy figures in *e. */
+static void energy_run(const char *text, int steps, mfu_monitor_sample *out, mfu_energy *e)
+{
+    const char *path = write_script(text);
+    setenv("MFU_NVML_LIBRARY", fake_nvml(), 1);
+    mfu_monitor_config c = base();
+    c.nvml = true;
+    mfu_monitor *m = NULL;
+    mfu_error err;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(mfu_monitor_new(&c, &m, &err), MFU_OK);
+    for (int i = 0; i < steps; i++)
+        assert_int_equal(mfu_monitor_record(m, i + 1, 8 * 8192, 2.0, NAN, &out[i], &err), MFU_OK);
+    mfu_report *r = NULL;
+    assert_int_equal(mfu_monitor_report(m, &r, &err), MFU_OK);
+    *e = *mfu_report_get_energy(r);
+    mfu_report_free(r);
+    mfu_monitor_free(m);
+    unlink(path);
+    unsetenv("MFU_FAKE_NVML_SCRIPT");
+    unsetenv("MFU_NVML_LIBRARY");
+}
+
+/* The GPU's energy counter (mJ) gives each step's energy as its increase since the previous
+ * record; joules per useful PFLOP and tokens per kWh follow by the arithmetic here. GPM's
+ * tensor activity is checked against MFU both ways. */
+static void nvml_energy_figures(void **state)
+{
+    (void)state;
+    enum { N = 30 };
+    mfu_monitor_sample o[N];
+    mfu_energy e;
+    /* counter: 10 kJ, then +1100.5 J, +1200 J, then +1150.25 J a step; tensor 30 % */
+    char text[8192];
+    int k = snprintf(text, sizeof text,
+                     "device NVIDIA H100 80GB HBM3\ntensor 30\nenergy 10000000 11100500 12300500");
+    for (int i = 3; i < N; i++)
+        k += snprintf(text + k, sizeof text - (size_t)k, " %llu",
+                      12300500ull + 1150250ull * (unsigned long long)(i - 2));
+    snprintf(text + k, sizeof text - (size_t)k, "\n");
+    energy_run(text, N, o, &e);
+    double fpt = model_fpt("llama3-8b", 8192, MFU_RECOMPUTE_NONE, NULL);
+    double flops_dev = fpt * 8 * 8192 / 8; /* one device's useful FLOPs in a step */
+    /* the first record starts the count: energy from nothing (no power_w: the fake's 500 W
+     * is sampled, so power x time) */
+    assert_true(o[0].energy_j == 500 * 2.0);
+    assert_true(o[1].energy_j == 1100.5);
+    assert_true(o[2].energy_j == 1200);
+    for (int i = 3; i < N; i++)
+        assert_true(o[i].energy_j == 1150.25);
+    for (int i = 0; i < N; i++) {
+        double want = o[i].energy_j / (flops_dev / 1e15);
+        assert_true(fabs(o[i].joules_per_pflop - want) <= 1e-12 * want);
+        double kwh = o[i].energy_j * 8 / 3.6e6; /* eight devices */
+        assert_true(fabs(o[i].tokens_per_kwh - 8 * 8192 / kwh) <= 1e-12 * (8 * 8192 / kwh));
+        /* GPM: nothing at the first record, then the fake's 30 % */
+        assert_true(i == 0 ? isnan(o[i].tensor_active) : o[i].tensor_active == 0.30);
+        assert_true(o[i].mfu > 0.15 && o[i].mfu < 0.30);
+    }
+    /* the report over its steady steps: the same arithmetic as ratio of sums */
+    assert_true(e.steps > 20);
+    assert_true(e.tensor_active == 0.30);
+    assert_int_equal(e.check, MFU_TENSOR_CHECK_CONSISTENT);
+    /* every step steady (equal times): the mean energy over the useful PFLOPs of a step */
+    assert_int_equal(e.steps, N);
+    assert_int_equal(e.power_steps, 1);
+    double sum = 1000 + 1100.5 + 1200 + 1150.25 * (N - 3);
+    assert_true(fabs(e.joules - 8 * sum) <= 1e-9 * e.joules);
+    double jpp = sum / N / (flops_dev / 1e15);
+    assert_true(fabs(e.joules_per_pflop - jpp) <= 1e-12 * jpp);
+    double tpk = N * 8 * 8192 / (8 * sum / 3.6e6);
+    assert_true(fabs(e.tokens_per_kwh - tpk) <= 1e-12 * tpk);
+
+    /* tensor pipes 15 % busy under an MFU of 22 %: a counting error, said so */
+    energy_run("device NVIDIA H100 80GB HBM3\ntensor 15\n", N, o, &e);
+    assert_int_equal(e.check, MFU_TENSOR_CHECK_MFU_ABOVE);
+    assert_non_null(strstr(e.check_text, "above the tensor pipes' activity 15.0 %"));
+    assert_non_null(strstr(e.check_text, "counted wrong"));
+    /* the fake's default counter: 250 J a record */
+    assert_true(o[5].energy_j == 250);
+    /* 60 % busy: far below, wasted tensor work */
+    energy_run("device NVIDIA H100 80GB HBM3\ntensor 60\n", N, o, &e);
+    assert_int_equal(e.check, MFU_TENSOR_CHECK_FAR_BELOW);
+    assert_non_null(strstr(e.check_text, "far below the tensor pipes' activity 60.0 %"));
+    /* no GPM on the GPU: no activity, no check; energy still there */
+    energy_run("device NVIDIA H100 80GB HBM3\ngpm 0\n", N, o, &e);
+    assert_true(isnan(o[N - 1].tensor_active));
+    assert_int_equal(e.tensor_steps, 0);
+    assert_int_equal(e.check, MFU_TENSOR_CHECK_NONE);
+    assert_true(e.steps > 0 && o[N - 1].energy_j == 250);
+}
+
+/* An old driver's NVML: no energy counter, no GPM. Energy comes from the sampled power x the
+ * step time; nothing else changes. */
+static void nvml_old_driver_energy(void **state)
+{
+    (void)state;
+    const char *old = getenv("MFU_FAKE_NVML_OLD");
+    assert_non_null(old);
+    unsetenv("MFU_FAKE_NVML_SCRIPT");
+    setenv("MFU_NVML_LIBRARY", old, 1);
+    mfu_monitor_config c = base();
+    c.nvml = true;
+    mfu_monitor *m = NULL;
+    mfu_error err;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(mfu_monitor_new(&c, &m, &err), MFU_OK);
+    mfu_monitor_sample o;
+    for (int i = 1; i <= 3; i++)
+        assert_int_equal(mfu_monitor_record(m, i, 8 * 8192, 2.0, NAN, &o, &err), MFU_OK);
+    mfu_step s;
+    assert_true(mfu_run_get(mfu_monitor_run(m), 2, &s));
+    assert_true(isnan(s.energy_j) && isnan(s.tensor_active));
+    assert_true(o.energy_j == 500 * 2.0);
+    assert_true(isnan(o.tensor_active));
+    mfu_monitor_free(m);
+    unsetenv("MFU_NVML_LIBRARY");
+
+    /* without NVML and without power: no energy figure at all */
+    c.nvml = false;
+    assert_int_equal(mfu_monitor_new(&c, &m, &err), MFU_OK);
+    assert_int_equal(mfu_monitor_record(m, 1, 8 * 8192, 2.0, NAN, &o, &err), MFU_OK);
+    assert_true(isnan(o.energy_j) && isnan(o.joules_per_pflop) && isnan(o.tokens_per_kwh));
+    mfu_monitor_free(m);
 }
 
 int main(void)
@@ -763,6 +892,8 @@ int main(void)
         cmocka_unit_test(header_device),
         cmocka_unit_test(nvml_config),
         cmocka_unit_test(nvml_clock_drop_is_throttling),
+        cmocka_unit_test(nvml_energy_figures),
+        cmocka_unit_test(nvml_old_driver_energy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,8 +88,86 @@ static void default_gpu(void **state)
     assert_true(s.temperature_c == 55);
     assert_true(s.gpu_utilization == 0.97);
     assert_true(s.memory_utilization == 0.40);
+    /* the energy counter: 1000 J, then 250 J more each call (mJ made J) */
+    assert_true(s.energy_j == 1000);
+    assert_int_equal(mfu_nvml_sample_device(n, 0, &s, NULL), MFU_OK);
+    assert_true(s.energy_j == 1250);
+    /* GPM: nothing on the first call, then the tensor pipes' 60 % */
+    assert_true(mfu_nvml_has_gpm(n, 0));
+    double t = 0;
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_true(isnan(t));
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_true(t == 0.60);
     mfu_nvml_free(n);
     mfu_nvml_free(NULL);
+}
+
+/* The energy counter and GPM from a script: exact values, per-call sequences, two GPUs each
+ * with its own samples, a GPU without GPM, the errors. */
+static void energy_and_gpm(void **state)
+{
+    (void)state;
+    const char *path = script("device NVIDIA H100 80GB HBM3\n"
+                              "energy 5000000 5612500 6000000\n"
+                              "tensor 62 48 101\n"
+                              "device NVIDIA A100-SXM4-80GB\n"
+                              "gpm 0\n"
+                              "fail nvmlDeviceGetTotalEnergyConsumption 3\n");
+    mfu_nvml *n = open_fake();
+    mfu_nvml_sample s;
+    double want_j[] = {5000, 5612.5, 6000, 6000};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(mfu_nvml_sample_device(n, 0, &s, NULL), MFU_OK);
+        assert_true(s.energy_j == want_j[i]);
+    }
+    /* GPU 1: NOT_SUPPORTED leaves the counter unknown, the rest is there */
+    assert_int_equal(mfu_nvml_sample_device(n, 1, &s, NULL), MFU_OK);
+    assert_true(isnan(s.energy_j));
+    assert_true(s.power_w == 500);
+    /* GPU 0: 62 %, 48 %, then 101 % which is not believed */
+    double t = 0;
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_true(isnan(t));
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_true(t == 0.62);
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_true(t == 0.48);
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_true(isnan(t));
+    /* GPU 1 has no GPM: NaN every time, never an error */
+    assert_false(mfu_nvml_has_gpm(n, 1));
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(mfu_nvml_tensor_activity(n, 1, &t, NULL), MFU_OK);
+        assert_true(isnan(t));
+    }
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_nvml_tensor_activity(n, 2, &t, &e), MFU_E_INVALID);
+    assert_string_equal(e.field, "nvml_index");
+    assert_int_equal(mfu_nvml_tensor_activity(NULL, 0, &t, NULL), MFU_E_INVALID);
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, NULL, NULL), MFU_E_INVALID);
+    assert_false(mfu_nvml_has_gpm(NULL, 0));
+    assert_false(mfu_nvml_has_gpm(n, 7));
+    mfu_nvml_free(n);
+    done_script(path);
+
+    /* a failing GPM call and a failing counter: MFU_E_IO naming the function */
+    path = script("device NVIDIA H100 80GB HBM3\nfail nvmlGpmMetricsGet 15\n"
+                  "device NVIDIA H100 80GB HBM3\nfail nvmlDeviceGetTotalEnergyConsumption 15\n");
+    n = open_fake();
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, &e), MFU_E_IO);
+    assert_true(isnan(t));
+    assert_non_null(strstr(e.message, "nvmlGpmMetricsGet failed for GPU 0: GPU is lost"));
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu_nvml_sample_device(n, 1, &s, &e), MFU_E_IO);
+    assert_non_null(
+        strstr(e.message, "nvmlDeviceGetTotalEnergyConsumption failed for GPU 1: GPU is lost"));
+    assert_true(isnan(s.energy_j) && isnan(s.power_w));
+    mfu_nvml_free(n);
+    done_script(path);
 }
 
 /* Each documented bit, alone, then together, then one NVML may add later. */
@@ -359,6 +437,13 @@ static void old_driver(void **state)
     assert_true(s.reasons == (MFU_NVML_REASON_HW_SLOWDOWN | MFU_NVML_REASON_HW_THERMAL));
     assert_true(isnan(s.temperature_c));
     assert_true(isnan(s.gpu_utilization) && isnan(s.memory_utilization));
+    /* no energy counter and no GPM entry points: unknown, never an error */
+    assert_true(isnan(s.energy_j));
+    assert_false(mfu_nvml_has_gpm(n, 0));
+    double t = 0;
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_int_equal(mfu_nvml_tensor_activity(n, 0, &t, NULL), MFU_OK);
+    assert_true(isnan(t));
     mfu_nvml_free(n);
     done_script(path);
 }
@@ -382,7 +467,7 @@ int main(void)
         cmocka_unit_test(default_gpu),     cmocka_unit_test(every_reason_bit),
         cmocka_unit_test(two_gpus),        cmocka_unit_test(nvml_errors),
         cmocka_unit_test(missing_library), cmocka_unit_test(old_driver),
-        cmocka_unit_test(two_sessions),
+        cmocka_unit_test(two_sessions),    cmocka_unit_test(energy_and_gpm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,10 +34,13 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-/* SQL that takes a version-4 store back to the tables of version 2 (what migrations 3 and 4
- * added). */
+/* SQL that takes a version-4 store back to the tables of version 3 (what migration 4 added),
+ * and a version-3 one back to version 2 (what migration 3 added). */
+#define UNDO_V4                                                                                    \
+    "DROP TABLE step_chunks;"                                                                      \
+    "ALTER TABLE steps DROP COLUMN energy_j; ALTER TABLE steps DROP COLUMN tensor_active;"
 #define UNDO_V3                                                                                    \
-    "DROP TABLE step_chunks; DROP TABLE rank_obs;"                                                 \
+    "DROP TABLE rank_obs;"                                                                         \
     "ALTER TABLE steps DROP COLUMN seq_len; ALTER TABLE steps DROP COLUMN devices;"                \
     "ALTER TABLE steps DROP COLUMN useful_tokens; ALTER TABLE steps DROP COLUMN clock_mhz;"        \
     "ALTER TABLE steps DROP COLUMN power_w; ALTER TABLE steps DROP COLUMN power_limit_w;"          \
@@ -698,9 +701,9 @@ static void context(void **state)
     sqlite3 *h = NULL;
     assert_int_equal(sqlite3_open(f->db, &h), SQLITE_OK);
     assert_int_equal(sqlite3_exec(h,
-                                  UNDO_V3 "ALTER TABLE runs DROP COLUMN context_json;"
-                                          "DELETE FROM mfu_schema WHERE version > 1;"
-                                          "PRAGMA user_version=1;",
+                                  UNDO_V4 UNDO_V3 "ALTER TABLE runs DROP COLUMN context_json;"
+                                                  "DELETE FROM mfu_schema WHERE version > 1;"
+                                                  "PRAGMA user_version=1;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(h);

@@ -602,7 +602,10 @@ static void migrated_run_is_refreshed(void **state)
     mfu_store_close(s);
     /* make it what version 2 would have stored: no new columns, no observations */
     sql_exec(f->db,
-             "DROP TABLE step_chunks; DROP TABLE rank_obs;"
+             "DROP TABLE step_chunks;"
+             "ALTER TABLE steps DROP COLUMN energy_j;"
+             "ALTER TABLE steps DROP COLUMN tensor_active;"
+             "DROP TABLE rank_obs;"
              "ALTER TABLE steps DROP COLUMN seq_len; ALTER TABLE steps DROP COLUMN devices;"
              "ALTER TABLE steps DROP COLUMN useful_tokens;"
              "ALTER TABLE steps DROP COLUMN clock_mhz; ALTER TABLE steps DROP COLUMN power_w;"
