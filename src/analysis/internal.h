@@ -18,7 +18,12 @@
 
 struct mfu_series {
     size_t n, cap, max_rows;
+    /* A column every row of which so far is NaN (bit for bit mfu_series_row_init's) is not
+     * stored: col[c] points to nan, cap NaNs that all such columns share, until a row brings a
+     * value (present[c] then). Readers index every column alike; only series.c writes. */
     double *col[MFU_SC_COUNT_];
+    bool present[MFU_SC_COUNT_];
+    double *nan;
     int64_t *step;
     int32_t *rank;
     uint32_t *flags;
@@ -34,7 +39,10 @@ struct mfu_analysis {
     mfu_analysis_options opt;
     size_t n; /* rows of the job's step series */
     int64_t *step;
-    double *in[MFU_SC_COUNT_]; /* the job's input columns */
+    double *in[MFU_SC_COUNT_]; /* the job's input columns; read-only, and those the series
+                                  lacks (all NaN) point to nan, one shared column of n NaNs */
+    bool in_owned[MFU_SC_COUNT_];
+    double *nan;
     uint32_t *flags;
     uint8_t *dtype, *recompute;
     int nlabels;
