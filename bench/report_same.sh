@@ -5,8 +5,8 @@
 # /work/shared/fixtures/logs, plus the logs bench/report_scale.sh generates at 20000 steps
 # (clean and a level shift every 2000 steps), is reported by both binaries as text, --json,
 # --no-series, and with a model and device (--model llama3-8b --device h100-sxm --devices 8
-# --global-batch 64 --seq 4096: MFU and the FLOPs findings), and the outputs (stdout, stderr,
-# exit status) are compared.
+# --global-batch 64 --seq 4096: MFU and the FLOPs findings), and in pairs (--json: an array),
+# and the outputs (stdout, stderr, exit status) are compared.
 #
 # usage: bench/report_same.sh OLD_MFU NEW_MFU
 #   OLD_MFU: e.g. a build of main (git worktree add /tmp/old main; cmake ... ; build/mfu)
@@ -47,12 +47,16 @@ one() { # one LOG ARGS...: both binaries, compare stdout, stderr and status
         diff "$tmp/a.out" "$tmp/b.out" | head -5
     fi
 }
+prev=""
 for log in "${logs[@]}"; do
     one "$log"
     one "$log" --json
     one "$log" --no-series --json
     one "$log" "${ctx[@]}"
     one "$log" "${ctx[@]}" --json
+    [ -z "$prev" ] || one "$log" "$prev" --json # several runs: an array
+    prev=$log
 done
+one "${logs[0]}" /nonexistent.log "${logs[1]}" --json # a failing run between two
 echo "report_same: ${#logs[@]} logs, $n reports compared ($failed exit non-zero in both), $diffs differ"
 [ $diffs = 0 ]
