@@ -31,6 +31,7 @@ test: build
 bench: build
 	@echo "== store: batched inserts vs one row per commit" && $(BUILD)/mfu-bench-store_ingest
 	@bash bench/ingest.sh --lines $(or $(LINES),400000) $(MFU)
+	@echo "== report: CPU beyond ingest and B/step, against main" && bash bench/report_scale.sh --sizes "$(or $(SCALE_SIZES),100000 1000000 10000000)" --rounds $(or $(ROUNDS),5) $(MFU)
 
 # Fuzzing (tests/fuzz, docs/testing.md): FUZZ_SECONDS per target, FUZZ_JOBS targets at a time,
 # FUZZ_TARGETS to pick some (e.g. "ingest store"). Crash inputs go to tests/fuzz/regressions.

@@ -78,7 +78,9 @@ void mfu_analysis_free(mfu_analysis *a)
         return;
     free(a->step);
     for (int c = 0; c < MFU_SC_COUNT_; c++)
-        free(a->in[c]);
+        if (a->in_owned[c])
+            free(a->in[c]);
+    free(a->nan);
     for (int c = 0; c < MFU_D_COUNT_; c++)
         free(a->d[c]);
     free(a->flags);
@@ -118,13 +120,24 @@ static int cmp_keyed(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-static bool alloc_rows(mfu_analysis *a, size_t n)
+/* Rows for n steps; the input columns the series lacks share one column of NaNs (the step
+ * time is always stored: the per-rank collapse writes it). */
+static bool alloc_rows(mfu_analysis *a, const mfu_series *s, size_t n)
 {
     size_t m = n ? n : 1;
     a->step = malloc(m * sizeof *a->step);
     bool ok = a->step != NULL;
-    for (int c = 0; c < MFU_SC_COUNT_; c++)
-        ok = (a->in[c] = malloc(m * sizeof(double))) && ok;
+    a->nan = malloc(m * sizeof *a->nan);
+    ok = a->nan && ok;
+    for (size_t i = 0; a->nan && i < m; i++)
+        a->nan[i] = NAN;
+    for (int c = 0; c < MFU_SC_COUNT_; c++) {
+        a->in_owned[c] = s->present[c] || c == MFU_SC_STEP_TIME_S;
+        if (a->in_owned[c])
+            ok = (a->in[c] = malloc(m * sizeof(double))) && ok;
+        else
+            a->in[c] = a->nan;
+    }
     for (int c = 0; c < MFU_D_COUNT_; c++)
         ok = (a->d[c] = malloc(m * sizeof(double))) && ok;
     ok = (a->flags = malloc(m * sizeof *a->flags)) && ok;
@@ -146,7 +159,8 @@ static bool alloc_rows(mfu_analysis *a, size_t n)
 static void copy_row(mfu_analysis *a, size_t dst, const mfu_series *s, size_t src)
 {
     for (int c = 0; c < MFU_SC_COUNT_; c++)
-        a->in[c][dst] = s->col[c][src];
+        if (a->in_owned[c])
+            a->in[c][dst] = s->col[c][src];
     a->step[dst] = s->step[src];
     a->flags[dst] = s->flags[src];
     a->dtype[dst] = s->dtype[src];
@@ -160,7 +174,7 @@ static bool build_rows(mfu_analysis *a, const mfu_series *s)
     for (size_t i = 0; i < s->n; i++)
         njob += s->rank[i] < 0;
     if (njob > 0) {
-        if (!alloc_rows(a, njob))
+        if (!alloc_rows(a, s, njob))
             return false;
         size_t j = 0;
         for (size_t i = 0; i < s->n; i++)
@@ -180,7 +194,7 @@ static bool build_rows(mfu_analysis *a, const mfu_series *s)
     size_t groups = 0;
     for (size_t i = 0; i < s->n; i++)
         groups += i == 0 || kv[i].step != kv[i - 1].step;
-    if (!alloc_rows(a, groups)) {
+    if (!alloc_rows(a, s, groups)) {
         free(kv);
         return false;
     }

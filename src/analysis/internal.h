@@ -18,7 +18,12 @@
 
 struct mfu_series {
     size_t n, cap, max_rows;
+    /* A column every row of which so far is NaN (bit for bit mfu_series_row_init's) is not
+     * stored: col[c] points to nan, cap NaNs that all such columns share, until a row brings a
+     * value (present[c] then). Readers index every column alike; only series.c writes. */
     double *col[MFU_SC_COUNT_];
+    bool present[MFU_SC_COUNT_];
+    double *nan;
     int64_t *step;
     int32_t *rank;
     uint32_t *flags;
@@ -34,7 +39,10 @@ struct mfu_analysis {
     mfu_analysis_options opt;
     size_t n; /* rows of the job's step series */
     int64_t *step;
-    double *in[MFU_SC_COUNT_]; /* the job's input columns */
+    double *in[MFU_SC_COUNT_]; /* the job's input columns; read-only, and those the series
+                                  lacks (all NaN) point to nan, one shared column of n NaNs */
+    bool in_owned[MFU_SC_COUNT_];
+    double *nan;
     uint32_t *flags;
     uint8_t *dtype, *recompute;
     int nlabels;
@@ -72,6 +80,10 @@ double mfu__robust_sd(const double *v, size_t n, double *tmp);
  * groups of t equal values (the tie correction of rank statistics). false on allocation
  * failure. */
 bool mfu__ranks(const double *v, size_t n, double *r, double *ties);
+/* The order of v[0..n) (NaN-free): indices into ord (room for n) such that v[ord[0]] <=
+ * v[ord[1]] <= ..., equal values in index order. A radix sort on the values' bits (linear in
+ * n, no comparison callback). false on allocation failure or n > UINT32_MAX. */
+bool mfu__order_doubles(const double *v, size_t n, uint32_t *ord);
 /* Lag-k autocorrelation of v[0..n) about its mean; 0 when undefined. */
 double mfu__acf(const double *v, size_t n, size_t lag);
 
@@ -100,6 +112,24 @@ double mfu__median_vif(double rho);
 /* Warm-up, settle steps and segments of a (fills a->warmup, a->steady, a->seg, a->nseg).
  * false on allocation failure. */
 bool mfu__segment(mfu_analysis *a);
+
+/* What the level-shift search of one config run takes (segment.c's file comment, step 3). */
+typedef struct mfu__shift_params {
+    size_t min_segment_steps;
+    double alpha;           /* changepoint_alpha */
+    double min_level_shift; /* pruning: adjacent medians closer than ln(1 + this) merge */
+    double vif[2];          /* variance inflation of each signal (AR(1) correlation) */
+} mfu__shift_params;
+
+/* Level shifts of the signals sig[0..nsig) (nsig 1 or 2, m values each, NaN-free): binary
+ * segmentation with the rank CUSUM and the epidemic test, then pruning. The cut positions
+ * (ascending, at most 256) go into cuts (room for 257); returns their count, or SIZE_MAX on
+ * allocation failure. Each signal is sorted once (mfu__order_doubles) and a cut splits the
+ * order in O(m), so an interval of m values costs O(m). reference = true ranks every interval
+ * by sorting it again and recomputes every median at every merge (the straightforward form the
+ * tests compare with; the same cuts). */
+size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu__shift_params *p,
+                         size_t *cuts, bool reference);
 
 /* ---- findings.c --------------------------------------------------------------------------- */
 

@@ -155,8 +155,11 @@ typedef struct cp_ctx {
     int nsig;
     size_t minseg;
     double alpha, vif[2];
-    double *r;    /* ranks scratch, m */
-    size_t *cuts; /* found cuts (positions into the compact arrays) */
+    bool resort;      /* rank every interval by sorting it (the reference) */
+    uint64_t *ord[2]; /* per signal: each interval in value order (see binseg) */
+    uint64_t *spill;  /* scratch for splitting ord, m */
+    double *r;        /* ranks scratch, m */
+    size_t *cuts;     /* found cuts (positions into the compact arrays) */
     size_t ncuts, maxcuts;
     bool oom;
 } cp_ctx;
@@ -219,18 +222,88 @@ static double epidemic_logp(const double *r, size_t m, size_t minseg, double inf
         sub += r[i];
     sub /= (double)kb;
     S = 0;
+    double thr = -1; /* as in best_split: S² below thr · k (kb−k) cannot beat best */
     for (size_t k = 1; k < kb; k++) {
         S += r[k - 1] - sub;
         if (k < minseg || kb - k < minseg)
             continue;
-        double z = fabs(S) / sqrt((double)k * (double)(kb - k));
+        double kk = (double)k * (double)(kb - k);
+        if (S * S < thr * kk)
+            continue;
+        double z = fabs(S) / sqrt(kk);
         if (z > best) {
             best = z;
             best_k = k;
+            thr = best * best * (1 - 1e-9);
         }
     }
     *cut = best_k ? best_k : (kmax < kmin ? kmax : kmin);
     return lp;
+}
+
+/* An entry of the value order: the group of equal values it belongs to (ascending with the
+ * value) in the high 32 bits, its position in the low 32, so that ranking an interval reads one
+ * array in sequence. */
+#define ORD_POS(e) ((uint32_t)(e))
+#define ORD_GROUP(e) ((uint32_t)((e) >> 32))
+
+/* The value order of x[0..m) (m <= UINT32_MAX, at most 2^32 distinct values) into ord: entries
+ * as ORD_POS / ORD_GROUP. false on allocation failure. */
+static bool value_order(const double *x, size_t m, uint64_t *ord)
+{
+    if (m > UINT32_MAX)
+        return false;
+    uint32_t *o = malloc((m ? m : 1) * sizeof *o);
+    if (!o || !mfu__order_doubles(x, m, o)) {
+        free(o);
+        return false;
+    }
+    uint64_t g = 0;
+    for (size_t q = 0; q < m; q++) {
+        if (q > 0 && x[o[q]] != x[o[q - 1]])
+            g++;
+        ord[q] = g << 32 | o[q];
+    }
+    free(o);
+    return true;
+}
+
+/* Average ranks (1-based, ties averaged) of the interval [lo, hi) into r[0..m) from
+ * ord[lo..hi), its entries in value order; *ties = Σ (t³ − t) over groups of t equal values.
+ * The same numbers, in the same order of operations, as mfu__ranks on the interval: groups are
+ * walked in ascending value and each gets the mean of its positions. O(m). */
+static void ranks_from_order(const uint64_t *ord, size_t lo, size_t hi, double *r, double *ties)
+{
+    size_t m = hi - lo, i = 0;
+    const uint64_t *o = ord + lo;
+    *ties = 0;
+    while (i < m) {
+        uint32_t g = ORD_GROUP(o[i]);
+        size_t j = i + 1;
+        while (j < m && ORD_GROUP(o[j]) == g)
+            j++;
+        double avg = 0.5 * ((double)(i + 1) + (double)j), t = (double)(j - i);
+        *ties += t * t * t - t;
+        for (size_t q = i; q < j; q++)
+            r[ORD_POS(o[q]) - lo] = avg;
+        i = j;
+    }
+}
+
+/* Split ord[lo..hi) (the interval [lo, hi) in value order) at pos: afterwards ord[lo..pos)
+ * holds the positions below pos and ord[pos..hi) the others, each still in value order (a
+ * stable partition), so each half is ranked without sorting again. O(m). */
+static void split_order(uint64_t *ord, size_t lo, size_t hi, size_t pos, uint64_t *spill)
+{
+    size_t a = lo, b = 0;
+    for (size_t q = lo; q < hi; q++) {
+        uint64_t v = ord[q];
+        if (ORD_POS(v) < pos)
+            ord[a++] = v;
+        else
+            spill[b++] = v;
+    }
+    memcpy(ord + a, spill, b * sizeof *spill);
 }
 
 /* Best split of sig[lo..hi): position (absolute) and log p-value. */
@@ -238,9 +311,13 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
 {
     size_t m = hi - lo;
     double ties;
-    if (!mfu__ranks(c->sig[s] + lo, m, c->r, &ties)) {
-        c->oom = true;
-        return false;
+    if (c->resort) {
+        if (!mfu__ranks(c->sig[s] + lo, m, c->r, &ties)) {
+            c->oom = true;
+            return false;
+        }
+    } else {
+        ranks_from_order(c->ord[s], lo, hi, c->r, &ties);
     }
     /* Tie-corrected variance of the Mann-Whitney statistic; all values equal: no split. */
     double mm = (double)m, tiefac = 1 - ties / (mm * mm * mm - mm);
@@ -249,15 +326,23 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
     double mean = (double)(m + 1) / 2.0;
     double U = 0, best = -1;
     size_t bk = 0;
+    /* U² < thr · k (m−k) cannot beat best (thr is best² · var / (k (m−k)) less a margin far
+     * wider than rounding), so the square root and division are only taken where it might:
+     * the same best, without them at most k. */
+    double per_kk = (double)(m + 1) / 12.0 * tiefac * c->vif[s], thr = -1;
     for (size_t k = 1; k < m; k++) {
         U += c->r[k - 1] - mean;
         if (k < c->minseg || m - k < c->minseg)
             continue;
-        double var = (double)k * (double)(m - k) * (double)(m + 1) / 12.0 * tiefac * c->vif[s];
+        double kk = (double)k * (double)(m - k);
+        if (U * U < thr * kk)
+            continue;
+        double var = kk * (double)(m + 1) / 12.0 * tiefac * c->vif[s];
         double z = fabs(U) / sqrt(var);
         if (z > best) {
             best = z;
             bk = k;
+            thr = best * best * per_kk * (1 - 1e-9);
         }
     }
     if (best < 0)
@@ -282,6 +367,9 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
     return true;
 }
 
+/* Binary segmentation of [lo, hi). Unless c->resort, ord[s][lo..hi) holds the positions of the
+ * interval in the value order of signal s (the whole signal sorted once); a found cut splits
+ * them in O(m) before both halves are searched. */
 static void binseg(cp_ctx *c, size_t lo, size_t hi)
 {
     if (c->oom || hi - lo < 2 * c->minseg || c->ncuts >= c->maxcuts)
@@ -301,6 +389,9 @@ static void binseg(cp_ctx *c, size_t lo, size_t hi)
     if (!found)
         return;
     c->cuts[c->ncuts++] = pos;
+    if (!c->resort)
+        for (int s = 0; s < c->nsig; s++)
+            split_order(c->ord[s], lo, hi, pos, c->spill);
     binseg(c, lo, pos);
     binseg(c, pos, hi);
 }
@@ -333,27 +424,38 @@ static double vif_of(const double *x, size_t m, double *tmp, double *res)
     return (1 + rho) / (1 - rho);
 }
 
-static int cmp_size(const void *pa, const void *pb)
+/* The median of x over piece q of [0, m) (the pieces lie between the cuts). */
+static double piece_median(const double *x, const size_t *cuts, size_t ncuts, size_t m, size_t q,
+                           double *tmp)
 {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    return (a > b) - (a < b);
+    size_t a = q == 0 ? 0 : cuts[q - 1], b = q < ncuts ? cuts[q] : m;
+    return mfu__median_copy(x + a, b - a, tmp);
 }
 
-/* Merge adjacent pieces whose medians (of either signal) differ by less than the shift. */
-static size_t prune(const cp_ctx *c, size_t *cuts, size_t ncuts, size_t m, double minshift,
-                    double *tmp)
+/* Merge adjacent pieces whose medians (of either signal) differ by less than the shift,
+ * smallest difference first. Each piece's median is computed once and again only when the
+ * piece grows by a merge (reference: every median again at every merge, as it was first
+ * written; the same numbers, since a median depends on the values only). */
+static size_t prune(const double *const *sig, int nsig, size_t *cuts, size_t ncuts, size_t m,
+                    double minshift, double *tmp, bool reference)
 {
+    enum { W = MAX_SEGMENTS + 1 };
+    _Static_assert(MAX_SEGMENTS <= 256, "the piece medians live on the stack");
+    double med[2][W];
     double thr = log(1 + minshift);
+    if (!reference)
+        for (int s = 0; s < nsig; s++)
+            for (size_t q = 0; q <= ncuts; q++)
+                med[s][q] = piece_median(sig[s], cuts, ncuts, m, q, tmp);
     while (ncuts > 0) {
         double bestd = INFINITY;
         size_t bi = 0;
         for (size_t q = 0; q < ncuts; q++) {
-            size_t a0 = q == 0 ? 0 : cuts[q - 1], a1 = cuts[q];
-            size_t b1 = q + 1 < ncuts ? cuts[q + 1] : m;
             double d = 0;
-            for (int s = 0; s < c->nsig; s++) {
-                double ds = fabs(mfu__median_copy(c->sig[s] + a1, b1 - a1, tmp) -
-                                 mfu__median_copy(c->sig[s] + a0, a1 - a0, tmp));
+            for (int s = 0; s < nsig; s++) {
+                double ds = reference ? fabs(piece_median(sig[s], cuts, ncuts, m, q + 1, tmp) -
+                                             piece_median(sig[s], cuts, ncuts, m, q, tmp))
+                                      : fabs(med[s][q + 1] - med[s][q]);
                 if (ds > d)
                     d = ds;
             }
@@ -366,8 +468,62 @@ static size_t prune(const cp_ctx *c, size_t *cuts, size_t ncuts, size_t m, doubl
             break;
         memmove(cuts + bi, cuts + bi + 1, (ncuts - bi - 1) * sizeof *cuts);
         ncuts--;
+        if (!reference)
+            for (int s = 0; s < nsig; s++) {
+                memmove(&med[s][bi + 1], &med[s][bi + 2], (ncuts - bi) * sizeof med[s][0]);
+                med[s][bi] = piece_median(sig[s], cuts, ncuts, m, bi, tmp);
+            }
     }
     return ncuts;
+}
+
+size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu__shift_params *p,
+                         size_t *cuts, bool reference)
+{
+    if (nsig < 1 || nsig > 2)
+        return 0;
+    cp_ctx c = {0};
+    c.nsig = nsig;
+    c.minseg = p->min_segment_steps;
+    c.alpha = p->alpha;
+    c.resort = reference;
+    c.cuts = cuts;
+    c.maxcuts = MAX_SEGMENTS;
+    c.r = malloc((m ? m : 1) * sizeof *c.r);
+    double *tmp = malloc((m ? m : 1) * sizeof *tmp);
+    bool ok = c.r && tmp;
+    for (int s = 0; s < nsig; s++) {
+        c.sig[s] = sig[s];
+        c.vif[s] = p->vif[s];
+        if (!reference && ok) {
+            c.ord[s] = malloc((m ? m : 1) * sizeof *c.ord[s]);
+            ok = c.ord[s] && value_order(sig[s], m, c.ord[s]);
+        }
+    }
+    if (!reference && ok) {
+        c.spill = malloc((m ? m : 1) * sizeof *c.spill);
+        ok = c.spill != NULL;
+    }
+    size_t nc = SIZE_MAX;
+    if (ok) {
+        binseg(&c, 0, m);
+        if (!c.oom) {
+            /* insertion sort: at most MAX_SEGMENTS cuts */
+            for (size_t i = 1; i < c.ncuts; i++) {
+                size_t v = cuts[i], j = i;
+                for (; j > 0 && cuts[j - 1] > v; j--)
+                    cuts[j] = cuts[j - 1];
+                cuts[j] = v;
+            }
+            nc = prune(sig, nsig, cuts, c.ncuts, m, p->min_level_shift, tmp, reference);
+        }
+    }
+    free(c.r);
+    free(tmp);
+    free(c.ord[0]);
+    free(c.ord[1]);
+    free(c.spill);
+    return nc;
 }
 
 /* ---- putting it together ------------------------------------------------------------------ */
@@ -397,9 +553,9 @@ bool mfu__segment(mfu_analysis *a)
     size_t *segstart = malloc((MAX_SEGMENTS + 1) * sizeof *segstart);
     double *x0 = malloc(n * sizeof *x0), *x1 = malloc(n * sizeof *x1);
     double *tmp = malloc((n + SETTLE_REF_ROWS) * sizeof *tmp);
-    double *res = malloc(n * sizeof *res), *r = malloc(n * sizeof *r);
+    double *res = malloc(n * sizeof *res);
     uint8_t *slowflag = malloc(n);
-    bool ok = starts && idx && cuts && segstart && x0 && x1 && tmp && res && r && slowflag;
+    bool ok = starts && idx && cuts && segstart && x0 && x1 && tmp && res && slowflag;
     size_t nstart = 0, nruns = 0;
     if (ok) {
         nruns = config_runs(a, starts);
@@ -439,24 +595,17 @@ bool mfu__segment(mfu_analysis *a)
             size_t mm = m - settle;
             if (mm < 2 * a->opt.min_segment_steps || a->opt.steady_only)
                 continue;
-            cp_ctx c = {0};
-            c.sig[0] = x0 + settle;
-            c.sig[1] = x1 + settle;
-            c.nsig = padvar ? 2 : 1;
-            c.minseg = a->opt.min_segment_steps;
-            c.alpha = a->opt.changepoint_alpha;
-            c.vif[0] = vif_of(c.sig[0], mm, tmp, res);
-            c.vif[1] = padvar ? vif_of(c.sig[1], mm, tmp, res) : 1;
-            c.r = r;
-            c.cuts = cuts;
-            c.maxcuts = MAX_SEGMENTS;
-            binseg(&c, 0, mm);
-            if (c.oom) {
+            const double *sig[2] = {x0 + settle, x1 + settle};
+            mfu__shift_params sp = {.min_segment_steps = a->opt.min_segment_steps,
+                                    .alpha = a->opt.changepoint_alpha,
+                                    .min_level_shift = a->opt.min_level_shift};
+            sp.vif[0] = vif_of(sig[0], mm, tmp, res);
+            sp.vif[1] = padvar ? vif_of(sig[1], mm, tmp, res) : 1;
+            size_t nc = mfu__level_shifts(sig, padvar ? 2 : 1, mm, &sp, cuts, false);
+            if (nc == SIZE_MAX) {
                 ok = false;
                 break;
             }
-            qsort(cuts, c.ncuts, sizeof *cuts, cmp_size);
-            size_t nc = prune(&c, cuts, c.ncuts, mm, a->opt.min_level_shift, tmp);
             for (size_t q = 0; q < nc && nstart < MAX_SEGMENTS; q++)
                 segstart[nstart++] = idx[settle + cuts[q]];
         }
@@ -514,7 +663,6 @@ bool mfu__segment(mfu_analysis *a)
     free(x1);
     free(tmp);
     free(res);
-    free(r);
     free(slowflag);
     return ok;
 }

@@ -38,7 +38,9 @@ void mfu_series_free(mfu_series *s)
     if (!s)
         return;
     for (int i = 0; i < MFU_SC_COUNT_; i++)
-        free(s->col[i]);
+        if (s->present[i])
+            free(s->col[i]);
+    free(s->nan);
     free(s->step);
     free(s->rank);
     free(s->flags);
@@ -72,11 +74,22 @@ static bool grow(mfu_series *s, size_t need)
     if (cap > s->max_rows)
         cap = s->max_rows;
     for (int i = 0; i < MFU_SC_COUNT_; i++) {
+        if (!s->present[i])
+            continue;
         double *p = realloc(s->col[i], cap * sizeof *p);
         if (!p)
             return false;
         s->col[i] = p;
     }
+    double *nan = realloc(s->nan, cap * sizeof *nan);
+    if (!nan)
+        return false;
+    for (size_t i = s->cap; i < cap; i++)
+        nan[i] = NAN;
+    s->nan = nan;
+    for (int i = 0; i < MFU_SC_COUNT_; i++)
+        if (!s->present[i])
+            s->col[i] = nan;
     int64_t *st = realloc(s->step, cap * sizeof *st);
     if (!st)
         return false;
@@ -187,8 +200,33 @@ mfu_status mfu_series_append(mfu_series *s, const mfu_series_row *row, mfu_error
                                      row->optimizer_s,
                                      row->mfu,
                                      row->hfu};
+    /* a column's first value: the column is stored from now on, NaN up to this row */
+    static const double absent = NAN;
+    bool made[MFU_SC_COUNT_] = {false};
+    for (int c = 0; c < MFU_SC_COUNT_; c++) {
+        if (s->present[c] || memcmp(&v[c], &absent, sizeof absent) == 0)
+            continue;
+        double *p = malloc(s->cap * sizeof *p);
+        if (!p) {
+            for (int q = 0; q < c; q++)
+                if (made[q]) {
+                    free(s->col[q]);
+                    s->col[q] = s->nan;
+                    s->present[q] = false;
+                }
+            if (add_d)
+                s->nlabels--;
+            if (add_r)
+                s->nlabels--;
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a column of %zu rows", s->cap);
+        }
+        memcpy(p, s->nan, i * sizeof *p);
+        s->col[c] = p;
+        s->present[c] = made[c] = true;
+    }
     for (int c = 0; c < MFU_SC_COUNT_; c++)
-        s->col[c][i] = v[c];
+        if (s->present[c])
+            s->col[c][i] = v[c];
     s->step[i] = row->step;
     s->rank[i] = row->rank;
     s->flags[i] = row->flags;

@@ -117,3 +117,70 @@ double mfu__acf(const double *v, size_t n, size_t lag)
         num += (v[i] - mean) * (v[i + lag] - mean);
     return num / den;
 }
+
+/* The radix key of a double: its bits with the sign bit flipped for positives and every bit
+ * flipped for negatives, so that unsigned order is numeric order (−0 sorts just before +0;
+ * both compare equal, which is all the callers ask of ties). */
+static uint64_t order_key(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
+}
+
+bool mfu__order_doubles(const double *v, size_t n, uint32_t *ord)
+{
+    if (n == 0)
+        return true;
+    if (n > UINT32_MAX)
+        return false;
+    enum { PASSES = 8, BUCKETS = 256 };
+    uint64_t *key = malloc(2 * n * sizeof *key);
+    uint32_t *tmp = malloc(n * sizeof *tmp);
+    size_t(*hist)[BUCKETS] = calloc(PASSES, sizeof *hist);
+    if (!key || !tmp || !hist) {
+        free(key);
+        free(tmp);
+        free(hist);
+        return false;
+    }
+    uint64_t *k0 = key, *k1 = key + n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = order_key(v[i]);
+        k0[i] = k;
+        ord[i] = (uint32_t)i;
+        for (int p = 0; p < PASSES; p++)
+            hist[p][(k >> (8 * p)) & 0xff]++;
+    }
+    /* LSD passes, each stable, so equal values keep their index order; a pass whose byte is
+     * the same in every key moves nothing and is skipped. */
+    uint32_t *o0 = ord, *o1 = tmp;
+    for (int p = 0; p < PASSES; p++) {
+        size_t *h = hist[p];
+        if (h[(k0[0] >> (8 * p)) & 0xff] == n)
+            continue;
+        size_t sum = 0;
+        for (int b = 0; b < BUCKETS; b++) {
+            size_t c = h[b];
+            h[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t d = h[(k0[i] >> (8 * p)) & 0xff]++;
+            k1[d] = k0[i];
+            o1[d] = o0[i];
+        }
+        uint64_t *kt = k0;
+        k0 = k1;
+        k1 = kt;
+        uint32_t *ot = o0;
+        o0 = o1;
+        o1 = ot;
+    }
+    if (o0 != ord)
+        memcpy(ord, o0, n * sizeof *ord);
+    free(key);
+    free(tmp);
+    free(hist);
+    return true;
+}

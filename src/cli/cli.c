@@ -427,6 +427,13 @@ int cli_json_append(json_t *a, json_t *v)
     return rc;
 }
 
+unsigned long cli_json_take_failures(void)
+{
+    unsigned long lost = json_failures;
+    json_failures = 0;
+    return lost;
+}
+
 int cli_print_json(json_t *v)
 {
     unsigned long lost = json_failures;

@@ -139,6 +139,9 @@ int cli_print_json(json_t *v);
  * count a failure (a NULL value, out of memory), and cli_print_json then fails with an error
  * instead of printing an object without the field. */
 json_t *cli_json_str(const char *s);
+/* The failures counted since the last call (or cli_print_json), which resets the count: for a
+ * writer that prints its document in pieces (report_out_json_write). */
+unsigned long cli_json_take_failures(void);
 int cli_json_set(json_t *o, const char *key, json_t *v);
 int cli_json_append(json_t *a, json_t *v);
 /* json_real that maps non-finite values to null. */

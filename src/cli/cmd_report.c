@@ -106,7 +106,9 @@ typedef struct report_job {
     const report_args *args;
     const char *const *expect; /* --expect expressions */
     size_t nexpect;
-    json_t *json;        /* --json: the array of run objects */
+    bool json;           /* --json: each run's object is written as it is reported */
+    bool json_array;     /* --json with several runs: the objects are elements of an array */
+    size_t json_written; /* objects written so far */
     bool series;         /* --json: the per-step series */
     bool keep;           /* --html: keep the report (*out) */
     bool violated;       /* an --expect failed (on some log) */
@@ -139,8 +141,8 @@ static void tb_dir(char *out, size_t n, const char *root, size_t index, const ch
 }
 
 /* Check report r's expectations and render it (text to stdout, or its JSON appended to
- * job->json). With job->keep, *out gets the report and *detail its source line for the page;
- * otherwise r is freed. Returns the exit status of this run. */
+ * written to stdout as it is done). With job->keep, *out gets the report and *detail its source
+ * line for the page; otherwise r is freed. Returns the exit status of this run. */
 static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_report **out,
                   char *detail, size_t ndetail)
 {
@@ -177,9 +179,14 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
             rc = cli_fail("report", &e, CLI_EXIT_FAIL);
     }
     if (job->json) {
-        json_t *v = report_out_json(o, r, job->series);
-        if (!v || cli_json_append(job->json, v) != 0)
-            rc = cli_failf("report", CLI_EXIT_FAIL, "out of memory building JSON output");
+        /* what printing an array of the objects (one object for one run) at the end gave,
+         * written as each run is done: "[" before the first, "," between, "]" in cmd_report */
+        if (job->json_array)
+            fputs(job->json_written ? ",\n  " : "[\n  ", stdout);
+        int jr = report_out_json_write(stdout, o, r, job->series, job->json_array ? 1 : 0);
+        if (jr != CLI_EXIT_OK)
+            rc = jr;
+        job->json_written++;
     } else if (!job->quiet) {
         report_out_text(stdout, o, r);
     }
@@ -462,19 +469,19 @@ int cmd_report(int argc, char **argv)
     job.nexpect = nexpr;
     job.series = !cli_has(&a, "no-series");
     job.keep = html != NULL;
-    job.json = want_json ? json_array() : NULL;
+    job.json = want_json;
+    job.json_array = nitems > 1;
     job.cli = &a;
     job.verbose = cli_has(&a, "verbose");
     mfu_report **reps = html ? calloc(nitems, sizeof *reps) : NULL;
     char(*detail)[200] = html ? calloc(nitems, sizeof *detail) : NULL;
-    if ((want_json && !job.json) || (html && (!reps || !detail))) {
+    if (html && (!reps || !detail)) {
         if (hf && hf != stdout) {
             fclose(hf);
             remove(html);
         }
         if (cf && cf != stdout)
             fclose(cf);
-        json_decref(job.json);
         free(reps);
         free(detail);
         report_args_free(&ra);
@@ -531,20 +538,15 @@ int cmd_report(int argc, char **argv)
         mfu_report_free(reps[i]);
     free(reps);
     free(detail);
-    if (want_json) {
-        json_t *json = job.json;
-        if (json_array_size(json) == 0) {
-            json_decref(json);
-            return worst;
+    if (want_json && job.json_written) {
+        errno = 0;
+        if ((job.json_array && fputs("\n]", stdout) == EOF) || fputc('\n', stdout) == EOF ||
+            fflush(stdout) != 0) {
+            int prc = cli_failf("json", CLI_EXIT_FAIL, "writing the JSON output failed (%s)",
+                                errno ? strerror(errno) : "write error");
+            if (worst == CLI_EXIT_OK)
+                worst = prc;
         }
-        json_t *v = json;
-        if (nitems == 1) {
-            v = json_incref(json_array_get(json, 0));
-            json_decref(json);
-        }
-        int prc = cli_print_json(v);
-        if (worst == CLI_EXIT_OK && prc != CLI_EXIT_OK)
-            worst = prc;
     }
     if (worst == CLI_EXIT_OK && job.violated)
         worst = CLI_EXIT_EXPECT;

@@ -4,7 +4,9 @@
  * (seconds, FLOP/s, fractions) except the reported_tflops_per_device key, which is in TFLOP/s
  * as frameworks print it.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -496,34 +498,131 @@ static json_t *context_json(const mfu_report *r)
     return o;
 }
 
+/* The series object of step i (col: the report's columns). */
+static json_t *step_json(const mfu_report *r, const int64_t *steps, const double *const *col,
+                         size_t i)
+{
+    json_t *o = json_object();
+    cli_json_set(o, "step", json_integer((json_int_t)steps[i]));
+    cli_json_set(o, "state",
+                 cli_json_str(mfu_report_step_state_name(mfu_report_step_state_at(r, i))));
+    for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
+        const char *name = mfu_report_series_name((mfu_report_series)k);
+        /* the two figures a framework prints in TFLOP/s are given in TFLOP/s */
+        if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE) {
+            cli_json_set(o, "reported_tflops_per_device", num(col[k][i] / 1e12));
+            continue;
+        }
+        if (k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE) {
+            cli_json_set(o, "recomputed_tflops_per_device", num(col[k][i] / 1e12));
+            continue;
+        }
+        cli_json_set(o, name, num(col[k][i]));
+    }
+    return o;
+}
+
+static void report_columns(const mfu_report *r, const double **col)
+{
+    for (size_t k = 0; k < MFU_RS_COUNT_; k++)
+        col[k] = mfu_report_column(r, (mfu_report_series)k);
+}
+
 static json_t *series_json(const mfu_report *r)
 {
     json_t *a = json_array();
     const int64_t *steps = mfu_report_steps(r);
     const double *col[MFU_RS_COUNT_];
-    for (size_t k = 0; k < MFU_RS_COUNT_; k++)
-        col[k] = mfu_report_column(r, (mfu_report_series)k);
-    for (size_t i = 0; i < mfu_report_step_count(r); i++) {
-        json_t *o = json_object();
-        cli_json_set(o, "step", json_integer((json_int_t)steps[i]));
-        cli_json_set(o, "state",
-                     cli_json_str(mfu_report_step_state_name(mfu_report_step_state_at(r, i))));
-        for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
-            const char *name = mfu_report_series_name((mfu_report_series)k);
-            /* the two figures a framework prints in TFLOP/s are given in TFLOP/s */
-            if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE) {
-                cli_json_set(o, "reported_tflops_per_device", num(col[k][i] / 1e12));
-                continue;
-            }
-            if (k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE) {
-                cli_json_set(o, "recomputed_tflops_per_device", num(col[k][i] / 1e12));
-                continue;
-            }
-            cli_json_set(o, name, num(col[k][i]));
-        }
-        cli_json_append(a, o);
-    }
+    report_columns(r, col);
+    for (size_t i = 0; i < mfu_report_step_count(r); i++)
+        cli_json_append(a, step_json(r, steps, col, i));
     return a;
+}
+
+/* cli_print_json's flags: the writer below must print what it prints. */
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+/* Write text (a value jansson dumped at depth 0) as if dumped at depth: every line after the
+ * first indented 2 × depth more (a dump's newlines are all its own: strings escape theirs). */
+static void put_at_depth(FILE *out, const char *text, size_t len, int depth)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\n') {
+            fwrite(text + from, 1, i + 1 - from, out);
+            fprintf(out, "%*s", 2 * depth, "");
+            from = i + 1;
+        }
+    fwrite(text + from, 1, len - from, out);
+}
+
+int report_out_json_write(FILE *out, const report_origin *origin, const mfu_report *r, bool series,
+                          int depth)
+{
+    json_t *o = report_out_json(origin, r, false);
+    char *head = o && !cli_json_take_failures() ? json_dumps(o, JSON_FLAGS) : NULL;
+    json_decref(o);
+    size_t hl = head ? strlen(head) : 0;
+    if (!head || hl < 2 || head[hl - 1] != '}') {
+        free(head);
+        cli_json_take_failures();
+        return cli_failf("json", CLI_EXIT_FAIL,
+                         "out of memory building the JSON output; nothing was written");
+    }
+    errno = 0;
+    if (!series) {
+        put_at_depth(out, head, hl, depth);
+    } else {
+        /* the object less its closing "\n}", then "series" as jansson would add it last: at
+         * the members' depth, an array of one object per step at the depth below */
+        put_at_depth(out, head, hl - 2, depth);
+        fprintf(out, ",\n%*s\"series\": ", 2 * (depth + 1), "");
+        size_t n = mfu_report_step_count(r);
+        const int64_t *steps = mfu_report_steps(r);
+        const double *col[MFU_RS_COUNT_];
+        report_columns(r, col);
+        if (n == 0)
+            fputs("[]", out);
+        else
+            fputc('[', out);
+        size_t cap = 4096;
+        char *buf = malloc(cap);
+        bool ok = buf != NULL;
+        for (size_t i = 0; ok && i < n; i++) {
+            json_t *e = step_json(r, steps, col, i);
+            size_t need = e && !cli_json_take_failures() ? json_dumpb(e, buf, cap, JSON_FLAGS) : 0;
+            if (need > cap) {
+                char *nb = realloc(buf, need);
+                ok = nb != NULL;
+                if (ok) {
+                    buf = nb;
+                    cap = need;
+                    need = json_dumpb(e, buf, cap, JSON_FLAGS);
+                }
+            }
+            json_decref(e);
+            ok = ok && need > 0;
+            if (ok) {
+                fprintf(out, "%s\n%*s", i ? "," : "", 2 * (depth + 2), "");
+                put_at_depth(out, buf, need, depth + 2);
+            }
+        }
+        free(buf);
+        if (!ok) {
+            free(head);
+            cli_json_take_failures();
+            return cli_failf("json", CLI_EXIT_FAIL,
+                             "out of memory writing the JSON series; the output is cut short");
+        }
+        if (n)
+            fprintf(out, "\n%*s]", 2 * (depth + 1), "");
+        fprintf(out, "\n%*s}", 2 * depth, "");
+    }
+    free(head);
+    if (ferror(out))
+        return cli_failf("json", CLI_EXIT_FAIL, "writing the JSON output failed (%s)",
+                         errno ? strerror(errno) : "write error");
+    return CLI_EXIT_OK;
 }
 
 json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool series)

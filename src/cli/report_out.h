@@ -44,4 +44,13 @@ void report_out_text(FILE *out, const report_origin *o, const mfu_report *r);
  * unknown) and "lines" is null: the log's lines were counted when it was ingested. */
 json_t *report_out_json(const report_origin *o, const mfu_report *r, bool series);
 
+/* The same object written to out, byte for byte what cli_print_json would print of it at
+ * nesting depth (0: the document itself; 1: an element of the top-level array; no newline
+ * after it), with the per-step series written a step at a time instead of built as one tree:
+ * memory for one step, not for the run. Returns CLI_EXIT_OK; CLI_EXIT_FAIL with the error on
+ * stderr when out of memory (a field could not be added: nothing is written) or when writing
+ * fails. */
+int report_out_json_write(FILE *out, const report_origin *o, const mfu_report *r, bool series,
+                          int depth);
+
 #endif
