@@ -290,9 +290,12 @@ static void config_text(const mfu_level *A, const mfu_level *B, int which, char 
         append_change(buf, n, "devices", A->devices, B->devices);
         append_label(buf, n, "dtype", A->dtype, B->dtype);
         if (isfinite(A->peak_flops_per_s) && isfinite(B->peak_flops_per_s) &&
-            fabs(A->peak_flops_per_s - B->peak_flops_per_s) > 1e-9 * A->peak_flops_per_s)
-            mfu__appendf(buf, n, "%speak %.4g \xe2\x86\x92 %.4g TFLOP/s", buf[0] ? ", " : "",
-                         A->peak_flops_per_s / 1e12, B->peak_flops_per_s / 1e12);
+            fabs(A->peak_flops_per_s - B->peak_flops_per_s) > 1e-9 * A->peak_flops_per_s) {
+            char pa[32], pb[32]; /* SI-scaled: a CPU's peak is GFLOP/s, not 0.59 TFLOP/s */
+            mfu__fmt_si_digits(pa, sizeof pa, A->peak_flops_per_s, "FLOP/s", 4);
+            mfu__fmt_si_digits(pb, sizeof pb, B->peak_flops_per_s, "FLOP/s", 4);
+            mfu__appendf(buf, n, "%speak %s \xe2\x86\x92 %s", buf[0] ? ", " : "", pa, pb);
+        }
     }
     if (which & CFG_UTIL)
         append_label(buf, n, "recompute", A->recompute, B->recompute);
@@ -463,7 +466,11 @@ bool mfu_decomposition_sentence(const mfu_decomposition *d, char *buf, size_t n)
     }
     if (!listed)
         ok = mfu__appendf(buf, n, ": no term moved by 0.5 %% or more") && ok;
-    if (d->capacity_unknown)
-        ok = mfu__appendf(buf, n, "; no peak: MFU unknown, capacity taken as unchanged") && ok;
+    if (d->capacity_unknown) /* name what is missing: a peak, or (peak known) the devices */
+        ok = mfu__appendf(buf, n, "; %s: MFU unknown, capacity taken as unchanged",
+                          isfinite(d->from.peak_flops_per_s) && isfinite(d->to.peak_flops_per_s)
+                              ? "devices unknown (give --devices)"
+                              : "no peak") &&
+             ok;
     return ok;
 }

@@ -48,4 +48,21 @@ want=$(/usr/bin/python3 -c 'import sys; print("%.0f TFLOP/s" % (float(sys.argv[1
 ok "$llmc" --model gpt2-xl --device h100-sxm
 grep -q "^model FLOP/s per device  *$want " "$tmp/out" || fail "GPU text: $(grep -i flop "$tmp/out")"
 grep -q "dense peak 989.5 TFLOP/s" "$tmp/out" || fail "GPU peak: $(grep '^device' "$tmp/out")"
+# a dtype change mid-run: the boundary's peaks SI-scaled (989.5 TFLOP/s -> 1.979 PFLOP/s), and
+# without a device count the sentence names the devices as what is missing, not the peak
+dt=$tmp/dtype.jsonl
+/usr/bin/python3 - "$dt" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps({"mfu_run": 1, "format": "generic"}) + "\n")
+    for s in range(1, 121):
+        f.write(json.dumps({"step": s, "step_time_s": (1.0 if s <= 60 else 0.6) + 0.01 * (s % 3),
+                            "tokens": 524288, "dtype": "bf16" if s <= 60 else "fp8"}) + "\n")
+PY
+ok "$dt" --model llama3-8b --seq 8192 --device h100-sxm --devices 64
+grep -q "^at step 61 (dtype bf16 → fp8, peak 989.5 TFLOP/s → 1.979 PFLOP/s): .*capacity +100 %" \
+    "$tmp/out" || fail "dtype boundary: $(grep 'at step' "$tmp/out")"
+ok "$dt" --model llama3-8b --seq 8192 --device h100-sxm
+grep -q "^at step 61 .*; devices unknown (give --devices): MFU unknown" "$tmp/out" ||
+    fail "no devices: $(grep 'at step' "$tmp/out")"
 e2e_finish
