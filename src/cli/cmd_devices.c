@@ -555,7 +555,7 @@ static void fmt_whole(char *buf, size_t n, double v)
         snprintf(buf, n, "-");
 }
 
-static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
+static json_t *live_gpu_json(mfu_nvml *n, const mfu_nvml_sample *g, mfu_dtype dtype)
 {
     json_t *o = json_object();
     cli_json_set(o, "index", json_integer(g->index));
@@ -592,6 +592,10 @@ static json_t *live_gpu_json(const mfu_nvml_sample *g, mfu_dtype dtype)
     cli_json_set(o, "temperature_c", cli_json_num(g->temperature_c));
     cli_json_set(o, "gpu_utilization", cli_json_num(g->gpu_utilization));
     cli_json_set(o, "memory_utilization", cli_json_num(g->memory_utilization));
+    /* the energy counter (J since the driver loaded; null without one) and whether GPM's
+     * tensor activity can be sampled (the monitor's cross-check of MFU, docs/devices.md) */
+    cli_json_set(o, "energy_j", cli_json_num(g->energy_j));
+    cli_json_set(o, "gpm", json_boolean(mfu_nvml_has_gpm(n, g->index)));
     return o;
 }
 
@@ -667,7 +671,7 @@ static int show_live(bool json, mfu_dtype dt, double watch_s, int64_t count)
                          json_integer((json_int_t)mfu_nvml_count_reported(n)));
             json_t *arr = json_array();
             for (size_t i = 0; i < got; i++)
-                cli_json_append(arr, live_gpu_json(&g[i], dt));
+                cli_json_append(arr, live_gpu_json(n, &g[i], dt));
             cli_json_set(root, "gpus", arr);
             if ((rc = cli_print_json(root)) != CLI_EXIT_OK)
                 break;

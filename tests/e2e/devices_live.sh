@@ -17,7 +17,9 @@ limit 700000
 reasons 0x84 0x4 0
 temp 83
 util 100 61
+energy 123456789
 device Fake Accelerator 9000
+gpm 0
 fail nvmlDeviceGetCurrentClocksEventReasons 3
 fail nvmlDeviceGetTemperature 3
 SCRIPT
@@ -30,7 +32,7 @@ jq_is '.library' "$fake"
 jq_is '.gpus_reported' 2
 jq_is '.gpus | length' 2
 jq_is '.gpus[0] | [keys_unsorted[]] | join(",")' \
-    "index,name,uuid,device,match,dtype,peak_flops_per_s,sm_clock_mhz,max_sm_clock_mhz,power_w,power_limit_w,reasons,reasons_mask,slowdown,temperature_c,gpu_utilization,memory_utilization"
+    "index,name,uuid,device,match,dtype,peak_flops_per_s,sm_clock_mhz,max_sm_clock_mhz,power_w,power_limit_w,reasons,reasons_mask,slowdown,temperature_c,gpu_utilization,memory_utilization,energy_j,gpm"
 jq_is '.gpus[0].name' "NVIDIA H100 80GB HBM3"
 jq_is '.gpus[0].uuid' "GPU-1111"
 jq_is '.gpus[0].device' "h100-sxm"
@@ -42,6 +44,9 @@ jq_true '.gpus[0].power_w == 699.5 and .gpus[0].power_limit_w == 700'
 jq_is '.gpus[0].reasons | join(",")' "sw_power_cap,hw_power_brake"
 jq_true '.gpus[0].reasons_mask == 132 and .gpus[0].slowdown == true'
 jq_true '.gpus[0].temperature_c == 83 and .gpus[0].gpu_utilization == 1 and .gpus[0].memory_utilization == 0.61'
+# the energy counter in J (NVML reports mJ) and GPM: GPU 0 has both, GPU 1 says it has no GPM
+jq_true '.gpus[0].energy_j == 123456.789 and .gpus[0].gpm == true'
+jq_true '.gpus[1].gpm == false'
 jq_is '.gpus[1].name' "Fake Accelerator 9000"
 jq_true '.gpus[1].device == null and .gpus[1].match == "none" and .gpus[1].peak_flops_per_s == null'
 jq_true '.gpus[1].reasons == null and .gpus[1].reasons_mask == null and .gpus[1].slowdown == null'
