@@ -869,6 +869,18 @@
     waterfall($('waterfall'), decs[state.boundary]);
   }
 
+  /* A live run's analysis is cached a few seconds: one older than the run's last step (the
+   * steps drawn, or the run's detail when the series has not arrived yet: the two requests
+   * race) is asked for again, so the cards and boundaries catch up without another append. */
+  function refreshIfStale() {
+    const seg = state.segments;
+    if (!seg || !seg.steps || !isNum(seg.steps.last)) return;
+    const drawn = state.data && state.data.step.length ? state.data.step[state.data.step.length - 1] : null;
+    const listed = state.detail && isNum(state.detail.last_step) ? state.detail.last_step : null;
+    const last = Math.max(isNum(drawn) ? drawn : -Infinity, isNum(listed) ? listed : -Infinity);
+    if (seg.steps.last < last) scheduleAnalysisRefresh();
+  }
+
   function loadAnalysis(name) {
     let why = null;
     const note = (e) => { why = e.message; return null; };
@@ -879,10 +891,7 @@
       if (name !== state.run) return;
       state.analysisError = why; /* e.g. a server built without the analysis */
       state.segments = seg;
-      /* a live run's analysis is cached a few seconds: one older than the steps drawn is
-       * asked for again, so the cards and boundaries catch up without another append */
-      const drawn = state.data && state.data.step.length ? state.data.step[state.data.step.length - 1] : null;
-      if (seg && seg.steps && isNum(seg.steps.last) && isNum(drawn) && seg.steps.last < drawn) scheduleAnalysisRefresh();
+      refreshIfStale();
       state.findings = fnd && Array.isArray(fnd.findings) ? fnd.findings : [];
       renderFindings();
       renderSegments();
@@ -916,7 +925,7 @@
       renderCards();
       return Promise.all([loadSeries(name), loadAnalysis(name)]);
     }).then(() => {
-      if (name === state.run) { dash.ready = true; dash.view = 'run'; showError(''); }
+      if (name === state.run) { refreshIfStale(); dash.ready = true; dash.view = 'run'; showError(''); }
     }).catch((e) => showError('run ' + name + ': ' + e.message));
   }
 
