@@ -72,21 +72,14 @@ typedef struct progress {
     bool drawn; /* written by the thread only; read after join */
 } progress;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void *progress_thread(void *arg)
 {
     progress *p = arg;
-    double next = now_s() + 1.0;
+    double next = mfu__now() + 1.0;
     while (!atomic_load(&p->stop)) {
         struct timespec nap = {0, 50 * 1000 * 1000};
         nanosleep(&nap, NULL);
-        double t = now_s();
+        double t = mfu__now();
         if (t < next)
             continue;
         next = t + 1.0;
@@ -238,7 +231,7 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
     bool threaded = isatty(STDERR_FILENO) && pthread_create(&th, NULL, progress_thread, &p) == 0;
     mfu_store_set_progress(store, on_rows, &p);
 
-    double t0 = now_s();
+    double t0 = mfu__now();
     mfu_store_ingest_result r;
     mfu_error e = {0};
     mfu_status st = mfu_store_ingest_file(store, f, path, o, &r, &e);
@@ -259,7 +252,7 @@ static int ingest_one(mfu_store *store, const cli_args *a, const char *path,
         return cli_fail(CMD, &e, CLI_EXIT_FAIL);
     if (context && mfu_store_set_context(store, r.run_id, context, &e) != MFU_OK)
         return cli_fail(CMD, &e, CLI_EXIT_FAIL);
-    summary(path, &r, now_s() - t0);
+    summary(path, &r, mfu__now() - t0);
     return CLI_EXIT_OK;
 }
 

@@ -178,20 +178,13 @@ typedef struct watch_analysis {
     } seen[WATCH_SEEN_FINDINGS];
 } watch_analysis;
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The report again when the run changed, at most every WATCH_ANALYSIS_EVERY_S (force: now). */
 static void analyse(watch_analysis *w, const watch_cfg *c, const figures *f, const mfu_run *run,
                     bool force)
 {
     if (!run || f->rows == 0 || f->rows == w->rows)
         return;
-    double now = mono_s();
+    double now = mfu__now();
     /* a long run takes long to analyse: then wait ten times as long as it took */
     double every =
         10 * w->cost_s > WATCH_ANALYSIS_EVERY_S ? 10 * w->cost_s : WATCH_ANALYSIS_EVERY_S;
@@ -208,7 +201,7 @@ static void analyse(watch_analysis *w, const watch_cfg *c, const figures *f, con
     mfu_error err = {0};
     mfu_report *r = NULL;
     mfu_status st = mfu_report_compute(run, &in, &r, &err);
-    w->cost_s = mono_s() - now;
+    w->cost_s = mfu__now() - now;
     if (st != MFU_OK) {
         snprintf(w->note, sizeof w->note, "findings: %s", err.message);
         return;

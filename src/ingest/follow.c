@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ingest/follow.h"
@@ -55,13 +54,6 @@ struct mfu__follow {
     char *buf;        /* cap + 1 bytes: carried partial line + one chunk (+ a newline) */
     size_t cap;
 };
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 mfu_status mfu__follow_new(const char *path, const mfu__follow_opts *opts, mfu__follow **out,
                            mfu_error *err)
@@ -321,7 +313,7 @@ mfu_status mfu__follow_poll(mfu__follow *f, bool flush, mfu__follow_event *ev, m
     }
     if (!S_ISREG(ps.st_mode) && !S_ISDIR(ps.st_mode)) /* a pipe would block the open */
         return not_regular(f, err);
-    double now = mono_s();
+    double now = mfu__now();
     int64_t mt = (int64_t)ps.st_mtim.tv_sec * 1000000000 + (int64_t)ps.st_mtim.tv_nsec;
     bool changed = !f->have_sig || f->dev != (int64_t)ps.st_dev || f->ino != (int64_t)ps.st_ino ||
                    f->size != (int64_t)ps.st_size || f->mtime_ns != mt;

@@ -540,8 +540,6 @@ struct mfu__server {
 
 /* A diagnostic line through opts.log. */
 void mfu__srv_log(mfu__server *s, const char *fmt, ...) MFU__PRINTF(2, 3);
-/* Monotonic seconds. */
-double mfu__now(void);
 
 /* Broadcast rows [first, n) of a read-locked run as a "steps" event, or a "run" reset event
  * when there are more than MFU_SERVER_SSE_MAX_STEPS. */

@@ -24,13 +24,6 @@ struct mfu__sse_client {
     double next_ping; /* monotonic seconds */
 };
 
-double mfu__now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 bool mfu__hub_init(mfu__hub *h, size_t max_clients, size_t queue_limit, int ping_s)
 {
     memset(h, 0, sizeof *h);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void vfill(mfu_error *err, mfu_status code, long line, const char *fmt, va_list ap)
     MFU__PRINTF(4, 0);
@@ -336,4 +337,11 @@ size_t mfu__fmt_si_digits(char *buf, size_t n, double v, const char *unit, int d
                        prefix[k], unit);
     }
     return len > 0 ? (size_t)len : 0;
+}
+
+double mfu__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -121,4 +121,8 @@ static inline int64_t mfu__int64_sat(double v)
 /* strdup in strict C11 (NULL on allocation failure or NULL input). */
 char *mfu__strdup(const char *s);
 
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals and timeouts only, never a
+ * wall time. The one clock of the server, the follower, watch and ingest's progress. */
+double mfu__now(void);
+
 #endif /* MFU_UTIL_H */
