@@ -277,6 +277,32 @@ static size_t layout_g(char *buf, size_t k, uint64_t r, int s, int prec)
 #if defined(__SIZEOF_INT128__)
 typedef unsigned __int128 mfu__u128;
 
+/* Which way a rest r (in units where half is one half of the last digit) rounds: 1 up, 0
+ * down, -1 undecided. exact: r is the rest itself, a tie rounds up when tie_up (a sticky bit
+ * below r, or an odd digit: ties to even); else the true rest lies in [r, r + slack) and only
+ * r >= half (up) or r + slack <= half (down) decide. */
+static int round_dir(mfu__u128 r, mfu__u128 half, bool exact, bool tie_up, mfu__u128 slack)
+{
+    if (exact)
+        return r > half || (r == half && tie_up);
+    return r >= half ? 1 : r + slack <= half ? 0 : -1;
+}
+
+/* D rounded up or not (dir of round_dir) into *d, *x10 (a carry to 10^prec becomes
+ * 10^(prec-1) one decade up); false when dir is undecided. */
+static bool rounded(uint64_t D, int dir, uint64_t p10, int x, uint64_t *d, int *x10)
+{
+    if (dir < 0)
+        return false;
+    if (dir && ++D == p10 * 10) {
+        D = p10;
+        x++;
+    }
+    *d = D;
+    *x10 = x;
+    return true;
+}
+
 /* The decimal of prec significant digits that "%.{prec}g" prints for a (finite, > 0) as
  * (*d, *x10): a rounded to prec digits is *d x 10^(*x10 - prec + 1), *d in
  * [10^(prec-1), 10^prec), by the exact value of a, ties to even (glibc's printf). a = m x 2^e2
@@ -304,6 +330,7 @@ static bool digits_of(double a, int prec, uint64_t *d, int *x10)
         int q = prec - 1 - x;
         if (q < MFU__POW5_QMIN || q > MFU__POW5_QMAX)
             return false;
+        bool exact = q >= 0 && q <= 55; /* the product is a * 10^q itself */
         const mfu__pow5 *t = &mfu__pow5_128[q - MFU__POW5_QMIN];
         /* M = m x (hi, lo) = (w2, w1, w0); a x 10^q = M x 2^(e2 + q + t->f) */
         mfu__u128 ph = (mfu__u128)m * t->hi, pl = (mfu__u128)m * t->lo;
@@ -331,28 +358,10 @@ static bool digits_of(double a, int prec, uint64_t *d, int *x10)
                 x += D >= p10 * 10 ? 1 : -1;
                 continue;
             }
-            bool up;
-            bool exact = q >= 0 && q <= 55;
-            if (exact) {
-                up = rest > half || (rest == half && (sticky || (D & 1)));
-            } else {
-                /* true rest in [rest.w0, rest.w0 + m): above half when rest >= half (then
-                 * rounding up gives D + 1 even if the true value carries into D + 1); at or
-                 * below it when rest + 1 < half (w0 + m carries at most one) */
-                if (rest >= half)
-                    up = true;
-                else if (rest + 1 < half)
-                    up = false;
-                else
-                    return false;
-            }
-            if (up && ++D == p10 * 10) {
-                D = p10;
-                x++;
-            }
-            *d = D;
-            *x10 = x;
-            return true;
+            /* inexact: the true rest is in [rest.w0, rest.w0 + m): above half when rest >=
+             * half (rounding up then gives D + 1 even if the true value carries into D + 1);
+             * at or below it when rest + 2 <= half (w0 + m carries at most one) */
+            return rounded(D, round_dir(rest, half, exact, sticky || (D & 1), 2), p10, x, d, x10);
         }
         /* 65 <= k < 128: D = top >> (k - 64), rest = the low k - 64 bits of top, and w0 */
         int j = k - 64; /* 1..63 */
@@ -368,26 +377,8 @@ static bool digits_of(double a, int prec, uint64_t *d, int *x10)
         }
         mfu__u128 r2 = (top & (((mfu__u128)1 << j) - 1)) << 64 | w0; /* R, k bits, exact */
         half = (mfu__u128)1 << (k - 1);
-        bool exact = q >= 0 && q <= 55;
-        bool up;
-        if (exact) {
-            up = r2 > half || (r2 == half && (D & 1));
-        } else {
-            /* true R in [r2, r2 + m): decided when r2 >= half or r2 + m <= half */
-            if (r2 >= half)
-                up = true;
-            else if (r2 + m <= half)
-                up = false;
-            else
-                return false;
-        }
-        if (up && ++D == p10 * 10) {
-            D = p10;
-            x++;
-        }
-        *d = D;
-        *x10 = x;
-        return true;
+        /* inexact: the true R is in [r2, r2 + m) */
+        return rounded(D, round_dir(r2, half, exact, D & 1, m), p10, x, d, x10);
     }
     return false;
 }
