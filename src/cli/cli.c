@@ -446,7 +446,7 @@ int cli_print_json(json_t *v)
                          lost, lost == 1 ? "" : "s");
     }
     errno = 0;
-    int rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    int rc = json_dumpf(v, stdout, CLI_JSON_FLAGS);
     json_decref(v);
     if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
         return cli_failf("json", CLI_EXIT_FAIL, "writing the JSON output failed (%s)",

@@ -129,6 +129,10 @@ void cli_table_row(cli_table *t, size_t ncells, const char *const *cells);
 void cli_table_rule(cli_table *t);
 void cli_table_print(const cli_table *t, FILE *out, const char *indent);
 
+/* The jansson flags of every JSON document the CLI prints: two-space indent, keys in the order
+ * they were set, 10 significant digits (a writer in pieces uses them to print the same bytes). */
+#define CLI_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
 /* Print a JSON value to stdout with stable key order and a trailing newline, then decref it.
  * Returns CLI_EXIT_OK, or CLI_EXIT_FAIL if it could not be written. */
 int cli_print_json(json_t *v);

@@ -140,8 +140,8 @@ static void tb_dir(char *out, size_t n, const char *root, size_t index, const ch
     snprintf(out, n, "%s/%02zu-%s", root, index + 1, k && strcmp(base, "-") ? clean : "stdin");
 }
 
-/* Check report r's expectations and render it (text to stdout, or its JSON appended to
- * written to stdout as it is done). With job->keep, *out gets the report and *detail its source
+/* Check report r's expectations and render it (text to stdout, or its JSON written to stdout
+ * as it is done). With job->keep, *out gets the report and *detail its source
  * line for the page; otherwise r is freed. Returns the exit status of this run. */
 static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_report **out,
                   char *detail, size_t ndetail)
@@ -181,12 +181,14 @@ static int finish(const report_origin *o, mfu_report *r, report_job *job, mfu_re
     if (job->json) {
         /* what printing an array of the objects (one object for one run) at the end gave,
          * written as each run is done: "[" before the first, "," between, "]" in cmd_report */
-        if (job->json_array)
-            fputs(job->json_written ? ",\n  " : "[\n  ", stdout);
-        int jr = report_out_json_write(stdout, o, r, job->series, job->json_array ? 1 : 0);
+        const char *before = !job->json_array ? "" : job->json_written ? ",\n  " : "[\n  ";
+        bool started = false;
+        int jr = report_out_json_write(stdout, before, o, r, job->series, job->json_array ? 1 : 0,
+                                       &started);
         if (jr != CLI_EXIT_OK)
             rc = jr;
-        job->json_written++;
+        if (started)
+            job->json_written++;
     } else if (!job->quiet) {
         report_out_text(stdout, o, r);
     }

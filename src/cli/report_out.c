@@ -528,20 +528,6 @@ static void report_columns(const mfu_report *r, const double **col)
         col[k] = mfu_report_column(r, (mfu_report_series)k);
 }
 
-static json_t *series_json(const mfu_report *r)
-{
-    json_t *a = json_array();
-    const int64_t *steps = mfu_report_steps(r);
-    const double *col[MFU_RS_COUNT_];
-    report_columns(r, col);
-    for (size_t i = 0; i < mfu_report_step_count(r); i++)
-        cli_json_append(a, step_json(r, steps, col, i));
-    return a;
-}
-
-/* cli_print_json's flags: the writer below must print what it prints. */
-#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
-
 /* Write text (a value jansson dumped at depth 0) as if dumped at depth: every line after the
  * first indented 2 × depth more (a dump's newlines are all its own: strings escape theirs). */
 static void put_at_depth(FILE *out, const char *text, size_t len, int depth)
@@ -556,11 +542,12 @@ static void put_at_depth(FILE *out, const char *text, size_t len, int depth)
     fwrite(text + from, 1, len - from, out);
 }
 
-int report_out_json_write(FILE *out, const report_origin *origin, const mfu_report *r, bool series,
-                          int depth)
+int report_out_json_write(FILE *out, const char *before, const report_origin *origin,
+                          const mfu_report *r, bool series, int depth, bool *started)
 {
-    json_t *o = report_out_json(origin, r, false);
-    char *head = o && !cli_json_take_failures() ? json_dumps(o, JSON_FLAGS) : NULL;
+    *started = false;
+    json_t *o = report_out_json(origin, r);
+    char *head = o && !cli_json_take_failures() ? json_dumps(o, CLI_JSON_FLAGS) : NULL;
     json_decref(o);
     size_t hl = head ? strlen(head) : 0;
     if (!head || hl < 2 || head[hl - 1] != '}') {
@@ -570,6 +557,8 @@ int report_out_json_write(FILE *out, const report_origin *origin, const mfu_repo
                          "out of memory building the JSON output; nothing was written");
     }
     errno = 0;
+    fputs(before, out); /* only once the head is built: a run that fails leaves no piece */
+    *started = true;
     if (!series) {
         put_at_depth(out, head, hl, depth);
     } else {
@@ -590,14 +579,15 @@ int report_out_json_write(FILE *out, const report_origin *origin, const mfu_repo
         bool ok = buf != NULL;
         for (size_t i = 0; ok && i < n; i++) {
             json_t *e = step_json(r, steps, col, i);
-            size_t need = e && !cli_json_take_failures() ? json_dumpb(e, buf, cap, JSON_FLAGS) : 0;
+            size_t need =
+                e && !cli_json_take_failures() ? json_dumpb(e, buf, cap, CLI_JSON_FLAGS) : 0;
             if (need > cap) {
                 char *nb = realloc(buf, need);
                 ok = nb != NULL;
                 if (ok) {
                     buf = nb;
                     cap = need;
-                    need = json_dumpb(e, buf, cap, JSON_FLAGS);
+                    need = json_dumpb(e, buf, cap, CLI_JSON_FLAGS);
                 }
             }
             json_decref(e);
@@ -625,7 +615,7 @@ int report_out_json_write(FILE *out, const report_origin *origin, const mfu_repo
     return CLI_EXIT_OK;
 }
 
-json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool series)
+json_t *report_out_json(const report_origin *origin, const mfu_report *r)
 {
     json_t *o = json_object();
     if (!o)
@@ -752,7 +742,5 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r, bool s
         cli_json_set(o, "invariants", json_array());
         cli_json_set(o, "analysis", json_null());
     }
-    if (series)
-        cli_json_set(o, "series", series_json(r));
     return o;
 }

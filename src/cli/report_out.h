@@ -39,18 +39,21 @@ typedef struct report_origin {
 /* One run as text on out. */
 void report_out_text(FILE *out, const report_origin *o, const mfu_report *r);
 
-/* One run as a JSON object (new reference; NULL when out of memory). series: include the
- * per-step array. A stored run has "run" and "store", "file" is its source log (null when
- * unknown) and "lines" is null: the log's lines were counted when it was ingested. */
-json_t *report_out_json(const report_origin *o, const mfu_report *r, bool series);
+/* One run as a JSON object without its per-step series (new reference; NULL when out of
+ * memory; report_out_json_write adds the series a step at a time). A stored run has "run" and
+ * "store", "file" is its source log (null when unknown) and "lines" is null: the log's lines were
+ * counted when it was ingested. */
+json_t *report_out_json(const report_origin *o, const mfu_report *r);
 
-/* The same object written to out, byte for byte what cli_print_json would print of it at
+/* before (e.g. "[\n  " or ",\n  " between the elements of an array), then the same object
+ * written to out, byte for byte what cli_print_json would print of it at
  * nesting depth (0: the document itself; 1: an element of the top-level array; no newline
  * after it), with the per-step series written a step at a time instead of built as one tree:
  * memory for one step, not for the run. Returns CLI_EXIT_OK; CLI_EXIT_FAIL with the error on
- * stderr when out of memory (a field could not be added: nothing is written) or when writing
- * fails. */
-int report_out_json_write(FILE *out, const report_origin *o, const mfu_report *r, bool series,
-                          int depth);
+ * stderr when out of memory (a field could not be added: nothing is written, not even before)
+ * or when writing fails. *started: whether anything was written (then the document holds this
+ * element, whole or cut short, and the next one needs its separator). */
+int report_out_json_write(FILE *out, const char *before, const report_origin *o,
+                          const mfu_report *r, bool series, int depth, bool *started);
 
 #endif
