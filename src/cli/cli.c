@@ -274,22 +274,10 @@ int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
 
 void cli_fmt_si(char *buf, size_t n, double v, const char *unit)
 {
-    static const struct {
-        double f;
-        const char *p;
-    } pre[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
-    if (!isfinite(v)) {
+    if (!isfinite(v))
         snprintf(buf, n, "-");
-        return;
-    }
-    double a = fabs(v);
-    for (size_t i = 0; i < MFU__ARRAY_LEN(pre); i++) {
-        if (a >= pre[i].f) {
-            snprintf(buf, n, "%.4g %s%s", v / pre[i].f, pre[i].p, unit);
-            return;
-        }
-    }
-    snprintf(buf, n, "%.4g %s", v, unit);
+    else
+        mfu__fmt_si_g(buf, n, v, unit, 4);
 }
 
 void cli_fmt_count(char *buf, size_t n, double v)

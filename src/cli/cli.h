@@ -104,8 +104,9 @@ int cli_failf(const char *cmd, int exit_status, const char *fmt, ...)
 
 /* ---- output ----------------------------------------------------------------------------- */
 
-/* Format v with an SI prefix and unit, 4 significant digits: 1.2345e15, "FLOP/s" ->
- * "1.235 PFLOP/s". */
+/* Format v with an SI prefix and unit, 4 significant digits, trailing zeros dropped
+ * (mfu__fmt_si_g): 1.2345e15, "FLOP" -> "1.235 PFLOP"; 999.96e12 -> "1 PFLOP"; "-" when v is
+ * not finite. */
 void cli_fmt_si(char *buf, size_t n, double v, const char *unit);
 /* Format a count as 8.03 B / 46.7 M / 1,234 (parameters, tokens). */
 void cli_fmt_count(char *buf, size_t n, double v);

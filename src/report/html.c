@@ -49,20 +49,10 @@ static void hb_svg(hb *b, char *svg)
 
 static void si(char *buf, size_t n, double v)
 {
-    static const struct {
-        double f;
-        const char *p;
-    } pre[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
-    if (!isfinite(v)) {
+    if (!isfinite(v))
         snprintf(buf, n, "–");
-        return;
-    }
-    for (size_t i = 0; i < MFU__ARRAY_LEN(pre); i++)
-        if (fabs(v) >= pre[i].f) {
-            snprintf(buf, n, "%.4g %s", v / pre[i].f, pre[i].p);
-            return;
-        }
-    snprintf(buf, n, "%.4g", v);
+    else
+        mfu__fmt_si_g(buf, n, v, "", 4);
 }
 
 static void pct(char *buf, size_t n, double frac, int digits)

@@ -287,6 +287,23 @@ size_t mfu__fmt_roundtrip(char *buf, size_t n, double v)
     return len > 0 ? (size_t)len : 0;
 }
 
+size_t mfu__fmt_si_g(char *buf, size_t n, double v, const char *unit, int digits)
+{
+    size_t len = mfu__fmt_si_digits(buf, n, v, unit, digits);
+    if (len >= n || !isfinite(v) || fabs(v) < 1)
+        return len; /* %g below 1 already; cut or not a number: as it is */
+    char *dot = strchr(buf, '.');
+    if (!dot)
+        return len;
+    char *end = dot + strspn(dot + 1, "0123456789") + 1, *z = end;
+    while (z > dot + 1 && z[-1] == '0')
+        z--;
+    if (z == dot + 1)
+        z = dot; /* "500.0" -> "500" */
+    memmove(z, end, strlen(end) + 1);
+    return len - (size_t)(end - z);
+}
+
 size_t mfu__fmt_si(char *buf, size_t n, double v, const char *unit)
 {
     return mfu__fmt_si_digits(buf, n, v, unit, 3);

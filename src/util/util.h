@@ -82,6 +82,10 @@ size_t mfu__fmt_si(char *buf, size_t n, double v, const char *unit);
 /* mfu__fmt_si with `digits` significant digits (1..9, clamped): 4 for a peak a reader matches
  * against a table ("989.5 TFLOP/s"). */
 size_t mfu__fmt_si_digits(char *buf, size_t n, double v, const char *unit, int digits);
+/* mfu__fmt_si_digits without trailing zeros after the point, as %g drops them ("500 GFLOP",
+ * "1.5 kB", "1 PFLOP/s" for 999.96e12 at 4 digits): the CLI's and the HTML page's other SI
+ * quantities (FLOP, bytes, tokens). Returns the length written. */
+size_t mfu__fmt_si_g(char *buf, size_t n, double v, const char *unit, int digits);
 
 /* The k-th smallest of v[0..n) (0-based, k < n, no NaN in v), found by selection: v is
  * reordered so that v[0..k) <= v[k] <= v[k+1..n). Average O(n). */

@@ -187,6 +187,29 @@ static void si_format(void **state)
     assert_string_equal(buf, "614.4 GFLOP/s");
     mfu__fmt_si(buf, 6, 312e12, "FLOP/s"); /* truncated, terminated */
     assert_string_equal(buf, "312 T");
+    /* the %g-like form: trailing zeros dropped, the same carry rule */
+    static const struct {
+        double v;
+        const char *unit, *want;
+    } g[] = {
+        {500e9, "FLOP", "500 GFLOP"},
+        {51.47e9, "FLOP", "51.47 GFLOP"},
+        {1.5e3, "B", "1.5 kB"},
+        {999.96e12, "FLOP", "1 PFLOP"},
+        {999.94e12, "FLOP", "999.9 TFLOP"},
+        {12.5, "", "12.5"},
+        {1.2e6, "", "1.2 M"},
+        {1, "J", "1 J"},
+        {0.25, "J", "0.25 J"},
+        {-2.0e9, "FLOP", "-2 GFLOP"},
+        {0, "B", "0 B"},
+        {NAN, "J", "-"},
+    };
+    for (size_t i = 0; i < MFU__ARRAY_LEN(g); i++) {
+        size_t len = mfu__fmt_si_g(buf, sizeof buf, g[i].v, g[i].unit, 4);
+        assert_string_equal(buf, g[i].want);
+        assert_int_equal(len, strlen(g[i].want));
+    }
 }
 
 int main(void)
