@@ -180,11 +180,13 @@ static mfu_status write_pending(mfu_monitor *m, mfu_error *err)
     m->flushed_at = mono_s();
     if (!m->file || n == 0)
         return MFU_OK;
-    if (fwrite(m->pending.p, 1, n, m->file) != n || fflush(m->file) != 0)
+    if (fwrite(m->pending.p, 1, n, m->file) != n || fflush(m->file) != 0) {
+        clearerr(m->file); /* unbuffered: nothing of these bytes is left in stdio to come later */
         return mfu__fail_field(err, MFU_E_IO, "jsonl_path",
                                "writing %zu bytes of steps to the JSON-lines file failed (a full "
                                "disk?): those steps are in the monitor's run but not in the file",
                                n);
+    }
     return MFU_OK;
 }
 
@@ -195,6 +197,9 @@ static mfu_status open_file(mfu_monitor *m, const char *path, mfu_error *err)
         return mfu__fail_field(err, MFU_E_IO, "jsonl_path",
                                "%s: cannot open it for appending; give a writable jsonl_path",
                                path);
+    /* unbuffered: the pending buffer is the batching, and a failed write leaves no bytes in a
+     * stdio buffer that a later flush would put after the next batch */
+    setvbuf(m->file, NULL, _IONBF, 0);
     /* a new (empty) file gets the header object first */
     long at = ftell(m->file);
     if (at == 0) {
@@ -342,10 +347,11 @@ static mfu_status nvml_fill(mfu_monitor *m, mfu_step *c, mfu_error *err)
     if (want && (st = mfu_nvml_sample_device(m->nvml, m->nvml_index, &ns, err)) != MFU_OK)
         return st;
     double ta = NAN;
-    if (isnan(c->tensor_active) &&
-        (st = mfu_nvml_tensor_activity(m->nvml, m->nvml_index, &ta, err)) != MFU_OK)
-        return st;
-    c->tensor_active = ta;
+    if (isnan(c->tensor_active)) { /* a step's own tensor_active is kept */
+        if ((st = mfu_nvml_tensor_activity(m->nvml, m->nvml_index, &ta, err)) != MFU_OK)
+            return st;
+        c->tensor_active = ta;
+    }
     if (!want) {
         m->energy_prev_j = NAN; /* not read now: the next increase would span two steps */
         return MFU_OK;

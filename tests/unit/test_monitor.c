@@ -743,8 +743,14 @@ static void nvml_clock_drop_is_throttling(void **state)
     own.power_limit_w = 700;
     own.energy_j = 1200;
     own.tensor_active = 0.5;
-    assert_int_equal(mfu_monitor_step(m, &own, NULL, &e), MFU_OK);
+    mfu_monitor_sample kept;
+    assert_int_equal(mfu_monitor_step(m, &own, &kept, &e), MFU_OK);
     assert_int_equal(mfu_run_count(mfu_monitor_run(m)), 1);
+    /* and its own figures are the ones kept (NVML's GPM does not replace them) */
+    mfu_step back;
+    assert_true(mfu_run_get(mfu_monitor_run(m), 0, &back));
+    assert_true(back.tensor_active == 0.5 && kept.tensor_active == 0.5);
+    assert_true(back.energy_j == 1200 && back.power_w == 600);
     mfu_monitor_free(m);
     unlink(path);
     unsetenv("MFU_FAKE_NVML_SCRIPT");
