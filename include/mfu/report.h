@@ -335,7 +335,8 @@ typedef struct mfu_energy {
     double joules;           /* energy of the whole job over those steps, J */
     double useful_pflop;     /* useful model FLOPs of the whole job over them, PFLOP (1e15) */
     double joules_per_pflop; /* joules / useful_pflop */
-    double tokens;           /* counted tokens over the steps with a device count, whole job */
+    double tokens;           /* counted tokens over the steady steps with an energy and a device
+                                count (useful FLOPs not needed), whole job */
     double tokens_per_kwh;   /* tokens / kWh over those steps (1 kWh = 3.6e6 J) */
     size_t tensor_steps;     /* steady steps with a tensor activity and an MFU */
     double tensor_active;    /* median tensor activity over them, fraction 0..1 */
@@ -344,8 +345,9 @@ typedef struct mfu_energy {
     char check_text[MFU_REPORT_TEXT_MAX]; /* one line saying what it means; "" for NONE */
 } mfu_energy;
 
-/* The energy figures of r (never NULL for a non-NULL report; steps == 0 and tensor_steps == 0
- * when the log has no energy, power or tensor activity: then show nothing). */
+/* The energy figures of r (never NULL for a non-NULL report). Nothing is known, and nothing
+ * is shown, when steps == 0, tensor_steps == 0 and tokens_per_kwh is NaN (no energy, power or
+ * tensor activity; or an energy with neither model FLOPs nor tokens and devices). */
 MFU_API const mfu_energy *mfu_report_get_energy(const mfu_report *r);
 
 /* The name of a check: "none", "consistent", "mfu_above", "far_below"; NULL outside the enum. */

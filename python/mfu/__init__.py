@@ -189,7 +189,7 @@ def _summary_of(rep):
 
 def _energy_of(rep):
     e = _lib.report_energy(rep).contents
-    if not e.steps and not e.tensor_steps:
+    if not e.steps and not e.tensor_steps and not math.isfinite(e.tokens_per_kwh):
         return None
     return {"steps": e.steps, "power_steps": e.power_steps, "joules": e.joules,
             "useful_pflop": e.useful_pflop, "joules_per_pflop": e.joules_per_pflop,

@@ -367,14 +367,26 @@ static void print_comparisons(FILE *out, const mfu_report *r)
     }
 }
 
+/* Whether the report has energy figures to show (report.h's contract; text and JSON alike). */
+static bool energy_known(const mfu_energy *e)
+{
+    return e && (e->steps || e->tensor_steps || isfinite(e->tokens_per_kwh));
+}
+
 /* Energy beside utilization (src/figures/energy.c): printed only where the log or NVML gave an
  * energy, a power or a tensor activity. */
 static void print_energy(FILE *out, const mfu_report *r)
 {
     const mfu_energy *e = mfu_report_get_energy(r);
-    if (!e || (e->steps == 0 && e->tensor_steps == 0)) /* the JSON's rule, report.h's contract */
+    if (!energy_known(e))
         return;
     fputc('\n', out);
+    if (!e->steps && isfinite(e->tokens_per_kwh)) {
+        char k[32];
+        cli_fmt_count(k, sizeof k, e->tokens_per_kwh);
+        fprintf(out, "energy     %s tokens per kWh (J per useful PFLOP needs the model's FLOPs)\n",
+                k);
+    }
     if (e->steps) {
         char j[32], k[32], p[32];
         cli_fmt_si(j, sizeof j, e->joules, "J");
@@ -680,7 +692,7 @@ json_t *report_out_json(const report_origin *origin, const mfu_report *r)
     /* energy beside utilization: only where the log or NVML gave an energy, power or tensor
      * activity (src/figures/energy.c) */
     const mfu_energy *en = mfu_report_get_energy(r);
-    if (en && (en->steps || en->tensor_steps)) {
+    if (energy_known(en)) {
         json_t *ej = json_object();
         cli_json_set(ej, "steps", json_integer((json_int_t)en->steps));
         cli_json_set(ej, "power_steps", json_integer((json_int_t)en->power_steps));

@@ -101,12 +101,14 @@ void mfu__energy_compute(const mfu__energy_cols *c, const bool *keep, size_t n, 
             F += fl * d;
             out->steps++;
             out->power_steps += from_power;
-            double tok = at(c->tokens, i);
-            if (isfinite(dev) && dev > 0 && isfinite(tok) && tok >= 0) {
-                Jt += e * dev;
-                K += tok;
-                nk++;
-            }
+        }
+        /* tokens per kWh needs no model: the tokens and the devices' energy (as the monitor's
+         * per-step figure) */
+        double tok = at(c->tokens, i);
+        if (isfinite(e) && isfinite(dev) && dev > 0 && isfinite(tok) && tok >= 0) {
+            Jt += e * dev;
+            K += tok;
+            nk++;
         }
         double a = at(c->tensor_active, i), m = at(c->mfu, i);
         if (isfinite(a) && a >= 0 && a <= 1 && isfinite(m)) {

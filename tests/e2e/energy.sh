@@ -29,6 +29,16 @@ ok "$tmp/meg.log" "${ctx[@]}"
 grep -q '^energy     248.6 kJ per useful PFLOP, 18.1 M tokens per kWh (260 kJ over 40 steady steps, whole job)$' "$tmp/out" ||
     fail "energy line: $(grep energy "$tmp/out")"
 grep -q '^tensor ' "$tmp/out" && fail "a tensor line without tensor activity"
+# --- no model: no useful FLOPs, yet tokens per kWh (tokens and the devices' energy), as the
+# monitor's per-step figure gives it
+ok "$tmp/meg.log" --seq 1024 --devices 8 --json
+jq_is '.energy.steps' 0
+jq_is '.energy.joules_per_pflop' null
+jq_is '.energy.tokens' 1310720
+near '.energy.tokens_per_kwh' "$(awk 'BEGIN { printf "%.6f", 1310720 / (260000 / 3.6e6) }')" 1
+ok "$tmp/meg.log" --seq 1024 --devices 8
+grep -q "^energy     18.1 M tokens per kWh (J per useful PFLOP needs the model's FLOPs)$" "$tmp/out" ||
+    fail "energy line without a model: $(grep energy "$tmp/out")"
 
 # --- canonical file: power only (400 W x 2 s), tensor activity per step
 canon() { # $1 tensor_active
