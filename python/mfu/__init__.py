@@ -366,13 +366,20 @@ class Monitor:
 
     # -- lifetime --
     def close(self):
-        """Free the monitor (and close its file). Further calls raise mfu.Error."""
+        """Write the steps still waiting, free the monitor and close its file. Raises
+        mfu.Error ("io") when that last write fails (the monitor is freed all the same);
+        further calls raise mfu.Error."""
         if getattr(self, "_h", None):
+            st = _lib.monitor_flush(self._h, self._errp)
             _lib.monitor_free(self._h)
             self._h = None
+            if st:
+                _raise(st, self._err)
 
     def __del__(self):
-        self.close()
+        if getattr(self, "_h", None):  # at exit: nothing to raise to; free writes what waits
+            _lib.monitor_free(self._h)
+            self._h = None
 
     def __enter__(self):
         return self

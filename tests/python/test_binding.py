@@ -301,6 +301,33 @@ class Recording(unittest.TestCase):
                 mfu.Monitor(jsonl=path, flush_interval=-1, **self.CTX)
             self.assertEqual(cm.exception.field, "flush_interval")
 
+    def test_close_reports_a_failed_last_write(self):
+        # the file may not grow past its header (RLIMIT_FSIZE, in a child process): the steps
+        # still waiting fail to be written at close(), which raises rather than lose them
+        # without a word
+        code = ("import os, resource, signal, sys, mfu\n"
+                "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+                "mon = mfu.Monitor(jsonl=sys.argv[1], flush_interval=3600, **%r)\n"
+                "resource.setrlimit(resource.RLIMIT_FSIZE,\n"
+                "                   (os.path.getsize(sys.argv[1]), resource.RLIM_INFINITY))\n"
+                "for i in range(20):\n"
+                "    mon.record(262144, 0.5)\n"
+                "try:\n"
+                "    mon.close()\n"
+                "except mfu.Error as e:\n"
+                "    print('raised', e.status, e.field)\n"
+                "    sys.exit(0)\n"
+                "print('close() said nothing')\n"
+                "sys.exit(1)\n" % (self.CTX,))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.jsonl")
+            p = subprocess.run([sys.executable, "-c", code, path], capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            # mfu.Error's status and the argument to fix
+            self.assertEqual(p.stdout.strip(), "raised input/output error jsonl")
+            self.assertEqual(_lines(path), 1)  # the header only
+
 
 GPT2_FIELDS = {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
                "n_inner": None, "n_positions": 1024, "vocab_size": 50257,
