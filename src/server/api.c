@@ -417,8 +417,7 @@ static char *cache_get(mfu__srun *r, const char *key, size_t *len)
     pthread_mutex_lock(&r->cache_mu);
     for (int i = 0; i < MFU__SCACHE_ENTRIES; i++) {
         mfu__scache *c = &r->cache[i];
-        if (c->body && c->version == r->version && c->gen == r->derive_gen &&
-            strcmp(c->key, key) == 0) {
+        if (c->body && c->version == r->version && strcmp(c->key, key) == 0) {
             body = malloc(c->len ? c->len : 1);
             if (body) {
                 memcpy(body, c->body, c->len);
@@ -433,7 +432,8 @@ static char *cache_get(mfu__srun *r, const char *key, size_t *len)
 }
 
 /* Keep a copy of the answer body[0..len) to key for r's present rows (read-locked), in place
- * of an entry for older rows or else of the least recently used one. */
+ * of an entry for older rows or else of the least recently used one; the other entries for
+ * older rows are freed on the way (a growing run keeps no dead answers). */
 static void cache_put(mfu__srun *r, const char *key, const char *body, size_t len)
 {
     if (len > MFU__SCACHE_MAX_BYTES || strlen(key) >= sizeof r->cache[0].key)
@@ -443,21 +443,23 @@ static void cache_put(mfu__srun *r, const char *key, const char *body, size_t le
         return;
     memcpy(copy, body, len);
     pthread_mutex_lock(&r->cache_mu);
-    mfu__scache *v = &r->cache[0];
+    mfu__scache *v = NULL, *lru = &r->cache[0];
     for (int i = 0; i < MFU__SCACHE_ENTRIES; i++) {
         mfu__scache *c = &r->cache[i];
-        bool stale = !c->body || c->version != r->version || c->gen != r->derive_gen;
-        if (stale || strcmp(c->key, key) == 0) {
-            v = c;
-            break;
+        if (c->body && c->version != r->version) { /* an answer for older rows */
+            free(c->body);
+            c->body = NULL;
         }
-        if (c->used < v->used)
+        if (!v && (!c->body || strcmp(c->key, key) == 0))
             v = c;
+        if (c->body && c->used < lru->used)
+            lru = c;
     }
+    if (!v)
+        v = lru;
     free(v->body);
     mfu__strlcpy(v->key, key, sizeof v->key);
     v->version = r->version;
-    v->gen = r->derive_gen;
     v->body = copy;
     v->len = len;
     v->used = ++r->cache_tick;

@@ -148,11 +148,6 @@ size_t mfu__lttb_xy(const double *y, const size_t *xs, size_t n, size_t m, size_
  * stands for a column with no number (mfu_run_column's absent column). */
 void mfu__blocks_update(const double *col, size_t n, size_t b0, unsigned char *lo,
                         unsigned char *hi);
-/* The candidate rows of [from, to): its first and last row, every row of the partial blocks at
- * both ends, and the extremes of each whole block, ascending without repeats. out holds at
- * least 2 * (to - from) / MFU__BLOCK + 2 * MFU__BLOCK + 2 entries. Returns the count. */
-size_t mfu__minmax_candidates(const unsigned char *lo, const unsigned char *hi, size_t from,
-                              size_t to, size_t *out);
 
 /* The min/max pyramid of one column: level 0 is the blocks of MFU__BLOCK rows above (offsets,
  * one byte each), level k >= 1 blocks of MFU__BLOCK * MFU__MM_FACTOR^k rows whose smallest and
@@ -185,7 +180,8 @@ size_t mfu__mm_cap(int level, size_t total);
  * row, and the two extremes of each block of the range's canonical cover (the largest aligned
  * block of level <= level that starts at a row and fits, from left to right: whole blocks of
  * the level in the middle, smaller ones towards the ends, single rows where no level-0 block
- * fits), ascending without repeats. At level 0 this is mfu__minmax_candidates. Returns the
+ * fits), ascending without repeats. At level 0: its first and last row, every row of the
+ * partial blocks at both ends and the extremes of each whole block. Returns the
  * count. */
 size_t mfu__mm_candidates(const mfu__mm *p, int level, size_t from, size_t to, size_t *out);
 
@@ -271,13 +267,13 @@ typedef struct mfu__rankwin {
     bool has_prev;
 } mfu__rankwin;
 
-/* One cached series answer: the query it answers (mfu__series_key), the run's version and
- * derive_gen when it was made, its body. */
+/* One cached series answer: the query it answers (mfu__series_key), the run's version when it
+ * was made (every change of rows or derived columns bumps it), its body. */
 #define MFU__SCACHE_ENTRIES 8
 #define MFU__SCACHE_MAX_BYTES (4u << 20) /* a larger answer is not kept */
 typedef struct mfu__scache {
     char key[160];
-    uint64_t version, gen, used;
+    uint64_t version, used;
     char *body;
     size_t len;
 } mfu__scache;
@@ -321,8 +317,7 @@ typedef struct mfu__srun {
     mfu__mm mm[MFU__F_COUNT_]; /* the min/max pyramid of every series field's column */
     double *ax_el, *ax_tok;    /* axes=1: elapsed_s and tokens_cum before each MFU__BLOCK rows */
     size_t ax_cap;
-    uint64_t derive_gen; /* bumps whenever derived columns change (the series cache's key) */
-    bool monotonic;      /* step numbers never go down: ranges by binary search */
+    bool monotonic; /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
     char *context_json;    /* the run's stored context, NULL when none */
     bool own_resolved;     /* own below matches context_json */
@@ -356,7 +351,8 @@ typedef struct mfu__srun {
     /* posted per-rank windows */
     mfu__rankwin *ranks;
     size_t nranks;
-    /* the last series answers (api.c), valid for the version and derive_gen they name */
+    /* the last series answers (api.c), valid for the version they name; freed when the rows
+     * are dropped */
     pthread_mutex_t cache_mu;
     mfu__scache cache[MFU__SCACHE_ENTRIES];
     uint64_t cache_tick;

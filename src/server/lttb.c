@@ -152,31 +152,6 @@ static size_t push(size_t *out, size_t k, size_t j)
     return k;
 }
 
-size_t mfu__minmax_candidates(const unsigned char *lo, const unsigned char *hi, size_t from,
-                              size_t to, size_t *out)
-{
-    if (to <= from)
-        return 0;
-    size_t k = 0;
-    out[k++] = from; /* LTTB keeps the first and last point: they must be the range's */
-    size_t b0 = (from + MFU__BLOCK - 1) / MFU__BLOCK, b1 = to / MFU__BLOCK; /* whole blocks */
-    if (b0 >= b1) { /* no whole block: every row */
-        for (size_t j = from + 1; j < to; j++)
-            out[k++] = j;
-        return k;
-    }
-    for (size_t j = from + 1; j < b0 * MFU__BLOCK; j++)
-        out[k++] = j;
-    for (size_t b = b0; b < b1; b++) {
-        size_t s = b * MFU__BLOCK, x = s + lo[b], y = s + hi[b];
-        k = push(out, k, x < y ? x : y);
-        k = push(out, k, x < y ? y : x);
-    }
-    for (size_t j = b1 * MFU__BLOCK; j < to; j++)
-        k = push(out, k, j);
-    return push(out, k, to - 1);
-}
-
 /* ---- the min/max pyramid ---------------------------------------------------------------- */
 
 size_t mfu__mm_block_rows(int level)

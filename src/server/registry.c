@@ -373,7 +373,14 @@ static void drop_rows(mfu__srun *r)
     free(r->ax_tok);
     r->ax_el = r->ax_tok = NULL;
     r->ax_cap = 0;
-    r->derive_gen++;
+    /* the cached answers are of these rows: their memory goes with them (write-locked; a
+     * reader holding the cache's mutex holds the read lock too) */
+    pthread_mutex_lock(&r->cache_mu);
+    for (int i = 0; i < MFU__SCACHE_ENTRIES; i++) {
+        free(r->cache[i].body);
+        r->cache[i].body = NULL;
+    }
+    pthread_mutex_unlock(&r->cache_mu);
     r->loaded = false;
 }
 
@@ -478,7 +485,6 @@ static bool derive_from(mfu__registry *g, mfu__srun *r, size_t first, size_t *ch
         ctx_words(g, r);
     if (changed)
         *changed = from;
-    r->derive_gen++;
     for (int k = 0; k < MFU__F_COUNT_; k++)
         if (!mfu__mm_update(&r->mm[k], mfu__srun_column(r, (mfu__field)k), n, from))
             return false;

@@ -69,7 +69,8 @@ static uint32_t layout(void)
     return (uint32_t)NFIELDS << 16 | (bytes & 0xffffu);
 }
 
-size_t mfu__chunk_raw_max(size_t n)
+/* Bytes of a chunk of n rows before compression, at most. */
+static size_t raw_max(size_t n)
 {
     size_t r = 12;
     for (size_t f = 0; f < NFIELDS; f++)
@@ -83,7 +84,7 @@ mfu_status mfu__chunk_encode(mfu_step *rows, size_t n, void **blob, size_t *len,
     *len = 0;
     for (size_t i = 0; i < n; i++)
         as_stored(&rows[i]);
-    size_t cap = mfu__chunk_raw_max(n);
+    size_t cap = raw_max(n);
     unsigned char *raw = malloc(cap);
     size_t bound = ZSTD_compressBound(cap);
     void *out = malloc(bound);
@@ -124,7 +125,7 @@ mfu_status mfu__chunk_encode(mfu_step *rows, size_t n, void **blob, size_t *len,
 
 bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
 {
-    size_t cap = mfu__chunk_raw_max(n);
+    size_t cap = raw_max(n);
     unsigned long long size = ZSTD_getFrameContentSize(blob, len);
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > cap ||
         size < 12)

@@ -137,8 +137,6 @@ void mfu__store_run_row(const void *ctx, size_t i, mfu_step *out);
  * stored once the run holds all of them. */
 #define MFU__CHUNK_ROWS 16384
 
-/* Bytes of a chunk of n rows before compression, at most. */
-size_t mfu__chunk_raw_max(size_t n);
 /* rows[0..n) (made as the steps table would give them back: NaN one NaN, a scope outside the
  * enum unknown) as a compressed blob: *blob malloc'd, *len bytes. Errors: MFU_E_NOMEM. */
 mfu_status mfu__chunk_encode(mfu_step *rows, size_t n, void **blob, size_t *len, mfu_error *err);

@@ -108,8 +108,8 @@ static const char migration_3[] =
 /* Schema version 4: the step's energy_j and tensor_active (their ALTER TABLEs are made from the
  * step list), and each MFU__CHUNK_ROWS rows of a run again as one compressed blob of
  * columns (store/chunks.c), so that a long run reads back in a few hundred blob reads. Runs
- * stored before have none: they read from their rows as before until they are written again
- * (or until a writable open reads them: rows.c writes the chunks then). */
+ * stored before have none: they read from their rows as before until they are written
+ * again. */
 static const char migration_4[] = "CREATE TABLE step_chunks("
                                   " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
                                   " chunk INTEGER NOT NULL,"

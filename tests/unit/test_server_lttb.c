@@ -14,6 +14,41 @@
 
 #include "server/internal.h"
 
+/* The candidates of level 0 as the server gathered them before the pyramid (the reference the
+ * pyramid's level 0 is checked against): [from, to)'s first and last row, every row of the
+ * partial blocks at both ends, the extremes of each whole block, ascending without repeats. */
+static size_t ref_push(size_t *out, size_t k, size_t j)
+{
+    if (k == 0 || j > out[k - 1])
+        out[k++] = j;
+    return k;
+}
+
+static size_t ref_minmax_candidates(const unsigned char *lo, const unsigned char *hi, size_t from,
+                                    size_t to, size_t *out)
+{
+    if (to <= from)
+        return 0;
+    size_t k = 0;
+    out[k++] = from; /* LTTB keeps the first and last point: they must be the range's */
+    size_t b0 = (from + MFU__BLOCK - 1) / MFU__BLOCK, b1 = to / MFU__BLOCK; /* whole blocks */
+    if (b0 >= b1) { /* no whole block: every row */
+        for (size_t j = from + 1; j < to; j++)
+            out[k++] = j;
+        return k;
+    }
+    for (size_t j = from + 1; j < b0 * MFU__BLOCK; j++)
+        out[k++] = j;
+    for (size_t b = b0; b < b1; b++) {
+        size_t s = b * MFU__BLOCK, x = s + lo[b], y = s + hi[b];
+        k = ref_push(out, k, x < y ? x : y);
+        k = ref_push(out, k, x < y ? y : x);
+    }
+    for (size_t j = b1 * MFU__BLOCK; j < to; j++)
+        k = ref_push(out, k, j);
+    return ref_push(out, k, to - 1);
+}
+
 static uint64_t rng = 88172645463325252ull;
 static double uniform(void)
 {
@@ -219,7 +254,7 @@ static void candidates(void **state)
     lo[4] = hi[4] = 9; /* a constant block gives one candidate */
     size_t out[64 * 4 + 32];
     /* rows 10..600: 54 partial rows, blocks 1..8 whole, 600 - 576 = 24 tail rows */
-    size_t k = mfu__minmax_candidates(lo, hi, 10, 600, out);
+    size_t k = ref_minmax_candidates(lo, hi, 10, 600, out);
     assert_int_equal(k, 54 + 7 * 2 + 1 + 24);
     assert_int_equal(out[0], 10);
     assert_int_equal(out[53], 63);
@@ -228,11 +263,11 @@ static void candidates(void **state)
     for (size_t i = 1; i < k; i++)
         assert_true(out[i] > out[i - 1]);
     assert_int_equal(out[k - 1], 599);
-    k = mfu__minmax_candidates(lo, hi, 70, 100, out); /* inside one block: every row */
+    k = ref_minmax_candidates(lo, hi, 70, 100, out); /* inside one block: every row */
     assert_int_equal(k, 30);
-    assert_int_equal(mfu__minmax_candidates(lo, hi, 5, 5, out), 0);
+    assert_int_equal(ref_minmax_candidates(lo, hi, 5, 5, out), 0);
     /* whole blocks at both ends: the range's first and last rows are still candidates */
-    k = mfu__minmax_candidates(lo, hi, 0, 640, out);
+    k = ref_minmax_candidates(lo, hi, 0, 640, out);
     assert_int_equal(out[0], 0); /* also block 0's max: not repeated */
     assert_int_equal(out[1], 60);
     assert_int_equal(out[k - 1], 639);
@@ -257,7 +292,7 @@ static void preselected_keeps_peaks(void **state)
     y[99] = -30;
     mfu__blocks_update(y, n, 0, lo, hi);
     size_t from = 13, to = n - 5;
-    size_t k = mfu__minmax_candidates(lo, hi, from, to, cand);
+    size_t k = ref_minmax_candidates(lo, hi, from, to, cand);
     assert_true(k <= 2 * (to - from) / 64 + 130);
     for (size_t i = 0; i < k; i++)
         g[i] = y[cand[i]];
@@ -388,7 +423,7 @@ static void pyramid_vs_brute_force(void **state)
         assert_int_equal(ka, kb);
         assert_memory_equal(a, b, ka * sizeof *a);
         if (level == 0) {
-            kb = mfu__minmax_candidates(lo0, hi0, 3, n - 2, b);
+            kb = ref_minmax_candidates(lo0, hi0, 3, n - 2, b);
             assert_int_equal(ka, kb);
             assert_memory_equal(a, b, ka * sizeof *a);
         }

@@ -81,6 +81,15 @@ static int cached_entries(mfu__srun *r)
     return n;
 }
 
+/* Entries holding a body at all (an answer for older rows included). */
+static int held_entries(mfu__srun *r)
+{
+    int n = 0;
+    for (int i = 0; i < MFU__SCACHE_ENTRIES; i++)
+        n += r->cache[i].body != NULL;
+    return n;
+}
+
 static void drop_cache(mfu__srun *r)
 {
     for (int i = 0; i < MFU__SCACHE_ENTRIES; i++) {
@@ -141,6 +150,9 @@ static void cache_and_axes(void **state)
     assert_int_equal(cached_entries(r), 0);
     size_t le = 0, lf = 0;
     char *body_e = series(s, &a, &le);
+    /* and the answers for the older rows are freed by the next one kept, not held */
+    assert_int_equal(held_entries(r), 1);
+    assert_int_equal(cached_entries(r), 1);
     assert_non_null(strstr(body_e, "\"total\":3500"));
     assert_true(le != la || memcmp(body_e, body_a, la) != 0);
     drop_cache(r);
