@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ingest/follow.h"
+#include "ingest/reader.h"
 #include "util/file.h"
 #include "util/util.h"
 
@@ -233,9 +234,7 @@ static mfu_status fresh(mfu__follow *f, FILE *fp, const struct stat *sb, bool wh
     int fd = fileno(fp);
     unsigned char magic[4] = {0};
     ssize_t m = pread(fd, magic, sizeof magic, 0);
-    bool zipped =
-        (m >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) ||
-        (m >= 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd);
+    bool zipped = m > 0 && mfu__reader_compression(magic, (size_t)m) != NULL;
     mfu_ingest *ing = NULL;
     mfu_status st = mfu_ingest_new(&f->o.ingest, &ing, err);
     cursor c;

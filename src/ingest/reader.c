@@ -79,6 +79,15 @@ static mfu__reader *reader_new(size_t max_line)
     return r;
 }
 
+const char *mfu__reader_compression(const unsigned char *b, size_t n)
+{
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+        return "gzip";
+    if (n >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd)
+        return "zstd";
+    return NULL;
+}
+
 mfu__reader *mfu__reader_file(FILE *f, size_t max_line)
 {
     mfu__reader *r = reader_new(max_line);
@@ -142,13 +151,14 @@ static mfu_status pick_codec(mfu__reader *r, mfu_error *err)
         return st;
     size_t have = r->in_n - r->in_pos;
     const unsigned char *b = r->in + r->in_pos;
-    if (have >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+    const char *z = mfu__reader_compression(b, have);
+    if (z && z[0] == 'g') {
         memset(&r->z, 0, sizeof r->z);
         if (inflateInit2(&r->z, 15 + 16) != Z_OK)
             return mfu__fail(err, MFU_E_NOMEM, 0, "cannot start the gzip decoder (out of memory)");
         r->z_live = true;
         r->codec = CODEC_GZIP;
-    } else if (have >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) {
+    } else if (z) {
         r->zs = ZSTD_createDStream();
         if (!r->zs)
             return mfu__fail(err, MFU_E_NOMEM, 0, "cannot start the zstd decoder (out of memory)");

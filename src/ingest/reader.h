@@ -20,6 +20,9 @@ typedef struct mfu__reader mfu__reader;
 /* A reader over an open stream (not closed by the reader) or a memory block (not copied: it
  * must outlive the reader). max_line is the line limit in bytes. NULL when out of memory. */
 mfu__reader *mfu__reader_file(FILE *f, size_t max_line);
+/* The compression the first n bytes of a stream announce: "gzip" (1f 8b), "zstd" (28 b5 2f fd)
+ * or NULL (plain text: read as it is). The readers pick their decoder by it. */
+const char *mfu__reader_compression(const unsigned char *b, size_t n);
 mfu__reader *mfu__reader_mem(const void *data, size_t n, size_t max_line);
 void mfu__reader_free(mfu__reader *r);
 
