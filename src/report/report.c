@@ -135,7 +135,8 @@ static void precedence_notes(mfu_report *r)
     free(v);
 }
 
-/* Notes about what the log itself shows (sentinels, nan losses, skipped steps). */
+/* Notes about what the log itself shows (sentinels, nan losses, skipped steps), and each row's
+ * "printed as nan" loss into r->loss_nan (the exports write it as nan). */
 static void log_notes(mfu_report *r, const mfu_run *run, const mfu__stack *prof)
 {
     size_t sentinel = 0, nan_loss = 0, skipped = 0;
@@ -143,7 +144,8 @@ static void log_notes(mfu_report *r, const mfu_run *run, const mfu__stack *prof)
         mfu_step s;
         mfu_run_get(run, i, &s);
         sentinel += (s.flags & MFU_STEP_MFU_SENTINEL) != 0;
-        nan_loss += (s.flags & MFU_STEP_LOSS_NAN) != 0;
+        r->loss_nan[i] = (s.flags & MFU_STEP_LOSS_NAN) != 0;
+        nan_loss += r->loss_nan[i];
         skipped += (s.flags & MFU_STEP_SKIPPED) != 0;
     }
     if (sentinel) {
@@ -210,12 +212,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
     {
         const double *t = mfu_run_column(run, MFU_COL_TIME_S);
-        mfu_step s;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
             r->time_s[i] = t && isfinite(t[i]) && t[i] > 0 ? t[i] : NAN;
-            r->loss_nan[i] = mfu_run_get(run, i, &s) && (s.flags & MFU_STEP_LOSS_NAN);
-        }
-    }
+    } /* r->loss_nan: log_notes, in its one pass over the rows' flags */
     st = mfu__figures_compute(&r->fig, &r->cols, run, err);
     if (st != MFU_OK)
         goto done;
