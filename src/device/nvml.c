@@ -17,6 +17,7 @@
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,7 +550,9 @@ mfu_status mfu_nvml_tensor_activity(mfu_nvml *n, size_t index, double *out, mfu_
     if (last < 0)
         return MFU_OK; /* the first sample: nothing to compare with yet */
     nvml_gpm_metrics_get *q = n->gpm_req;
-    memset(q, 0, sizeof *q);
+    /* the head and the one metric asked for (NVML reads num_metrics entries): not the 20 KiB of
+     * the whole array at every record */
+    memset(q, 0, offsetof(nvml_gpm_metrics_get, metrics) + sizeof q->metrics[0]);
     q->version = NVML_GPM_METRICS_GET_VERSION;
     q->num_metrics = 1;
     q->sample1 = n->dev[index].gs[last];

@@ -348,8 +348,8 @@ static bool digits_of(double a, int prec, uint64_t *d, int *x10)
         mfu__u128 top = (mfu__u128)w2 << 64 | w1;
         if (k >= 128) {
             int j = k - 128; /* bits of w2 below the point: 0..63 */
-            D = j == 64 ? 0 : w2 >> j;
-            mfu__u128 mask = j ? (((mfu__u128)1 << (64 + j)) - 1) : (((mfu__u128)1 << 64) - 1);
+            D = w2 >> j;
+            mfu__u128 mask = ((mfu__u128)1 << (64 + j)) - 1;
             rest = top & mask; /* R's top 64 + j bits, with w0 below them */
             half = (mfu__u128)1 << (63 + j);
             sticky = w0 != 0;
