@@ -49,20 +49,6 @@
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
   const isNum = (v) => typeof v === 'number' && Number.isFinite(v);
 
-  /* Number formatting: 4 significant digits with an SI prefix; '-' for unknown. */
-  const PREFIX = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
-  function si(v, unit = '', digits = 3) {
-    if (!isNum(v)) return '-';
-    const a = Math.abs(v);
-    for (const [f, p] of PREFIX)
-      if (a >= f) return trim(v / f, digits) + ' ' + p + unit;
-    return trim(v, digits) + (unit ? ' ' + unit : '');
-  }
-  function trim(v, digits) {
-    const a = Math.abs(v);
-    const d = a >= 100 ? Math.max(0, digits - 3) : a >= 10 ? Math.max(0, digits - 2) : digits - 1;
-    return v.toFixed(d);
-  }
   const pct = (v, d = 1) => (isNum(v) ? (100 * v).toFixed(d) + '%' : '-');
   const spct = (v, d = 1) => (isNum(v) ? (v >= 0 ? '+' : '') + (100 * v).toFixed(d) + '%' : '-');
   function secs(v) {
@@ -78,11 +64,12 @@
     if (Math.abs(v) < 1) return +(v * 1e3).toPrecision(3) + ' ms';
     return +v.toPrecision(3) + ' s';
   }
-  /* FLOP/s in SI units, as the text and HTML reports print them (mfu__fmt_si of src/util):
-   * `digits` significant digits, the prefix chosen after rounding (999.96 T is 1.00 P), so a
-   * CPU's few GFLOP/s read "3.16 GFLOP/s", never "0.0 TFLOP/s". */
+  /* Numbers in SI units (FLOP/s, tokens/s, FLOP/token), as the text and HTML reports print
+   * them (mfu__fmt_si of src/util): `digits` significant digits, the prefix chosen after
+   * rounding (999.96 T is 1.00 P), so a CPU's few GFLOP/s read "3.16 GFLOP/s", never "0.0
+   * TFLOP/s"; '-' for unknown. */
   const SI = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
-  function siFmt(v, unit = '', digits = 3) {
+  function si(v, unit = '', digits = 3) {
     if (typeof v !== 'number' || Number.isNaN(v)) return '-';
     const sp = unit ? ' ' : '';
     if (!Number.isFinite(v)) return (v < 0 ? '-' : '') + 'inf' + sp + unit;
@@ -99,8 +86,8 @@
       else return (v < 0 ? '-' : '') + s + (unit || SI[k] ? ' ' : '') + SI[k] + unit;
     }
   }
-  const flops = (v) => siFmt(v, 'FLOP/s');
-  const peakFlops = (v) => siFmt(v, 'FLOP/s', 4);
+  const flops = (v) => si(v, 'FLOP/s');
+  const peakFlops = (v) => si(v, 'FLOP/s', 4);
   /* An axis's tick labels with one SI prefix for the whole axis (from its largest tick) and
    * the decimals its tick spacing needs: "0", "1.5 G", "3.0 G", ... (never "0 0 0 0"). */
   function siTicks(vals) {
@@ -174,7 +161,7 @@
         yticks: u.axes[1] && u.axes[1]._values ? u.axes[1]._values.slice() : null } : null;
     },
     /* the number formats, shared with trace.js (loaded after this file) and the tests */
-    fmt: { si: siFmt, flops, ticks: siTicks } };
+    fmt: { si, flops, ticks: siTicks } };
   window.mfuDash = dash;
 
   /* ---- run list ------------------------------------------------------------------------- */
