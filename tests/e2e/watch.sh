@@ -161,7 +161,8 @@ if command -v tmux >/dev/null; then
   shot=$tmp/screen
   for _ in $(seq 300); do
     tmux -L "$tmux_sock" capture-pane -p >"$shot" 2>/dev/null
-    grep -q "7 steps" "$shot" && break
+    # the whole frame: a capture can fall between the header and the rows of one redraw
+    grep -q "7 steps" "$shot" && grep -q "now 327.7 k" "$shot" && break
     sleep 0.1
   done
   has screen "llmc, 7 steps (1-7)"
@@ -169,7 +170,7 @@ if command -v tmux >/dev/null; then
   steps "$log" 8 9 200
   for _ in $(seq 300); do
     tmux -L "$tmux_sock" capture-pane -p >"$shot"
-    grep -q "9 steps" "$shot" && break
+    grep -q "9 steps" "$shot" && grep -q "now 655.4 k" "$shot" && break
     sleep 0.1
   done
   has screen "llmc, 9 steps (1-9)"
