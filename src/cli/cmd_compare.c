@@ -318,12 +318,21 @@ int cmd_compare(int argc, char **argv)
                                sides[a_steps ? 0 : 1].path, sides[a_steps ? 1 : 0].path,
                                a_steps ? ub : ua);
             } else {
-                /* one side is per device (its device count unknown): the other side, whose
-                 * device count is known, is compared per device */
+                /* one side is per device (its device count unknown): the other side, whole
+                 * job, is compared per device when its device count is known */
                 int whole = strcmp(ua, "tokens") == 0 ? 0 : 1;
                 mfu_report **rep = whole == 0 ? &ra_rep : &rb_rep;
+                double wdev = mfu_report_get_context(*rep)->devices;
                 mfu_report *per = NULL;
-                rc = report_args_report("compare", &ra, sides[whole].path, runs[whole], true, &per);
+                if (!(isfinite(wdev) && wdev > 0))
+                    rc = cli_failf("compare", CLI_EXIT_FAIL,
+                                   "%s counts tokens/s per device and %s tokens/s of the whole "
+                                   "job, with no device count for either: they cannot be "
+                                   "compared; give --devices N (the job's devices)",
+                                   sides[1 - whole].path, sides[whole].path);
+                else
+                    rc = report_args_report("compare", &ra, sides[whole].path, runs[whole], true,
+                                            &per);
                 if (rc == CLI_EXIT_OK) {
                     mfu_report_free(*rep);
                     *rep = per;

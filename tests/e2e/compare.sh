@@ -80,6 +80,17 @@ near .a.level.tokens_per_second.value 5863 1
 ok "$tt" "$lc"
 grep -q '^throughput in tokens/s per device' "$tmp/out" || fail "compare units: $(head -1 "$tmp/out")"
 grep -q '^B vs A: tokens/s per device ' "$tmp/out" || fail "compare units: the sentence names the rate: $(grep '^B vs A' "$tmp/out")"
+# a whole-job run with no device count either (canonical, the job's tokens per step): nothing
+# converts one side to the other's unit, so compare refuses instead of labelling the job's
+# tokens/s "per device"; with --devices both are whole-job figures
+{ echo '{"mfu_run":1,"format":"generic"}'
+  for i in $(seq 1 40); do echo "{\"step\":$i,\"tokens\":1048576,\"step_time_s\":1.0}"; done; } >"$tmp/job.jsonl"
+bad 1 "$tmp/job.jsonl" "$tt"
+grep -q "counts tokens/s per device and .*job.jsonl tokens/s of the whole job, with no device count for either: they cannot be compared; give --devices N" "$tmp/err" ||
+    fail "whole job vs per device, no devices: $(cat "$tmp/err")"
+ok "$tmp/job.jsonl" "$tt" --devices 8 --json
+jq_is .unit "tokens"
+near .b.level.tokens_per_second.value 46904 5
 # nanoGPT's old log prints no tokens per step: steps/s, which no tokens/s compares with
 ng=$data/logs/nanogpt/nanogpt-issue110-gpt2-124m-8xa100-preMFU.log
 bad 1 "$ng" "$lc"
