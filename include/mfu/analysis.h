@@ -248,6 +248,10 @@ typedef struct mfu_decomposition {
     double mfu_points;               /* MFU(to) − MFU(from), fraction */
     bool capacity_unknown;           /* no peak: the capacity term is 0 by assumption and the
                                         MFU term is the change of achieved FLOP/s per device */
+    bool flops_units_differ;         /* two runs, one (or both) with FLOPs per token known only
+                                        as ratios in its own units: the MFU term is the change
+                                        of the MFUs; capacity and FLOPs per token are NaN (only
+                                        their sum, the rest of Δln tokens/s, is known) */
     char config_change[160];         /* "sequence 4096 → 1024, devices 8 → 16", "" if none */
     char sentence[MFU_SENTENCE_MAX]; /* see mfu_decomposition_sentence() */
     char rate_name[24];              /* what tokens/s are (options.rate_name) */

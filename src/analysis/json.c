@@ -101,6 +101,7 @@ json_t *mfu__decomposition_json(const mfu_decomposition *d)
     }
     json_object_set_new(o, "sentence", json_string(d->sentence));
     json_object_set_new(o, "capacity_unknown", json_boolean(d->capacity_unknown));
+    json_object_set_new(o, "flops_units_differ", json_boolean(d->flops_units_differ));
     json_object_set_new(o, "config_change", json_string(d->config_change));
     json_object_set_new(o, "mfu_points", num(d->mfu_points));
     json_object_set_new(o, "terms", terms);

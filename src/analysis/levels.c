@@ -195,7 +195,7 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     double vif = opt->intervals ? mfu__median_vif(rho) : 1;
     out->rho = rho;
     out->vif = vif;
-    out->flops_relative = opt->flops_relative;
+    out->flops_relative = a->opt.flops_relative; /* the data's own units, not the caller's */
     bool fl = a->has_flops;
     bool mf = fl && !a->capacity_unknown;
     out->tokens_per_s = col_median(a->d[MFU_D_TOKENS_PER_S], idx, m, tmp, vif, opt, true);
@@ -327,10 +327,18 @@ bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mf
     const mfu_level *A = &out->from, *B = &out->to;
     bool flops = a->has_flops && b->has_flops;
     out->capacity_unknown = flops && (a->capacity_unknown || b->capacity_unknown);
+    /* Two analyses whose FLOPs per token are known only as ratios (each in units of its own
+     * unknown peak): their capacities and FLOPs per token are in different units, so only
+     * the MFU, a pure ratio in each, and the two terms together are known. */
+    out->flops_units_differ =
+        flops && a != b && (A->flops_relative || B->flops_relative) && !out->capacity_unknown;
     double d[MFU_TERM_COUNT_];
     d[MFU_TERM_TOKENS_PER_S] = dln_of(A->tokens_per_s.value, B->tokens_per_s.value);
     d[MFU_TERM_PADDING] = -dln_of(A->useful_fraction, B->useful_fraction);
-    if (flops) {
+    if (out->flops_units_differ) {
+        d[MFU_TERM_CAPACITY] = d[MFU_TERM_FLOPS_PER_TOKEN] = NAN;
+        d[MFU_TERM_MFU] = dln_of(A->mfu.value, B->mfu.value);
+    } else if (flops) {
         d[MFU_TERM_CAPACITY] =
             out->capacity_unknown ? 0 : dln_of(A->capacity_flops_per_s, B->capacity_flops_per_s);
         d[MFU_TERM_FLOPS_PER_TOKEN] = -dln_of(A->model_flops_per_token, B->model_flops_per_token);
@@ -419,6 +427,26 @@ bool mfu_decomposition_sentence(const mfu_decomposition *d, char *buf, size_t n)
         ok = mfu__appendf(buf, n, " (within noise)") && ok;
     if (!isfinite(T[MFU_TERM_MFU].dln)) {
         ok = mfu__appendf(buf, n, ": split unknown without FLOPs per token and peak") && ok;
+        return ok;
+    }
+    if (d->flops_units_differ) { /* MFU and padding apart; capacity and workload together */
+        const mfu_term_change *tc = &T[MFU_TERM_MFU];
+        mfu__fmt_pct(p, sizeof p, tc->pct);
+        ok = mfu__appendf(buf, n, ": utilization %s", p) && ok;
+        if (fabs(T[MFU_TERM_PADDING].pct) >= 0.005) {
+            mfu__fmt_pct(p, sizeof p, T[MFU_TERM_PADDING].pct);
+            ok = mfu__appendf(buf, n, ", padding %s", p) && ok;
+        }
+        mfu__fmt_pct(p, sizeof p,
+                     expm1(T[MFU_TERM_TOKENS_PER_S].dln - tc->dln - T[MFU_TERM_PADDING].dln));
+        ok = mfu__appendf(buf, n,
+                          ", capacity and workload together %s (not apart: %s FLOPs per "
+                          "token are known only as ratios; give --device)",
+                          p,
+                          d->from.flops_relative && d->to.flops_relative ? "both logs'"
+                          : d->from.flops_relative                       ? "A's"
+                                                                         : "B's") &&
+             ok;
         return ok;
     }
     /* Terms by size. */

@@ -80,6 +80,17 @@ near .a.level.tokens_per_second.value 5863 1
 ok "$tt" "$lc"
 grep -q '^throughput in tokens/s per device' "$tmp/out" || fail "compare units: $(head -1 "$tmp/out")"
 grep -q '^B vs A: tokens/s per device ' "$tmp/out" || fail "compare units: the sentence names the rate: $(grep '^B vs A' "$tmp/out")"
+# llm.c's FLOPs per token are known only as ratios (its MFU, no device): its capacity and
+# FLOPs/token are in units of its own unknown peak, so the MFU term is the two MFUs' ratio
+# (47.30 / 34.34 - 1 = +38 %) and capacity and workload stay one unsplit rest (before:
+# 'workload 583610808904471040 % easier, capacity −100 %')
+grep -q '^B vs A: tokens/s per device +713 %: utilization +38 %, capacity and workload together +490 % (not apart: B.s FLOPs per token are known only as ratios; give --device)$' "$tmp/out" ||
+    fail "relative FLOPs: the sentence: $(grep '^B vs A' "$tmp/out")"
+grep -qE '^  (capacity|workload) ' "$tmp/out" && fail "relative FLOPs: a capacity or workload row: $(cat "$tmp/out")"
+ok "$tt" "$lc" --json
+jq_is .decomposition.flops_units_differ true
+jq_is .b.level.flops_relative true
+jq_true '.decomposition.terms.capacity.pct == null and .decomposition.terms.flops_per_token.pct == null and .decomposition.terms.mfu.pct > 0.37'
 # a whole-job run with no device count either (canonical, the job's tokens per step): nothing
 # converts one side to the other's unit, so compare refuses instead of labelling the job's
 # tokens/s "per device"; with --devices both are whole-job figures
