@@ -10,27 +10,7 @@ source "$(dirname "$0")/lib/e2e.bash"
 command -v curl >/dev/null || { echo "context.sh: curl is missing (bash scripts/deps.sh)"; exit 1; }
 ex=${MFU_SOURCE_DIR:?MFU_SOURCE_DIR is the source tree}/examples
 
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    sleep 0.2
-    for p in "${pids[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-ms() { date +%s%3N; }
-wait_until() {
-    local limit=$(($(ms) + $1))
-    shift
-    until "$@"; do
-        [ "$(ms)" -lt "$limit" ] || return 1
-        sleep 0.02
-    done
-}
-has() { grep -q -- "$2" "$1" 2>/dev/null; }
+# pids, wait_until and has: lib/e2e.bash
 start_server() {
     : >"$tmp/srv.out"
     "$bin" serve "$@" >"$tmp/srv.out" 2>"$tmp/srv.err" &

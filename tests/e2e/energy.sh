@@ -72,16 +72,10 @@ jq_is 'has("energy")' false
 # --- /metrics of a followed file: the last 50 steps, every step alike, so the gauges equal the
 # report's figures; none of them for a run without energy
 canon 0.5 >"$tmp/live.jsonl"
-srv=()
-cleanup() {
-    for p in "${srv[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 "$bin" serve "$tmp/live.jsonl" "$tmp/plain.log" --db "$tmp/s.db" --listen 127.0.0.1:0 "${ctx[@]}" \
     >"$tmp/srv.out" 2>"$tmp/srv.err" &
-srv+=($!)
-for _ in $(seq 1 200); do grep -q 'http://' "$tmp/srv.out" 2>/dev/null && break; sleep 0.1; done
+pids+=("$!") # stopped at exit (lib/e2e.bash)
+wait_until 20000 has "$tmp/srv.out" 'http://'
 url=$(grep -o 'http://[^ ]*' "$tmp/srv.out" | head -1)
 url=${url%/}
 [ -n "$url" ] || fail "mfu serve did not start: $(cat "$tmp/srv.err")"

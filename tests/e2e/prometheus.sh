@@ -14,27 +14,7 @@ for t in prometheus promtool curl; do
     }
 done
 
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    sleep 0.2
-    for p in "${pids[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-ms() { date +%s%3N; }
-wait_until() {
-    local limit=$(($(ms) + $1))
-    shift
-    until "$@"; do
-        [ "$(ms)" -lt "$limit" ] || return 1
-        sleep 0.1
-    done
-}
-has() { grep -q -- "$2" "$1" 2>/dev/null; }
+# pids, wait_until and has: lib/e2e.bash
 
 TOKEN=prom-e2e-token-0123456789
 MODEL=(--model llama3-8b --seq 4096 --device h100-sxm --devices 16 --local-devices 8)

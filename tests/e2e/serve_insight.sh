@@ -10,29 +10,7 @@ E2E_CMD=serve
 source "$(dirname "$0")/lib/e2e.bash"
 command -v curl >/dev/null || { echo "serve_insight.sh: curl is missing (bash scripts/deps.sh)"; exit 1; }
 
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    sleep 0.2
-    for p in "${pids[@]}"; do
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-ms() { date +%s%3N; }
-# wait_until TIMEOUT_MS COMMAND...: run COMMAND every 100 ms until it succeeds; false on timeout
-wait_until() {
-    local limit=$(($(ms) + $1))
-    shift
-    until "$@"; do
-        [ "$(ms)" -lt "$limit" ] || return 1
-        sleep 0.1
-    done
-}
-has() { grep -q -- "$2" "$1" 2>/dev/null; }
+# pids, wait_until and has: lib/e2e.bash
 gen() { /usr/bin/python3 "$(dirname "$0")/lib/genlog.py" "$@" || fail "genlog $*"; }
 kinds() { jq -c '[.findings[].kind]' "$1" 2>/dev/null; }
 starts() { jq -c '[.segments[].start_step]' "$1" 2>/dev/null; }

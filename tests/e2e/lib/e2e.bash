@@ -9,11 +9,36 @@
 #   jq_true FILTER       jq -r FILTER on the last stdout prints true
 #   near FILTER WANT TOL |jq FILTER - WANT| <= TOL
 #   e2e_finish           exit 1 with a count when anything failed
+#   pids+=("$!")         a background process (a server) to stop at exit: TERM, then KILL
+#   wait_until MS CMD... run CMD every 50 ms until it succeeds; false after MS milliseconds
+#   has FILE PATTERN     grep -q PATTERN FILE (false when FILE is absent)
 set -u
 bin=${MFU_BIN:?MFU_BIN is the built mfu}
 data=${MFU_TEST_DATA:?MFU_TEST_DATA is tests/data}
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+pids=()
+e2e_cleanup() {
+    if [ "${#pids[@]}" -gt 0 ]; then
+        for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+        sleep 0.2
+        for p in "${pids[@]}"; do
+            kill -KILL "$p" 2>/dev/null
+            wait "$p" 2>/dev/null
+        done
+    fi
+    rm -rf "$tmp"
+}
+trap e2e_cleanup EXIT
+ms() { date +%s%3N; }
+wait_until() {
+    local limit=$(($(ms) + $1))
+    shift
+    until "$@"; do
+        [ "$(ms)" -lt "$limit" ] || return 1
+        sleep 0.05
+    done
+}
+has() { grep -q -- "$2" "$1" 2>/dev/null; }
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 run() { "$bin" "$E2E_CMD" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?; }
