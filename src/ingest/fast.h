@@ -71,6 +71,10 @@ static inline bool mfu__dec_exact(uint64_t m, int e10);
  * returns 0 for anything else (the caller runs the snprintf loop). */
 size_t mfu__fmt_shortest(char *buf, double v);
 
+/* v in decimal into buf (at least 32 bytes: whole words are stored), NUL-terminated; returns
+ * the length. For the canonical writer's integers (step numbers, ranks). */
+size_t mfu__fmt_u64(char *buf, uint64_t v);
+
 /* true when bytes p[0..n) hold a byte below 0x20 other than tab, or 0x7f: the bytes the
  * cleaner removes. Reads 16 bytes at a time. */
 bool mfu__has_ctrl(const char *p, size_t n);
