@@ -12,7 +12,9 @@
  * back (three snprintf + strtod rounds). When a decimal D = r x 10^-k with r < 10^15 reads
  * back as v (checked exactly, as above), D is the only decimal of at most 15 significant
  * digits that does (such decimals are at least 10^-15 apart relative, doubles 2^-52), so
- * %.15g prints D's digits; we lay them out as %g would. Anything else declines.
+ * %.15g prints D's digits; we lay them out as %g would. Anything else declines. First of all
+ * (fmt_one): one product gives v's 17-18 leading digits and 64 bits of the rest, from which
+ * each of the 15, 16, 17-digit roundings and whether it reads back are decided (see there).
  */
 #include "ingest/fast.h"
 
