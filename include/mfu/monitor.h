@@ -141,6 +141,20 @@ MFU_API mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monit
 MFU_API size_t mfu_monitor_record_many(mfu_monitor *m, const mfu_step *steps, size_t n,
                                        mfu_monitor_sample *out, mfu_error *err);
 
+/* One mfu_monitor_step whose arguments and results are one block, for a binding whose calls
+ * cost per argument (Python's ctypes: about 70 ns an argument, a quarter of a record): the
+ * caller fills monitor and step once, then per record rewrites the step and calls
+ * mfu_monitor_step_call(&call); sample and error are its out and err. The status is
+ * mfu_monitor_step's (MFU_E_INVALID for a NULL call or monitor). */
+typedef struct mfu_monitor_call {
+    mfu_monitor *monitor;
+    mfu_monitor_sample sample; /* out: the step's figures */
+    mfu_error error;           /* out: set when the status is not MFU_OK */
+    mfu_step step;             /* in: the step to record */
+} mfu_monitor_call;
+
+MFU_API mfu_status mfu_monitor_step_call(mfu_monitor_call *call);
+
 /* Writes to jsonl_path are batched: a record appends its row to a buffer in memory, and the
  * buffer goes to the file in one write (whole lines only) when it holds
  * MFU_MONITOR_FLUSH_BYTES or more, at the first record at least the flush interval (default
@@ -181,7 +195,8 @@ MFU_API double mfu_monitor_peak_flops_per_s(const mfu_monitor *m);
 /* sizeof of a public struct by name, for bindings that mirror it (python/mfu checks its copies
  * against these, and sizes buffers for those it keeps opaque): "mfu_error", "mfu_step",
  * "mfu_monitor_config", "mfu_monitor_sample", "mfu_report_stat", "mfu_finding",
- * "mfu_device_slot", "mfu_arch", "mfu_energy". 0 for any other name or NULL. */
+ * "mfu_device_slot", "mfu_arch", "mfu_energy", "mfu_monitor_call". 0 for any other name or
+ * NULL. */
 MFU_API size_t mfu_struct_size(const char *name);
 
 #ifdef __cplusplus

@@ -91,10 +91,19 @@ def _step_template():
 
 _STEP_INIT = _step_template()
 _HEAD_PACK = _HEAD.pack_into
-_SAMPLE_UNPACK = _SAMPLE.unpack
-# mfu_monitor_step with every pointer as a c_void_p (Monitor.record's prepared arguments)
-_step_fast = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                              ctypes.c_void_p)(("mfu_monitor_step", _lib.lib))
+_SAMPLE_UNPACK_FROM = _SAMPLE.unpack_from
+# Monitor.record's one call: mfu_monitor_step_call of a prepared mfu_monitor_call (the step's
+# head packed into it, the figures unpacked from it), its one pointer a c_void_p. ctypes costs
+# about 70 ns an argument: one instead of four. Without NVML the call keeps the GIL (the
+# record is a few hundred ns, at most a write() of 64 KiB of rows; releasing and taking the
+# GIL back costs more than that in most records); with NVML, whose samples may take longer,
+# it releases it.
+_CALL_STEP_OFF = _lib.Call.step.offset
+_CALL_SAMPLE_OFF = _lib.Call.sample.offset
+_step_call_gil = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(
+    ("mfu_monitor_step_call", _lib.lib))
+_step_call_nogil = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(
+    ("mfu_monitor_step_call", _lib.lib))
 
 
 def _raise(status, err, field=None):
@@ -335,18 +344,18 @@ class Monitor:
         self._h = h
         self._next = 1
         self._last_t = None
-        # the record fast path's prepared arguments: a step (mfu_step_init's, whose head each
-        # record packs), the output structs, their addresses as c_void_p objects (the cheapest
-        # arguments ctypes converts)
+        # the record fast path's prepared call: an mfu_monitor_call holding the monitor and a
+        # step (mfu_step_init's, whose head each record packs), its address as a c_void_p (the
+        # cheapest argument ctypes converts)
         self._err = _lib.Error()
         self._errp = ctypes.byref(self._err)
-        self._out = _lib.Sample()
-        self._outmv = memoryview(self._out).cast("B")
-        self._fstep = _lib.Step.from_buffer_copy(_STEP_INIT)
-        self._fstepmv = memoryview(self._fstep).cast("B")
-        self._fargs = (h, ctypes.c_void_p(ctypes.addressof(self._fstep)),
-                       ctypes.c_void_p(ctypes.addressof(self._out)),
-                       ctypes.c_void_p(ctypes.addressof(self._err)))
+        self._call = _lib.Call()
+        self._call.monitor = h.value
+        ctypes.memmove(ctypes.addressof(self._call) + _CALL_STEP_OFF, _STEP_INIT,
+                       len(_STEP_INIT))
+        self._callmv = memoryview(self._call).cast("B")
+        self._callp = ctypes.c_void_p(ctypes.addressof(self._call))
+        self._step_call = _step_call_nogil if nvml else _step_call_gil
         if flush_interval is not None:
             st = _lib.monitor_set_flush_interval(h, _num(flush_interval, "flush_interval"),
                                                  self._errp)
@@ -427,14 +436,15 @@ class Monitor:
                 and (step is None or (type(step) is int and 0 <= step < 9223372036854775807))):
             n = self._next if step is None else step
             dt = float(now - self._last_t if step_time_s is None else step_time_s)
-            _HEAD_PACK(self._fstepmv, 0, n, _NAN, dt, tokens, _NAN,
+            mv = self._callmv
+            _HEAD_PACK(mv, _CALL_STEP_OFF, n, _NAN, dt, tokens, _NAN,
                        _NAN if loss is None else loss)
-            st = _step_fast(*self._fargs)
+            st = self._step_call(self._callp)
             if st:
-                _raise(st, self._err)
+                _raise(st, self._call.error)
             self._last_t = now
             self._next = n + 1
-            _, tps, flops, mfu_, hfu, ej, jpp, tpk, ta = _SAMPLE_UNPACK(self._outmv)
+            _, tps, flops, mfu_, hfu, ej, jpp, tpk, ta = _SAMPLE_UNPACK_FROM(mv, _CALL_SAMPLE_OFF)
             return Sample(n, tps, flops, mfu_, hfu, dt, loss, ej, jpp, tpk, ta)
         h = self._handle()
         if step_time_s is None:

@@ -139,10 +139,15 @@ class Finding(ctypes.Structure):
                 ("summary", ctypes.c_char * 320), ("next_step", ctypes.c_char * 320)]
 
 
+class Call(ctypes.Structure):  # mfu_monitor_call (mfu/monitor.h): Monitor.record's one argument
+    _fields_ = [("monitor", ctypes.c_void_p), ("sample", Sample), ("error", Error),
+                ("step", Step)]
+
+
 struct_size = _sig("mfu_struct_size", ctypes.c_size_t, ctypes.c_char_p)
 for _name, _cls in (("mfu_error", Error), ("mfu_step", Step), ("mfu_monitor_config", Config),
                     ("mfu_monitor_sample", Sample), ("mfu_report_stat", Stat),
-                    ("mfu_finding", Finding), ("mfu_energy", Energy)):
+                    ("mfu_finding", Finding), ("mfu_energy", Energy), ("mfu_monitor_call", Call)):
     if struct_size(_name.encode()) != ctypes.sizeof(_cls):
         raise ImportError("%s does not match this binding (%s: C %d bytes, Python %d): rebuild "
                           "the library and the binding from one checkout"

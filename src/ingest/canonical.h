@@ -24,4 +24,15 @@ typedef struct mfu__wbuf {
 mfu_status mfu__run_jsonl_rows_to_mem(const mfu_run *run, size_t from, mfu__wbuf *b,
                                       mfu_error *err);
 
+/* The most bytes mfu__jsonl_row writes (a row with every field at its longest, and room for
+ * the number printer's 32-byte scratch at the last value). */
+#define MFU__JSONL_ROW_MAX 2048
+
+/* Write the canonical row object of s (a row as mfu_run_get reads it: no infinities), with
+ * its "\n", into d (room for MFU__JSONL_ROW_MAX bytes), exactly the bytes
+ * mfu_run_write_jsonl_rows writes for that row without its per-rank observations; returns the
+ * length. From the step in hand: the monitor's record writes its row without reading it back
+ * from the run. */
+size_t mfu__jsonl_row(char *d, const mfu_step *s);
+
 #endif /* MFU_INGEST_CANONICAL_H */

@@ -12,7 +12,9 @@
  * back (three snprintf + strtod rounds). When a decimal D = r x 10^-k with r < 10^15 reads
  * back as v (checked exactly, as above), D is the only decimal of at most 15 significant
  * digits that does (such decimals are at least 10^-15 apart relative, doubles 2^-52), so
- * %.15g prints D's digits; we lay them out as %g would. Anything else declines.
+ * %.15g prints D's digits; we lay them out as %g would. Anything else declines. First of all
+ * (fmt_one): one product gives v's 17-18 leading digits and 64 bits of the rest, from which
+ * each of the 15, 16, 17-digit roundings and whether it reads back are decided (see there).
  */
 #include "ingest/fast.h"
 
@@ -180,66 +182,146 @@ static const uint64_t pow10_u64[20] = {1ull,
                                        1000000000000000000ull,
                                        10000000000000000000ull};
 
-/* "00" .. "99": two digits a division */
-static const char digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930"
-    "31323334353637383940414243444546474849505152535455565758596061"
-    "62636465666768697071727374757677787980818283848586878889909192"
-    "93949596979899";
-
-/* Decimal digits of m (m > 0) into d; returns the count. Two digits per step from the end
- * (half the chain of dependent divisions of one digit a step). */
-static size_t u64_digits(uint64_t m, char *d)
+/* The 8 decimal digits of x < 10^8 (leading zeros included) as 8 bytes of 0..9, the first
+ * digit in the lowest byte, in registers: x = a x 10^4 + b puts a and b in two 32-bit lanes,
+ * each lane splits into two 2-digit lanes of 16 bits (y / 100 = y x 5243 >> 19 for y <
+ * 10^4), and each of those into two digits of 8 bits (y / 10 = y x 103 >> 10 for y < 100).
+ * No lane's product reaches the next lane, and the masks keep only the quotients. */
+static inline uint64_t digits8(uint32_t x)
 {
-    char tmp[24];
-    size_t n = sizeof tmp;
-    while (m >= 100) {
-        unsigned p = (unsigned)(m % 100) * 2;
-        m /= 100;
-        tmp[--n] = digit_pairs[p + 1];
-        tmp[--n] = digit_pairs[p];
-    }
-    if (m >= 10) {
-        tmp[--n] = digit_pairs[m * 2 + 1];
-        tmp[--n] = digit_pairs[m * 2];
-    } else {
-        tmp[--n] = (char)('0' + m);
-    }
-    memcpy(d, tmp + n, sizeof tmp - n);
-    return sizeof tmp - n;
+    uint64_t v = (uint64_t)(x / 10000) | (uint64_t)(x % 10000) << 32;
+    uint64_t hi = ((v * 5243) >> 19) & 0x0000007f0000007full;
+    v = hi | (v - hi * 100) << 16;
+    uint64_t tens = ((v * 103) >> 10) & 0x000f000f000f000full;
+    return tens | (v - tens * 10) << 8;
 }
 
-/* r x 10^s (r > 0) laid out as "%.{prec}g" prints it after buf[0..k), a sign perhaps, when
- * r has at most prec digits: trailing zeros dropped, the exponent form for an exponent below
- * -4 or at least prec. Returns the length. */
+/* The number of decimal digits of m > 0: floor(log10(m)) + 1 from its bit length
+ * (1233 / 4096 is log10(2) a little low), one comparison correcting the guess. */
+static inline int u64_ndigits(uint64_t m)
+{
+    int t = ((64 - __builtin_clzll(m)) * 1233) >> 12;
+    return t + (m >= pow10_u64[t]);
+}
+
+/* The decimal digits of m (0 < m < 10^18) as a string of digit values 0..9 in w[0..3) (w[0]
+ * holds the first 8 bytes, the bytes after the last digit are 0), w[3] = 0; returns their
+ * count. From digits8, the leading zeros shifted out in registers. */
+static inline int digit_words(uint64_t m, uint64_t w[4])
+{
+    int n = u64_ndigits(m);
+    w[1] = w[2] = w[3] = 0;
+    if (n <= 8) {
+        w[0] = digits8((uint32_t)m) >> (8 * (8 - n));
+        return n;
+    }
+    uint64_t lo = digits8((uint32_t)(m % 100000000));
+    if (n <= 16) {
+        int h = n - 8; /* digits before the last 8: 1..8 */
+        uint64_t hi = digits8((uint32_t)(m / 100000000)) >> (8 * (8 - h));
+        w[0] = h == 8 ? hi : hi | lo << (8 * h);
+        w[1] = h == 8 ? lo : lo >> (64 - 8 * h);
+        return n;
+    }
+    int t = n - 16; /* 17 or 18 digits: the first one or two, then 8 and 8 */
+    uint64_t top = m / 10000000000000000ull;
+    uint64_t mid = digits8((uint32_t)(m / 100000000 % 100000000));
+    uint64_t head = t == 2 ? (top / 10) | (top % 10) << 8 : top;
+    w[0] = head | mid << (8 * t);
+    w[1] = mid >> (64 - 8 * t) | lo << (8 * t);
+    w[2] = lo >> (64 - 8 * t);
+    return n;
+}
+
+/* The index of the last nonzero digit of digit_words' w (m > 0: there is one). On a
+ * little-endian machine a word's last byte is its highest. */
+static inline int last_nonzero(const uint64_t w[4])
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    int i = w[2] ? 2 : w[1] ? 1 : 0;
+    return 8 * i + (63 - __builtin_clzll(w[i])) / 8;
+#else
+    int j = 23;
+    while (!((w[j / 8] >> (8 * (j % 8))) & 0xff))
+        j--;
+    return j;
+#endif
+}
+
+/* Store word w at p (8 bytes). */
+static inline void put_word(char *p, uint64_t w)
+{
+    memcpy(p, &w, 8);
+}
+
+/* w[0..3) shifted down by b bytes (0 <= b <= 16): the string from its byte b on. */
+static inline uint64_t word_from(const uint64_t w[4], int b, int i)
+{
+    int q = b / 8 + i, r = 8 * (b % 8);
+    return r ? w[q] >> r | w[q + 1] << (64 - r) : w[q];
+}
+
+/* r x 10^s (0 < r < 10^18) laid out as "%.{prec}g" prints it after buf[0..k) (k <= 1: a sign
+ * perhaps), when r rounded to prec digits is r: trailing zeros dropped, the exponent form for
+ * an exponent below -4 or at least prec. Returns the length. The digits are words in registers
+ * (digit_words; the trailing zeros found in them, not by dividing) stored whole: the text is
+ * at most 24 bytes, and a word stored past its end stays within buf's 32 bytes. On a
+ * big-endian machine, byte by byte. */
 static size_t layout_g(char *buf, size_t k, uint64_t r, int s, int prec)
 {
-    /* %g drops trailing zeros: 8 at a time, then 4, 2, 1 (constant divisors: multiplies) */
-    while (r % 100000000 == 0) {
-        r /= 100000000;
-        s += 8;
+    uint64_t w[4];
+    int nd = digit_words(r, w);
+    int x10 = nd - 1 + s;     /* the exponent %e would print */
+    nd = last_nonzero(w) + 1; /* %g drops trailing zeros */
+    for (int i = 0; i < 3; i++)
+        w[i] += 0x3030303030303030ull; /* the digits as text (the bytes after them '0') */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (x10 < -4 || x10 >= prec) {
+        buf[k] = (char)w[0];
+        buf[k + 1] = '.';
+        for (int i = 0; i < 3; i++)
+            put_word(buf + k + 2 + 8 * i, word_from(w, 1, i));
+        k += nd > 1 ? (size_t)nd + 1 : 1;
+        buf[k++] = 'e';
+        buf[k++] = x10 < 0 ? '-' : '+';
+        int ax = x10 < 0 ? -x10 : x10;
+        if (ax >= 100)
+            buf[k++] = (char)('0' + ax / 100);
+        buf[k++] = (char)('0' + ax / 10 % 10);
+        buf[k++] = (char)('0' + ax % 10);
+    } else if (x10 >= 0) {
+        int ip = x10 + 1; /* digits before the point, 1..17 */
+        for (int i = 0; i < 3; i++)
+            put_word(buf + k + 8 * i, w[i]);
+        if (nd <= ip) { /* zeros up to the point (ip <= 17): one word, or two after 8 digits */
+            put_word(buf + k + nd, 0x3030303030303030ull);
+            if (ip - nd > 8)
+                put_word(buf + k + nd + 8, 0x3030303030303030ull);
+            k += (size_t)ip;
+        } else { /* the point, then nd - ip <= 16 digits */
+            buf[k + ip] = '.';
+            put_word(buf + k + ip + 1, word_from(w, ip, 0));
+            if (nd - ip > 8)
+                put_word(buf + k + ip + 9, word_from(w, ip, 1));
+            k += (size_t)nd + 1;
+        }
+    } else {                                      /* 0.d, 0.0d, 0.00d, 0.000d */
+        put_word(buf + k, 0x3030303030302e30ull); /* "0.000000" */
+        size_t at = k + 1 + (size_t)-x10;
+        for (int i = 0; i < 3; i++)
+            put_word(buf + at + 8 * i, w[i]);
+        k = at + (size_t)nd;
     }
-    if (r % 10000 == 0) {
-        r /= 10000;
-        s += 4;
-    }
-    if (r % 100 == 0) {
-        r /= 100;
-        s += 2;
-    }
-    if (r % 10 == 0) {
-        r /= 10;
-        s += 1;
-    }
-    char d[24] = {0};
-    size_t nd = u64_digits(r, d);
-    int x10 = (int)nd - 1 + s; /* the exponent %e would print */
+#else
+    char d[32];
+    for (int i = 0; i < nd; i++)
+        d[i] = (char)(w[i / 8] >> (8 * (i % 8)));
     if (x10 < -4 || x10 >= prec) {
         buf[k++] = d[0];
         if (nd > 1) {
             buf[k++] = '.';
-            memcpy(buf + k, d + 1, nd - 1);
-            k += nd - 1;
+            for (int i = 1; i < nd; i++)
+                buf[k++] = d[i];
         }
         buf[k++] = 'e';
         buf[k++] = x10 < 0 ? '-' : '+';
@@ -249,29 +331,52 @@ static size_t layout_g(char *buf, size_t k, uint64_t r, int s, int prec)
         buf[k++] = (char)('0' + ax / 10 % 10);
         buf[k++] = (char)('0' + ax % 10);
     } else if (x10 >= 0) {
-        size_t ip = (size_t)x10 + 1; /* digits before the point */
-        if (nd <= ip) {
-            memcpy(buf + k, d, nd);
-            k += nd;
-            for (size_t i = nd; i < ip; i++)
-                buf[k++] = '0';
-        } else {
-            memcpy(buf + k, d, ip);
-            k += ip;
+        int ip = x10 + 1;
+        for (int i = 0; i < ip; i++)
+            buf[k++] = i < nd ? d[i] : '0';
+        if (nd > ip) {
             buf[k++] = '.';
-            memcpy(buf + k, d + ip, nd - ip);
-            k += nd - ip;
+            for (int i = ip; i < nd; i++)
+                buf[k++] = d[i];
         }
     } else {
         buf[k++] = '0';
         buf[k++] = '.';
         for (int i = 0; i < -x10 - 1; i++)
             buf[k++] = '0';
-        memcpy(buf + k, d, nd);
-        k += nd;
+        for (int i = 0; i < nd; i++)
+            buf[k++] = d[i];
     }
+#endif
     buf[k] = '\0';
     return k;
+}
+
+size_t mfu__fmt_u64(char *buf, uint64_t v)
+{
+    if (v == 0 || v >= 1000000000000000000ull) {
+        char tmp[24];
+        size_t n = sizeof tmp;
+        do {
+            tmp[--n] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v);
+        size_t len = sizeof tmp - n;
+        memcpy(buf, tmp + n, len);
+        buf[len] = '\0';
+        return len;
+    }
+    uint64_t w[4];
+    int nd = digit_words(v, w);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (int i = 0; i < 3; i++)
+        put_word(buf + 8 * i, w[i] + 0x3030303030303030ull);
+#else
+    for (int i = 0; i < nd; i++)
+        buf[i] = (char)('0' + (w[i / 8] >> (8 * (i % 8)) & 0xff));
+#endif
+    buf[nd] = '\0';
+    return (size_t)nd;
 }
 
 #if defined(__SIZEOF_INT128__)
@@ -428,6 +533,119 @@ static size_t fmt_wide(char *buf, size_t k, double a)
 #endif
 }
 
+#if defined(__SIZEOF_INT128__)
+/* One p-digit rounding of V = D + F x 2^-64 (fmt_one below): the rounded decimal *A (D / pw,
+ * plus one when V rounds up) and whether it reads back as a. pw = 10^j for the j digits
+ * dropped; hl, hh: the half-gaps below and above a in V's units x 2^64, cut (the true one is
+ * above: cl, ch) or exact. exact: F is V's whole fraction (else within 2 units below it, and
+ * each half-gap within 2 below the true one); a tie then rounds to an even A, and a decimal
+ * exactly half a gap away reads back when a's mantissa is even (even_m). check false: only *A.
+ * Returns 1: it reads back, 0: it does not, -1: too near a boundary to say (the caller declines).
+ */
+static inline int one_rounding(uint64_t D, uint64_t F, uint64_t pw, mfu__u128 hl, bool cl,
+                               mfu__u128 hh, bool ch, bool exact, bool even_m, bool check,
+                               uint64_t *A)
+{
+    uint64_t q = D / pw, r = D % pw; /* pw is a constant at each call: multiplies */
+    mfu__u128 dd = (mfu__u128)r << 64 | F, half = (mfu__u128)pw << 63;
+    bool up;
+    if (exact)
+        up = dd > half || (dd == half && (q & 1));
+    else if (dd + 2 <= half)
+        up = false;
+    else if (dd > half)
+        up = true;
+    else
+        return -1; /* too near a tie */
+    *A = q + up;
+    if (!check)
+        return 1;
+    /* the distance from a to the decimal, and the half-gap on that side */
+    mfu__u128 dist = up ? ((mfu__u128)pw << 64) - dd : dd, h = up ? hh : hl;
+    if (exact)
+        return dist < h || (dist == h && ((up ? ch : cl) || even_m));
+    /* the true distance is in [dist, dist + 2) below, (dist - 2, dist] above; the true
+     * half-gap in [h, h + 2) */
+    if (up)
+        return dist < h ? 1 : dist >= h + 4 ? 0 : -1;
+    return dist + 2 <= h ? 1 : dist >= h + 2 ? 0 : -1;
+}
+
+/* The first of "%.15g", "%.16g", "%.17g" of a (finite, > 0, normal) that reads back, from
+ * one product. V = a x 10^q for q = 16 - floor(log10(a)), so that V has 17 or 18 digits before
+ * the point, is m x (q's 128-bit power of five T) >> k (a = m x 2^e): its integer part D and
+ * 64 bits of its fraction F, below the true fraction by less than 2 units (T is rounded down
+ * by less than one unit of its last bit, which m times is below 2^-8 units of F here, and F
+ * is cut); both exact when T is (0 <= q <= 55) and no bit below F is set. A p-digit rounding
+ * drops the last j = digits(D) - p digits of D; it reads back as a exactly when it lies within
+ * half the gap to a's neighbour on its side, or exactly half of it with a's mantissa even
+ * (strtod rounds a tie to even), and that half-gap is 2^(e - 1) x 10^q = T >> (k + 1) in V's
+ * units (half of that below a power of two). Inexact decisions are taken only when the errors
+ * cannot move them; else 0 (the caller's slower exact paths decide). */
+static size_t fmt_one(char *buf, size_t k, double a)
+{
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int be = (int)(bits >> 52 & 0x7ff);
+    if (be == 0 || be == 0x7ff)
+        return 0;
+    uint64_t m = (bits & (((uint64_t)1 << 52) - 1)) | (uint64_t)1 << 52;
+    int e2 = be - 1075;
+    int l2 = be - 1023;
+    int x = l2 >= 0 ? (l2 * 78913) >> 18 : -((-l2 * 78913 + (1 << 18) - 1) >> 18);
+    for (int tries = 0; tries < 3; tries++) {
+        int q = 16 - x;
+        if (q < MFU__POW5_QMIN || q > MFU__POW5_QMAX)
+            return 0;
+        const mfu__pow5 *t = &mfu__pow5_128[q - MFU__POW5_QMIN];
+        mfu__u128 ph = (mfu__u128)m * t->hi, pl = (mfu__u128)m * t->lo;
+        mfu__u128 mid = (pl >> 64) + (uint64_t)ph;
+        uint64_t w0 = (uint64_t)pl, w1 = (uint64_t)mid;
+        uint64_t w2 = (uint64_t)(ph >> 64) + (uint64_t)(mid >> 64);
+        int kk = -(e2 + q + t->f); /* bits below V's point */
+        if (kk < 118 || kk > 160)
+            return 0;
+        int b = kk - 64;
+        uint64_t D = (uint64_t)(((mfu__u128)w2 << 64 | w1) >> b);
+        if (D < 10000000000000000ull) {
+            x--;
+            continue;
+        }
+        if (D >= 1000000000000000000ull) {
+            x++;
+            continue;
+        }
+        if (b > 63)
+            return 0;
+        uint64_t F = (uint64_t)((((mfu__u128)w1 << 64) | w0) >> b);
+        bool exact = q >= 0 && q <= 55 && (w0 & (((uint64_t)1 << b) - 1)) == 0;
+        mfu__u128 T = (mfu__u128)t->hi << 64 | t->lo;
+        int sh = kk - 63; /* 55..63 */
+        mfu__u128 hh = T >> sh, hl = hh;
+        bool ch = (T & (((mfu__u128)1 << sh) - 1)) != 0, cl = ch;
+        if (m == (uint64_t)1 << 52 && be > 1) { /* a power of two: the gap below is half */
+            hl = T >> (sh + 1);
+            cl = (T & (((mfu__u128)1 << (sh + 1)) - 1)) != 0;
+        }
+        bool even = (m & 1) == 0, n18 = D >= 100000000000000000ull;
+        uint64_t A;
+        /* 15 digits, then 16, then 17 (which always read back) */
+        int r = n18 ? one_rounding(D, F, 1000, hl, cl, hh, ch, exact, even, true, &A)
+                    : one_rounding(D, F, 100, hl, cl, hh, ch, exact, even, true, &A);
+        if (r)
+            return r < 0 ? 0 : layout_g(buf, k, A, (n18 ? 3 : 2) - q, 15);
+        r = n18 ? one_rounding(D, F, 100, hl, cl, hh, ch, exact, even, true, &A)
+                : one_rounding(D, F, 10, hl, cl, hh, ch, exact, even, true, &A);
+        if (r)
+            return r < 0 ? 0 : layout_g(buf, k, A, (n18 ? 2 : 1) - q, 16);
+        r = n18 ? one_rounding(D, F, 10, hl, cl, hh, ch, exact, even, false, &A)
+                : one_rounding(D, F, 1, hl, cl, hh, ch, exact, even, false, &A);
+        return r < 0 ? 0 : layout_g(buf, k, A, (n18 ? 1 : 0) - q, 17);
+    }
+    return 0;
+}
+#endif
+
 size_t mfu__fmt_shortest(char *buf, double v)
 {
     if (!MFU__EXACT_DOUBLES || !isfinite(v))
@@ -441,6 +659,15 @@ size_t mfu__fmt_shortest(char *buf, double v)
         buf[k] = '\0';
         return k;
     }
+    /* an integer below 10^15: %.15g prints its digits */
+    if (a < 1e15 && a == (double)(uint64_t)a) {
+        return layout_g(buf, k, (uint64_t)a, 0, 15);
+    }
+#if defined(__SIZEOF_INT128__)
+    size_t one = fmt_one(buf, k, a);
+    if (one)
+        return one;
+#endif
     /* the 17 digits of a, and the first of 15, 16, 17 that reads back (fmt_wide): one 128-bit
      * product for any decimal, faster than the search below for all but the shortest */
     size_t w = fmt_wide(buf, k, a);

@@ -65,11 +65,16 @@ const char *mfu__dec_scan_value(const char *p, const char *end, int shift, doubl
 /* true exactly when mfu__dec_to_double(m, e10, ...) succeeds, without the division. */
 static inline bool mfu__dec_exact(uint64_t m, int e10);
 
-/* Write v (finite) into buf (at least 32 bytes) exactly as the first of snprintf "%.15g",
- * "%.16g", "%.17g" that strtod reads back as v would, and return the length. Handles values
- * whose shortest decimal has at most 15 significant digits and lies in [1e-22, 1e37] itself;
- * returns 0 for anything else (the caller runs the snprintf loop). */
+/* Write v (finite) into buf (at least 32 bytes: whole words are stored past the text) exactly
+ * as the first of snprintf "%.15g", "%.16g", "%.17g" that strtod reads back as v would, and
+ * return the length. Returns 0 for what no exact path here decides (subnormals, decimal
+ * exponents outside the power-of-five table, a few ties too near to call): the caller runs
+ * the snprintf loop then. */
 size_t mfu__fmt_shortest(char *buf, double v);
+
+/* v in decimal into buf (at least 32 bytes: whole words are stored), NUL-terminated; returns
+ * the length. For the canonical writer's integers (step numbers, ranks). */
+size_t mfu__fmt_u64(char *buf, uint64_t v);
 
 /* true when bytes p[0..n) hold a byte below 0x20 other than tab, or 0x7f: the bytes the
  * cleaner removes. Reads 16 bytes at a time. */

@@ -355,6 +355,105 @@ mfu_status mfu__run_jsonl_rows_to_mem(const mfu_run *run, size_t from, mfu__wbuf
     return st;
 }
 
+/* ---- one row from the step in hand (mfu__jsonl_row) ------------------------------------- */
+
+/* The longest row: every field's key with its punctuation and 40 bytes for its value (a
+ * number of at most 25 characters printed into 32 bytes of scratch, a scope or code name in
+ * quotes, "true"), "{", "}\n". */
+#define ROW_LEN_1(kind, name, NAME, arg, map, since, unit, what, help)                             \
+    +sizeof(",\"" #name "\":") + 40
+enum { ROW_LEN = 3 MFU_STEP_FIELDS(ROW_LEN_1) };
+_Static_assert(ROW_LEN <= MFU__JSONL_ROW_MAX, "MFU__JSONL_ROW_MAX is below the longest row");
+
+/* v in decimal at d (kv_int's digits): a count or rank through mfu__fmt_u64 (whole words
+ * stored: d has 32 bytes of room), a negative one as kv_int writes it. */
+static size_t row_int(char *d, int64_t v)
+{
+    if (v >= 0)
+        return mfu__fmt_u64(d, (uint64_t)v);
+    char tmp[24];
+    size_t n = sizeof tmp;
+    uint64_t u = (uint64_t)0 - (uint64_t)v; /* INT64_MIN too */
+    do {
+        tmp[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    tmp[--n] = '-';
+    memcpy(d, tmp + n, sizeof tmp - n);
+    return sizeof tmp - n;
+}
+
+/* s in quotes with put_str's escapes (the names written here never need them). */
+static size_t row_str(char *d, const char *s)
+{
+    size_t k = 0;
+    d[k++] = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            d[k++] = '\\';
+            d[k++] = (char)*p;
+        } else if (*p < 0x20) {
+            k += (size_t)snprintf(d + k, 8, "\\u%04x", *p);
+        } else {
+            d[k++] = (char)*p;
+        }
+    }
+    d[k++] = '"';
+    return k;
+}
+
+/* Each field as write_row writes it, its key with the comma before it (the first, the step,
+ * gets "{" instead at the end): a key of constant length is a few stores. */
+#define R_KEY(name)                                                                                \
+    (memcpy(d, ",\"" #name "\":", sizeof(",\"" #name "\":") - 1),                                  \
+     d += sizeof(",\"" #name "\":") - 1)
+#define R_STEP(name, NAME, arg)                                                                    \
+    R_KEY(name);                                                                                   \
+    d += row_int(d, s->name);
+#define R_DOUBLE(name, NAME, arg)                                                                  \
+    if (!isnan(s->name) && !isinf(s->name)) {                                                      \
+        R_KEY(name);                                                                               \
+        d += fmt_double(d, 40, s->name);                                                           \
+    }
+#define R_SCOPE(name, NAME, arg)                                                                   \
+    if (s->name != MFU_SCOPE_UNKNOWN) {                                                            \
+        R_KEY(name);                                                                               \
+        d += row_str(d, mfu_scope_name(s->name));                                                  \
+    }
+#define R_FLAGS(name, NAME, arg)
+#define R_RANK(name, NAME, arg)                                                                    \
+    if (s->name >= 0) {                                                                            \
+        R_KEY(name);                                                                               \
+        d += row_int(d, s->name);                                                                  \
+    }
+#define R_BIT(name, NAME, arg)                                                                     \
+    if (s->flags & MFU_STEP_##NAME) {                                                              \
+        R_KEY(name);                                                                               \
+        memcpy(d, "true", 4);                                                                      \
+        d += 4;                                                                                    \
+    }
+#define R_NANBIT(name, NAME, arg) R_BIT(name, NAME, arg)
+#define R_CODE(name, NAME, arg)                                                                    \
+    {                                                                                              \
+        const char *cn = code_name_##arg(s->name);                                                 \
+        if (cn && cn[0]) {                                                                         \
+            R_KEY(name);                                                                           \
+            d += row_str(d, cn);                                                                   \
+        }                                                                                          \
+    }
+#define R(kind, name, NAME, arg, map, since, unit, what, help) R_##kind(name, NAME, arg)
+
+size_t mfu__jsonl_row(char *d0, const mfu_step *s)
+{
+    char *d = d0;
+    MFU_STEP_FIELDS(R)
+    d[0] = '}';
+    d[1] = '\n';
+    d += 2;
+    d0[0] = '{'; /* the first key's comma (a row always has its step) */
+    return (size_t)(d - d0);
+}
+
 /* ---- reader ----------------------------------------------------------------------------- */
 
 typedef struct mfu_state {

@@ -44,10 +44,14 @@ struct mfu_monitor {
     size_t written;     /* rows of run already in the file or in pending */
     mfu__wbuf pending;  /* rows not yet written to file (whole lines) */
     double flush_every; /* seconds between writes of pending; 0: at every record */
-    double flushed_at;  /* monotonic seconds of the last write (or the open) */
-    mfu_step last;      /* mfu_run_get of row last_row, the previous record's row */
-    size_t last_row;    /* valid when last_ok: no merge since it was read */
+    int64_t flushed_ns; /* monotonic ns of the last write (or the open) */
+    int64_t due_ns;     /* flushed_ns + flush_every: the first record from then on writes */
+    mfu_step rows[2];   /* the rows of the last two records as the run holds them (the
+                           append gives them back): rows[cur] the last, at last_row */
+    int cur;
+    size_t last_row; /* valid when last_ok: no merge since it was read */
     bool last_ok;
+    mfu_step blank;      /* mfu_step_init's step, copied by each mfu_monitor_record */
     mfu_report_input in; /* the report's input (its device points at device_name) */
     mfu__fctx fig;       /* the figures context of the run (what every record is counted with) */
     mfu_nvml *nvml;      /* with cfg->nvml: the session sampled at each record; else NULL */
@@ -158,17 +162,24 @@ static void fill_meta(mfu_monitor *m, const mfu_monitor_config *c)
         meta->reported_peak_flops_per_s = m->peak;
 }
 
-/* Monotonic seconds; the coarse clock (a few ms of resolution, a few ns a read) is enough to
- * time a flush interval. */
-static double mono_s(void)
+/* Monotonic nanoseconds; the coarse clock (a few ms of resolution, a few ns a read) is enough
+ * to time a flush interval. In integers: a record compares it with due_ns. */
+static int64_t mono_ns(void)
 {
     struct timespec ts;
 #ifdef CLOCK_MONOTONIC_COARSE
     if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 #endif
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* due_ns from flushed_ns and flush_every (an interval beyond a century: never by time). */
+static void set_due(mfu_monitor *m)
+{
+    double ns = m->flush_every * 1e9;
+    m->due_ns = ns < 3e18 ? m->flushed_ns + (int64_t)ns : INT64_MAX;
 }
 
 /* Write the pending rows to the file in one write. The bytes are dropped whatever happens: a
@@ -177,7 +188,8 @@ static mfu_status write_pending(mfu_monitor *m, mfu_error *err)
 {
     size_t n = m->pending.n;
     m->pending.n = 0;
-    m->flushed_at = mono_s();
+    m->flushed_ns = mono_ns();
+    set_due(m);
     if (!m->file || n == 0)
         return MFU_OK;
     if (fwrite(m->pending.p, 1, n, m->file) != n || fflush(m->file) != 0) {
@@ -208,7 +220,8 @@ static mfu_status open_file(mfu_monitor *m, const char *path, mfu_error *err)
             return st;
     }
     m->flush_every = MFU_MONITOR_FLUSH_INTERVAL_S;
-    m->flushed_at = mono_s();
+    m->flushed_ns = mono_ns();
+    set_due(m);
     return MFU_OK;
 }
 
@@ -248,6 +261,7 @@ mfu_status mfu_monitor_new(const mfu_monitor_config *cfg, mfu_monitor **out, mfu
     m->fpt = m->hfpt = NAN;
     m->energy_prev_j = NAN;
     m->devices = cfg->devices > 0 ? (double)cfg->devices : 1.0;
+    mfu_step_init(&m->blank);
     m->run = mfu_run_new();
     mfu_status st = m->run ? MFU_OK : mfu__fail(err, MFU_E_NOMEM, 0, "out of memory");
     if (st == MFU_OK)
@@ -299,39 +313,33 @@ void mfu_monitor_free(mfu_monitor *m)
     free(m);
 }
 
-/* The figures of row i of the run, by the figures module's per-step rule. The row read is
- * kept for the next record, whose previous row it is (one mfu_run_get a record instead of
- * two); a merge, which may change any of the last rows, drops it. */
-static void sample_of(mfu_monitor *m, size_t i, mfu_monitor_sample *o)
+/* The figures of row i of the run, *row (what the append gave back: the run's row as it now
+ * is), by the figures module's per-step rule. The previous row is the previous record's,
+ * kept, when nothing merged since; else it is read from the run. */
+static void sample_of(mfu_monitor *m, size_t i, const mfu_step *row, mfu_monitor_sample *o)
 {
-    mfu_step s, prev;
-    mfu_run_get(m->run, i, &s);
-    bool has_prev = false;
-    if (i > 0 && m->last_ok && m->last_row == i - 1) {
-        prev = m->last;
-        has_prev = true;
-    } else if (i > 0) {
-        has_prev = mfu_run_get(m->run, i - 1, &prev);
-    }
-    m->last = s;
-    m->last_row = i;
-    m->last_ok = true;
+    const mfu_step *prev = NULL;
+    mfu_step read;
+    if (i > 0 && m->last_ok && m->last_row == i - 1)
+        prev = &m->rows[m->cur ^ 1];
+    else if (i > 0 && mfu_run_get(m->run, i - 1, &read))
+        prev = &read;
     mfu__frow f;
-    mfu__figures_row(&m->fig, &s, has_prev ? &prev : NULL, i, &f);
-    o->step = s.step;
+    mfu__figures_row(&m->fig, row, prev, i, &f);
+    o->step = row->step;
     o->tokens_per_s = f.v[MFU__FC_TOKENS_PER_S];
     o->model_flops_per_s_per_device = f.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE];
     o->mfu = f.v[MFU__FC_MFU];
     o->hfu = f.v[MFU__FC_HFU];
     /* energy beside utilization, by figures/energy.c's rule */
     double st = f.v[MFU__FC_STEP_TIME_S], dev = f.v[MFU__FC_DEVICES];
-    o->energy_j = mfu__energy_step_j(s.energy_j, s.power_w, st, NULL);
+    o->energy_j = mfu__energy_step_j(row->energy_j, row->power_w, st, NULL);
     o->joules_per_pflop =
         mfu__joules_per_pflop(o->energy_j, f.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE] * st);
     o->tokens_per_kwh = isfinite(dev) && dev > 0
                             ? mfu__tokens_per_kwh(f.v[MFU__FC_TOKENS], o->energy_j * dev)
                             : NAN;
-    o->tensor_active = s.tensor_active;
+    o->tensor_active = row->tensor_active;
 }
 
 /* NVML's figures for step c, where c lacks them: one sample (clock, power, limit, and the
@@ -370,69 +378,120 @@ static mfu_status nvml_fill(mfu_monitor *m, mfu_step *c, mfu_error *err)
     return MFU_OK;
 }
 
+/* Room for one more row at the end of the pending buffer (grown as the writer grows it). */
+static bool pending_room(mfu__wbuf *b, size_t need)
+{
+    if (b->cap - b->n >= need)
+        return true;
+    size_t cap = b->cap ? b->cap : 64 * 1024;
+    while (cap - b->n < need)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return false;
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+/* The new row (not a merge: a row changed by a merge is not written again) into the pending
+ * buffer: from the row in hand when it is the only row not yet written (the usual case), else
+ * rows [written, count) by the canonical writer (a record whose buffering failed before). */
+static mfu_status buffer_row(mfu_monitor *m, const mfu_step *row, mfu_error *err)
+{
+    size_t n = mfu_run_count(m->run);
+    if (m->written + 1 == n) {
+        if (!pending_room(&m->pending, MFU__JSONL_ROW_MAX))
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory buffering the JSON-lines rows");
+        m->pending.n += mfu__jsonl_row(m->pending.p + m->pending.n, row);
+    } else {
+        mfu_status st = mfu__run_jsonl_rows_to_mem(m->run, m->written, &m->pending, err);
+        if (st != MFU_OK)
+            return st;
+    }
+    m->written = n;
+    return MFU_OK;
+}
+
+/* mfu_monitor_step of the caller's copy *c (which it changes). */
+static mfu_status record_copy(mfu_monitor *m, mfu_step *c, mfu_monitor_sample *out, mfu_error *err)
+{
+    if (!(isfinite(c->tokens) && c->tokens > 0))
+        return mfu__fail_field(err, MFU_E_INVALID, "tokens",
+                               "step %lld: tokens must be the tokens of the step, whole job (> 0)",
+                               (long long)c->step);
+    if (!(isfinite(c->step_time_s) && c->step_time_s > 0))
+        return mfu__fail_field(err, MFU_E_INVALID, "step_time_s",
+                               "step %lld: step_time_s must be the step's wall time in seconds "
+                               "(> 0)",
+                               (long long)c->step);
+    mfu_status st;
+    /* infinities are not values a run keeps, as in ingest: made absent before NVML fills the
+     * absent figures (sampled before anything is appended: a failed sample records nothing);
+     * without NVML the append's plausibility check drops them (mfu__step_drop_inf too) */
+    if (m->nvml) {
+        mfu__step_drop_inf(c);
+        if ((st = nvml_fill(m, c, err)) != MFU_OK)
+            return st;
+    }
+    /* the row goes to the slot the previous record's row is not in */
+    mfu_step *row = &m->rows[m->cur ^ 1];
+    size_t at = 0;
+    bool merged = false;
+    st = mfu__run_append_row(m->run, c, row, &at, &merged, err);
+    if (st != MFU_OK)
+        return st;
+    if (merged)
+        m->last_ok = false; /* a row kept may have changed */
+    if (m->file && !merged) {
+        /* into the pending buffer; written when it fills, at the interval, on flush, at free */
+        if ((st = buffer_row(m, row, err)) != MFU_OK)
+            return st; /* the step is in the run; the file lacks it */
+        if ((m->pending.n >= MFU_MONITOR_FLUSH_BYTES || m->flush_every <= 0 ||
+             mono_ns() >= m->due_ns) &&
+            (st = write_pending(m, err)) != MFU_OK)
+            return st; /* the step is in the run; the file lacks it (a full disk) */
+    }
+    if (out)
+        sample_of(m, at, row, out);
+    /* the row just read is the next record's previous row */
+    m->cur ^= 1;
+    m->last_row = at;
+    m->last_ok = true;
+    return MFU_OK;
+}
+
 mfu_status mfu_monitor_step(mfu_monitor *m, const mfu_step *s, mfu_monitor_sample *out,
                             mfu_error *err)
 {
     if (!m || !s)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_step: monitor and step are required");
-    if (!(isfinite(s->tokens) && s->tokens > 0))
-        return mfu__fail_field(err, MFU_E_INVALID, "tokens",
-                               "step %lld: tokens must be the tokens of the step, whole job (> 0)",
-                               (long long)s->step);
-    if (!(isfinite(s->step_time_s) && s->step_time_s > 0))
-        return mfu__fail_field(err, MFU_E_INVALID, "step_time_s",
-                               "step %lld: step_time_s must be the step's wall time in seconds "
-                               "(> 0)",
-                               (long long)s->step);
-    mfu_status st;
     mfu_step c = *s;
-    mfu__step_drop_inf(&c); /* infinities are not values a run keeps, as in ingest */
-    /* sampled before anything is appended: a failed sample records nothing */
-    if (m->nvml && (st = nvml_fill(m, &c, err)) != MFU_OK)
-        return st;
-    s = &c;
-    bool merged = false;
-    st = mfu_run_append(m->run, s, &merged, err);
-    if (st != MFU_OK)
-        return st;
-    if (merged)
-        m->last_ok = false; /* a row sample_of kept may have changed */
-    if (m->file && !merged) {
-        /* into the pending buffer; written when it fills, at the interval, on flush, at free */
-        st = mfu__run_jsonl_rows_to_mem(m->run, m->written, &m->pending, err);
-        if (st != MFU_OK)
-            return st; /* the step is in the run; the file lacks it */
-        m->written = mfu_run_count(m->run);
-        if ((m->pending.n >= MFU_MONITOR_FLUSH_BYTES || m->flush_every <= 0 ||
-             mono_s() - m->flushed_at >= m->flush_every) &&
-            (st = write_pending(m, err)) != MFU_OK)
-            return st; /* the step is in the run; the file lacks it (a full disk) */
-    }
-    if (out) {
-        /* the row the step went to: the last one, or (a repeat merged into its row, which
-         * kept its own values) that row, among the last MFU_RUN_DEDUP_WINDOW */
-        const int64_t *steps = mfu_run_steps(m->run);
-        size_t n = mfu_run_count(m->run), row = n - 1;
-        for (size_t i = n; merged && i-- > 0 && i + MFU_RUN_DEDUP_WINDOW >= n;)
-            if (steps[i] == s->step) {
-                row = i;
-                break;
-            }
-        sample_of(m, row, out);
-    }
-    return MFU_OK;
+    return record_copy(m, &c, out, err);
 }
 
 mfu_status mfu_monitor_record(mfu_monitor *m, int64_t step, double tokens, double step_time_s,
                               double loss, mfu_monitor_sample *out, mfu_error *err)
 {
-    mfu_step s;
-    mfu_step_init(&s);
+    if (!m)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_monitor_step: monitor and step are required");
+    mfu_step s = m->blank;
     s.step = step;
     s.tokens = tokens;
     s.step_time_s = step_time_s;
     s.loss = loss;
-    return mfu_monitor_step(m, &s, out, err);
+    return record_copy(m, &s, out, err);
+}
+
+mfu_status mfu_monitor_step_call(mfu_monitor_call *call)
+{
+    if (!call)
+        return mfu__fail(NULL, MFU_E_INVALID, 0, "mfu_monitor_step_call: call is required");
+    if (!call->monitor)
+        return mfu__fail(&call->error, MFU_E_INVALID, 0,
+                         "mfu_monitor_step_call: call->monitor is required");
+    mfu_step c = call->step;
+    return record_copy(call->monitor, &c, &call->sample, &call->error);
 }
 
 size_t mfu_monitor_record_many(mfu_monitor *m, const mfu_step *steps, size_t n,
@@ -465,6 +524,7 @@ mfu_status mfu_monitor_set_flush_interval(mfu_monitor *m, double seconds, mfu_er
                                "the flush interval must be a finite number of seconds >= 0 (0: "
                                "write every step at once)");
     m->flush_every = seconds;
+    set_due(m);
     return MFU_OK;
 }
 
@@ -510,6 +570,7 @@ size_t mfu_struct_size(const char *name)
         {"mfu_device_slot", sizeof(mfu_device_slot)},
         {"mfu_arch", sizeof(mfu_arch)},
         {"mfu_energy", sizeof(mfu_energy)},
+        {"mfu_monitor_call", sizeof(mfu_monitor_call)},
     };
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
         if (strcmp(sizes[i].name, name) == 0)

@@ -16,6 +16,7 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include "mfu/run.h"
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -412,17 +413,41 @@ static bool keep_obs(mfu_run *r, const mfu_rank_obs *o)
     return true;
 }
 
-mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_error *err)
+/* Whether mfu__step_plausible would take *s as it is: a step number in range, a step time
+ * not beyond the longest, no infinite double (so that nothing is dropped) and no negative one
+ * among those marked NONNEG (plausible.c has the rules; this is their plain case, asked first
+ * because the full check copies the step twice and builds a table of its counts: a fifth of
+ * a monitor's record). Anything else goes to mfu__step_plausible, which decides. */
+#define PLAIN_NONNEG(name) bad |= (s->name < 0) | (fabs(s->name) > DBL_MAX);
+#define PLAIN_ANY(name) bad |= fabs(s->name) > DBL_MAX;
+#define PLAIN_1(arg, name) PLAIN_##arg(name)
+#define PLAIN(kind, name, NAME, arg, map, since, unit, what, help)                                 \
+    MFU__STEP_IF_DOUBLE_##kind(PLAIN_1(arg, name))
+static bool plainly_plausible(const mfu_step *s)
+{
+    bool bad = s->step < 0 || s->step > MFU__RUN_MAX_STEP_NUMBER ||
+               s->step_time_s > MFU__RUN_MAX_STEP_TIME_S;
+    MFU_STEP_FIELDS(PLAIN)
+    return !bad;
+}
+
+/* mfu_run_append; with row, *row and *at get the row the step went to as mfu_run_get reads
+ * it after the append (the new last row, or the row a repeat merged into). */
+static mfu_status append(mfu_run *run, const mfu_step *in, mfu_step *row, size_t *at, bool *merged,
+                         mfu_error *err)
 {
     if (merged)
         *merged = false;
     if (!run || !in)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_append: run and step must not be NULL");
     mfu_step checked; /* the run's invariants: plausible.c */
-    mfu_status pst = mfu__step_plausible(in, &checked, err);
-    if (pst != MFU_OK)
-        return pst;
-    const mfu_step *s = &checked;
+    const mfu_step *s = in;
+    if (!plainly_plausible(in)) {
+        mfu_status pst = mfu__step_plausible(in, &checked, err);
+        if (pst != MFU_OK)
+            return pst;
+        s = &checked;
+    }
     long rep = find_repeat(run, s->step, s->rank);
     if (rep >= 0) {
         /* another known rank's copy of a step: its own figures are kept aside */
@@ -441,6 +466,10 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_er
         run->merged++;
         if (merged)
             *merged = true;
+        if (row) {
+            mfu_run_get(run, (size_t)rep, row);
+            *at = (size_t)rep;
+        }
         return MFU_OK;
     }
     if (run->n >= run->max_rows)
@@ -456,15 +485,21 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_er
     /* Row i is written in place and counted last: a failure part-way leaves it unseen. */
     size_t i = run->n;
     run->step[i] = s->step;
+    if (row) /* then made what the columns hold */
+        *row = *s;
     uint32_t missing = 0; /* columns this row is the first to fill */
-    for (int c = 0; c < MFU_COL_COUNT_; c++) {
-        double x;
-        memcpy(&x, (const char *)s + col_off[c], sizeof x);
-        if (run->col[c])
-            run->col[c][i] = x;
-        else if (!isnan(x))
-            missing |= 1u << c;
-    }
+    /* each double by name (constant offsets, no loop); a row given back gets NAN where the
+     * run has no column (mfu_run_get reads NAN there, whatever NaN the step held) */
+#define PUT_COL_1(name, NAME)                                                                      \
+    if (run->col[MFU_COL_##NAME])                                                                  \
+        run->col[MFU_COL_##NAME][i] = s->name;                                                     \
+    else if (!isnan(s->name))                                                                      \
+        missing |= 1u << MFU_COL_##NAME;                                                           \
+    else if (row)                                                                                  \
+        row->name = NAN;
+#define PUT_COL(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    MFU__STEP_IF_DOUBLE_##kind(PUT_COL_1(name, NAME))
+    MFU_STEP_FIELDS(PUT_COL)
     if (missing || aux_missing(run, s)) {
         double v[MFU_COL_COUNT_];
         long long a[AUX_COUNT];
@@ -479,8 +514,29 @@ mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_er
 #define PUT_AUX(kind, name, NAME, arg, map, since, unit, what, help)                               \
     AUX_IF_##kind(if (run->a_##name) run->a_##name[i] = (AUX_TYPE_##kind)AUX_OF_##kind(s->name);)
     MFU_STEP_FIELDS(PUT_AUX)
+    if (row) {
+        /* an aux array is allocated once a row holds something else than its absent value,
+         * so the row holds what the step's value becomes in it (a code outside 0..127: -1) */
+#define ROW_AUX(kind, name, NAME, arg, map, since, unit, what, help)                               \
+    AUX_IF_##kind(row->name = AUX_TO_##kind((AUX_TYPE_##kind)AUX_OF_##kind(s->name));)
+        MFU_STEP_FIELDS(ROW_AUX)
+        *at = i;
+    }
     run->n++;
     return MFU_OK;
+}
+
+mfu_status mfu_run_append(mfu_run *run, const mfu_step *in, bool *merged, mfu_error *err)
+{
+    return append(run, in, NULL, NULL, merged, err);
+}
+
+mfu_status mfu__run_append_row(mfu_run *run, const mfu_step *in, mfu_step *row, size_t *at,
+                               bool *merged, mfu_error *err)
+{
+    if (!row || !at)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu__run_append_row: row and at are required");
+    return append(run, in, row, at, merged, err);
 }
 
 size_t mfu_run_count(const mfu_run *run)

@@ -33,6 +33,13 @@ bool mfu__rank_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b);
  * file and line; *out is then untouched. in and out must not be NULL and may be equal. */
 mfu_status mfu__step_plausible(const mfu_step *in, mfu_step *out, mfu_error *err);
 
+/* mfu_run_append, giving back the row the step went to: *at its index (the new last row, or
+ * the row a repeat merged into) and *row that row as mfu_run_get reads it after the append
+ * (the monitor writes and counts it without reading the run again). row and at must not be
+ * NULL (MFU_E_INVALID); the other arguments and the errors are mfu_run_append's. */
+mfu_status mfu__run_append_row(mfu_run *run, const mfu_step *in, mfu_step *row, size_t *at,
+                               bool *merged, mfu_error *err);
+
 static inline void mfu__inf_to_nan(double *v)
 {
     if (isinf(*v))

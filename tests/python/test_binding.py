@@ -236,6 +236,8 @@ class Recording(unittest.TestCase):
             with self.assertRaises(mfu.Error) as cm:
                 mon.record(0, 0.5)
             self.assertEqual(cm.exception.field, "tokens")
+            # the library's message, read from the prepared call's error
+            self.assertIn("tokens must be the tokens of the step", str(cm.exception))
             with self.assertRaises(mfu.Error) as cm:
                 mon.record(262144, -1.0)
             self.assertEqual(cm.exception.field, "step_time_s")
