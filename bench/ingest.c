@@ -4,7 +4,7 @@
  * report steps, MB/s and lines/s. No output is written: this is the extraction alone, the
  * same work the peers of bench/ingest.sh (Python's json / re, jq) do into memory.
  *
- *   mfu-bench-ingest [--format NAME] [--repeat N] FILE...
+ *   mfu-bench-ingest [--format NAME] [--repeat N] [--each] FILE...
  *
  * Each FILE is ingested N times (default 3) in this process; the best wall time counts (the
  * machines are shared and noisy). One line per file on stdout, key=value, for the script:
@@ -13,12 +13,15 @@
  * loss_sum (sum of the loss column) lets the script check that every tool read the same
  * values. best_cpu_s is the least CPU time (user + system) of one ingest: on a loaded machine
  * it moves less than the wall time, for comparing two builds. Exit status 1 when an ingest fails
- * (the library's message on stderr).
+ * (the library's message on stderr). --each prints one line per read on stderr: wall, CPU, user
+ * and system seconds and page faults (getrusage), to tell the kernel's share from the
+ * library's when two reads of the same file differ.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -32,12 +35,19 @@ static double clock_s(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int each_read; /* --each: one line per read on stderr (user, system, faults) */
+
+static double tv_s(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
 static void usage(FILE *f)
 {
-    fputs("usage: mfu-bench-ingest [--format NAME] [--repeat N] FILE...\n"
+    fputs("usage: mfu-bench-ingest [--format NAME] [--repeat N] [--each] FILE...\n"
           "  ingest each FILE N times (default 3) through the public API into a run and print\n"
           "  the best time as file= format= bytes= lines= steps= best_s= mb_per_s=\n"
-          "  lines_per_s= loss_sum=\n",
+          "  lines_per_s= loss_sum=; --each: one line per read on stderr (user, system, faults)\n",
           f);
 }
 
@@ -48,11 +58,20 @@ static int ingest_once(const char *path, const mfu_ingest_opts *o, double *secs,
     mfu_run *run = NULL;
     mfu_error e;
     memset(&e, 0, sizeof e);
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     double t0 = clock_s(CLOCK_MONOTONIC);
     mfu_status st = mfu_ingest_path(path, o, &run, stats, &e);
     double t1 = clock_s(CLOCK_MONOTONIC);
     double c1 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    getrusage(RUSAGE_SELF, &u1);
+    if (each_read)
+        fprintf(stderr,
+                "read: wall_s=%.6f cpu_s=%.6f user_s=%.6f sys_s=%.6f minflt=%ld majflt=%ld\n",
+                t1 - t0, c1 - c0, tv_s(u1.ru_utime) - tv_s(u0.ru_utime),
+                tv_s(u1.ru_stime) - tv_s(u0.ru_stime), u1.ru_minflt - u0.ru_minflt,
+                u1.ru_majflt - u0.ru_majflt);
     if (st != MFU_OK) {
         fprintf(stderr, "mfu-bench-ingest: %s\n", e.message);
         return 1;
@@ -85,6 +104,8 @@ int main(int argc, char **argv)
                 fputs("mfu-bench-ingest: --repeat takes 1..100\n", stderr);
                 return 2;
             }
+        } else if (strcmp(argv[i], "--each") == 0) {
+            each_read = 1;
         } else if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;

@@ -62,6 +62,9 @@ struct mfu_ingest {
     long *scores;     /* per registry entry, while detecting */
     long *step_lines; /* per registry entry: lines it scored MFU__DETECT_STEP */
     long scored_lines;
+    bool other_scored;   /* a format other than the last resort has scored a line */
+    size_t *lr_off;      /* hold offsets of the lines whose last-resort score is not counted yet */
+    size_t lr_n, lr_cap; /* (lr_flush) */
     bool window_over;
     bool holding; /* a forced format with a prescan hook: its window is being held */
     bool decided; /* the end-of-window decision (with its trials) was made */
@@ -377,6 +380,7 @@ void mfu_ingest_free(mfu_ingest *ing)
     free(ing->scores);
     free(ing->step_lines);
     free(ing->hold);
+    free(ing->lr_off);
     free(ing->clean_buf);
     free(ing->map_store);
     mfu_run_free(ing->run);
@@ -435,8 +439,17 @@ static mfu_status dispatch(mfu_ingest *ing, const mfu__line *ln, mfu_error *err)
     return MFU_OK;
 }
 
-static mfu_status hold_line(mfu_ingest *ing, const char *text, size_t len, long lineno)
+static mfu_status hold_line(mfu_ingest *ing, const char *text, size_t len, long lineno,
+                            bool lr_pending)
 {
+    if (lr_pending && ing->lr_n == ing->lr_cap) { /* its last-resort score: lr_flush() */
+        size_t cap = ing->lr_cap ? ing->lr_cap * 2 : 256;
+        size_t *o = realloc(ing->lr_off, cap * sizeof *o);
+        if (!o)
+            return MFU_E_NOMEM;
+        ing->lr_off = o;
+        ing->lr_cap = cap;
+    }
     size_t need = sizeof(held) + len;
     if (ing->hold_n + need > ing->hold_cap) {
         size_t cap = ing->hold_cap ? ing->hold_cap : 64 * 1024;
@@ -449,6 +462,8 @@ static mfu_status hold_line(mfu_ingest *ing, const char *text, size_t len, long 
         ing->hold_cap = cap;
     }
     held hd = {lineno, len};
+    if (lr_pending)
+        ing->lr_off[ing->lr_n++] = ing->hold_n;
     memcpy(ing->hold + ing->hold_n, &hd, sizeof hd);
     memcpy(ing->hold + ing->hold_n + sizeof hd, text, len);
     ing->hold_n += need;
@@ -487,6 +502,9 @@ static void drop_hold(mfu_ingest *ing)
     free(ing->hold);
     ing->hold = NULL;
     ing->hold_n = ing->hold_cap = 0;
+    free(ing->lr_off);
+    ing->lr_off = NULL;
+    ing->lr_n = ing->lr_cap = 0;
 }
 
 /* Choose the format at registry index best (or keep the forced one: best < 0) and replay the
@@ -556,6 +574,28 @@ static long last_resort_index(void)
         if (mfu__format_at(i)->last_resort)
             return (long)i;
     return -1;
+}
+
+/* Count the last resort's scores of the held lines that detect_line left to it (lr_pending):
+ * before anything reads scores[lr] or step_lines[lr]. Cleaning is a function of the bytes and
+ * the line number, so each line is scored as detect_line would have scored it. */
+static void lr_flush(mfu_ingest *ing)
+{
+    long lr = last_resort_index();
+    for (size_t k = 0; lr >= 0 && k < ing->lr_n; k++) {
+        size_t off = ing->lr_off[k];
+        held hd;
+        memcpy(&hd, ing->hold + off, sizeof hd);
+        mfu__line ln;
+        mfu__clean_line((const char *)ing->hold + off + sizeof hd, hd.len, hd.lineno,
+                        ing->clean_buf, &ln);
+        int sc = mfu__format_at((size_t)lr)->detect(&ln);
+        if (sc > 0) {
+            ing->scores[lr] += sc;
+            ing->step_lines[lr] += sc >= MFU__DETECT_STEP;
+        }
+    }
+    ing->lr_n = 0;
 }
 
 static long best_index(const mfu_ingest *ing, long *best_score, long *second)
@@ -675,6 +715,7 @@ static mfu_status decide(mfu_ingest *ing, bool at_end, bool *none, mfu_error *er
         if (tr[ci].steps > 0)
             return choose(ing, ci, err);
     }
+    lr_flush(ing);
     long lr = last_resort_index();
     if (lr >= 0 && ing->step_lines[lr] > 0)
         return choose(ing, lr, err);
@@ -711,36 +752,49 @@ static mfu_status maybe_early(mfu_ingest *ing, mfu_error *err)
 static mfu_status detect_line(mfu_ingest *ing, const mfu__rline *rl, mfu_error *err)
 {
     long line_score = 0;
+    bool lr_pending = false;
     if (!ing->holding) {
         mfu__line ln;
         mfu__clean_line(rl->text, rl->len, rl->lineno, ing->clean_buf, &ln);
-        long specific = 0, lr_score = 0;
+        long specific = 0;
         size_t lr = (size_t)-1;
         for (size_t i = 0; i < mfu__format_count(); i++) {
             const mfu__format *f = mfu__format_at(i);
             if (!ln.len)
                 break;
-            int sc = f->detect(&ln);
             if (f->last_resort) {
                 lr = i;
-                lr_score = sc;
                 continue;
             }
+            int sc = f->detect(&ln);
             ing->scores[i] += sc;
             ing->step_lines[i] += sc >= MFU__DETECT_STEP;
             line_score += sc;
             if (!f->generic)
                 specific += sc;
         }
-        if (lr != (size_t)-1 && specific == 0 && lr_score > 0) { /* a line nobody else reads */
-            ing->scores[lr] += lr_score;
-            ing->step_lines[lr] += lr_score >= MFU__DETECT_STEP;
-            line_score += lr_score;
+        ing->other_scored = ing->other_scored || line_score > 0;
+        if (lr != (size_t)-1 && specific == 0) { /* a line nobody else reads */
+            /* The last resort's score counts only where another format has not scored (the
+             * early choice of maybe_early) or in decide() after the trials; its detect() is
+             * the costly one (a JSON-lines log: a tenth of the ingest for its first 2000
+             * lines), so once another format has scored, a held line is left for lr_flush(),
+             * which those readers call first. Past the window the score decides at once. */
+            if (ing->other_scored && !ing->window_over) {
+                lr_pending = true;
+            } else {
+                int lr_score = mfu__format_at(lr)->detect(&ln);
+                if (lr_score > 0) {
+                    ing->scores[lr] += lr_score;
+                    ing->step_lines[lr] += lr_score >= MFU__DETECT_STEP;
+                    line_score += lr_score;
+                }
+            }
         }
     }
     ing->scored_lines++;
     if (!ing->window_over || line_score > 0) {
-        if (hold_line(ing, rl->text, rl->len, rl->lineno) != MFU_OK)
+        if (hold_line(ing, rl->text, rl->len, rl->lineno, lr_pending) != MFU_OK)
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory holding lines for detection");
     }
     if (ing->scored_lines >= (long)ing->detect_lines ||
@@ -967,6 +1021,7 @@ mfu_status mfu_ingest_finish(mfu_ingest *ing, mfu_run **out, mfu_error *err)
         } else if (!ing->decided) {
             st = decide(ing, true, &none, err);
         } else { /* past the window: as detect_line decides */
+            lr_flush(ing);
             long bs, s2;
             long bi = best_index(ing, &bs, &s2), lr = last_resort_index();
             if (bi < 0 && lr >= 0 && ing->step_lines[lr] > 0)

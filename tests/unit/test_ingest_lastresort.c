@@ -529,6 +529,27 @@ static void hint_only_format_is_tried_first(void **state)
     free(b.p);
 }
 
+/* JSON side lines (the JSON-lines reader's hints) before steps that only the generic reader
+ * reads: the last resort's scores of the held lines are counted only when the JSON-lines
+ * trial has read nothing (lr_flush in ingest.c), and then they choose it as before. */
+static void json_side_lines_then_generic_steps(void **state)
+{
+    (void)state;
+    ingest_tbuf b = {0};
+    for (int i = 1; i <= 10; i++)
+        ingest_tput(&b, "{\"config\": %d, \"name\": \"x\"}\n", i);
+    for (int i = 1; i <= 100; i++)
+        ingest_tput(&b, "step %d | loss %.3f | tok/s %d | dt %.3f s\n", i, 2.0, 50000, 0.8);
+    mfu_ingest_stats st;
+    mfu_error e;
+    mfu_run *run = ingest_text_map(b.p, NULL, NULL, 0, &st, MFU_OK, &e);
+    assert_string_equal(st.format, "generic");
+    assert_int_equal(mfu_run_count(run), 100);
+    assert_near(ingest_row(run, 99).step_time_s, 0.8, 1e-15);
+    mfu_run_free(run);
+    free(b.p);
+}
+
 /* ---- when nothing reads a log -------------------------------------------------------------- */
 
 static int count_of(const char *hay, const char *needle)
@@ -588,6 +609,7 @@ int main(void)
         cmocka_unit_test(detection_never_steals),
         cmocka_unit_test(specific_wins_over_generic_lines),
         cmocka_unit_test(hint_only_format_is_tried_first),
+        cmocka_unit_test(json_side_lines_then_generic_steps),
         cmocka_unit_test(one_error_with_the_closest_formats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -534,6 +534,56 @@ static void plausible_and_infinities(void **state)
     }
 }
 
+/* The edges of the rules that mfu__step_plausible checks without a message first (a count of
+ * -inf is made absent and passes; -0 and NaN are not negative; the limits themselves pass and
+ * one past them is refused with *out untouched), in place and into another step. */
+static void plausible_edges(void **state)
+{
+    (void)state;
+    mfu_step s, out;
+    mfu_error e;
+    mfu_step_init(&s);
+    s.step = MFU__RUN_MAX_STEP_NUMBER;
+    s.step_time_s = MFU__RUN_MAX_STEP_TIME_S;
+    s.tokens = -INFINITY;
+    s.samples = -0.0;
+    s.loss = -INFINITY;
+    s.memory_bytes = INFINITY;
+    assert_int_equal(mfu__step_plausible(&s, &out, &e), MFU_OK);
+    assert_true(isnan(out.tokens) && isnan(out.memory_bytes) && isnan(out.loss));
+    assert_true(out.flags & MFU_STEP_LOSS_NAN);
+    assert_true(out.samples == 0 && signbit(out.samples));
+    assert_true(out.step == s.step && out.step_time_s == s.step_time_s);
+    assert_true(isinf(s.tokens));                              /* in is not changed */
+    assert_int_equal(mfu__step_plausible(&s, &s, &e), MFU_OK); /* in place */
+    assert_true(isnan(s.tokens) && (s.flags & MFU_STEP_LOSS_NAN));
+    const struct {
+        int64_t step;
+        double st, tokens;
+        const char *msg;
+    } bad[] = {
+        {-1, 1, 1, "step number -1 is negative"},
+        {MFU__RUN_MAX_STEP_NUMBER + 1, 1, 1, "the largest step number kept"},
+        {1, nextafter(MFU__RUN_MAX_STEP_TIME_S, INFINITY), 1, "longer than a step can take"},
+        {1, INFINITY, 1, "step time inf is not finite"},
+        {1, -INFINITY, 1, "step time -inf is not finite"},
+        {1, -1e-300, 1, "step time -1e-300 s is negative"},
+        {1, 1, -1e-300, "token count -1e-300 is negative"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mfu_step_init(&s);
+        s.step = bad[i].step;
+        s.step_time_s = bad[i].st;
+        s.tokens = bad[i].tokens;
+        mfu_step_init(&out);
+        out.step = 77;
+        memset(&e, 0, sizeof e);
+        assert_int_equal(mfu__step_plausible(&s, &out, &e), MFU_E_RANGE);
+        assert_non_null(strstr(e.message, bad[i].msg));
+        assert_int_equal(out.step, 77);
+    }
+}
+
 /* ---- the docs ---------------------------------------------------------------------------- */
 
 static char *read_doc(const char *rel)
@@ -590,6 +640,7 @@ int main(void)
         cmocka_unit_test(store_round_trip),
         cmocka_unit_test(map_every_field),
         cmocka_unit_test(plausible_and_infinities),
+        cmocka_unit_test(plausible_edges),
         cmocka_unit_test(docs_name_every_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
