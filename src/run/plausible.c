@@ -17,6 +17,7 @@
  * dropped (made absent), as it always was: a framework's tokens/s of a zero-time step, a
  * "global batch size: inf".
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -36,25 +37,23 @@ static mfu_status refuse(mfu_error *err, const char *what, double v, const char 
     return mfu__fail(err, MFU_E_RANGE, 0, "%s %s %s", what, num(b, sizeof b, v), why);
 }
 
-/* The rules of plausible() without a message: true when every one holds, and then plausible()
- * would pass the step. It runs for every step of every log, so it reads the fields of *in in
- * place; building plausible()'s table of the counts and copying the step twice were a fifth
- * of a JSON-lines ingest (docs/internals/ingest.md "Performance"). A count of -inf gives false
- * here although plausible() makes it absent and passes it: the rare cases are left to it. */
-#define NONNEG_OK_NONNEG(name) ok &= !(in->name < 0);
-#define NONNEG_OK_ANY(name)
-#define NONNEG_OK(kind, name, NAME, arg, map, since, unit, what, help)                             \
-    MFU__STEP_IF_DOUBLE_##kind(NONNEG_OK_1(arg, name))
-#define NONNEG_OK_1(arg, name) NONNEG_OK_##arg(name)
-static bool all_plausible(const mfu_step *in)
+/* mfu__step_plain: the rules of plausible() without a message, read in place, and no
+ * infinite double (so that nothing would be dropped). It runs for every step of every log and
+ * every monitor record: building plausible()'s table of the counts and copying the step twice
+ * were a fifth of a JSON-lines ingest and of a record (docs/internals/plausible.md). */
+#define PLAIN_NONNEG(name) bad |= (s->name < 0) | (fabs(s->name) > DBL_MAX);
+#define PLAIN_ANY(name) bad |= fabs(s->name) > DBL_MAX;
+#define PLAIN_1(arg, name) PLAIN_##arg(name)
+#define PLAIN(kind, name, NAME, arg, map, since, unit, what, help)                                 \
+    MFU__STEP_IF_DOUBLE_##kind(PLAIN_1(arg, name))
+bool mfu__step_plain(const mfu_step *s)
 {
-    double st = in->step_time_s;
-    bool ok = in->step >= 0 && in->step <= MFU__RUN_MAX_STEP_NUMBER && !isinf(st) &&
-              !(st > MFU__RUN_MAX_STEP_TIME_S);
-    MFU_STEP_FIELDS(NONNEG_OK)
-    return ok;
+    bool bad = s->step < 0 || s->step > MFU__RUN_MAX_STEP_NUMBER ||
+               s->step_time_s > MFU__RUN_MAX_STEP_TIME_S;
+    MFU_STEP_FIELDS(PLAIN)
+    return !bad;
 }
-#undef NONNEG_OK
+#undef PLAIN
 
 /* The rules with the message of the first that fails (only asked when one does). */
 static mfu_status plausible(const mfu_step *in, mfu_step *out, mfu_error *err)
@@ -97,10 +96,9 @@ static mfu_status plausible(const mfu_step *in, mfu_step *out, mfu_error *err)
 
 mfu_status mfu__step_plausible(const mfu_step *in, mfu_step *out, mfu_error *err)
 {
-    if (!all_plausible(in))
-        return plausible(in, out, err);
+    if (!mfu__step_plain(in))
+        return plausible(in, out, err); /* decides, drops infinities, or says why not */
     if (out != in)
         *out = *in;
-    mfu__step_drop_inf(out);
     return MFU_OK;
 }

@@ -16,7 +16,6 @@
 #define _DEFAULT_SOURCE /* madvise */
 #include "mfu/run.h"
 
-#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -413,24 +412,6 @@ static bool keep_obs(mfu_run *r, const mfu_rank_obs *o)
     return true;
 }
 
-/* Whether mfu__step_plausible would take *s as it is: a step number in range, a step time
- * not beyond the longest, no infinite double (so that nothing is dropped) and no negative one
- * among those marked NONNEG (plausible.c has the rules; this is their plain case, asked first
- * because the full check copies the step twice and builds a table of its counts: a fifth of
- * a monitor's record). Anything else goes to mfu__step_plausible, which decides. */
-#define PLAIN_NONNEG(name) bad |= (s->name < 0) | (fabs(s->name) > DBL_MAX);
-#define PLAIN_ANY(name) bad |= fabs(s->name) > DBL_MAX;
-#define PLAIN_1(arg, name) PLAIN_##arg(name)
-#define PLAIN(kind, name, NAME, arg, map, since, unit, what, help)                                 \
-    MFU__STEP_IF_DOUBLE_##kind(PLAIN_1(arg, name))
-static bool plainly_plausible(const mfu_step *s)
-{
-    bool bad = s->step < 0 || s->step > MFU__RUN_MAX_STEP_NUMBER ||
-               s->step_time_s > MFU__RUN_MAX_STEP_TIME_S;
-    MFU_STEP_FIELDS(PLAIN)
-    return !bad;
-}
-
 /* mfu_run_append; with row, *row and *at get the row the step went to as mfu_run_get reads
  * it after the append (the new last row, or the row a repeat merged into). */
 static mfu_status append(mfu_run *run, const mfu_step *in, mfu_step *row, size_t *at, bool *merged,
@@ -442,7 +423,7 @@ static mfu_status append(mfu_run *run, const mfu_step *in, mfu_step *row, size_t
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_append: run and step must not be NULL");
     mfu_step checked; /* the run's invariants: plausible.c */
     const mfu_step *s = in;
-    if (!plainly_plausible(in)) {
+    if (!mfu__step_plain(in)) { /* the plain case needs no copy */
         mfu_status pst = mfu__step_plausible(in, &checked, err);
         if (pst != MFU_OK)
             return pst;

@@ -33,6 +33,12 @@ bool mfu__rank_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b);
  * file and line; *out is then untouched. in and out must not be NULL and may be equal. */
 mfu_status mfu__step_plausible(const mfu_step *in, mfu_step *out, mfu_error *err);
 
+/* Whether mfu__step_plausible would take *s as it is: every rule holds and no double is
+ * infinite (nothing to drop). The cheap question, asked first by mfu__step_plausible and by
+ * mfu_run_append (which then skips the copy); false says nothing about refusal. s must not be
+ * NULL. */
+bool mfu__step_plain(const mfu_step *s);
+
 /* mfu_run_append, giving back the row the step went to: *at its index (the new last row, or
  * the row a repeat merged into) and *row that row as mfu_run_get reads it after the append
  * (the monitor writes and counts it without reading the run again). row and at must not be
