@@ -527,15 +527,14 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
         keep = malloc(q.max_points * sizeof *keep);
         size_t *cand = NULL, ncand = total;
         double *gather = NULL;
-        if (keep && preselect) {
+        if (keep && preselect)
             cand = malloc(mfu__mm_cap(level, total) * sizeof *cand);
-            if (cand)
-                ncand = mfu__mm_candidates(&r->mm[(int)f0], level, lo, hi, cand);
-        }
         const size_t *rows = cand ? cand : idx;
         if (keep && rows) {
-            gather = malloc(ncand * sizeof *gather);
-            if (gather && base) /* rows far apart in a long column: fetch ahead of the loads */
+            gather = malloc((cand ? mfu__mm_cap(level, total) : ncand) * sizeof *gather);
+            if (gather && cand) /* the candidates' numbers come with them */
+                ncand = mfu__mm_candidates_v(&r->mm[(int)f0], level, lo, hi, base, cand, gather);
+            else if (gather && base) /* rows far apart in a long column: fetch ahead */
                 for (size_t i = 0; i < ncand; i++) {
                     if (i + GATHER_AHEAD < ncand)
                         __builtin_prefetch(&base[rows[i + GATHER_AHEAD]]);

@@ -165,6 +165,7 @@ typedef struct mfu__mm {
     unsigned char *lo0, *hi0;
     size_t cap0;
     uint32_t *lo[MFU__MM_LEVELS], *hi[MFU__MM_LEVELS];
+    double *vlo[MFU__MM_LEVELS], *vhi[MFU__MM_LEVELS]; /* the numbers of those rows */
     size_t cap[MFU__MM_LEVELS];
 } mfu__mm;
 /* Rows per block of level (0 .. MFU__MM_LEVELS). */
@@ -188,6 +189,12 @@ size_t mfu__mm_cap(int level, size_t total);
  * partial blocks at both ends and the extremes of each whole block. Returns the
  * count. */
 size_t mfu__mm_candidates(const mfu__mm *p, int level, size_t from, size_t to, size_t *out);
+/* The same, with each candidate's number into vals[i] (col[out[i]], col the column p was last
+ * updated from; NaN where col is NULL): the extremes of blocks of level 1 up come from the
+ * pyramid, which keeps them beside their rows, so that a range of a long run does not load its
+ * candidates from all over the column. */
+size_t mfu__mm_candidates_v(const mfu__mm *p, int level, size_t from, size_t to, const double *col,
+                            size_t *out, double *vals);
 
 /* ---- prom.c ----------------------------------------------------------------------------- */
 
