@@ -13,6 +13,10 @@
  * member of mfu_step in MFU_STEP_FIELDS order one tag byte and
  * either its one value (tag 0: every row holds it) or its n values (tag 1), each the member's
  * own bytes. A column the log never printed costs nine bytes before compression.
+ *
+ * Read back, a chunk is opened as columns (mfu__chunk_open: decompressed into a buffer reused
+ * from chunk to chunk, each member's values found in it) that mfu__run_load copies into the
+ * run whole, or turned into rows (mfu__chunk_rows) when they must be appended one by one.
  */
 #include "store/internal.h"
 
