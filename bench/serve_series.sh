@@ -9,7 +9,8 @@
 # The run is generated as canonical JSON-lines (a steady 1.5 s step with noise, a slow step
 # every 1000, 262144 tokens a step) and ingested by each mfu into its own store (a store of a
 # newer schema is refused by an older mfu). Per round and per mfu, one fresh server:
-#   load                      the first request, max_points=2000 over the whole run
+#   load                      the first request, max_points=2000 over the whole run: its
+#                             wall time and the server's CPU time for it (/proc/PID/stat)
 #   same query                wrk -t2 -c8: the dashboard's default request again and again
 #                             (answered from the series cache where there is one)
 #   random ranges             wrk -t2 -c8 with a script: each request a random range of half
@@ -89,6 +90,9 @@ lua "$tmp/rand.lua" "max_points=2000"
 lua "$tmp/axes.lua" "max_points=2000&axes=1"
 lua "$tmp/rand20k.lua" "max_points=20000"
 
+cpu_ticks() { # PID: its user + system CPU so far, in clock ticks (/proc/PID/stat fields 14, 15)
+    awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
 ms() { # wrk latency (us, ms, s, m) -> ms
     awk -v v="$1" 'BEGIN { u = v; sub(/[0-9.]+/, "", u); x = v + 0;
         if (u == "us") x /= 1000; else if (u == "s") x *= 1000; else if (u == "m") x *= 60000;
@@ -116,13 +120,16 @@ one_server() { # K ROUND
     for _ in $(seq 100); do grep -q http:// "$tmp/serve.out" 2>/dev/null && break; sleep 0.1; done
     url=$(grep -o 'http://[^ ]*' "$tmp/serve.out")
     url=${url%/}
-    local t0 load
+    local t0 load c0 cpu
+    c0=$(cpu_ticks "$pid")
     t0=$(now)
     curl -sf -o /dev/null "$url/api/runs/big/series?fields=mfu&max_points=2000"
     load=$(since "$t0")
-    printf "   %-5s %-26s %6s s   server RSS %s\n" "$name" "load (first request)" "$load" \
-        "$(awk '/VmRSS/ { printf "%.0f MB", $2 / 1024 }' /proc/$pid/status)"
+    cpu=$(awk -v a="$c0" -v b="$(cpu_ticks "$pid")" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t }')
+    printf "   %-5s %-26s %6s s   server CPU %s s   server RSS %s\n" "$name" "load (first request)" \
+        "$load" "$cpu" "$(awk '/VmRSS/ { printf "%.0f MB", $2 / 1024 }' /proc/$pid/status)"
     echo "$name|load|$load|$load|0" >>"$tmp/results"
+    echo "$name|load CPU|$cpu|$cpu|0" >>"$tmp/results"
     wrk_run "$name" "same query" - "/api/runs/big/series?fields=mfu&max_points=2000"
     wrk_run "$name" "random ranges" "$tmp/rand.lua" "/"
     wrk_run "$name" "axes, random ranges" "$tmp/axes.lua" "/"
@@ -140,8 +147,8 @@ for r in $(seq "$rounds"); do
     fi
 done
 
-echo "== medians over $rounds rounds (p50 / p99 in ms; load in s)"
-for label in "load" "same query" "random ranges" "axes, random ranges" "random, 20000 points"; do
+echo "== medians over $rounds rounds (p50 / p99 in ms; load: the first request's wall and the server's CPU for it, s)"
+for label in "load" "load CPU" "same query" "random ranges" "axes, random ranges" "random, 20000 points"; do
     for name in "${names[@]}"; do
         p50=$(awk -F'|' -v n="$name" -v l="$label" '$1 == n && $2 == l { print $3 }' "$tmp/results" | median)
         p99=$(awk -F'|' -v n="$name" -v l="$label" '$1 == n && $2 == l { print $4 }' "$tmp/results" | median)

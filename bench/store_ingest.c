@@ -12,7 +12,12 @@
  * million takes minutes on a real disk); rates are compared in rows/s. Prints both rates and
  * their ratio. Not a test: numbers depend on the disk.
  *
+ * With --get DB: times mfu_store_get_run() of run NAME (--run, default "big") of the store DB
+ * instead, ROUNDS times (--rounds, default 5), in CPU seconds of this process, and prints each
+ * round and the median (the rows of a stored run read back: column chunks, then rows).
+ *
  * usage: bench_store_ingest [--rows N] [--baseline-rows B] [--dir DIR]
+ *        bench_store_ingest --get DB [--run NAME] [--rounds ROUNDS]
  */
 #include <math.h>
 #include <stdio.h>
@@ -72,10 +77,54 @@ static void fill_step(mfu_step *s, int64_t i)
     s->dtype = 3;
 }
 
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* --get: mfu_store_get_run of run name in db, rounds times. */
+static int time_get(const char *db, const char *name, int64_t rounds)
+{
+    mfu_error e;
+    mfu_store *s = NULL;
+    if (mfu_store_open(db, MFU_STORE_READONLY, &s, &e) != MFU_OK)
+        die("opening the store", &e);
+    int64_t id = 0;
+    if (mfu_store_find_run(s, name, &id, &e) != MFU_OK)
+        die("finding the run", &e);
+    double t[64];
+    if (rounds > 64)
+        rounds = 64;
+    size_t n = 0;
+    for (int64_t r = 0; r < rounds; r++) {
+        mfu_run *run = NULL;
+        double t0 = cpu_s();
+        if (mfu_store_get_run(s, id, &run, &e) != MFU_OK)
+            die("reading the run", &e);
+        t[r] = cpu_s() - t0;
+        n = mfu_run_count(run);
+        mfu_run_free(run);
+        printf("round %lld: mfu_store_get_run %zu rows %.3f s CPU\n", (long long)r + 1, n, t[r]);
+    }
+    qsort(t, (size_t)rounds, sizeof *t, cmp_double);
+    printf("median of %lld: %.3f s CPU (%.1f ns/row)\n", (long long)rounds, t[rounds / 2],
+           n ? t[rounds / 2] * 1e9 / (double)n : 0.0);
+    mfu_store_close(s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int64_t rows = 1000000, base_rows = 50000;
-    const char *dir = NULL;
+    int64_t rows = 1000000, base_rows = 50000, rounds = 5;
+    const char *dir = NULL, *get = NULL, *run_name = "big";
     for (int i = 1; i + 1 < argc; i += 2) {
         int64_t v = 0;
         if (strcmp(argv[i], "--rows") == 0 && mfu__parse_int64(argv[i + 1], &v) && v > 0)
@@ -85,12 +134,20 @@ int main(int argc, char **argv)
             base_rows = v;
         else if (strcmp(argv[i], "--dir") == 0)
             dir = argv[i + 1];
+        else if (strcmp(argv[i], "--get") == 0)
+            get = argv[i + 1];
+        else if (strcmp(argv[i], "--run") == 0)
+            run_name = argv[i + 1];
+        else if (strcmp(argv[i], "--rounds") == 0 && mfu__parse_int64(argv[i + 1], &v) && v > 0)
+            rounds = v;
         else {
-            fprintf(stderr,
-                    "usage: bench_store_ingest [--rows N] [--baseline-rows B] [--dir DIR]\n");
+            fprintf(stderr, "usage: bench_store_ingest [--rows N] [--baseline-rows B] [--dir DIR]\n"
+                            "       bench_store_ingest --get DB [--run NAME] [--rounds N]\n");
             return 2;
         }
     }
+    if (get)
+        return time_get(get, run_name, rounds);
     if (base_rows > rows)
         base_rows = rows;
     char tmpl[512];

@@ -323,6 +323,166 @@ mfu_status mfu_run_reserve(mfu_run *run, size_t rows, mfu_error *err)
     return rows > run->cap ? grow_to(run, rows, err) : MFU_OK;
 }
 
+/* ---- bulk load: rows of a stored run, column by column (mfu__run_load, run/step.h) ------- */
+
+/* Value i of member m of c into dst (any alignment: a move, not a call). */
+#define LOAD_AT(c, m, i, dst)                                                                      \
+    memcpy(&(dst), (const char *)(c)->at[m] + (i) * (c)->stride[m], sizeof(dst))
+
+/* Whether the values of double member m (n rows) are ones mfu_run_append keeps as they are:
+ * none infinite, none negative where nonneg, none above max. */
+static bool load_double_ok(const mfu__run_cols *c, int m, size_t n, bool nonneg, double max)
+{
+    size_t rows = c->stride[m] ? n : 1;
+    bool bad = false;
+    for (size_t i = 0; i < rows; i++) {
+        double v;
+        LOAD_AT(c, m, i, v);
+        bad |= isinf(v) || (nonneg && v < 0) || v > max;
+    }
+    return !bad;
+}
+
+/* The first of the n rows of double member m that is not NaN; n when none is. */
+static size_t load_double_first(const mfu__run_cols *c, int m, size_t n)
+{
+    size_t rows = c->stride[m] ? n : 1;
+    for (size_t i = 0; i < rows; i++) {
+        double v;
+        LOAD_AT(c, m, i, v);
+        if (!isnan(v))
+            return i;
+    }
+    return n;
+}
+
+/* Rows [from, n) of member m into dst[from..n) (dst: the column at the first loaded row), the
+ * rows before from NaN: the rows before a column is made read as NaN, whatever NaN they held. */
+static void load_double(double *dst, const mfu__run_cols *c, int m, size_t n, size_t from)
+{
+    for (size_t i = 0; i < from; i++)
+        dst[i] = NAN;
+    if (c->stride[m] == sizeof(double)) {
+        memcpy(dst + from, (const char *)c->at[m] + from * sizeof(double),
+               (n - from) * sizeof(double));
+        return;
+    }
+    for (size_t i = from; i < n; i++)
+        LOAD_AT(c, m, i, dst[i]);
+}
+
+/* Per aux kind: whether a value of member m (n rows, of the member's type) is not the array's
+ * absent value, and the n values into dst as the array keeps them. */
+#define LOAD_AUX_FNS(KIND)                                                                         \
+    static bool load_any_##KIND(const mfu__run_cols *c, int m, size_t n)                           \
+    {                                                                                              \
+        size_t rows = c->stride[m] ? n : 1;                                                        \
+        for (size_t i = 0; i < rows; i++) {                                                        \
+            MFU__STEP_CTYPE_##KIND v;                                                              \
+            LOAD_AT(c, m, i, v);                                                                   \
+            if (AUX_OF_##KIND(v) != AUX_ABSENT_##KIND)                                             \
+                return true;                                                                       \
+        }                                                                                          \
+        return false;                                                                              \
+    }                                                                                              \
+    static void load_put_##KIND(AUX_TYPE_##KIND *dst, const mfu__run_cols *c, int m, size_t n)     \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            MFU__STEP_CTYPE_##KIND v;                                                              \
+            LOAD_AT(c, m, i, v);                                                                   \
+            dst[i] = (AUX_TYPE_##KIND)AUX_OF_##KIND(v);                                            \
+        }                                                                                          \
+    }
+LOAD_AUX_FNS(SCOPE)
+LOAD_AUX_FNS(FLAGS)
+LOAD_AUX_FNS(RANK)
+LOAD_AUX_FNS(CODE)
+
+/* Whether rows of *c may be loaded whole (mfu__run_load's conditions). */
+#define LOAD_MAX_ANY INFINITY
+#define LOAD_MAX_NONNEG INFINITY
+#define LOAD_NONNEG_ANY false
+#define LOAD_NONNEG_NONNEG true
+#define LOAD_CHECK(kind, name, NAME, arg, map, since, unit, what, help)                            \
+    MFU__STEP_IF_DOUBLE_##kind(LOAD_CHECK_1(NAME, arg))
+#define LOAD_CHECK_1(NAME, arg)                                                                    \
+    if (!load_double_ok(c, MFU__MEMBER_##NAME, n, LOAD_NONNEG_##arg,                               \
+                        MFU__MEMBER_##NAME == MFU__MEMBER_STEP_TIME_S ? MFU__RUN_MAX_STEP_TIME_S   \
+                                                                      : LOAD_MAX_##arg))           \
+        return false;
+static bool load_ok(const mfu_run *r, const mfu__run_cols *c, size_t n)
+{
+    if (n > r->max_rows - r->n || (n > 1 && c->stride[MFU__MEMBER_STEP] == 0))
+        return false;
+    int64_t prev = r->n ? r->step[r->n - 1] : -1; /* numbers that rise: no row finds a repeat */
+    for (size_t i = 0; i < n; i++) {
+        int64_t s;
+        LOAD_AT(c, MFU__MEMBER_STEP, i, s);
+        if (s <= prev || s > MFU__RUN_MAX_STEP_NUMBER)
+            return false;
+        prev = s;
+    }
+    MFU_STEP_FIELDS(LOAD_CHECK)
+    return true;
+}
+
+/* The columns the rows fill that the run has not made yet, made (their rows so far absent);
+ * from[c] = the first loaded row that fills double column c when it is made here, else 0. */
+#define LOAD_MAKE(kind, name, NAME, arg, map, since, unit, what, help)                             \
+    MFU__STEP_IF_DOUBLE_##kind(LOAD_MAKE_D(NAME)) AUX_IF_##kind(LOAD_MAKE_A(kind, name, NAME))
+#define LOAD_MAKE_D(NAME)                                                                          \
+    if (!r->col[MFU_COL_##NAME]) {                                                                 \
+        from[MFU_COL_##NAME] = load_double_first(c, MFU__MEMBER_##NAME, n);                        \
+        if (from[MFU_COL_##NAME] < n && !make_col(r, MFU_COL_##NAME))                              \
+            return false;                                                                          \
+    }
+#define LOAD_MAKE_A(kind, name, NAME)                                                              \
+    if (!r->a_##name && load_any_##kind(c, MFU__MEMBER_##NAME, n) && !make_aux(r, AUX_##NAME))     \
+        return false;
+static bool load_make(mfu_run *r, const mfu__run_cols *c, size_t n, size_t from[MFU_COL_COUNT_])
+{
+    MFU_STEP_FIELDS(LOAD_MAKE)
+    return true;
+}
+
+mfu_status mfu__run_load(mfu_run *run, const mfu__run_cols *cols, size_t n, bool *taken,
+                         mfu_error *err)
+{
+    if (taken)
+        *taken = false;
+    if (!run || !cols || !taken)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu__run_load: run, cols and taken are required");
+    if (!load_ok(run, cols, n))
+        return MFU_OK;
+    size_t need = run->n + n;
+    if (need > run->cap) {
+        size_t ncap = run->cap * 2 > need ? run->cap * 2 : need;
+        mfu_status st = grow_to(run, ncap < run->max_rows ? ncap : run->max_rows, err);
+        if (st != MFU_OK)
+            return st;
+    }
+    size_t from[MFU_COL_COUNT_] = {0};
+    if (!load_make(run, cols, n, from))
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory adding a column to the run");
+    /* every column is made: the rows are written and counted last */
+    size_t i0 = run->n;
+    for (size_t i = 0; i < n; i++)
+        LOAD_AT(cols, MFU__MEMBER_STEP, i, run->step[i0 + i]);
+#define LOAD_PUT(kind, name, NAME, arg, map, since, unit, what, help)                              \
+    MFU__STEP_IF_DOUBLE_##kind(LOAD_PUT_D(NAME)) AUX_IF_##kind(LOAD_PUT_A(kind, name, NAME))
+#define LOAD_PUT_D(NAME)                                                                           \
+    if (run->col[MFU_COL_##NAME])                                                                  \
+        load_double(run->col[MFU_COL_##NAME] + i0, cols, MFU__MEMBER_##NAME, n,                    \
+                    from[MFU_COL_##NAME]);
+#define LOAD_PUT_A(kind, name, NAME)                                                               \
+    if (run->a_##name)                                                                             \
+        load_put_##kind(run->a_##name + i0, cols, MFU__MEMBER_##NAME, n);
+    MFU_STEP_FIELDS(LOAD_PUT)
+    run->n = need;
+    *taken = true;
+    return MFU_OK;
+}
+
 /* Where each double column's field lies in mfu_step, in column order. */
 #define COL_OFF(kind, name, NAME, arg, map, since, unit, what, help)                               \
     MFU__STEP_IF_DOUBLE_##kind(COL_OFF_1(name, NAME))

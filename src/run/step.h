@@ -26,6 +26,38 @@ bool mfu__rank_obs_equal(const mfu_rank_obs *a, const mfu_rank_obs *b);
 #define MFU__RUN_MAX_STEP_NUMBER 1000000000000000000LL
 #define MFU__RUN_MAX_STEP_TIME_S (7.0 * 86400.0)
 
+/* The members of mfu_step (every field but the flag bits) by number, in MFU_STEP_FIELDS order:
+ * MFU__MEMBER_STEP, MFU__MEMBER_TIME_S, ..., MFU__MEMBERS_ (how many). */
+#define MFU__MEMBER_ENUM(kind, name, NAME, arg, map, since, unit, what, help)                      \
+    MFU__STEP_IF_MEMBER_##kind(MFU__MEMBER_ENUM_1(NAME))
+#define MFU__MEMBER_ENUM_1(NAME) MFU__MEMBER_##NAME,
+enum { MFU_STEP_FIELDS(MFU__MEMBER_ENUM) MFU__MEMBERS_ };
+
+/* n rows given as columns, for mfu__run_load: member m of row i is the value at
+ * (const char *)at[m] + i * stride[m], in the member's own type and bytes (any alignment);
+ * stride[m] 0 means every row holds the one value at at[m]. */
+typedef struct mfu__run_cols {
+    const void *at[MFU__MEMBERS_];
+    size_t stride[MFU__MEMBERS_];
+} mfu__run_cols;
+
+/* Append rows 0..n-1 of *cols to run as whole columns: for the rows of a run that was stored
+ * (mfu_store_get_run reads its column chunks so), which were checked and merged when they were
+ * appended the first time. *taken true (MFU_OK): the run is what mfu_run_append of each row in
+ * order would have made of it, every row a new one (no merge, no observation, the merge
+ * counter as it was), each value's bits as given (the caller makes NaN the one NaN if it
+ * wants) except, as in an append, that the rows before a column's first value read NaN, and
+ * columns made when a row is the first to fill them. *taken false (MFU_OK): the rows
+ * are not such rows and the run is unchanged; append them one by one. They are not when a
+ * step number is not above the one before it (the run's last row's, then the previous
+ * row's: a row could merge), when a value is one mfu_run_append refuses or changes (a step
+ * number out of 0..10^18, an infinite double, a negative count, a step time over 7 days), or
+ * when the run has no room for n more rows. Every column is checked before anything is
+ * written. Errors: MFU_E_INVALID (run, cols or taken NULL), MFU_E_NOMEM (the rows are not
+ * added; a column may have been made, holding absent values: readers see the run as it was). */
+mfu_status mfu__run_load(mfu_run *run, const mfu__run_cols *cols, size_t n, bool *taken,
+                         mfu_error *err);
+
 /* Whether *in may enter a run (plausible.c has the rules; mfu_run_append asks, once per
  * append). MFU_OK: *out is *in with its infinite optional figures made absent (NaN; an
  * infinite loss flagged MFU_STEP_LOSS_NAN). MFU_E_RANGE: the step is refused and err says

@@ -466,6 +466,9 @@ static void cache_put(mfu__srun *r, const char *key, const char *body, size_t le
     pthread_mutex_unlock(&r->cache_mu);
 }
 
+/* How many candidates ahead of its load the gather of the first field asks for a row. */
+#define GATHER_AHEAD 16
+
 static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *ctx,
                        mfu__reply *out)
 {
@@ -524,17 +527,22 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
         keep = malloc(q.max_points * sizeof *keep);
         size_t *cand = NULL, ncand = total;
         double *gather = NULL;
-        if (keep && preselect) {
+        if (keep && preselect)
             cand = malloc(mfu__mm_cap(level, total) * sizeof *cand);
-            if (cand)
-                ncand = mfu__mm_candidates(&r->mm[(int)f0], level, lo, hi, cand);
-        }
         const size_t *rows = cand ? cand : idx;
         if (keep && rows) {
-            gather = malloc(ncand * sizeof *gather);
-            if (gather)
+            gather = malloc((cand ? mfu__mm_cap(level, total) : ncand) * sizeof *gather);
+            if (gather && cand) /* the candidates' numbers come with them */
+                ncand = mfu__mm_candidates_v(&r->mm[(int)f0], level, lo, hi, base, cand, gather);
+            else if (gather && base) /* rows far apart in a long column: fetch ahead */
+                for (size_t i = 0; i < ncand; i++) {
+                    if (i + GATHER_AHEAD < ncand)
+                        __builtin_prefetch(&base[rows[i + GATHER_AHEAD]]);
+                    gather[i] = base[rows[i]];
+                }
+            else if (gather)
                 for (size_t i = 0; i < ncand; i++)
-                    gather[i] = base ? base[rows[i]] : NAN;
+                    gather[i] = NAN;
         }
         if (!keep || (preselect && !cand) || (rows && !gather)) {
             free(keep);
@@ -577,11 +585,20 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
     else
         mfu__jw_null(&w);
 #define ROW(j) (idx ? idx[keep ? keep[j] : (j)] : lo + (keep ? keep[j] : (j)))
+    /* The values of the rows sent, read in a loop of loads alone before they are printed: the
+     * rows lie far apart in columns of millions, and loads between the printing calls wait for
+     * memory one at a time. */
+    double *vals = malloc((nkeep ? nkeep : 1) * sizeof *vals);
+    int64_t *srow = malloc((nkeep ? nkeep : 1) * sizeof *srow);
+    if (srow)
+        for (size_t j = 0; j < nkeep; j++)
+            srow[j] = steps[ROW(j)];
     mfu__jw_key(&w, "step");
     mfu__jw_arr(&w);
     for (size_t j = 0; j < nkeep; j++)
-        mfu__jw_int(&w, steps[ROW(j)]);
+        mfu__jw_int(&w, srow ? srow[j] : steps[ROW(j)]);
     mfu__jw_end_arr(&w);
+    free(srow);
     if (q.axes) {
         /* Running sums from the run's first row to each point (rows kept ascend): seconds of
          * steps (step times) and tokens (tokens/s x step time of each row; rows without
@@ -623,11 +640,15 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
         const double *base = mfu__srun_column(r, fld);
         mfu__jw_key(&w, mfu__field_name(fld));
         mfu__jw_arr(&w);
+        if (vals && base)
+            for (size_t j = 0; j < nkeep; j++)
+                vals[j] = base[ROW(j)];
         for (size_t j = 0; j < nkeep; j++)
-            mfu__jw_num17(&w, base ? base[ROW(j)] : NAN);
+            mfu__jw_num17(&w, !base ? NAN : vals ? vals[j] : base[ROW(j)]);
         mfu__jw_end_arr(&w);
     }
 #undef ROW
+    free(vals);
     mfu__jw_end_obj(&w);
     mfu__jw_end_obj(&w);
     free(keep);

@@ -70,6 +70,10 @@ void mfu__jw_num(mfu__jw *w, double v); /* shortest form that reads back; null i
 /* As mfu__jw_num in 17 significant digits: reads back exactly too, about 3x faster (for the
  * long arrays of the series API), but 0.1 prints as 0.10000000000000001. */
 void mfu__jw_num17(mfu__jw *w, double v);
+/* v (finite) as printf's "%.17g" writes it, the same bytes, into out (40 bytes at least);
+ * returns the length. Exact integer arithmetic for 1e-6 <= |v| < 1e17 (a few times faster than
+ * snprintf), snprintf elsewhere. */
+size_t mfu__fmt_g17(char *out, double v);
 void mfu__jw_int(mfu__jw *w, int64_t v);
 void mfu__jw_bool(mfu__jw *w, bool v);
 void mfu__jw_null(mfu__jw *w);
@@ -161,6 +165,7 @@ typedef struct mfu__mm {
     unsigned char *lo0, *hi0;
     size_t cap0;
     uint32_t *lo[MFU__MM_LEVELS], *hi[MFU__MM_LEVELS];
+    double *vlo[MFU__MM_LEVELS], *vhi[MFU__MM_LEVELS]; /* the numbers of those rows */
     size_t cap[MFU__MM_LEVELS];
 } mfu__mm;
 /* Rows per block of level (0 .. MFU__MM_LEVELS). */
@@ -184,6 +189,12 @@ size_t mfu__mm_cap(int level, size_t total);
  * partial blocks at both ends and the extremes of each whole block. Returns the
  * count. */
 size_t mfu__mm_candidates(const mfu__mm *p, int level, size_t from, size_t to, size_t *out);
+/* The same, with each candidate's number into vals[i] (col[out[i]], col the column p was last
+ * updated from; NaN where col is NULL): the extremes of blocks of level 1 up come from the
+ * pyramid, which keeps them beside their rows, so that a range of a long run does not load its
+ * candidates from all over the column. */
+size_t mfu__mm_candidates_v(const mfu__mm *p, int level, size_t from, size_t to, const double *col,
+                            size_t *out, double *vals);
 
 /* ---- prom.c ----------------------------------------------------------------------------- */
 

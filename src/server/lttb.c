@@ -143,15 +143,6 @@ void mfu__blocks_update(const double *col, size_t n, size_t b0, unsigned char *l
     }
 }
 
-/* Append row j to out unless it is not after the last one (the range's first and last rows are
- * always candidates; a block extreme may be one of them). */
-static size_t push(size_t *out, size_t k, size_t j)
-{
-    if (k == 0 || j > out[k - 1])
-        out[k++] = j;
-    return k;
-}
-
 /* ---- the min/max pyramid ---------------------------------------------------------------- */
 
 size_t mfu__mm_block_rows(int level)
@@ -169,6 +160,8 @@ void mfu__mm_free(mfu__mm *p)
     for (int k = 0; k < MFU__MM_LEVELS; k++) {
         free(p->lo[k]);
         free(p->hi[k]);
+        free(p->vlo[k]);
+        free(p->vhi[k]);
     }
     memset(p, 0, sizeof *p);
 }
@@ -229,7 +222,17 @@ bool mfu__mm_update(mfu__mm *p, const double *col, size_t n, size_t from)
         p->hi[k] = hi;
         if (!ok)
             return false;
-        p->cap[k] = ca < cb ? ca : cb;
+        size_t cc = p->cap[k], cd = p->cap[k];
+        void *vlo = p->vlo[k], *vhi = p->vhi[k];
+        ok = mm_grow(&vlo, &cc, nb ? nb : 1, sizeof(double));
+        p->vlo[k] = vlo;
+        ok = ok && mm_grow(&vhi, &cd, nb ? nb : 1, sizeof(double));
+        p->vhi[k] = vhi;
+        if (!ok)
+            return false;
+        ca = ca < cb ? ca : cb;
+        cc = cc < cd ? cc : cd;
+        p->cap[k] = ca < cc ? ca : cc;
         size_t child_rows = rows / MFU__MM_FACTOR;
         size_t nchild = (n + child_rows - 1) / child_rows;
         for (size_t b = from / rows; b < nb; b++) {
@@ -250,6 +253,8 @@ bool mfu__mm_update(mfu__mm *p, const double *col, size_t n, size_t from)
             }
             p->lo[k][b] = lo_r;
             p->hi[k][b] = hi_r;
+            p->vlo[k][b] = col ? col[lo_r] : NAN;
+            p->vhi[k][b] = col ? col[hi_r] : NAN;
         }
     }
     p->n = n;
@@ -272,50 +277,79 @@ size_t mfu__mm_cap(int level, size_t total)
            4 * (size_t)MFU__MM_FACTOR * (size_t)(level + 1) + 4;
 }
 
-/* The rows of block b of level k: its smallest and largest number. */
-static void block_rows(const mfu__mm *p, int k, size_t b, size_t *x, size_t *y)
+/* Where candidates go: rows into out and, when vals is not NULL, their numbers into vals (from
+ * the pyramid's blocks of level 1 up, else from col; NaN where col is NULL). */
+typedef struct {
+    size_t *out;
+    double *vals;
+    const double *col;
+} cand_out;
+
+/* Append row j (number v) unless it is not after the last one (the range's first and last rows
+ * are always candidates; a block extreme may be one of them). */
+static size_t push_v(const cand_out *o, size_t k, size_t j, double v)
 {
-    if (k == 0) {
-        *x = b * MFU__BLOCK + p->lo0[b];
-        *y = b * MFU__BLOCK + p->hi0[b];
-    } else {
-        *x = p->lo[k - 1][b];
-        *y = p->hi[k - 1][b];
+    if (k == 0 || j > o->out[k - 1]) {
+        o->out[k] = j;
+        if (o->vals)
+            o->vals[k] = v;
+        k++;
     }
+    return k;
+}
+
+static double col_v(const cand_out *o, size_t j)
+{
+    return o->vals && o->col ? o->col[j] : NAN;
 }
 
 /* The candidates of rows [a, b) from blocks of level k at most (level -1: every row). */
-static size_t cover(const mfu__mm *p, int k, size_t a, size_t b, size_t *out, size_t n)
+static size_t cover(const mfu__mm *p, int k, size_t a, size_t b, const cand_out *o, size_t n)
 {
     if (a >= b)
         return n;
     if (k < 0) {
         for (size_t j = a; j < b; j++)
-            n = push(out, n, j);
+            n = push_v(o, n, j, col_v(o, j));
         return n;
     }
     size_t rows = mfu__mm_block_rows(k);
     size_t a1 = (a + rows - 1) / rows, b1 = b / rows; /* whole blocks a1 .. b1-1 */
     if (a1 >= b1)
-        return cover(p, k - 1, a, b, out, n);
-    n = cover(p, k - 1, a, a1 * rows, out, n);
-    for (size_t blk = a1; blk < b1; blk++) {
-        size_t x, y;
-        block_rows(p, k, blk, &x, &y);
-        n = push(out, n, x < y ? x : y);
-        n = push(out, n, x < y ? y : x);
+        return cover(p, k - 1, a, b, o, n);
+    n = cover(p, k - 1, a, a1 * rows, o, n);
+    if (k == 0) {
+        for (size_t blk = a1; blk < b1; blk++) {
+            size_t x = blk * MFU__BLOCK + p->lo0[blk], y = blk * MFU__BLOCK + p->hi0[blk];
+            n = push_v(o, n, x < y ? x : y, col_v(o, x < y ? x : y));
+            n = push_v(o, n, x < y ? y : x, col_v(o, x < y ? y : x));
+        }
+    } else { /* the numbers beside the rows: no load from the column, far apart in a long run */
+        const uint32_t *lo = p->lo[k - 1], *hi = p->hi[k - 1];
+        const double *vlo = p->vlo[k - 1], *vhi = p->vhi[k - 1];
+        for (size_t blk = a1; blk < b1; blk++) {
+            size_t x = lo[blk], y = hi[blk];
+            n = push_v(o, n, x < y ? x : y, x < y ? vlo[blk] : vhi[blk]);
+            n = push_v(o, n, x < y ? y : x, x < y ? vhi[blk] : vlo[blk]);
+        }
     }
-    return cover(p, k - 1, b1 * rows, b, out, n);
+    return cover(p, k - 1, b1 * rows, b, o, n);
 }
 
-size_t mfu__mm_candidates(const mfu__mm *p, int level, size_t from, size_t to, size_t *out)
+size_t mfu__mm_candidates_v(const mfu__mm *p, int level, size_t from, size_t to, const double *col,
+                            size_t *out, double *vals)
 {
     if (to <= from)
         return 0;
     if (level >= MFU__MM_LEVELS + 1)
         level = MFU__MM_LEVELS;
-    size_t k = 0;
-    out[k++] = from;
-    k = cover(p, level, from, to, out, k);
-    return push(out, k, to - 1);
+    cand_out o = {out, vals, col};
+    size_t k = push_v(&o, 0, from, col_v(&o, from));
+    k = cover(p, level, from, to, &o, k);
+    return push_v(&o, k, to - 1, col_v(&o, to - 1));
+}
+
+size_t mfu__mm_candidates(const mfu__mm *p, int level, size_t from, size_t to, size_t *out)
+{
+    return mfu__mm_candidates_v(p, level, from, to, NULL, out, NULL);
 }

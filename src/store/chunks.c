@@ -13,6 +13,10 @@
  * member of mfu_step in MFU_STEP_FIELDS order one tag byte and
  * either its one value (tag 0: every row holds it) or its n values (tag 1), each the member's
  * own bytes. A column the log never printed costs nine bytes before compression.
+ *
+ * Read back, a chunk is opened as columns (mfu__chunk_open: decompressed into a buffer reused
+ * from chunk to chunk, each member's values found in it) that mfu__run_load copies into the
+ * run whole, or turned into rows (mfu__chunk_rows) when they must be appended one by one.
  */
 #include "store/internal.h"
 
@@ -123,17 +127,26 @@ mfu_status mfu__chunk_encode(mfu_step *rows, size_t n, void **blob, size_t *len,
     return MFU_OK;
 }
 
-bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
+_Static_assert(MFU__ARRAY_LEN(fields) == MFU__MEMBERS_, "a chunk holds every member of mfu_step");
+
+bool mfu__chunk_open(mfu__chunk_view *v, const void *blob, size_t len, size_t n)
 {
     size_t cap = raw_max(n);
     unsigned long long size = ZSTD_getFrameContentSize(blob, len);
     if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > cap ||
         size < 12)
         return false;
-    unsigned char *raw = malloc((size_t)size);
-    if (!raw)
+    if (!v->dctx && !(v->dctx = ZSTD_createDCtx()))
         return false;
-    size_t got = ZSTD_decompress(raw, (size_t)size, blob, len);
+    if (v->cap < (size_t)size) {
+        unsigned char *raw = realloc(v->raw, (size_t)size);
+        if (!raw)
+            return false;
+        v->raw = raw;
+        v->cap = (size_t)size;
+    }
+    unsigned char *raw = v->raw;
+    size_t got = ZSTD_decompressDCtx(v->dctx, raw, (size_t)size, blob, len);
     bool ok = !ZSTD_isError(got) && got == size && memcmp(raw, CHUNK_MAGIC, 4) == 0;
     uint32_t n32 = 0, lay = 0;
     if (ok) {
@@ -141,9 +154,9 @@ bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
         memcpy(&lay, raw + 8, 4);
     }
     ok = ok && n32 == n && lay == layout();
-    size_t k = 12; /* every member of each row is set below */
+    size_t k = 12;
     for (size_t f = 0; ok && f < NFIELDS; f++) {
-        size_t off = fields[f].off, sz = fields[f].size;
+        size_t sz = fields[f].size;
         if (k >= got) {
             ok = false;
             break;
@@ -154,27 +167,41 @@ bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
             ok = false;
             break;
         }
-        const unsigned char *src = raw + k;
-        size_t step = tag ? sz : 0;
+        unsigned char *src = raw + k;
+        size_t rows = tag ? n : 1;
         /* the values as the steps table gives them back (a damaged blob too): NaN one NaN, a
-         * scope outside the enum unknown; fixed sizes, so the copies are moves, not calls */
+         * scope outside the enum unknown, in place */
         if (fields[f].kind == CF_DOUBLE && sz == sizeof(double)) {
-            for (size_t i = 0; i < n; i++) {
-                double v;
-                memcpy(&v, src + i * step, sizeof v);
-                if (v != v)
-                    v = NAN;
-                memcpy((char *)&rows[i] + off, &v, sizeof v);
+            const double nan = NAN;
+            for (size_t i = 0; i < rows; i++) {
+                double x;
+                memcpy(&x, src + i * sz, sizeof x);
+                if (x != x)
+                    memcpy(src + i * sz, &nan, sizeof nan);
             }
         } else if (fields[f].kind == CF_SCOPE && sz == sizeof(mfu_scope)) {
-            for (size_t i = 0; i < n; i++) {
-                mfu_scope v;
-                memcpy(&v, src + i * step, sizeof v);
-                if (v != MFU_SCOPE_DEVICE && v != MFU_SCOPE_GLOBAL)
-                    v = MFU_SCOPE_UNKNOWN;
-                memcpy((char *)&rows[i] + off, &v, sizeof v);
+            const mfu_scope unknown = MFU_SCOPE_UNKNOWN;
+            for (size_t i = 0; i < rows; i++) {
+                mfu_scope x;
+                memcpy(&x, src + i * sz, sizeof x);
+                if (x != MFU_SCOPE_DEVICE && x != MFU_SCOPE_GLOBAL)
+                    memcpy(src + i * sz, &unknown, sizeof unknown);
             }
-        } else if (sz == 8) {
+        }
+        v->cols.at[f] = src;
+        v->cols.stride[f] = tag ? sz : 0;
+        k += need;
+    }
+    return ok && k == got;
+}
+
+void mfu__chunk_rows(const mfu__chunk_view *v, size_t n, mfu_step *rows)
+{
+    for (size_t f = 0; f < NFIELDS; f++) {
+        size_t off = fields[f].off, sz = fields[f].size, step = v->cols.stride[f];
+        const unsigned char *src = v->cols.at[f];
+        /* fixed sizes, so the copies are moves, not calls */
+        if (sz == 8) {
             for (size_t i = 0; i < n; i++)
                 memcpy((char *)&rows[i] + off, src + i * step, 8);
         } else if (sz == 4) {
@@ -184,10 +211,24 @@ bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
             for (size_t i = 0; i < n; i++)
                 memcpy((char *)&rows[i] + off, src + i * step, sz);
         }
-        k += need;
     }
-    ok = ok && k == got;
-    free(raw);
+}
+
+void mfu__chunk_close(mfu__chunk_view *v)
+{
+    ZSTD_freeDCtx(v->dctx);
+    free(v->raw);
+    memset(v, 0, sizeof *v);
+}
+
+bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows)
+{
+    mfu__chunk_view v;
+    memset(&v, 0, sizeof v);
+    bool ok = mfu__chunk_open(&v, blob, len, n);
+    if (ok)
+        mfu__chunk_rows(&v, n, rows);
+    mfu__chunk_close(&v);
     return ok;
 }
 

@@ -15,8 +15,10 @@
 #include <stdint.h>
 
 #include <sqlite3.h>
+#include <zstd.h>
 
 #include "mfu/store.h"
+#include "run/step.h"
 
 struct mfu_store {
     sqlite3 *db;
@@ -142,6 +144,24 @@ void mfu__store_run_row(const void *ctx, size_t i, mfu_step *out);
 mfu_status mfu__chunk_encode(mfu_step *rows, size_t n, void **blob, size_t *len, mfu_error *err);
 /* The n rows of blob into rows[0..n); false when it is not a chunk of n rows (damaged). */
 bool mfu__chunk_decode(const void *blob, size_t len, size_t n, mfu_step *rows);
+
+/* A chunk read as columns: its bytes after decompression (raw, cap bytes, reused from chunk
+ * to chunk with the decompression context) and where each member's values lie in them (cols,
+ * as mfu__run_load takes them). Zero it before the first open; close it once. */
+typedef struct mfu__chunk_view {
+    unsigned char *raw;
+    size_t cap;
+    ZSTD_DCtx *dctx;
+    mfu__run_cols cols;
+} mfu__chunk_view;
+/* Decompress blob, a chunk of n rows, into v: its values made as the steps table gives them
+ * back (NaN one NaN, a scope outside the enum unknown). false when it is not a chunk of n rows
+ * (damaged) or memory ran out; v->cols then means nothing, v can still be opened again. */
+bool mfu__chunk_open(mfu__chunk_view *v, const void *blob, size_t len, size_t n);
+/* The n rows of an opened chunk into rows[0..n). */
+void mfu__chunk_rows(const mfu__chunk_view *v, size_t n, mfu_step *rows);
+/* Free what v holds (a zeroed view too). */
+void mfu__chunk_close(mfu__chunk_view *v);
 /* Store rows[0..MFU__CHUNK_ROWS) as chunk `chunk` of run id, in the caller's transaction. */
 mfu_status mfu__chunk_put(mfu_store *s, int64_t id, size_t chunk, mfu_step *rows, mfu_error *err);
 /* Delete the chunks of run id that hold a row >= from_row, in the caller's transaction. */

@@ -917,6 +917,29 @@ static mfu_status take_row(mfu_run *run, const mfu_step *row, size_t row_no, siz
     return MFU_OK;
 }
 
+/* The rows of chunk view v (stored rows row_no..row_no + MFU__CHUNK_ROWS - 1) into run: as
+ * whole columns when they are rows a run kept as they are (mfu__run_load: numbers that rise,
+ * values appended unchanged), else one by one by mfu_run_append's rule (take_row). */
+static mfu_status take_chunk(mfu_run *run, const mfu__chunk_view *v, mfu_step *rows, size_t row_no,
+                             size_t nrows, size_t **map, mfu_error *err)
+{
+    size_t before = mfu_run_count(run);
+    bool taken = false;
+    mfu_status rs = mfu__run_load(run, &v->cols, MFU__CHUNK_ROWS, &taken, err);
+    if (rs != MFU_OK)
+        return rs;
+    if (taken) {
+        if (*map) /* an earlier row merged or was left out: these go on from where it left */
+            for (size_t j = 0; j < MFU__CHUNK_ROWS; j++)
+                (*map)[row_no + j] = before + j;
+        return MFU_OK;
+    }
+    mfu__chunk_rows(v, MFU__CHUNK_ROWS, rows);
+    for (size_t j = 0; j < MFU__CHUNK_ROWS && rs == MFU_OK; j++)
+        rs = take_row(run, &rows[j], row_no + j, nrows, map, err);
+    return rs;
+}
+
 /* The rows of run id held in whole chunks from row 0 on into run: *covered = the rows read
  * (a multiple of MFU__CHUNK_ROWS; stops at a missing or damaged chunk: the rows table has the
  * rest). */
@@ -939,17 +962,19 @@ static mfu_status read_chunks(mfu_store *s, int64_t id, size_t nrows, mfu_run *r
         sqlite3_finalize(st);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory reading a run");
     }
+    mfu__chunk_view v;
+    memset(&v, 0, sizeof v);
     int rc;
     while (rs == MFU_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         if ((size_t)sqlite3_column_int64(st, 0) != *covered / MFU__CHUNK_ROWS ||
             sqlite3_column_int64(st, 1) != MFU__CHUNK_ROWS ||
-            !mfu__chunk_decode(sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
-                               MFU__CHUNK_ROWS, rows))
+            !mfu__chunk_open(&v, sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2),
+                             MFU__CHUNK_ROWS))
             break;
-        for (size_t j = 0; j < MFU__CHUNK_ROWS && rs == MFU_OK; j++)
-            rs = take_row(run, &rows[j], *covered + j, nrows, map, err);
+        rs = take_chunk(run, &v, rows, *covered, nrows, map, err);
         *covered += MFU__CHUNK_ROWS;
     }
+    mfu__chunk_close(&v);
     free(rows);
     sqlite3_finalize(st);
     return rs;

@@ -1,7 +1,7 @@
 /*
  * test_server_http.c - the server's request parsing and answer writing (src/server/route.c,
  * buf.c): strict paths and percent-decoding, methods, the token check, the HTML-safe JSON
- * writer, UTF-8 repair and the buffer limit.
+ * writer, UTF-8 repair, the buffer limit and the series numbers (%.17g, byte for byte).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,6 +246,81 @@ static void buffer_limit(void **state)
     mfu__sb_free(&b);
 }
 
+/* mfu__fmt_g17 writes what snprintf's "%.17g" writes, byte for byte: random bit patterns,
+ * random numbers of every scale of a series, the neighbours of powers of ten and of numbers
+ * that round up to one (9.99...95), exact ties (integers and a half), and the edges of its
+ * exact range (where it hands over to snprintf). */
+static uint64_t g17_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t g17_next(void)
+{
+    g17_rng ^= g17_rng << 13;
+    g17_rng ^= g17_rng >> 7;
+    g17_rng ^= g17_rng << 17;
+    return g17_rng;
+}
+
+static void g17_check(double v)
+{
+    if (!isfinite(v))
+        return;
+    char want[64], got[64];
+    snprintf(want, sizeof want, "%.17g", v);
+    size_t n = mfu__fmt_g17(got, v);
+    if (n != strlen(want) || strcmp(want, got) != 0)
+        fail_msg("%%.17g of %a: snprintf '%s', mfu__fmt_g17 '%s'", v, want, got);
+}
+
+static void fmt_g17_is_printf(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 300000; i++) {
+        uint64_t b = g17_next();
+        double v;
+        memcpy(&v, &b, sizeof v);
+        g17_check(v);                                               /* any bits */
+        double u = (double)(g17_next() >> 11) / 9007199254740992.0; /* [0, 1) */
+        double e = ldexp(1.0, (int)(g17_next() % 90) - 30);
+        g17_check(u * e);
+        g17_check(-u * e);
+        g17_check(u);
+        g17_check((double)(g17_next() % 100000000) + 0.5);  /* a tie at the 17th digit */
+        g17_check((double)(g17_next() % 1000000) / 1024.0); /* few binary digits */
+        g17_check(1.5 + 0.02 * u);                          /* step times */
+        g17_check(2 + 1 / (1 + (double)(g17_next() % 10000000) / 1e5)); /* losses */
+    }
+    for (int k = -330; k <= 310; k++) {
+        double p = pow(10.0, k);
+        for (int j = -40; j <= 40; j++) {
+            double v = p;
+            for (int t = 0; t < (j < 0 ? -j : j); t++)
+                v = nextafter(v, j < 0 ? 0.0 : INFINITY);
+            g17_check(v);
+            g17_check(-v);
+            g17_check(9.9999999999999995 * v);
+        }
+    }
+    const double edges[] = {1e-6,
+                            1e17,
+                            9007199254740992.0,
+                            9007199254740993.0,
+                            0.0,
+                            -0.0,
+                            5e-324,
+                            2.2250738585072014e-308,
+                            1.7976931348623157e308,
+                            0.1,
+                            0.30000000000000004,
+                            123456.789,
+                            1e15,
+                            1e15 + 0.5,
+                            1e16 + 2};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+        g17_check(edges[i]);
+        g17_check(nextafter(edges[i], 0.0));
+        g17_check(nextafter(edges[i], INFINITY));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +332,7 @@ int main(void)
         cmocka_unit_test(tokens),
         cmocka_unit_test(json_writer),
         cmocka_unit_test(buffer_limit),
+        cmocka_unit_test(fmt_g17_is_printf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

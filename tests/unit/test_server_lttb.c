@@ -378,7 +378,8 @@ static size_t below(size_t n)
 /* A seeded random series with ties (values on a grid of 8), NaN rows and a stretch of NaN
  * longer than a level-1 block, grown in random pieces (rows before each piece's start may
  * change too, as a follower's last rows do): the pyramid gives, for random ranges at every
- * level, the candidates the definition gives. */
+ * level, the candidates the definition gives, and with mfu__mm_candidates_v the column's
+ * numbers of those rows. */
 static void pyramid_vs_brute_force(void **state)
 {
     (void)state;
@@ -386,7 +387,8 @@ static void pyramid_vs_brute_force(void **state)
     double *y = malloc(n * sizeof *y);
     size_t cap = mfu__mm_cap(0, n);
     size_t *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
-    assert_true(y && a && b);
+    double *v = malloc(cap * sizeof *v);
+    assert_true(y && a && b && v);
     for (size_t i = 0; i < n; i++)
         y[i] = uniform() < 0.05 ? NAN : floor(uniform() * 8);
     for (size_t i = 70000; i < 71500; i++)
@@ -411,6 +413,14 @@ static void pyramid_vs_brute_force(void **state)
             assert_true(ka <= mfu__mm_cap(level, hi - lo));
             assert_int_equal(ka, kb);
             assert_memory_equal(a, b, ka * sizeof *a);
+            /* with their numbers: the same rows, each with the column's number (the blocks'
+             * numbers kept beside their rows are those of the rows changed last) */
+            assert_int_equal(mfu__mm_candidates_v(&p, level, lo, hi, y, b, v), ka);
+            assert_memory_equal(a, b, ka * sizeof *a);
+            for (size_t i = 0; i < ka; i++)
+                if (!(v[i] == y[a[i]] || (isnan(v[i]) && isnan(y[a[i]]))))
+                    fail_msg("candidate %zu (row %zu): %g, the row holds %g", i, a[i], v[i],
+                             y[a[i]]);
         }
     }
     /* every level over the whole series, and the level-0 candidates of before */
@@ -433,6 +443,9 @@ static void pyramid_vs_brute_force(void **state)
     memset(&q, 0, sizeof q);
     assert_true(mfu__mm_update(&q, NULL, 5000, 0));
     size_t k = mfu__mm_candidates(&q, 2, 0, 5000, a);
+    assert_int_equal(mfu__mm_candidates_v(&q, 2, 0, 5000, NULL, b, v), k);
+    for (size_t i = 0; i < k; i++)
+        assert_true(isnan(v[i]));
     assert_int_equal(a[0], 0);
     assert_int_equal(a[1], 1024); /* block 0 of level 2 (1024 rows) gives row 0 once */
     assert_int_equal(a[k - 1], 4999);
@@ -441,6 +454,7 @@ static void pyramid_vs_brute_force(void **state)
     free(lo0);
     free(hi0);
     free(y);
+    free(v);
     free(a);
     free(b);
 }

@@ -81,6 +81,15 @@ static void assert_same_run(const mfu_run *a, const mfu_run *b)
             fail_msg("row %zu differs", i);
     }
     assert_int_equal(mfu_run_rank_obs_count(a), mfu_run_rank_obs_count(b));
+    for (size_t i = 0; i < mfu_run_rank_obs_count(a); i++) {
+        mfu_rank_obs x, y;
+        assert_true(mfu_run_rank_obs_get(a, i, &x) && mfu_run_rank_obs_get(b, i, &y));
+        if (!mfu__rank_obs_equal(&x, &y))
+            fail_msg("observation %zu differs", i);
+    }
+    for (int c = 0; c < MFU_COL_COUNT_; c++) /* the same columns made */
+        assert_int_equal(mfu_run_column(a, (mfu_column)c) == NULL,
+                         mfu_run_column(b, (mfu_column)c) == NULL);
     assert_memory_equal(mfu_run_meta_get(a), mfu_run_meta_get(b), sizeof(mfu_run_meta));
 }
 
@@ -206,6 +215,105 @@ static void chunks_read_as_rows(void **state)
     remove_store_files(db);
 }
 
+/* Row i of a run with every kind of field: each double of its own in its own stretch of rows
+ * (some start in a later chunk, some stop after the first), scopes, flags, ranks, recompute
+ * and dtype codes (200: kept as unknown), NaN.
+ */
+static mfu_step every_kind(size_t i)
+{
+    const size_t C = MFU__CHUNK_ROWS;
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = (int64_t)(2 * i + 1);
+    for (int c = 0; c < MFU_COL_COUNT_; c++) {
+        size_t from = (size_t)c * C / 7, to = c % 3 == 0 ? from + C : SIZE_MAX;
+        if (i >= from && i < to && next() % 8)
+            *mfu__step_field(&s, (mfu_column)c) = (double)(next() % 1000) / 16.0;
+    }
+    s.tokens_per_s_scope = i % 5 ? MFU_SCOPE_DEVICE : MFU_SCOPE_UNKNOWN;
+    s.flops_per_s_scope = i > C ? MFU_SCOPE_GLOBAL : MFU_SCOPE_UNKNOWN;
+    s.samples_per_s_scope = i % 3 == 1 ? MFU_SCOPE_GLOBAL : MFU_SCOPE_DEVICE;
+    s.flags = i % 7 == 0 ? MFU_STEP_SKIPPED : i % 11 == 0 ? MFU_STEP_TOKENS_DERIVED : 0;
+    s.rank = i < C / 2 ? -1 : (int32_t)(i % 4);
+    s.recompute = i > 2 * C ? (int32_t)(i % 3) : -1;
+    s.dtype = i % 13 == 0 ? 200 : (int32_t)(i % 4) - 1;
+    return s;
+}
+
+/* A stored run of every field kind read back through its chunks (columns loaded whole) is the
+ * run that was put and the run its rows give one by one; so is one whose first chunk holds a
+ * repeat that merges on the way back (that chunk is read row by row, the ones after it whole,
+ * their rows and per-rank observations one row down). */
+static void chunks_every_kind(void **state)
+{
+    (void)state;
+    char db[64];
+    temp_store_path(db, sizeof db);
+    const size_t C = MFU__CHUNK_ROWS, n = 4 * C + 77;
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    for (size_t i = 0; i < n; i++) {
+        mfu_step s = every_kind(i);
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+        if (i % 500 == 3) { /* another rank's copy: merges, its figures kept aside */
+            s.rank = s.rank >= 0 ? s.rank + 1 : 9;
+            s.step_time_s = 2.5;
+            s.lr = 1e-4;
+            assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+        }
+    }
+    assert_true(mfu_run_rank_obs_count(run) > 10);
+    assert_true(mfu_run_get_counts(run).merged > 10);
+    mfu_store *s = open_store(db, MFU_STORE_CREATE);
+    int64_t id = 0;
+    assert_int_equal(mfu_store_put_run(s, "k", run, &id, NULL), MFU_OK);
+    mfu_run *back = get_run(s, "k");
+    /* what was put, but for the merge counter: the stored rows are rows, no appends merged */
+    assert_int_equal(mfu_run_get_counts(back).merged, 0);
+    assert_same_run(run, back);
+    mfu_run_free(back);
+    mfu_store_close(s);
+
+    /* the first chunk with a repeat: row 9 (step 19) gets row 8's number (17) in the rows and in
+     * the chunk; on the way back it merges into row 8 */
+    mfu_step *rows = malloc(C * sizeof *rows);
+    assert_non_null(rows);
+    for (size_t i = 0; i < C; i++)
+        assert_true(mfu_run_get(run, i, &rows[i]));
+    rows[9].step = rows[8].step;
+    void *blob = NULL;
+    size_t len = 0;
+    assert_int_equal(mfu__chunk_encode(rows, C, &blob, &len, NULL), MFU_OK);
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(
+        sqlite3_prepare_v2(h, "UPDATE step_chunks SET data=? WHERE chunk=0", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_blob(st, 1, blob, (int)len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    free(blob);
+    sql_exec(db, "UPDATE steps SET step = 17 WHERE row_no = 9");
+    s = open_store(db, 0);
+    back = read_both_ways(&s, db, "k");
+    assert_int_equal(mfu_run_count(back), mfu_run_count(run) - 1);
+    assert_int_equal(mfu_run_get_counts(back).merged, 1);
+    mfu_rank_obs o, p;
+    size_t last = mfu_run_rank_obs_count(run) - 1;
+    assert_true(mfu_run_rank_obs_get(run, last, &o) && mfu_run_rank_obs_get(back, last, &p));
+    assert_true(o.row > 3 * C);
+    assert_int_equal(p.row, o.row - 1); /* a row of a chunk read whole, one row down */
+    assert_int_equal(p.step, o.step);
+    mfu_run_free(back);
+
+    free(rows);
+    mfu_run_free(run);
+    mfu_store_close(s);
+    remove_store_files(db);
+}
+
 /* The blob format: a chunk decodes to the rows it was made of, as stored (NaN one NaN), and
  * nothing else decodes. */
 static void blob_round_trip(void **state)
@@ -252,6 +360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(blob_round_trip),
         cmocka_unit_test(chunks_read_as_rows),
+        cmocka_unit_test(chunks_every_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
