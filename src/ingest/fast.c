@@ -20,6 +20,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define pow10_exact mfu__pow10_exact
@@ -705,6 +706,23 @@ size_t mfu__fmt_shortest(char *buf, double v)
         return 0;
     return layout_g(buf, k, r, s, 15);
 }
+size_t mfu__fmt_g(char *buf, double v, int prec)
+{
+#if defined(__SIZEOF_INT128__)
+    if (MFU__EXACT_DOUBLES && prec >= 1 && prec <= 17 && isfinite(v) && v != 0) {
+        size_t k = 0;
+        if (signbit(v))
+            buf[k++] = '-';
+        uint64_t d;
+        int x10;
+        /* d: the prec digits, d x 10^(x10 - prec + 1) the rounded value */
+        if (digits_of(fabs(v), prec, &d, &x10))
+            return layout_g(buf, k, d, x10 - prec + 1, prec);
+    }
+#endif
+    return (size_t)snprintf(buf, 32, "%.*g", prec, v);
+}
+
 static bool ctrl_byte(unsigned char c)
 {
     return (c < 0x20 && c != '\t') || c == 0x7f;

@@ -72,6 +72,13 @@ static inline bool mfu__dec_exact(uint64_t m, int e10);
  * the snprintf loop then. */
 size_t mfu__fmt_shortest(char *buf, double v);
 
+/* v as snprintf "%.{prec}g" writes it (1 <= prec <= 17), the same bytes, into buf (at least 32
+ * bytes: whole words are stored past the text), NUL-terminated; returns the length. The exact
+ * 128-bit digits of mfu__fmt_shortest (a few times faster than snprintf); snprintf itself for
+ * 0, what is not finite, subnormals and exponents outside the power-of-five table. For the
+ * series API's 17-digit numbers. */
+size_t mfu__fmt_g(char *buf, double v, int prec);
+
 /* v in decimal into buf (at least 32 bytes: whole words are stored), NUL-terminated; returns
  * the length. For the canonical writer's integers (step numbers, ranks). */
 size_t mfu__fmt_u64(char *buf, uint64_t v);

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "ingest/fast.h"
 #include "server/internal.h"
 #include "util/utf8.h"
 
@@ -295,124 +296,6 @@ void mfu__jw_num(mfu__jw *w, double v)
     mfu__sb_puts(w->b, buf);
 }
 
-typedef unsigned __int128 g17_u128;
-
-/* 10^k, k = 0..19 (10^19 < 2^64). */
-static const uint64_t pow10_64[20] = {1ull,
-                                      10ull,
-                                      100ull,
-                                      1000ull,
-                                      10000ull,
-                                      100000ull,
-                                      1000000ull,
-                                      10000000ull,
-                                      100000000ull,
-                                      1000000000ull,
-                                      10000000000ull,
-                                      100000000000ull,
-                                      1000000000000ull,
-                                      10000000000000ull,
-                                      100000000000000ull,
-                                      1000000000000000ull,
-                                      10000000000000000ull,
-                                      100000000000000000ull,
-                                      1000000000000000000ull,
-                                      10000000000000000000ull};
-
-/* 10^k, k = 0..22, exactly. */
-static g17_u128 pow10_128(int k)
-{
-    return k < 20 ? pow10_64[k] : (g17_u128)pow10_64[19] * pow10_64[k - 19];
-}
-
-size_t mfu__fmt_g17(char *out, double v)
-{
-    /* v = m * 2^-s exactly; its 17 significant digits are D = m * 10^p / 2^s rounded to the
-     * nearest, ties to even (printf's rounding), p = 16 - X with X the decimal exponent: exact
-     * in 128 bits while m * 10^p < 2^128 (m < 2^53, p <= 22) and s < 128, that is for
-     * 1e-6 <= |v| < 1e17 or so. Elsewhere (and for 0, subnormals, integers from 2^53) snprintf. */
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    int be = (int)(bits >> 52 & 0x7ff);
-    uint64_t m = (bits & ((1ull << 52) - 1)) | 1ull << 52;
-    int s = 1075 - be;
-    double a = fabs(v);
-    if (be == 0 || be == 0x7ff || s <= 0 || s >= 128 || !(a >= 1e-6 && a < 1e17))
-        return (size_t)snprintf(out, 40, "%.17g", v);
-    const uint64_t lo = pow10_64[16], hi = pow10_64[17];
-    /* the decimal exponent from the binary one (78913 / 2^18 = log10(2) to 6 digits): X or one
-     * below it, corrected below */
-    int e2 = be - 1023;
-    int x = e2 >= 0 ? e2 * 78913 >> 18 : -((-e2 * 78913 + (1 << 18) - 1) >> 18);
-    uint64_t d = 0;
-    for (int tries = 0;; tries++) {
-        int p = 16 - x;
-        if (p < 0 || p > 22 || tries > 2)
-            return (size_t)snprintf(out, 40, "%.17g", v);
-        g17_u128 num = (g17_u128)m * pow10_128(p);
-        g17_u128 q = num >> s, rem = num - (q << s), half = (g17_u128)1 << (s - 1);
-        if (q >= hi) { /* x was too small */
-            x++;
-            continue;
-        }
-        if (q < lo) { /* x was too large (|v| < 10^x: before rounding, which may reach 10^x) */
-            x--;
-            continue;
-        }
-        if (rem > half || (rem == half && (q & 1)))
-            q++;
-        if (q == hi) { /* 9.99...95 rounded up to 10^(x+1) */
-            q = lo;
-            x++;
-        }
-        d = (uint64_t)q;
-        break;
-    }
-    char dig[17];
-    for (int i = 16; i >= 0; i--) {
-        dig[i] = (char)('0' + (int)(d % 10));
-        d /= 10;
-    }
-    int nd = 17; /* significant digits without the trailing zeros (%g drops them) */
-    while (nd > 1 && dig[nd - 1] == '0')
-        nd--;
-    size_t k = 0;
-    if (v < 0)
-        out[k++] = '-';
-    if (x < -4 || x >= 17) { /* d.ddde-05 */
-        out[k++] = dig[0];
-        if (nd > 1) {
-            out[k++] = '.';
-            for (int i = 1; i < nd; i++)
-                out[k++] = dig[i];
-        }
-        int ax = x < 0 ? -x : x;
-        out[k++] = 'e';
-        out[k++] = x < 0 ? '-' : '+';
-        if (ax >= 100)
-            out[k++] = (char)('0' + ax / 100);
-        out[k++] = (char)('0' + ax / 10 % 10);
-        out[k++] = (char)('0' + ax % 10);
-    } else if (x >= 0) { /* ddd.ddd */
-        for (int i = 0; i <= x; i++)
-            out[k++] = dig[i];
-        if (nd > x + 1) {
-            out[k++] = '.';
-            for (int i = x + 1; i < nd; i++)
-                out[k++] = dig[i];
-        }
-    } else { /* 0.000ddd */
-        out[k++] = '0';
-        out[k++] = '.';
-        for (int i = 0; i < -x - 1; i++)
-            out[k++] = '0';
-        for (int i = 0; i < nd; i++)
-            out[k++] = dig[i];
-    }
-    out[k] = '\0';
-    return k;
-}
-
 void mfu__jw_num17(mfu__jw *w, double v)
 {
     value_begin(w);
@@ -423,7 +306,7 @@ void mfu__jw_num17(mfu__jw *w, double v)
     if (fabs(v) < 1e15 && put_integral(w->b, v))
         return;
     char buf[40];
-    mfu__sb_put(w->b, buf, mfu__fmt_g17(buf, v));
+    mfu__sb_put(w->b, buf, mfu__fmt_g(buf, v, 17));
 }
 
 void mfu__jw_int(mfu__jw *w, int64_t v)

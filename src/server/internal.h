@@ -70,10 +70,6 @@ void mfu__jw_num(mfu__jw *w, double v); /* shortest form that reads back; null i
 /* As mfu__jw_num in 17 significant digits: reads back exactly too, about 3x faster (for the
  * long arrays of the series API), but 0.1 prints as 0.10000000000000001. */
 void mfu__jw_num17(mfu__jw *w, double v);
-/* v (finite) as printf's "%.17g" writes it, the same bytes, into out (40 bytes at least);
- * returns the length. Exact integer arithmetic for 1e-6 <= |v| < 1e17 (a few times faster than
- * snprintf), snprintf elsewhere. */
-size_t mfu__fmt_g17(char *out, double v);
 void mfu__jw_int(mfu__jw *w, int64_t v);
 void mfu__jw_bool(mfu__jw *w, bool v);
 void mfu__jw_null(mfu__jw *w);

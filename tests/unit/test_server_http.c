@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/fast.h"
 #include "server/internal.h"
 
 static mfu__route_kind parse(const char *method, const char *path, mfu__route *r)
@@ -246,10 +247,10 @@ static void buffer_limit(void **state)
     mfu__sb_free(&b);
 }
 
-/* mfu__fmt_g17 writes what snprintf's "%.17g" writes, byte for byte: random bit patterns,
- * random numbers of every scale of a series, the neighbours of powers of ten and of numbers
- * that round up to one (9.99...95), exact ties (integers and a half), and the edges of its
- * exact range (where it hands over to snprintf). */
+/* mfu__fmt_g(.., 17), the series API's printer, writes what snprintf's "%.17g" writes, byte for
+ * byte: random bit patterns, random numbers of every scale of a series, the neighbours of powers of
+ * ten and of numbers that round up to one (9.99...95), exact ties (integers and a half), and the
+ * edges of its exact range (where it hands over to snprintf). */
 static uint64_t g17_rng = 0x9e3779b97f4a7c15ull;
 static uint64_t g17_next(void)
 {
@@ -259,15 +260,20 @@ static uint64_t g17_next(void)
     return g17_rng;
 }
 
-static void g17_check(double v)
+static void g_check(double v, int prec)
 {
     if (!isfinite(v))
         return;
     char want[64], got[64];
-    snprintf(want, sizeof want, "%.17g", v);
-    size_t n = mfu__fmt_g17(got, v);
+    snprintf(want, sizeof want, "%.*g", prec, v);
+    size_t n = mfu__fmt_g(got, v, prec);
     if (n != strlen(want) || strcmp(want, got) != 0)
-        fail_msg("%%.17g of %a: snprintf '%s', mfu__fmt_g17 '%s'", v, want, got);
+        fail_msg("%%.%dg of %a: snprintf '%s', mfu__fmt_g '%s'", prec, v, want, got);
+}
+
+static void g17_check(double v)
+{
+    g_check(v, 17);
 }
 
 static void fmt_g17_is_printf(void **state)
@@ -318,6 +324,20 @@ static void fmt_g17_is_printf(void **state)
         g17_check(edges[i]);
         g17_check(nextafter(edges[i], 0.0));
         g17_check(nextafter(edges[i], INFINITY));
+    }
+    /* the other precisions (the printer is "%.{prec}g" for 1..17): random scales, ties at
+     * each precision's last digit, the neighbours of the powers of ten */
+    for (int i = 0; i < 20000; i++) {
+        double u = (double)(g17_next() >> 11) / 9007199254740992.0;
+        double e = ldexp(1.0, (int)(g17_next() % 120) - 60);
+        double p10 = pow(10, (int)(g17_next() % 40) - 20);
+        for (int prec = 1; prec <= 17; prec++) {
+            g_check(u * e, prec);
+            g_check(-u * e, prec);
+            g_check((double)(g17_next() % 100000) + 0.5, prec);
+            g_check(nextafter(p10, 0), prec);
+            g_check(nextafter(p10, INFINITY), prec);
+        }
     }
 }
 
