@@ -17,6 +17,10 @@ typedef struct mfu__wbuf {
     size_t n, cap;
 } mfu__wbuf;
 
+/* Room for need more bytes at b->p + b->n: the capacity doubled (from 64 KiB) until they fit.
+ * false when out of memory (b unchanged). */
+bool mfu__wbuf_room(mfu__wbuf *b, size_t need);
+
 /* Append rows [from, mfu_run_count(run)) of run to b exactly as mfu_run_write_jsonl_rows
  * writes them without a header (each row with its per-rank observations, whole lines only).
  * On MFU_E_NOMEM b keeps what it had before the call. Errors: MFU_E_INVALID (NULL),

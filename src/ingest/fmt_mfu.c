@@ -52,19 +52,26 @@ typedef struct writer {
     char buf[WRITER_BUF];
 } writer;
 
-/* Into mem: grown by doubling (from 64 KiB); false when out of memory. */
+bool mfu__wbuf_room(mfu__wbuf *b, size_t need)
+{
+    if (b->cap - b->n >= need)
+        return true;
+    size_t cap = b->cap ? b->cap : 64 * 1024;
+    while (cap - b->n < need)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return false;
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+/* Into mem (mfu__wbuf_room); false when out of memory. */
 static bool mem_put(mfu__wbuf *b, const char *s, size_t n)
 {
-    if (b->cap - b->n < n) {
-        size_t cap = b->cap ? b->cap : 64 * 1024;
-        while (cap - b->n < n)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return false;
-        b->p = p;
-        b->cap = cap;
-    }
+    if (!mfu__wbuf_room(b, n))
+        return false;
     memcpy(b->p + b->n, s, n);
     b->n += n;
     return true;

@@ -378,22 +378,6 @@ static mfu_status nvml_fill(mfu_monitor *m, mfu_step *c, mfu_error *err)
     return MFU_OK;
 }
 
-/* Room for one more row at the end of the pending buffer (grown as the writer grows it). */
-static bool pending_room(mfu__wbuf *b, size_t need)
-{
-    if (b->cap - b->n >= need)
-        return true;
-    size_t cap = b->cap ? b->cap : 64 * 1024;
-    while (cap - b->n < need)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p)
-        return false;
-    b->p = p;
-    b->cap = cap;
-    return true;
-}
-
 /* The new row (not a merge: a row changed by a merge is not written again) into the pending
  * buffer: from the row in hand when it is the only row not yet written (the usual case), else
  * rows [written, count) by the canonical writer (a record whose buffering failed before). */
@@ -401,7 +385,7 @@ static mfu_status buffer_row(mfu_monitor *m, const mfu_step *row, mfu_error *err
 {
     size_t n = mfu_run_count(m->run);
     if (m->written + 1 == n) {
-        if (!pending_room(&m->pending, MFU__JSONL_ROW_MAX))
+        if (!mfu__wbuf_room(&m->pending, MFU__JSONL_ROW_MAX))
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory buffering the JSON-lines rows");
         m->pending.n += mfu__jsonl_row(m->pending.p + m->pending.n, row);
     } else {
