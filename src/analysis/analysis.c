@@ -82,16 +82,20 @@ void mfu_analysis_free(mfu_analysis *a)
             free(a->in[c]);
     free(a->nan);
     for (int c = 0; c < MFU_D_COUNT_; c++)
-        free(a->d[c]);
+        if (a->d[c] != a->nan)
+            free(a->d[c]);
     free(a->flags);
     free(a->dtype);
     free(a->recompute);
     free(a->t);
     free(a->k);
     free(a->u);
-    free(a->f);
-    free(a->h);
-    free(a->c);
+    if (a->f != a->nan)
+        free(a->f);
+    if (a->h != a->nan)
+        free(a->h);
+    if (a->c != a->nan)
+        free(a->c);
     free(a->usable);
     free(a->steady);
     free(a->state);
@@ -138,17 +142,35 @@ static bool alloc_rows(mfu_analysis *a, const mfu_series *s, size_t n)
         else
             a->in[c] = a->nan;
     }
-    for (int c = 0; c < MFU_D_COUNT_; c++)
-        ok = (a->d[c] = malloc(m * sizeof(double))) && ok;
+    /* Without model FLOPs per token in the series no row has FLOPs (derive: has_flops), so
+     * the FLOP columns are NaN in every row; without hardware FLOPs per token either and
+     * without devices or peak, the FLOPs terms and the capacity are NaN too. Those share the
+     * NaN column (derive writes NaN, the same bits, into it). */
+    bool no_f = !s->present[MFU_SC_MODEL_FLOPS_PER_TOKEN];
+    bool no_c = no_f && !s->present[MFU_SC_HARDWARE_FLOPS_PER_TOKEN] &&
+                (!s->present[MFU_SC_DEVICES] || !s->present[MFU_SC_PEAK_FLOPS_PER_S]);
+    for (int c = 0; c < MFU_D_COUNT_; c++) {
+        bool flop_col = c == MFU_D_MFU || c == MFU_D_HFU ||
+                        c == MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE ||
+                        c == MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE;
+        if ((flop_col && no_f) || (c == MFU_D_CAPACITY_FLOPS_PER_S && no_c))
+            a->d[c] = a->nan;
+        else
+            ok = (a->d[c] = malloc(m * sizeof(double))) && ok;
+    }
     ok = (a->flags = malloc(m * sizeof *a->flags)) && ok;
     ok = (a->dtype = malloc(m)) && ok;
     ok = (a->recompute = malloc(m)) && ok;
     ok = (a->t = malloc(m * sizeof(double))) && ok;
     ok = (a->k = malloc(m * sizeof(double))) && ok;
     ok = (a->u = malloc(m * sizeof(double))) && ok;
-    ok = (a->f = malloc(m * sizeof(double))) && ok;
-    ok = (a->h = malloc(m * sizeof(double))) && ok;
-    ok = (a->c = malloc(m * sizeof(double))) && ok;
+    if (no_c) {
+        a->f = a->h = a->c = a->nan;
+    } else {
+        ok = (a->f = malloc(m * sizeof(double))) && ok;
+        ok = (a->h = malloc(m * sizeof(double))) && ok;
+        ok = (a->c = malloc(m * sizeof(double))) && ok;
+    }
     ok = (a->usable = calloc(m, 1)) && ok;
     ok = (a->steady = calloc(m, 1)) && ok;
     ok = (a->state = calloc(m, 1)) && ok;
