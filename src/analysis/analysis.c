@@ -126,21 +126,23 @@ static int cmp_keyed(const void *pa, const void *pb)
 
 /* Rows for n steps; the input columns the series lacks share one column of NaNs (the step
  * time is always stored: the per-rank collapse writes it). */
-static bool alloc_rows(mfu_analysis *a, const mfu_series *s, size_t n)
+static bool alloc_rows(mfu_analysis *a, mfu_series *s, size_t n, bool take)
 {
     size_t m = n ? n : 1;
-    a->step = malloc(m * sizeof *a->step);
-    bool ok = a->step != NULL;
-    a->nan = malloc(m * sizeof *a->nan);
-    ok = a->nan && ok;
-    for (size_t i = 0; a->nan && i < m; i++)
-        a->nan[i] = NAN;
-    for (int c = 0; c < MFU_SC_COUNT_; c++) {
-        a->in_owned[c] = s->present[c] || c == MFU_SC_STEP_TIME_S;
-        if (a->in_owned[c])
-            ok = (a->in[c] = malloc(m * sizeof(double))) && ok;
-        else
-            a->in[c] = a->nan;
+    bool ok = true;
+    if (take) { /* the series's rows are the job's, in order: its arrays become the analysis's */
+        a->step = s->step;
+        a->flags = s->flags;
+        a->dtype = s->dtype;
+        a->recompute = s->recompute;
+        s->step = NULL;
+        s->flags = NULL;
+        s->dtype = s->recompute = NULL;
+    } else {
+        ok = (a->step = malloc(m * sizeof *a->step)) && ok;
+        ok = (a->flags = malloc(m * sizeof *a->flags)) && ok;
+        ok = (a->dtype = malloc(m)) && ok;
+        ok = (a->recompute = malloc(m)) && ok;
     }
     /* Without model FLOPs per token in the series no row has FLOPs (derive: has_flops), so
      * the FLOP columns are NaN in every row; without hardware FLOPs per token either and
@@ -149,6 +151,23 @@ static bool alloc_rows(mfu_analysis *a, const mfu_series *s, size_t n)
     bool no_f = !s->present[MFU_SC_MODEL_FLOPS_PER_TOKEN];
     bool no_c = no_f && !s->present[MFU_SC_HARDWARE_FLOPS_PER_TOKEN] &&
                 (!s->present[MFU_SC_DEVICES] || !s->present[MFU_SC_PEAK_FLOPS_PER_S]);
+    a->nan = malloc(m * sizeof *a->nan);
+    ok = a->nan && ok;
+    for (size_t i = 0; a->nan && i < m; i++)
+        a->nan[i] = NAN;
+    for (int c = 0; c < MFU_SC_COUNT_; c++) {
+        a->in_owned[c] = s->present[c] || c == MFU_SC_STEP_TIME_S;
+        if (take && s->present[c]) {
+            a->in[c] = s->col[c];
+            s->present[c] = false; /* the series no longer frees it */
+        } else if (a->in_owned[c]) {
+            ok = (a->in[c] = malloc(m * sizeof(double))) && ok;
+            if (take && a->in[c]) /* the step time no row has: NaN (the collapse's column) */
+                memcpy(a->in[c], s->nan, n * sizeof(double));
+        } else {
+            a->in[c] = a->nan;
+        }
+    }
     for (int c = 0; c < MFU_D_COUNT_; c++) {
         bool flop_col = c == MFU_D_MFU || c == MFU_D_HFU ||
                         c == MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE ||
@@ -158,9 +177,6 @@ static bool alloc_rows(mfu_analysis *a, const mfu_series *s, size_t n)
         else
             ok = (a->d[c] = malloc(m * sizeof(double))) && ok;
     }
-    ok = (a->flags = malloc(m * sizeof *a->flags)) && ok;
-    ok = (a->dtype = malloc(m)) && ok;
-    ok = (a->recompute = malloc(m)) && ok;
     ok = (a->t = malloc(m * sizeof(double))) && ok;
     ok = (a->k = malloc(m * sizeof(double))) && ok;
     ok = (a->u = malloc(m * sizeof(double))) && ok;
@@ -189,14 +205,19 @@ static void copy_row(mfu_analysis *a, size_t dst, const mfu_series *s, size_t sr
     a->recompute[dst] = s->recompute[src];
 }
 
-/* Whole-job rows in order; or, without any, per-rank rows collapsed per step number. */
-static bool build_rows(mfu_analysis *a, const mfu_series *s)
+/* Whole-job rows in order; or, without any, per-rank rows collapsed per step number. take:
+ * a series of job rows only gives its columns to the analysis instead of a copy (s is then
+ * left for mfu_series_free, and its per-rank reader, detect_straggler, which finds no rank
+ * row). */
+static bool build_rows(mfu_analysis *a, mfu_series *s, bool take)
 {
     size_t njob = 0;
     for (size_t i = 0; i < s->n; i++)
         njob += s->rank[i] < 0;
+    if (take && njob == s->n)
+        return alloc_rows(a, s, njob, true);
     if (njob > 0) {
-        if (!alloc_rows(a, s, njob))
+        if (!alloc_rows(a, s, njob, false))
             return false;
         size_t j = 0;
         for (size_t i = 0; i < s->n; i++)
@@ -216,7 +237,7 @@ static bool build_rows(mfu_analysis *a, const mfu_series *s)
     size_t groups = 0;
     for (size_t i = 0; i < s->n; i++)
         groups += i == 0 || kv[i].step != kv[i - 1].step;
-    if (!alloc_rows(a, s, groups)) {
+    if (!alloc_rows(a, s, groups, false)) {
         free(kv);
         return false;
     }
@@ -400,8 +421,8 @@ static bool levels_and_boundaries(mfu_analysis *a)
     return ok;
 }
 
-mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opts,
-                       mfu_analysis **out, mfu_error *err)
+static mfu_status analyze(mfu_series *series, bool take, const mfu_analysis_options *opts,
+                          mfu_analysis **out, mfu_error *err)
 {
     if (!series || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_analyze: series or out is NULL");
@@ -425,7 +446,7 @@ mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opt
     memcpy(a->labels, series->labels, sizeof a->labels);
     a->find = calloc(MFU_ANALYSIS_MAX_FINDINGS, sizeof *a->find);
     a->inv = calloc(MFU_ANALYSIS_MAX_INVARIANTS, sizeof *a->inv);
-    bool ok = a->find && a->inv && build_rows(a, series);
+    bool ok = a->find && a->inv && build_rows(a, series, take);
     if (ok) {
         derive(a);
         ok = mfu__segment(a) && levels_and_boundaries(a) &&
@@ -448,6 +469,19 @@ mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opt
     }
     *out = a;
     return MFU_OK;
+}
+
+mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opts,
+                       mfu_analysis **out, mfu_error *err)
+{
+    /* take = false reads the series only */
+    return analyze((mfu_series *)(uintptr_t)series, false, opts, out, err);
+}
+
+mfu_status mfu__analyze_take(mfu_series *series, const mfu_analysis_options *opts,
+                             mfu_analysis **out, mfu_error *err)
+{
+    return analyze(series, true, opts, out, err);
 }
 
 /* ---- accessors ---------------------------------------------------------------------------- */

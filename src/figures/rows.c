@@ -274,7 +274,9 @@ static bool reserve(mfu__fcols *c, size_t n)
 {
     if (n <= c->cap)
         return true;
-    size_t cap = c->cap ? c->cap : 64;
+    /* the first build takes the run's rows exactly (a report's run does not grow; doubling
+     * from 64 would leave up to n spare rows in every column); a live run's appends double */
+    size_t cap = c->cap ? c->cap : n > 64 ? n : 64;
     while (cap < n)
         cap = cap > SIZE_MAX / 4 ? n : cap * 2;
     for (int k = 0; k < MFU__FC_COUNT; k++) {

@@ -368,6 +368,7 @@ static void present_columns(void **state)
     for (int j = 0; j < 3; j++) {
         compute(logs[j], &ins[j], &f, &c);
         stored[j] = check_present(&c);
+        assert_int_equal(c.cap, 300); /* a whole run: its rows exactly, no doubling's spare */
         mfu__fcols_free(&c);
         mfu__fctx_free(&f);
         mfu_run_free(logs[j]);
