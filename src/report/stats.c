@@ -9,24 +9,33 @@
 #include "report/internal.h"
 #include "util/util.h"
 
-/* The type-7 quantile q of v[0..n), for v partitioned so that its order statistics at
- * positions [lo, hi) lie in v[lo..hi) (every value before lo <= each of them <= every value
- * from hi on), and both order statistics q needs among them. */
-static double part_quantile(double *v, size_t n, double q, size_t lo, size_t hi)
+/* The type-7 quantile q of v[0..n) after the median's selection: v[0..mid) <= med = the
+ * order statistic at mid <= v[mid + 1..n) (v[mid] itself is not read: a selection in the
+ * lower part may move it, so each quantile selects within one part only). */
+static double part_quantile(double *v, size_t n, size_t mid, double med, double q)
 {
     double pos = q * (double)(n - 1);
     size_t j = (size_t)pos;
     if (j >= n)
         j = n - 1;
-    double a = mfu__select_kth(v + lo, hi - lo, j - lo);
-    double f = pos - (double)j;
+    double a, f = pos - (double)j;
+    size_t end; /* the next order statistic: the least value of v[j + 1..end) (and med) */
+    bool with_med = false;
+    if (j < mid) {
+        a = mfu__select_kth(v, mid, j);
+        end = mid;
+        with_med = true;
+    } else if (j == mid) {
+        a = med;
+        end = n;
+    } else {
+        a = mfu__select_kth(v + mid + 1, n - mid - 1, j - mid - 1);
+        end = n;
+    }
     if (j + 1 >= n || f == 0)
         return a;
-    /* the next order statistic: the least value after position j (within [j+1, hi) when
-     * that is not empty, every value from hi on being no smaller) */
-    size_t end = j + 1 < hi ? hi : n;
-    double b = v[j + 1];
-    for (size_t i = j + 2; i < end; i++)
+    double b = with_med ? med : v[j + 1];
+    for (size_t i = j + 1; i < end; i++)
         if (v[i] < b)
             b = v[i];
     return a + f * (b - a);
@@ -47,12 +56,13 @@ mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *s
         return s;
     s.n = k;
     s.mean = sum / (double)k;
-    /* The median's selection leaves scratch partitioned about its lower order statistic
-     * (mid): p10 lies in [0, mid], p90 in [mid, k), so each selects within its part. The
-     * values are those of a selection over the whole (order statistics are values). */
+    /* The median's selection leaves scratch partitioned about its lower order statistic at
+     * mid: p10 and p90 select within the part below or above it (the same values as a
+     * selection over the whole: order statistics are values). */
     s.median = mfu__quantile_inplace(scratch, k, 0.5);
     size_t mid = (size_t)(0.5 * (double)(k - 1));
-    s.p10 = part_quantile(scratch, k, 0.1, 0, mid + 1);
-    s.p90 = part_quantile(scratch, k, 0.9, mid, k);
+    double med = scratch[mid];
+    s.p10 = part_quantile(scratch, k, mid, med, 0.1);
+    s.p90 = part_quantile(scratch, k, mid, med, 0.9);
     return s;
 }
