@@ -403,7 +403,12 @@ static bool levels_and_boundaries(mfu_analysis *a)
         for (size_t i = g->first; i <= g->last; i++)
             if (a->steady[i])
                 idx[mi++] = i;
-        ok = mfu__level_of(a, idx, mi, &a->opt, &g->level);
+        /* a segment that holds every steady row (one segment) has the steady rows' level:
+         * the same rows, options and arithmetic */
+        if (mi == m && m > 0)
+            g->level = a->steady_level;
+        else
+            ok = mfu__level_of(a, idx, mi, &a->opt, &g->level);
     }
     for (size_t q = 0; ok && q + 1 < a->nseg; q++) {
         const mfu_segment *g = &a->seg[q], *h = &a->seg[q + 1];
