@@ -151,10 +151,18 @@ static bool alloc_rows(mfu_analysis *a, mfu_series *s, size_t n, bool take)
     bool no_f = !s->present[MFU_SC_MODEL_FLOPS_PER_TOKEN];
     bool no_c = no_f && !s->present[MFU_SC_HARDWARE_FLOPS_PER_TOKEN] &&
                 (!s->present[MFU_SC_DEVICES] || !s->present[MFU_SC_PEAK_FLOPS_PER_S]);
-    a->nan = malloc(m * sizeof *a->nan);
+    if (take) { /* the series's NaN column too (n NaNs at least: it holds the rows); its
+                 * ranks, all -1, are not needed (detect_straggler reads none) */
+        a->nan = s->nan;
+        s->nan = NULL;
+        free(s->rank);
+        s->rank = NULL;
+    } else {
+        a->nan = malloc(m * sizeof *a->nan);
+        for (size_t i = 0; a->nan && i < m; i++)
+            a->nan[i] = NAN;
+    }
     ok = a->nan && ok;
-    for (size_t i = 0; a->nan && i < m; i++)
-        a->nan[i] = NAN;
     for (int c = 0; c < MFU_SC_COUNT_; c++) {
         a->in_owned[c] = s->present[c] || c == MFU_SC_STEP_TIME_S;
         if (take && s->present[c]) {
@@ -162,8 +170,8 @@ static bool alloc_rows(mfu_analysis *a, mfu_series *s, size_t n, bool take)
             s->present[c] = false; /* the series no longer frees it */
         } else if (a->in_owned[c]) {
             ok = (a->in[c] = malloc(m * sizeof(double))) && ok;
-            if (take && a->in[c]) /* the step time no row has: NaN (the collapse's column) */
-                memcpy(a->in[c], s->nan, n * sizeof(double));
+            if (take && a->in[c] && a->nan) /* the step time no row has: NaN */
+                memcpy(a->in[c], a->nan, n * sizeof(double));
         } else {
             a->in[c] = a->nan;
         }
