@@ -3,7 +3,8 @@
 # that a change meant to be faster (the change-point search, the columns the analysis reads)
 # changed no output. Every log under tests/data/logs, examples/ and (when present)
 # /work/shared/fixtures/logs, plus the logs bench/report_scale.sh generates at 20000 steps
-# (clean and a level shift every 2000 steps), is reported by both binaries as text, --json,
+# (clean and a level shift every 2000 steps) and a log of numbers at the edges of the JSON
+# writer's real format, is reported by both binaries as text, --json,
 # --no-series, and with a model and device (--model llama3-8b --device h100-sxm --devices 8
 # --global-batch 64 --seq 4096: MFU and the FLOPs findings), and in pairs (--json: an array),
 # and the outputs (stdout, stderr, exit status) are compared.
@@ -29,6 +30,16 @@ if [ -x "$gen" ]; then
     "$gen" 20000 clean "$tmp/clean.jsonl" && logs+=("$tmp/clean.jsonl")
     "$gen" 20000 shift "$tmp/shift.jsonl" && logs+=("$tmp/shift.jsonl")
 fi
+# numbers at the edges of the --json writer's real format (%.10g: exponents both ways, integral
+# values, negative zero, ten significant digits), in every per-step column
+awk 'BEGIN {
+    split("1e-7 3.5e-5 0.000123 1 12 1e5 123456789012 1.234567890123e15 2.5e21 7e-300", t, " ")
+    split("0 -0 1e-30 -2.5 3.14159265358979 1e10 6.02214076e23 -1e-5 42 0.1", l, " ")
+    for (i = 1; i <= 400; i++) {
+        a = t[(i % 10) + 1]; b = l[(int(i / 10) % 10) + 1]
+        printf "{\"step\": %d, \"loss\": %s, \"step_time_s\": %s, \"tokens\": %s, \"tokens_per_s\": %s, \"mfu\": %s, \"tflops\": %s}\n", i, b, a, (i % 3 ? 4096 : 1.5e13), (i % 7 ? 123456.789 : 9.87654321e-3), (i % 5 ? 0.4321 : 1e-6), (i % 4 ? 123.4 : 1e-4)
+    }
+}' >"$tmp/edges.jsonl" && logs+=("$tmp/edges.jsonl")
 
 ctx=(--model llama3-8b --device h100-sxm --devices 8 --global-batch 64 --seq 4096)
 n=0 diffs=0 failed=0

@@ -82,16 +82,20 @@ void mfu_analysis_free(mfu_analysis *a)
             free(a->in[c]);
     free(a->nan);
     for (int c = 0; c < MFU_D_COUNT_; c++)
-        free(a->d[c]);
+        if (a->d[c] != a->nan)
+            free(a->d[c]);
     free(a->flags);
     free(a->dtype);
     free(a->recompute);
     free(a->t);
     free(a->k);
     free(a->u);
-    free(a->f);
-    free(a->h);
-    free(a->c);
+    if (a->f != a->nan)
+        free(a->f);
+    if (a->h != a->nan)
+        free(a->h);
+    if (a->c != a->nan)
+        free(a->c);
     free(a->usable);
     free(a->steady);
     free(a->state);
@@ -122,33 +126,75 @@ static int cmp_keyed(const void *pa, const void *pb)
 
 /* Rows for n steps; the input columns the series lacks share one column of NaNs (the step
  * time is always stored: the per-rank collapse writes it). */
-static bool alloc_rows(mfu_analysis *a, const mfu_series *s, size_t n)
+static bool alloc_rows(mfu_analysis *a, mfu_series *s, size_t n, bool take)
 {
     size_t m = n ? n : 1;
-    a->step = malloc(m * sizeof *a->step);
-    bool ok = a->step != NULL;
-    a->nan = malloc(m * sizeof *a->nan);
+    bool ok = true;
+    if (take) { /* the series's rows are the job's, in order: its arrays become the analysis's */
+        a->step = s->step;
+        a->flags = s->flags;
+        a->dtype = s->dtype;
+        a->recompute = s->recompute;
+        s->step = NULL;
+        s->flags = NULL;
+        s->dtype = s->recompute = NULL;
+    } else {
+        ok = (a->step = malloc(m * sizeof *a->step)) && ok;
+        ok = (a->flags = malloc(m * sizeof *a->flags)) && ok;
+        ok = (a->dtype = malloc(m)) && ok;
+        ok = (a->recompute = malloc(m)) && ok;
+    }
+    /* Without model FLOPs per token in the series no row has FLOPs (derive: has_flops), so
+     * the FLOP columns are NaN in every row; without hardware FLOPs per token either and
+     * without devices or peak, the FLOPs terms and the capacity are NaN too. Those share the
+     * NaN column (derive writes NaN, the same bits, into it). */
+    bool no_f = !s->present[MFU_SC_MODEL_FLOPS_PER_TOKEN];
+    bool no_c = no_f && !s->present[MFU_SC_HARDWARE_FLOPS_PER_TOKEN] &&
+                (!s->present[MFU_SC_DEVICES] || !s->present[MFU_SC_PEAK_FLOPS_PER_S]);
+    if (take) { /* the series's NaN column too (n NaNs at least: it holds the rows); its
+                 * ranks, all -1, are not needed (detect_straggler reads none) */
+        a->nan = s->nan;
+        s->nan = NULL;
+        free(s->rank);
+        s->rank = NULL;
+    } else {
+        a->nan = malloc(m * sizeof *a->nan);
+        for (size_t i = 0; a->nan && i < m; i++)
+            a->nan[i] = NAN;
+    }
     ok = a->nan && ok;
-    for (size_t i = 0; a->nan && i < m; i++)
-        a->nan[i] = NAN;
     for (int c = 0; c < MFU_SC_COUNT_; c++) {
         a->in_owned[c] = s->present[c] || c == MFU_SC_STEP_TIME_S;
-        if (a->in_owned[c])
+        if (take && s->present[c]) {
+            a->in[c] = s->col[c];
+            s->present[c] = false; /* the series no longer frees it */
+        } else if (a->in_owned[c]) {
             ok = (a->in[c] = malloc(m * sizeof(double))) && ok;
-        else
+            if (take && a->in[c] && a->nan) /* the step time no row has: NaN */
+                memcpy(a->in[c], a->nan, n * sizeof(double));
+        } else {
             a->in[c] = a->nan;
+        }
     }
-    for (int c = 0; c < MFU_D_COUNT_; c++)
-        ok = (a->d[c] = malloc(m * sizeof(double))) && ok;
-    ok = (a->flags = malloc(m * sizeof *a->flags)) && ok;
-    ok = (a->dtype = malloc(m)) && ok;
-    ok = (a->recompute = malloc(m)) && ok;
+    for (int c = 0; c < MFU_D_COUNT_; c++) {
+        bool flop_col = c == MFU_D_MFU || c == MFU_D_HFU ||
+                        c == MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE ||
+                        c == MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE;
+        if ((flop_col && no_f) || (c == MFU_D_CAPACITY_FLOPS_PER_S && no_c))
+            a->d[c] = a->nan;
+        else
+            ok = (a->d[c] = malloc(m * sizeof(double))) && ok;
+    }
     ok = (a->t = malloc(m * sizeof(double))) && ok;
     ok = (a->k = malloc(m * sizeof(double))) && ok;
     ok = (a->u = malloc(m * sizeof(double))) && ok;
-    ok = (a->f = malloc(m * sizeof(double))) && ok;
-    ok = (a->h = malloc(m * sizeof(double))) && ok;
-    ok = (a->c = malloc(m * sizeof(double))) && ok;
+    if (no_c) {
+        a->f = a->h = a->c = a->nan;
+    } else {
+        ok = (a->f = malloc(m * sizeof(double))) && ok;
+        ok = (a->h = malloc(m * sizeof(double))) && ok;
+        ok = (a->c = malloc(m * sizeof(double))) && ok;
+    }
     ok = (a->usable = calloc(m, 1)) && ok;
     ok = (a->steady = calloc(m, 1)) && ok;
     ok = (a->state = calloc(m, 1)) && ok;
@@ -167,14 +213,19 @@ static void copy_row(mfu_analysis *a, size_t dst, const mfu_series *s, size_t sr
     a->recompute[dst] = s->recompute[src];
 }
 
-/* Whole-job rows in order; or, without any, per-rank rows collapsed per step number. */
-static bool build_rows(mfu_analysis *a, const mfu_series *s)
+/* Whole-job rows in order; or, without any, per-rank rows collapsed per step number. take:
+ * a series of job rows only gives its columns to the analysis instead of a copy (s is then
+ * left for mfu_series_free, and its per-rank reader, detect_straggler, which finds no rank
+ * row). */
+static bool build_rows(mfu_analysis *a, mfu_series *s, bool take)
 {
     size_t njob = 0;
     for (size_t i = 0; i < s->n; i++)
         njob += s->rank[i] < 0;
+    if (take && njob == s->n)
+        return alloc_rows(a, s, njob, true);
     if (njob > 0) {
-        if (!alloc_rows(a, s, njob))
+        if (!alloc_rows(a, s, njob, false))
             return false;
         size_t j = 0;
         for (size_t i = 0; i < s->n; i++)
@@ -194,7 +245,7 @@ static bool build_rows(mfu_analysis *a, const mfu_series *s)
     size_t groups = 0;
     for (size_t i = 0; i < s->n; i++)
         groups += i == 0 || kv[i].step != kv[i - 1].step;
-    if (!alloc_rows(a, s, groups)) {
+    if (!alloc_rows(a, s, groups, false)) {
         free(kv);
         return false;
     }
@@ -360,7 +411,12 @@ static bool levels_and_boundaries(mfu_analysis *a)
         for (size_t i = g->first; i <= g->last; i++)
             if (a->steady[i])
                 idx[mi++] = i;
-        ok = mfu__level_of(a, idx, mi, &a->opt, &g->level);
+        /* a segment that holds every steady row (one segment) has the steady rows' level:
+         * the same rows, options and arithmetic */
+        if (mi == m && m > 0)
+            g->level = a->steady_level;
+        else
+            ok = mfu__level_of(a, idx, mi, &a->opt, &g->level);
     }
     for (size_t q = 0; ok && q + 1 < a->nseg; q++) {
         const mfu_segment *g = &a->seg[q], *h = &a->seg[q + 1];
@@ -378,8 +434,8 @@ static bool levels_and_boundaries(mfu_analysis *a)
     return ok;
 }
 
-mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opts,
-                       mfu_analysis **out, mfu_error *err)
+static mfu_status analyze(mfu_series *series, bool take, const mfu_analysis_options *opts,
+                          mfu_analysis **out, mfu_error *err)
 {
     if (!series || !out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_analyze: series or out is NULL");
@@ -403,7 +459,7 @@ mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opt
     memcpy(a->labels, series->labels, sizeof a->labels);
     a->find = calloc(MFU_ANALYSIS_MAX_FINDINGS, sizeof *a->find);
     a->inv = calloc(MFU_ANALYSIS_MAX_INVARIANTS, sizeof *a->inv);
-    bool ok = a->find && a->inv && build_rows(a, series);
+    bool ok = a->find && a->inv && build_rows(a, series, take);
     if (ok) {
         derive(a);
         ok = mfu__segment(a) && levels_and_boundaries(a) &&
@@ -426,6 +482,19 @@ mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opt
     }
     *out = a;
     return MFU_OK;
+}
+
+mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opts,
+                       mfu_analysis **out, mfu_error *err)
+{
+    /* take = false reads the series only */
+    return analyze((mfu_series *)(uintptr_t)series, false, opts, out, err);
+}
+
+mfu_status mfu__analyze_take(mfu_series *series, const mfu_analysis_options *opts,
+                             mfu_analysis **out, mfu_error *err)
+{
+    return analyze(series, true, opts, out, err);
 }
 
 /* ---- accessors ---------------------------------------------------------------------------- */

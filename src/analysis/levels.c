@@ -98,6 +98,18 @@ static double z_of(double p)
     return 0.5 * (lo + hi);
 }
 
+/* The order statistic at q of v[0..m) partitioned about mid (v[0..mid) <= med <= v[mid +
+ * 1..m), as the median's selection leaves it): a selection within the part that holds it,
+ * which leaves the other part and med as they were. */
+static double stat_after_median(double *v, size_t m, size_t mid, double med, size_t q)
+{
+    if (q < mid)
+        return mfu__select_kth(v, mid, q);
+    if (q == mid)
+        return med;
+    return mfu__select_kth(v + mid + 1, m - mid - 1, q - mid - 1);
+}
+
 /* Median of v[0..m) and its interval (m > 0; v is reordered). */
 static mfu_interval median_ci(double *v, size_t m, double vif, double conf, bool intervals)
 {
@@ -110,8 +122,13 @@ static mfu_interval median_ci(double *v, size_t m, double vif, double conf, bool
         j = 1;
     if (k > (double)m)
         k = (double)m;
-    r.lo = mfu__select_kth(v, m, (size_t)j - 1);
-    r.hi = mfu__select_kth(v, m, (size_t)k - 1);
+    /* The median's selection left v[0..mid) <= v[mid] <= v[mid + 1..m): the bounds select
+     * within one part each (j - 1 <= mid <= k - 1), the same order statistics as a
+     * selection over the whole. */
+    size_t mid = (size_t)(0.5 * (double)(m - 1));
+    double med = v[mid];
+    r.lo = stat_after_median(v, m, mid, med, (size_t)j - 1);
+    r.hi = stat_after_median(v, m, mid, med, (size_t)k - 1);
     if (r.lo > r.value)
         r.lo = r.value;
     if (r.hi < r.value)

@@ -489,9 +489,10 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
     c.resort = reference;
     c.cuts = cuts;
     c.maxcuts = MAX_SEGMENTS;
-    c.r = malloc((m ? m : 1) * sizeof *c.r);
-    double *tmp = malloc((m ? m : 1) * sizeof *tmp);
-    bool ok = c.r && tmp;
+    /* Each buffer only while it is needed (the peak is the report's): the value orders first
+     * (their sort's scratch meanwhile), then the ranks and the spill for the search, then the
+     * pruning's buffer once those are freed. */
+    bool ok = true;
     for (int s = 0; s < nsig; s++) {
         c.sig[s] = sig[s];
         c.vif[s] = p->vif[s];
@@ -500,29 +501,33 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
             ok = c.ord[s] && value_order(sig[s], m, c.ord[s]);
         }
     }
+    if (ok) {
+        c.r = malloc((m ? m : 1) * sizeof *c.r);
+        ok = c.r != NULL;
+    }
     if (!reference && ok) {
         c.spill = malloc((m ? m : 1) * sizeof *c.spill);
         ok = c.spill != NULL;
     }
     size_t nc = SIZE_MAX;
-    if (ok) {
+    if (ok)
         binseg(&c, 0, m);
-        if (!c.oom) {
-            /* insertion sort: at most MAX_SEGMENTS cuts */
-            for (size_t i = 1; i < c.ncuts; i++) {
-                size_t v = cuts[i], j = i;
-                for (; j > 0 && cuts[j - 1] > v; j--)
-                    cuts[j] = cuts[j - 1];
-                cuts[j] = v;
-            }
-            nc = prune(sig, nsig, cuts, c.ncuts, m, p->min_level_shift, tmp, reference);
-        }
-    }
     free(c.r);
-    free(tmp);
     free(c.ord[0]);
     free(c.ord[1]);
     free(c.spill);
+    double *tmp = ok && !c.oom ? malloc((m ? m : 1) * sizeof *tmp) : NULL;
+    if (tmp) {
+        /* insertion sort: at most MAX_SEGMENTS cuts */
+        for (size_t i = 1; i < c.ncuts; i++) {
+            size_t v = cuts[i], j = i;
+            for (; j > 0 && cuts[j - 1] > v; j--)
+                cuts[j] = cuts[j - 1];
+            cuts[j] = v;
+        }
+        nc = prune(sig, nsig, cuts, c.ncuts, m, p->min_level_shift, tmp, reference);
+    }
+    free(tmp);
     return nc;
 }
 

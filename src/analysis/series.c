@@ -64,6 +64,8 @@ mfu_status mfu_series_set_max_rows(mfu_series *s, size_t max_rows, mfu_error *er
 
 /* Grow every column to hold at least need rows. All-or-nothing: on failure the arrays that
  * were already reallocated keep their (larger) size but cap is not raised, which is safe. */
+static bool grow_to(mfu_series *s, size_t cap);
+
 static bool grow(mfu_series *s, size_t need)
 {
     if (need <= s->cap)
@@ -71,8 +73,21 @@ static bool grow(mfu_series *s, size_t need)
     size_t cap = s->cap ? s->cap : 256;
     while (cap < need)
         cap *= 2;
+    return grow_to(s, cap);
+}
+
+bool mfu__series_reserve(mfu_series *s, size_t rows)
+{
+    return !s || rows <= s->cap || grow_to(s, rows);
+}
+
+/* Grow every column to cap rows (clamped to the row limit; cap > s->cap). */
+static bool grow_to(mfu_series *s, size_t cap)
+{
     if (cap > s->max_rows)
         cap = s->max_rows;
+    if (cap <= s->cap)
+        return true;
     for (int i = 0; i < MFU_SC_COUNT_; i++) {
         if (!s->present[i])
             continue;

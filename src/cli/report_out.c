@@ -534,6 +534,99 @@ static json_t *step_json(const mfu_report *r, const int64_t *steps, const double
     return o;
 }
 
+/* A real as jansson dumps it at JSON_REAL_PRECISION(10) (CLI_JSON_FLAGS): "%.10g", ".0" added
+ * where neither '.' nor 'e' is there, the exponent without '+' or leading zeros. Its length
+ * (no NUL counted), or 0 when it does not fit. */
+static size_t real_text(char *buf, size_t n, double v)
+{
+    int r = snprintf(buf, n, "%.10g", v);
+    if (r < 0 || (size_t)r + 3 >= n)
+        return 0;
+    size_t len = (size_t)r;
+    if (!memchr(buf, '.', len) && !memchr(buf, 'e', len)) {
+        buf[len++] = '.';
+        buf[len++] = '0';
+        buf[len] = 0;
+    }
+    char *start = memchr(buf, 'e', len);
+    if (start) {
+        start++;
+        char *end = start + 1;
+        if (*start == '-')
+            start++;
+        while (*end == '0')
+            end++;
+        if (end != start) {
+            memmove(start, end, len - (size_t)(end - buf) + 1);
+            len -= (size_t)(end - start);
+        }
+    }
+    return len;
+}
+
+/* Step i's series object as step_json dumped at CLI_JSON_FLAGS and indented to ind spaces
+ * (its members at ind + 2), the same bytes, written straight into buf (room for n): its
+ * length, 0 when it does not fit. Names and state names are plain ASCII identifiers, which
+ * JSON writes as they are. */
+static size_t step_text(char *buf, size_t n, const mfu_report *r, const int64_t *steps,
+                        const double *const *col, size_t i, int ind)
+{
+    size_t len = 0;
+    int w = snprintf(buf, n, "{\n%*s\"step\": %lld,\n%*s\"state\": \"%s\"", ind + 2, "",
+                     (long long)steps[i], ind + 2, "",
+                     mfu_report_step_state_name(mfu_report_step_state_at(r, i)));
+    if (w < 0 || (size_t)w >= n)
+        return 0;
+    len = (size_t)w;
+    for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
+        const char *name = mfu_report_series_name((mfu_report_series)k);
+        double v = col[k][i];
+        if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE) {
+            name = "reported_tflops_per_device";
+            v /= 1e12;
+        } else if (k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE) {
+            name = "recomputed_tflops_per_device";
+            v /= 1e12;
+        }
+        w = snprintf(buf + len, n - len, ",\n%*s\"%s\": ", ind + 2, "", name);
+        if (w < 0 || (size_t)w >= n - len)
+            return 0;
+        len += (size_t)w;
+        if (!isfinite(v)) {
+            if (n - len < 5)
+                return 0;
+            memcpy(buf + len, "null", 4);
+            len += 4;
+        } else {
+            size_t t = real_text(buf + len, n - len, v);
+            if (!t)
+                return 0;
+            len += t;
+        }
+    }
+    w = snprintf(buf + len, n - len, "\n%*s}", ind, "");
+    if (w < 0 || (size_t)w >= n - len)
+        return 0;
+    return len + (size_t)w;
+}
+
+/* Whether the series names and step state names are plain identifiers ([a-z0-9_]): then
+ * step_text writes them as JSON would. */
+static bool plain_names(void)
+{
+    const char *names[MFU_RS_COUNT_ + 8];
+    size_t m = 0;
+    for (size_t k = 0; k < MFU_RS_COUNT_; k++)
+        names[m++] = mfu_report_series_name((mfu_report_series)k);
+    for (int st = 0; st <= (int)MFU_STEP_SETTLE && m < MFU__ARRAY_LEN(names); st++)
+        names[m++] = mfu_report_step_state_name((mfu_report_step_state)st);
+    for (size_t q = 0; q < m; q++)
+        for (const char *c = names[q]; c && *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+                return false;
+    return true;
+}
+
 static void report_columns(const mfu_report *r, const double **col)
 {
     for (size_t k = 0; k < MFU_RS_COUNT_; k++)
@@ -588,8 +681,16 @@ int report_out_json_write(FILE *out, const char *before, const report_origin *or
             fputc('[', out);
         size_t cap = 4096;
         char *buf = malloc(cap);
-        bool ok = buf != NULL;
+        bool ok = buf != NULL, direct = plain_names();
         for (size_t i = 0; ok && i < n; i++) {
+            /* the bytes jansson would give, written directly (the object and its dump were
+             * most of the time of a --json report); jansson where a step does not fit */
+            size_t dl = direct ? step_text(buf, cap, r, steps, col, i, 2 * (depth + 2)) : 0;
+            if (dl) {
+                fprintf(out, "%s\n%*s", i ? "," : "", 2 * (depth + 2), "");
+                fwrite(buf, 1, dl, out);
+                continue;
+            }
             json_t *e = step_json(r, steps, col, i);
             size_t need =
                 e && !cli_json_take_failures() ? json_dumpb(e, buf, cap, CLI_JSON_FLAGS) : 0;

@@ -277,10 +277,16 @@ typedef struct mfu__frow {
 void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, size_t row,
                       mfu__frow *out);
 
-/* The figures of every row of a run, as columns. */
+/* The figures of every row of a run, as columns. A column no row has a value in (every row
+ * the NaN of mfu__figures_row's start, bit for bit) is not stored: v[k] points to nan, cap
+ * NaNs that every such column shares, until a row brings a value (present[k] from then on,
+ * NaN in the rows before). Readers index every column alike (v[k][i], i < n); only rows.c
+ * and implied.c write, through mfu__fcols_put. An 8-field log has about 11 of the 29. */
 typedef struct mfu__fcols {
     size_t n, cap;
     double *v[MFU__FC_COUNT];
+    bool present[MFU__FC_COUNT];
+    double *nan;
     int8_t *recompute, *dtype;
     uint8_t *tps_source, *tok_source, *flags;
 } mfu__fcols;
@@ -293,6 +299,10 @@ mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, siz
                             mfu_error *err);
 /* Free c's columns (NULL allowed); c is zeroed. */
 void mfu__fcols_free(mfu__fcols *c);
+/* Write x into row i (< c->cap) of column k of c: a column not stored so far is stored from
+ * now on (NaN in every other row) unless x is the shared NaN itself. false when out of memory
+ * for it (c unchanged). */
+bool mfu__fcols_put(mfu__fcols *c, int k, size_t i, double x);
 
 /* Everything for a whole run: build every row, fix the real (non-padding) share when the
  * caller gave --real-tokens-per-step, run the context check and rebuild the rows it changed,

@@ -511,8 +511,9 @@ static void judge_log_mode(mfu__frun *runs, size_t ns)
 
 /* Log mode: the FLOPs per token, peak and MFU of every row are the log's own. One peak serves
  * the whole run unless the stretches' differ (a capacity change): the printed figures'
- * rounding must not look like a change of hardware. tmp: c->n doubles. */
-static void log_mode_columns(const mfu__fctx *f, mfu__fcols *c, mfu__frun *runs, size_t ns,
+ * rounding must not look like a change of hardware. tmp: c->n doubles. false when out of
+ * memory for a column. */
+static bool log_mode_columns(const mfu__fctx *f, mfu__fcols *c, mfu__frun *runs, size_t ns,
                              double *tmp)
 {
     double sp = f->c.stack_peak_flops_per_s, p0 = NAN;
@@ -545,13 +546,17 @@ static void log_mode_columns(const mfu__fctx *f, mfu__fcols *c, mfu__frun *runs,
             double fl = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
             double mfu = pos(lm) ? lm : pos(fl) ? fl / peak : NAN;
             double fls = pos(fl) ? fl : pos(lm) && pos(peak) ? lm * peak : NAN;
-            c->v[MFU__FC_MODEL_FPT][i] = c->v[MFU__FC_HARDWARE_FPT][i] = fpt;
-            c->v[MFU__FC_PEAK][i] = peak;
-            c->v[MFU__FC_MFU][i] = c->v[MFU__FC_HFU][i] = mfu;
-            c->v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE][i] =
-                c->v[MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = fls;
+            if (!mfu__fcols_put(c, MFU__FC_MODEL_FPT, i, fpt) ||
+                !mfu__fcols_put(c, MFU__FC_HARDWARE_FPT, i, fpt) ||
+                !mfu__fcols_put(c, MFU__FC_PEAK, i, peak) ||
+                !mfu__fcols_put(c, MFU__FC_MFU, i, mfu) ||
+                !mfu__fcols_put(c, MFU__FC_HFU, i, mfu) ||
+                !mfu__fcols_put(c, MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE, i, fls) ||
+                !mfu__fcols_put(c, MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE, i, fls))
+                return false;
         }
     }
+    return true;
 }
 
 size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
@@ -599,8 +604,10 @@ size_t mfu__figures_check(mfu__fctx *f, mfu__fcols *c)
     for (size_t j = 0; j < m && f->log_mode; j++)
         if (c->flags[w.idx[j]] & (MFU__FR_LOG_PER_JOB | MFU__FR_LOG_NO_PEAK))
             f->c.flops_relative = true;
-    if (f->log_mode)
-        log_mode_columns(f, c, runs, ns, w.tmp);
+    if (f->log_mode && !log_mode_columns(f, c, runs, ns, w.tmp)) {
+        scratch_free(&w);
+        return SIZE_MAX;
+    }
     scratch_free(&w);
     return change < tchange ? change : tchange;
 }

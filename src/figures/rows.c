@@ -259,7 +259,9 @@ void mfu__fcols_free(mfu__fcols *c)
     if (!c)
         return;
     for (int k = 0; k < MFU__FC_COUNT; k++)
-        free(c->v[k]);
+        if (c->present[k])
+            free(c->v[k]);
+    free(c->nan);
     free(c->recompute);
     free(c->dtype);
     free(c->tps_source);
@@ -272,15 +274,28 @@ static bool reserve(mfu__fcols *c, size_t n)
 {
     if (n <= c->cap)
         return true;
-    size_t cap = c->cap ? c->cap : 64;
+    /* the first build takes the run's rows exactly (a report's run does not grow; doubling
+     * from 64 would leave up to n spare rows in every column); a live run's appends double */
+    size_t cap = c->cap ? c->cap : n > 64 ? n : 64;
     while (cap < n)
         cap = cap > SIZE_MAX / 4 ? n : cap * 2;
     for (int k = 0; k < MFU__FC_COUNT; k++) {
+        if (!c->present[k])
+            continue;
         double *p = realloc(c->v[k], cap * sizeof *p);
         if (!p)
             return false;
         c->v[k] = p;
     }
+    double *nan = realloc(c->nan, cap * sizeof *nan);
+    if (!nan)
+        return false;
+    for (size_t i = c->cap; i < cap; i++)
+        nan[i] = NAN;
+    c->nan = nan;
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        if (!c->present[k])
+            c->v[k] = nan;
     int8_t *a = realloc(c->recompute, cap);
     if (!a)
         return false;
@@ -302,6 +317,38 @@ static bool reserve(mfu__fcols *c, size_t n)
         return false;
     c->flags = b;
     c->cap = cap;
+    return true;
+}
+
+/* Whether x is the NaN an absent column holds (mfu__figures_row's NAN, bit for bit). */
+static bool absent_nan(double x)
+{
+    static const double absent = NAN;
+    return memcmp(&x, &absent, sizeof x) == 0;
+}
+
+/* Store column k of c from now on: NaN in every row (cap of them). */
+static bool own(mfu__fcols *c, int k)
+{
+    double *p = malloc((c->cap ? c->cap : 1) * sizeof *p);
+    if (!p)
+        return false;
+    if (c->cap)
+        memcpy(p, c->nan, c->cap * sizeof *p);
+    c->v[k] = p;
+    c->present[k] = true;
+    return true;
+}
+
+bool mfu__fcols_put(mfu__fcols *c, int k, size_t i, double x)
+{
+    if (!c->present[k]) {
+        if (absent_nan(x))
+            return true;
+        if (!own(c, k))
+            return false;
+    }
+    c->v[k][i] = x;
     return true;
 }
 
@@ -329,7 +376,7 @@ static void replay_ema(mfu__fcols *c, size_t first, double ema)
  * token (TFLOP/s ÷ tokens/s per device; without TFLOP/s, MFU x the framework's peak ÷ tokens/s
  * per device). The tokens/s are the framework's own where it prints them (its FLOP/s count
  * those), else the context's before any verdict; per job where the device count is unknown. */
-static void log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
+static bool log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
 {
     double tpd = c->v[MFU__FC_OWN_TPD][i];
     c->flags[i] &= (uint8_t) ~(MFU__FR_LOG_OWN_TPS | MFU__FR_LOG_PER_JOB | MFU__FR_LOG_NO_PEAK);
@@ -359,9 +406,9 @@ static void log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
         if (!pos(p))
             c->flags[i] |= MFU__FR_LOG_NO_PEAK;
     }
-    c->v[MFU__FC_LOG_MFU][i] = pos(m) ? m : NAN;
-    c->v[MFU__FC_LOG_PEAK][i] = peak;
-    c->v[MFU__FC_LOG_FPT][i] = fpt;
+    return mfu__fcols_put(c, MFU__FC_LOG_MFU, i, pos(m) ? m : NAN) &&
+           mfu__fcols_put(c, MFU__FC_LOG_PEAK, i, peak) &&
+           mfu__fcols_put(c, MFU__FC_LOG_FPT, i, fpt);
 }
 
 mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, size_t first,
@@ -381,7 +428,11 @@ mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, siz
         mfu_run_get(run, i, &s);
         mfu__figures_row(f, &s, has_prev ? &prev : NULL, i, &r);
         for (int k = 0; k < MFU__FC_COUNT; k++)
-            c->v[k][i] = r.v[k];
+            if (!mfu__fcols_put(c, k, i, r.v[k])) {
+                c->n = first;
+                return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps",
+                                 n);
+            }
         c->recompute[i] = r.recompute;
         c->dtype[i] = r.dtype;
         c->tps_source[i] = r.tps_source;
@@ -394,7 +445,10 @@ mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, siz
     if (f->prof && f->prof->mfu_ema > 0)
         replay_ema(c, first, f->prof->mfu_ema);
     for (size_t i = first; i < n; i++)
-        log_figures(c, f, i);
+        if (!log_figures(c, f, i)) {
+            c->n = first;
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps", n);
+        }
     return MFU_OK;
 }
 

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "mfu/roofline.h"
 #include "report/internal.h"
 #include "util/util.h"
@@ -397,6 +398,10 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_repo
     if (!s)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis series");
     mfu_status st = MFU_OK;
+    if (!mfu__series_reserve(s, r->n)) {
+        mfu_series_free(s);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis series");
+    }
     for (size_t i = 0; i < r->n && st == MFU_OK; i++) {
         mfu_step step;
         mfu_run_get(run, i, &step);
@@ -408,7 +413,7 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_repo
         st = add_rank_rows(r, run, s, err);
     mfu_analysis *a = NULL;
     if (st == MFU_OK)
-        st = mfu_analyze(s, &o, &a, err);
+        st = mfu__analyze_take(s, &o, &a, err); /* s is freed next: no copy of its columns */
     mfu_series_free(s);
     if (st != MFU_OK)
         return st;

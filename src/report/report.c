@@ -203,10 +203,10 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     r->time_s = malloc(n * sizeof *r->time_s);
     r->loss_nan = calloc(n, sizeof *r->loss_nan);
     r->state = calloc(n, sizeof *r->state);
-    double *scratch = malloc(2 * n * sizeof *scratch);
-    if (!r->steps || !r->time_s || !r->loss_nan || !r->state || !scratch) {
+    double *scratch = NULL; /* 2 n doubles for the summaries: after the analysis, whose peak
+                               it would add to */
+    if (!r->steps || !r->time_s || !r->loss_nan || !r->state) {
         mfu_report_free(r);
-        free(scratch);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
     }
     memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
@@ -229,7 +229,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
         goto done;
     {
         bool *keep = calloc(n, sizeof *keep);
-        if (!keep) {
+        scratch = malloc(2 * n * sizeof *scratch);
+        if (!keep || !scratch) {
+            free(keep);
             st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
             goto done;
         }

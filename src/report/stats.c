@@ -9,6 +9,38 @@
 #include "report/internal.h"
 #include "util/util.h"
 
+/* The type-7 quantile q of v[0..n) after the median's selection: v[0..mid) <= med = the
+ * order statistic at mid <= v[mid + 1..n) (v[mid] itself is not read: a selection in the
+ * lower part may move it, so each quantile selects within one part only). */
+static double part_quantile(double *v, size_t n, size_t mid, double med, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t j = (size_t)pos;
+    if (j >= n)
+        j = n - 1;
+    double a, f = pos - (double)j;
+    size_t end; /* the next order statistic: the least value of v[j + 1..end) (and med) */
+    bool with_med = false;
+    if (j < mid) {
+        a = mfu__select_kth(v, mid, j);
+        end = mid;
+        with_med = true;
+    } else if (j == mid) {
+        a = med;
+        end = n;
+    } else {
+        a = mfu__select_kth(v + mid + 1, n - mid - 1, j - mid - 1);
+        end = n;
+    }
+    if (j + 1 >= n || f == 0)
+        return a;
+    double b = with_med ? med : v[j + 1];
+    for (size_t i = j + 1; i < end; i++)
+        if (v[i] < b)
+            b = v[i];
+    return a + f * (b - a);
+}
+
 mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch)
 {
     mfu_report_stat s = {0, NAN, NAN, NAN, NAN};
@@ -24,8 +56,13 @@ mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *s
         return s;
     s.n = k;
     s.mean = sum / (double)k;
+    /* The median's selection leaves scratch partitioned about its lower order statistic at
+     * mid: p10 and p90 select within the part below or above it (the same values as a
+     * selection over the whole: order statistics are values). */
     s.median = mfu__quantile_inplace(scratch, k, 0.5);
-    s.p10 = mfu__quantile_inplace(scratch, k, 0.1);
-    s.p90 = mfu__quantile_inplace(scratch, k, 0.9);
+    size_t mid = (size_t)(0.5 * (double)(k - 1));
+    double med = scratch[mid];
+    s.p10 = part_quantile(scratch, k, mid, med, 0.1);
+    s.p90 = part_quantile(scratch, k, mid, med, 0.9);
     return s;
 }

@@ -10,9 +10,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "analysis/internal.h"
+#include "analysis/json.h"
 
 #define N 5000
 
@@ -76,10 +79,83 @@ static void columns_read_as_appended(void **state)
     mfu_series_free(s);
 }
 
+/* A series of job rows: flops = model FLOPs per token, devices and peak (MFU); rank = a
+ * per-rank row every 100 steps. */
+static mfu_series *series_of(bool flops, bool rank, bool reserve)
+{
+    mfu_series *s = mfu_series_new();
+    assert_non_null(s);
+    if (reserve)
+        assert_true(mfu__series_reserve(s, N + N / 100));
+    for (size_t i = 0; i < N; i++) {
+        mfu_series_row r;
+        row_of(i, &r);
+        if (flops) {
+            r.model_flops_per_token = 6e9;
+            r.devices = 8;
+            r.peak_flops_per_s = 989e12;
+        }
+        assert_int_equal(mfu_series_append(s, &r, NULL), MFU_OK);
+        if (rank && i % 100 == 0) {
+            r.rank = 3;
+            assert_int_equal(mfu_series_append(s, &r, NULL), MFU_OK);
+        }
+    }
+    return s;
+}
+
+/* The report's form (mfu__analyze_take: the series's columns move into the analysis, an
+ * exact reservation) gives the analysis mfu_analyze gives, with and without FLOPs and with
+ * per-rank rows (then nothing moves); without FLOPs the FLOP columns share the NaN column. */
+static void taken_columns_analyse_alike(void **state)
+{
+    (void)state;
+    mfu_analysis_options o;
+    mfu_analysis_options_init(&o);
+    for (int flops = 0; flops < 2; flops++)
+        for (int rank = 0; rank < 2; rank++) {
+            mfu_series *s1 = series_of(flops, rank, false), *s2 = series_of(flops, rank, true);
+            mfu_analysis *a1 = NULL, *a2 = NULL;
+            assert_int_equal(mfu_analyze(s1, &o, &a1, NULL), MFU_OK);
+            assert_int_equal(mfu__analyze_take(s2, &o, &a2, NULL), MFU_OK);
+            mfu_series_free(s2); /* the analysis owns what it took */
+            json_t *t1 = mfu__analysis_json(a1), *t2 = mfu__analysis_json(a2);
+            char *j1 = json_dumps(t1, JSON_SORT_KEYS), *j2 = json_dumps(t2, JSON_SORT_KEYS);
+            json_decref(t1);
+            json_decref(t2);
+            assert_non_null(j1);
+            assert_string_equal(j1, j2);
+            free(j1);
+            free(j2);
+            size_t n = N;
+            for (int c = 0; c < MFU_SC_COUNT_; c++) {
+                const double *x = mfu_analysis_input(a1, (mfu_series_col)c);
+                const double *y = mfu_analysis_input(a2, (mfu_series_col)c);
+                assert_memory_equal(x, y, n * sizeof *x);
+            }
+            for (int c = 0; c < MFU_D_COUNT_; c++) {
+                const double *x = mfu_analysis_derived(a1, (mfu_derived)c);
+                const double *y = mfu_analysis_derived(a2, (mfu_derived)c);
+                assert_memory_equal(x, y, n * sizeof *x);
+            }
+            for (size_t i = 0; i < n; i++)
+                assert_int_equal(mfu_analysis_row_state(a1, i), mfu_analysis_row_state(a2, i));
+            const double *nan = mfu_analysis_input(a2, MFU_SC_CLOCK_MHZ);
+            assert_true(flops == (mfu_analysis_derived(a2, MFU_D_MFU) != nan));
+            assert_true(flops == (mfu_analysis_derived(a2, MFU_D_CAPACITY_FLOPS_PER_S) != nan));
+            if (flops)
+                assert_true(mfu_analysis_derived(a2, MFU_D_MFU)[100] > 0);
+            mfu_analysis_free(a1);
+            mfu_analysis_free(a2);
+            mfu_series_free(s1);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(columns_read_as_appended),
+        cmocka_unit_test(taken_columns_analyse_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -306,6 +306,113 @@ static void incremental_equals_whole(void **state)
     mfu_run_free(live);
 }
 
+/* Column k of c is stored exactly when a row has a value other than the NaN every row starts
+ * with; an absent column reads as the shared NaN column. Returns how many are stored. */
+static int check_present(const mfu__fcols *c)
+{
+    static const double absent = NAN;
+    int stored = 0;
+    for (int k = 0; k < MFU__FC_COUNT; k++) {
+        bool any = false;
+        for (size_t i = 0; i < c->n; i++)
+            any = any || memcmp(&c->v[k][i], &absent, sizeof absent) != 0;
+        if (c->present[k]) {
+            stored++;
+            assert_ptr_not_equal(c->v[k], c->nan);
+        } else {
+            assert_ptr_equal(c->v[k], c->nan);
+        }
+        if (any != c->present[k])
+            fail_msg("column %d: stored %d, a value in some row %d", k, c->present[k], any);
+    }
+    for (size_t i = 0; i < c->cap; i++)
+        assert_true(isnan(c->nan[i]));
+    return stored;
+}
+
+/* A log of `fields` kinds (3: step, step time, loss; 8: bench/gen_steps's; else torchtitan's
+ * with a model), n rows; the 8-field log's tokens/s only from row late on when late > 0. */
+static mfu_run *fields_log(int fields, size_t n, size_t late)
+{
+    mfu_run *run = mfu_run_new();
+    for (size_t i = 0; i < n; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        s.step_time_s = 0.9 + 0.01 * (double)(i % 7);
+        s.loss = 3.0 - 0.001 * (double)i;
+        if (fields == 8) {
+            s.tokens = 1048576;
+            if (i >= late)
+                s.tokens_per_s = s.tokens / s.step_time_s;
+            s.memory_bytes = 7.1e10;
+        }
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    return run;
+}
+
+/* Only the figures a log has are stored (3, 8 and all fields); a figure that first appears
+ * late in a live run is stored from then on, NaN before, as a build from scratch has it. */
+static void present_columns(void **state)
+{
+    (void)state;
+    mfu_report_input none;
+    memset(&none, 0, sizeof none);
+    mfu__fctx f;
+    mfu__fcols c;
+    int stored[3];
+    mfu_run *logs[3] = {fields_log(3, 300, 0), fields_log(8, 300, 0),
+                        torchtitan(300, 150, 8192, 2048, 5800, 6500)};
+    mfu_report_input ins[3] = {none, none, model_input("llama3-8b", 8192, "h100-sxm")};
+    for (int j = 0; j < 3; j++) {
+        compute(logs[j], &ins[j], &f, &c);
+        stored[j] = check_present(&c);
+        assert_int_equal(c.cap, 300); /* a whole run: its rows exactly, no doubling's spare */
+        mfu__fcols_free(&c);
+        mfu__fctx_free(&f);
+        mfu_run_free(logs[j]);
+    }
+    assert_true(stored[0] < stored[1] && stored[1] < stored[2]);
+    assert_true(stored[1] <= MFU__FC_COUNT / 2);
+    assert_false(c.nan || c.v[0]); /* freed and zeroed */
+
+    /* tokens/s printed from row 100 on, rows appended one at a time */
+    mfu_run *whole = fields_log(8, 200, 100);
+    mfu__fcols cw;
+    mfu__fctx fw;
+    compute(whole, &none, &fw, &cw);
+    assert_true(cw.present[MFU__FC_REPORTED_TOKENS_PER_S]);
+    assert_true(isnan(cw.v[MFU__FC_REPORTED_TOKENS_PER_S][99]));
+    mfu_run *live = mfu_run_new();
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < mfu_run_count(whole); i++) {
+        mfu_step s;
+        mfu_run_get(whole, i, &s);
+        mfu_run_append(live, &s, NULL, NULL);
+        size_t changed = 0;
+        if (i == 0) {
+            assert_int_equal(mfu__fctx_init(&f, live, &none, NULL), MFU_OK);
+            assert_int_equal(mfu__figures_compute(&f, &c, live, NULL), MFU_OK);
+        } else {
+            assert_int_equal(mfu__figures_update(&f, &c, live, i, &changed, NULL), MFU_OK);
+        }
+        assert_true(c.present[MFU__FC_REPORTED_TOKENS_PER_S] == (i >= 100));
+    }
+    assert_int_equal(check_present(&c), check_present(&cw));
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        for (size_t i = 0; i < cw.n; i++)
+            if (memcmp(&cw.v[k][i], &c.v[k][i], sizeof(double)) != 0)
+                fail_msg("column %d row %zu: whole %.17g, incremental %.17g", k, i, cw.v[k][i],
+                         c.v[k][i]);
+    mfu__fcols_free(&c);
+    mfu__fcols_free(&cw);
+    mfu__fctx_free(&f);
+    mfu__fctx_free(&fw);
+    mfu_run_free(whole);
+    mfu_run_free(live);
+}
+
 /* A clean log (printed figures with rounding, 2 % noise) raises no stretch. */
 static void clean_logs_hold(void **state)
 {
@@ -383,6 +490,7 @@ int main(void)
         cmocka_unit_test(hidden_sequence_change),
         cmocka_unit_test(hidden_batch_change),
         cmocka_unit_test(incremental_equals_whole),
+        cmocka_unit_test(present_columns),
         cmocka_unit_test(clean_logs_hold),
         cmocka_unit_test(windows),
     };
