@@ -13,6 +13,7 @@
 #include "cli/explain_out.h"
 #include "cli/flops_out.h"
 #include "cli/report_out.h"
+#include "ingest/fast.h"
 #include "util/util.h"
 
 static const char *src_word(mfu_report_source s)
@@ -539,10 +540,11 @@ static json_t *step_json(const mfu_report *r, const int64_t *steps, const double
  * (no NUL counted), or 0 when it does not fit. */
 static size_t real_text(char *buf, size_t n, double v)
 {
-    int r = snprintf(buf, n, "%.10g", v);
-    if (r < 0 || (size_t)r + 3 >= n)
+    if (n < 32)
         return 0;
-    size_t len = (size_t)r;
+    size_t len = mfu__fmt_g(buf, v, 10); /* snprintf's "%.10g" bytes, exact digits */
+    if (len + 3 >= n)
+        return 0;
     if (!memchr(buf, '.', len) && !memchr(buf, 'e', len)) {
         buf[len++] = '.';
         buf[len++] = '0';
