@@ -88,23 +88,8 @@ static bool grow_to(mfu_series *s, size_t cap)
         cap = s->max_rows;
     if (cap <= s->cap)
         return true;
-    for (int i = 0; i < MFU_SC_COUNT_; i++) {
-        if (!s->present[i])
-            continue;
-        double *p = realloc(s->col[i], cap * sizeof *p);
-        if (!p)
-            return false;
-        s->col[i] = p;
-    }
-    double *nan = realloc(s->nan, cap * sizeof *nan);
-    if (!nan)
+    if (!mfu__cols_grow(s->col, s->present, MFU_SC_COUNT_, &s->nan, s->cap, cap))
         return false;
-    for (size_t i = s->cap; i < cap; i++)
-        nan[i] = NAN;
-    s->nan = nan;
-    for (int i = 0; i < MFU_SC_COUNT_; i++)
-        if (!s->present[i])
-            s->col[i] = nan;
     int64_t *st = realloc(s->step, cap * sizeof *st);
     if (!st)
         return false;

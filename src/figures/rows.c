@@ -13,6 +13,7 @@
 
 #include "figures/figures.h"
 #include "run/step.h"
+#include "util/util.h"
 
 static bool pos(double v)
 {
@@ -279,23 +280,8 @@ static bool reserve(mfu__fcols *c, size_t n)
     size_t cap = c->cap ? c->cap : n > 64 ? n : 64;
     while (cap < n)
         cap = cap > SIZE_MAX / 4 ? n : cap * 2;
-    for (int k = 0; k < MFU__FC_COUNT; k++) {
-        if (!c->present[k])
-            continue;
-        double *p = realloc(c->v[k], cap * sizeof *p);
-        if (!p)
-            return false;
-        c->v[k] = p;
-    }
-    double *nan = realloc(c->nan, cap * sizeof *nan);
-    if (!nan)
+    if (!mfu__cols_grow(c->v, c->present, MFU__FC_COUNT, &c->nan, c->cap, cap))
         return false;
-    for (size_t i = c->cap; i < cap; i++)
-        nan[i] = NAN;
-    c->nan = nan;
-    for (int k = 0; k < MFU__FC_COUNT; k++)
-        if (!c->present[k])
-            c->v[k] = nan;
     int8_t *a = realloc(c->recompute, cap);
     if (!a)
         return false;

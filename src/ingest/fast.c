@@ -262,6 +262,19 @@ static inline uint64_t word_from(const uint64_t w[4], int b, int i)
     return r ? w[q] >> r | w[q + 1] << (64 - r) : w[q];
 }
 
+/* "e+05", "e-123": %g's exponent x10 after buf[0..k); the new length. */
+static inline size_t put_exp(char *buf, size_t k, int x10)
+{
+    buf[k++] = 'e';
+    buf[k++] = x10 < 0 ? '-' : '+';
+    int ax = x10 < 0 ? -x10 : x10;
+    if (ax >= 100)
+        buf[k++] = (char)('0' + ax / 100);
+    buf[k++] = (char)('0' + ax / 10 % 10);
+    buf[k++] = (char)('0' + ax % 10);
+    return k;
+}
+
 /* r x 10^s (0 < r < 10^18) laid out as "%.{prec}g" prints it after buf[0..k) (k <= 1: a sign
  * perhaps), when r rounded to prec digits is r: trailing zeros dropped, the exponent form for
  * an exponent below -4 or at least prec. Returns the length. The digits are words in registers
@@ -283,13 +296,7 @@ static size_t layout_g(char *buf, size_t k, uint64_t r, int s, int prec)
         for (int i = 0; i < 3; i++)
             put_word(buf + k + 2 + 8 * i, word_from(w, 1, i));
         k += nd > 1 ? (size_t)nd + 1 : 1;
-        buf[k++] = 'e';
-        buf[k++] = x10 < 0 ? '-' : '+';
-        int ax = x10 < 0 ? -x10 : x10;
-        if (ax >= 100)
-            buf[k++] = (char)('0' + ax / 100);
-        buf[k++] = (char)('0' + ax / 10 % 10);
-        buf[k++] = (char)('0' + ax % 10);
+        k = put_exp(buf, k, x10);
     } else if (x10 >= 0) {
         int ip = x10 + 1; /* digits before the point, 1..17 */
         for (int i = 0; i < 3; i++)
@@ -324,13 +331,7 @@ static size_t layout_g(char *buf, size_t k, uint64_t r, int s, int prec)
             for (int i = 1; i < nd; i++)
                 buf[k++] = d[i];
         }
-        buf[k++] = 'e';
-        buf[k++] = x10 < 0 ? '-' : '+';
-        int ax = x10 < 0 ? -x10 : x10;
-        if (ax >= 100)
-            buf[k++] = (char)('0' + ax / 100);
-        buf[k++] = (char)('0' + ax / 10 % 10);
-        buf[k++] = (char)('0' + ax % 10);
+        k = put_exp(buf, k, x10);
     } else if (x10 >= 0) {
         int ip = x10 + 1;
         for (int i = 0; i < ip; i++)

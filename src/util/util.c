@@ -362,3 +362,26 @@ double mfu__now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+bool mfu__cols_grow(double **cols, const bool *present, int n, double **nan, size_t old_cap,
+                    size_t cap)
+{
+    for (int k = 0; k < n; k++) {
+        if (!present[k])
+            continue;
+        double *p = realloc(cols[k], cap * sizeof *p);
+        if (!p)
+            return false;
+        cols[k] = p;
+    }
+    double *z = realloc(*nan, cap * sizeof *z);
+    if (!z)
+        return false;
+    for (size_t i = old_cap; i < cap; i++)
+        z[i] = NAN;
+    *nan = z;
+    for (int k = 0; k < n; k++)
+        if (!present[k])
+            cols[k] = z;
+    return true;
+}

@@ -129,4 +129,11 @@ char *mfu__strdup(const char *s);
  * wall time. The one clock of the server, the follower, watch and ingest's progress. */
 double mfu__now(void);
 
+/* Grow n double columns from old_cap to cap rows (cap > old_cap): cols[k] with present[k] by
+ * realloc, every other one pointed at *nan, one shared column of NaN grown the same way
+ * (absent columns cost one column, not n). false when out of memory: what grew stays valid
+ * and every pointer usable at old_cap rows. The figures' and the analysis series' columns. */
+bool mfu__cols_grow(double **cols, const bool *present, int n, double **nan, size_t old_cap,
+                    size_t cap);
+
 #endif /* MFU_UTIL_H */
