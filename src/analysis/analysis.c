@@ -76,29 +76,8 @@ void mfu_analysis_free(mfu_analysis *a)
 {
     if (!a)
         return;
-    free(a->step);
-    for (int c = 0; c < MFU_SC_COUNT_; c++)
-        if (a->in_owned[c])
-            free(a->in[c]);
-    free(a->nan);
-    for (int c = 0; c < MFU_D_COUNT_; c++)
-        if (a->d[c] != a->nan)
-            free(a->d[c]);
-    free(a->flags);
-    free(a->dtype);
-    free(a->recompute);
-    free(a->t);
-    free(a->k);
-    free(a->u);
-    if (a->f != a->nan)
-        free(a->f);
-    if (a->h != a->nan)
-        free(a->h);
-    if (a->c != a->nan)
-        free(a->c);
-    free(a->usable);
-    free(a->steady);
-    free(a->state);
+    for (size_t i = 0; i < a->nown; i++)
+        free(a->own[i]);
     free(a->seg);
     free(a->bnd);
     free(a->find);
@@ -106,7 +85,97 @@ void mfu_analysis_free(mfu_analysis *a)
     free(a);
 }
 
-/* ---- the job's step series ---------------------------------------------------------------- */
+/* ---- the per-row arrays: the analysis's own, or the caller's ------------------------------ */
+
+/* p (malloc'ed, may be NULL) becomes a's to free; false (p freed) when a's list is full. */
+static bool own_take(mfu_analysis *a, void *p)
+{
+    if (!p)
+        return false;
+    if (a->nown == MFU__ANALYSIS_MAX_OWN) {
+        free(p);
+        return false;
+    }
+    a->own[a->nown++] = p;
+    return true;
+}
+
+/* bytes (at least 1) that a frees; NULL when out of memory. */
+static void *own_alloc(mfu_analysis *a, size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    return own_take(a, p) ? p : NULL;
+}
+
+/* Zeroed bytes that a frees. calloc: the pages of a large one stay the kernel's zero page
+ * until written, so a column of zeros that is only read costs no memory. */
+static void *own_zeros(mfu_analysis *a, size_t bytes)
+{
+    void *p = calloc(bytes ? bytes : 1, 1);
+    return own_take(a, p) ? p : NULL;
+}
+
+static bool owns(const mfu_analysis *a, const void *p)
+{
+    for (size_t i = 0; i < a->nown; i++)
+        if (a->own[i] == p)
+            return true;
+    return false;
+}
+
+/* *field (size bytes), when it is the caller's, replaced by a's own copy. */
+static bool own_copy(mfu_analysis *a, const void **field, size_t size)
+{
+    if (!*field || owns(a, *field))
+        return true;
+    void *q = own_alloc(a, size);
+    if (!q)
+        return false;
+    memcpy(q, *field, size);
+    *field = q;
+    return true;
+}
+
+bool mfu__analysis_own(mfu_analysis *a)
+{
+    if (!a || a->n == 0)
+        return true;
+    size_t n = a->n;
+    /* every double column, so that columns that are one (an alias) stay one */
+    const double **dc[MFU_SC_COUNT_ + MFU_D_COUNT_ + 6];
+    size_t k = 0;
+    for (int c = 0; c < MFU_SC_COUNT_; c++)
+        dc[k++] = &a->in[c];
+    for (int c = 0; c < MFU_D_COUNT_; c++)
+        dc[k++] = &a->d[c];
+    dc[k++] = &a->t;
+    dc[k++] = &a->k;
+    dc[k++] = &a->u;
+    dc[k++] = &a->f;
+    dc[k++] = &a->h;
+    dc[k++] = &a->c;
+    for (size_t i = 0; i < k; i++) {
+        const double *p = *dc[i];
+        if (!p || owns(a, p))
+            continue;
+        double *q = own_alloc(a, n * sizeof *q);
+        if (!q)
+            return false;
+        memcpy(q, p, n * sizeof *q);
+        for (size_t j = i; j < k; j++)
+            if (*dc[j] == p)
+                *dc[j] = q;
+    }
+    const void *step = a->step, *flags = a->flags, *dt = a->dtype, *rc = a->recompute;
+    bool ok = own_copy(a, &step, n * sizeof *a->step) &&
+              own_copy(a, &flags, n * sizeof *a->flags) && own_copy(a, &dt, n) &&
+              own_copy(a, &rc, n);
+    a->step = step;
+    a->flags = flags;
+    a->dtype = dt;
+    a->recompute = rc;
+    return ok;
+}
 
 typedef struct keyed {
     int64_t step;
@@ -124,113 +193,90 @@ static int cmp_keyed(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-/* Rows for n steps; the input columns the series lacks share one column of NaNs (the step
- * time is always stored: the per-rank collapse writes it). */
-static bool alloc_rows(mfu_analysis *a, mfu_series *s, size_t n, bool take)
+/* The arrays a copy of rows writes (build_rows), a's own. */
+typedef struct rows_w {
+    double *in[MFU_SC_COUNT_]; /* NULL: the column is absent (a->nan) */
+    int64_t *step;
+    uint32_t *flags;
+    uint8_t *dtype, *recompute;
+} rows_w;
+
+/* a's input columns for n rows, its own: those the series has, and the step time (the
+ * per-rank collapse writes it); the rest are a->nan. */
+static bool alloc_rows(mfu_analysis *a, const mfu_series *s, size_t n, rows_w *w)
 {
     size_t m = n ? n : 1;
-    bool ok = true;
-    if (take) { /* the series's rows are the job's, in order: its arrays become the analysis's */
-        a->step = s->step;
-        a->flags = s->flags;
-        a->dtype = s->dtype;
-        a->recompute = s->recompute;
-        s->step = NULL;
-        s->flags = NULL;
-        s->dtype = s->recompute = NULL;
-    } else {
-        ok = (a->step = malloc(m * sizeof *a->step)) && ok;
-        ok = (a->flags = malloc(m * sizeof *a->flags)) && ok;
-        ok = (a->dtype = malloc(m)) && ok;
-        ok = (a->recompute = malloc(m)) && ok;
-    }
-    /* Without model FLOPs per token in the series no row has FLOPs (derive: has_flops), so
-     * the FLOP columns are NaN in every row; without hardware FLOPs per token either and
-     * without devices or peak, the FLOPs terms and the capacity are NaN too. Those share the
-     * NaN column (derive writes NaN, the same bits, into it). */
-    bool no_f = !s->present[MFU_SC_MODEL_FLOPS_PER_TOKEN];
-    bool no_c = no_f && !s->present[MFU_SC_HARDWARE_FLOPS_PER_TOKEN] &&
-                (!s->present[MFU_SC_DEVICES] || !s->present[MFU_SC_PEAK_FLOPS_PER_S]);
-    if (take) { /* the series's NaN column too (n NaNs at least: it holds the rows); its
-                 * ranks, all -1, are not needed (detect_straggler reads none) */
-        a->nan = s->nan;
-        s->nan = NULL;
-        free(s->rank);
-        s->rank = NULL;
-    } else {
-        a->nan = malloc(m * sizeof *a->nan);
-        for (size_t i = 0; a->nan && i < m; i++)
-            a->nan[i] = NAN;
-    }
-    ok = a->nan && ok;
+    memset(w, 0, sizeof *w);
+    w->step = own_alloc(a, m * sizeof *w->step);
+    w->flags = own_alloc(a, m * sizeof *w->flags);
+    w->dtype = own_alloc(a, m);
+    w->recompute = own_alloc(a, m);
+    bool ok = w->step && w->flags && w->dtype && w->recompute;
+    a->step = w->step;
+    a->flags = w->flags;
+    a->dtype = w->dtype;
+    a->recompute = w->recompute;
     for (int c = 0; c < MFU_SC_COUNT_; c++) {
-        a->in_owned[c] = s->present[c] || c == MFU_SC_STEP_TIME_S;
-        if (take && s->present[c]) {
-            a->in[c] = s->col[c];
-            s->present[c] = false; /* the series no longer frees it */
-        } else if (a->in_owned[c]) {
-            ok = (a->in[c] = malloc(m * sizeof(double))) && ok;
-            if (take && a->in[c] && a->nan) /* the step time no row has: NaN */
-                memcpy(a->in[c], a->nan, n * sizeof(double));
-        } else {
-            a->in[c] = a->nan;
+        if (s->present[c] || c == MFU_SC_STEP_TIME_S) {
+            w->in[c] = own_alloc(a, m * sizeof(double));
+            ok = w->in[c] && ok;
         }
+        a->in[c] = w->in[c] ? w->in[c] : a->nan;
     }
-    for (int c = 0; c < MFU_D_COUNT_; c++) {
-        bool flop_col = c == MFU_D_MFU || c == MFU_D_HFU ||
-                        c == MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE ||
-                        c == MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE;
-        if ((flop_col && no_f) || (c == MFU_D_CAPACITY_FLOPS_PER_S && no_c))
-            a->d[c] = a->nan;
-        else
-            ok = (a->d[c] = malloc(m * sizeof(double))) && ok;
-    }
-    ok = (a->t = malloc(m * sizeof(double))) && ok;
-    ok = (a->k = malloc(m * sizeof(double))) && ok;
-    ok = (a->u = malloc(m * sizeof(double))) && ok;
-    if (no_c) {
-        a->f = a->h = a->c = a->nan;
-    } else {
-        ok = (a->f = malloc(m * sizeof(double))) && ok;
-        ok = (a->h = malloc(m * sizeof(double))) && ok;
-        ok = (a->c = malloc(m * sizeof(double))) && ok;
-    }
-    ok = (a->usable = calloc(m, 1)) && ok;
-    ok = (a->steady = calloc(m, 1)) && ok;
-    ok = (a->state = calloc(m, 1)) && ok;
     a->n = n;
     return ok;
 }
 
-static void copy_row(mfu_analysis *a, size_t dst, const mfu_series *s, size_t src)
+static void copy_row(rows_w *w, size_t dst, const mfu_series *s, size_t src)
 {
     for (int c = 0; c < MFU_SC_COUNT_; c++)
-        if (a->in_owned[c])
-            a->in[c][dst] = s->col[c][src];
-    a->step[dst] = s->step[src];
-    a->flags[dst] = s->flags[src];
-    a->dtype[dst] = s->dtype[src];
-    a->recompute[dst] = s->recompute[src];
+        if (w->in[c])
+            w->in[c][dst] = s->col[c][src];
+    w->step[dst] = s->step[src];
+    w->flags[dst] = s->flags[src];
+    w->dtype[dst] = s->dtype[src];
+    w->recompute[dst] = s->recompute[src];
 }
 
-/* Whole-job rows in order; or, without any, per-rank rows collapsed per step number. take:
- * a series of job rows only gives its columns to the analysis instead of a copy (s is then
- * left for mfu_series_free, and its per-rank reader, detect_straggler, which finds no rank
- * row). */
-static bool build_rows(mfu_analysis *a, mfu_series *s, bool take)
+/* a->nan: n NaNs (at least one), the column of every absent input. */
+static bool alloc_nan(mfu_analysis *a, size_t n)
+{
+    size_t m = n ? n : 1;
+    double *nan = own_alloc(a, m * sizeof *nan);
+    for (size_t i = 0; nan && i < m; i++)
+        nan[i] = NAN;
+    a->nan = nan;
+    return nan != NULL;
+}
+
+/* The input rows of a from series s: whole-job rows in order, read where they are (a series
+ * of job rows only: its columns, copied by mfu__analysis_own when the analysis is done) or
+ * copied; or, without any, per-rank rows collapsed per step number. */
+static bool build_rows(mfu_analysis *a, const mfu_series *s)
 {
     size_t njob = 0;
     for (size_t i = 0; i < s->n; i++)
         njob += s->rank[i] < 0;
-    if (take && njob == s->n)
-        return alloc_rows(a, s, njob, true);
+    if (!alloc_nan(a, njob ? njob : s->n))
+        return false;
+    if (njob == s->n) {
+        a->n = s->n;
+        a->step = s->step;
+        a->flags = s->flags;
+        a->dtype = s->dtype;
+        a->recompute = s->recompute;
+        for (int c = 0; c < MFU_SC_COUNT_; c++)
+            a->in[c] = s->present[c] ? s->col[c] : a->nan;
+        return true;
+    }
+    rows_w w;
     if (njob > 0) {
-        if (!alloc_rows(a, s, njob, false))
+        if (!alloc_rows(a, s, njob, &w))
             return false;
         size_t j = 0;
         for (size_t i = 0; i < s->n; i++)
             if (s->rank[i] < 0)
-                copy_row(a, j++, s, i);
+                copy_row(&w, j++, s, i);
         return true;
     }
     keyed *kv = malloc((s->n ? s->n : 1) * sizeof *kv);
@@ -245,26 +291,79 @@ static bool build_rows(mfu_analysis *a, mfu_series *s, bool take)
     size_t groups = 0;
     for (size_t i = 0; i < s->n; i++)
         groups += i == 0 || kv[i].step != kv[i - 1].step;
-    if (!alloc_rows(a, s, groups, false)) {
+    if (!alloc_rows(a, s, groups, &w)) {
         free(kv);
         return false;
     }
     size_t g = 0;
     for (size_t i = 0; i < s->n;) {
         size_t j = i;
-        copy_row(a, g, s, kv[i].i); /* lowest rank's columns */
+        copy_row(&w, g, s, kv[i].i); /* lowest rank's columns */
         double tmax = NAN;
         for (; j < s->n && kv[j].step == kv[i].step; j++) {
             double t = s->col[MFU_SC_STEP_TIME_S][kv[j].i];
             if (isfinite(t) && (isnan(tmax) || t > tmax))
                 tmax = t;
-            a->flags[g] |= s->flags[kv[j].i];
+            w.flags[g] |= s->flags[kv[j].i];
         }
-        a->in[MFU_SC_STEP_TIME_S][g] = tmax;
+        w.in[MFU_SC_STEP_TIME_S][g] = tmax;
         g++;
         i = j;
     }
     free(kv);
+    return true;
+}
+
+/* A derived column written row by row (derive) that stays the column it is expected to equal
+ * (an input, the caller's hint, or a->nan) while every value written is that column's, to the
+ * bit; at the first that is not, it becomes a column of a's own, the rows before copied. So a
+ * figure the caller already holds costs no memory. */
+typedef struct lazy {
+    const double **field; /* where the column goes */
+    const double *alias;  /* NULL once it is a's own */
+    double *buf;
+} lazy;
+
+static bool lazy_start(mfu_analysis *a, lazy *l, const double **field, const double *alias)
+{
+    l->field = field;
+    l->alias = alias;
+    l->buf = NULL;
+    if (!alias) {
+        l->buf = own_alloc(a, (a->n ? a->n : 1) * sizeof *l->buf);
+        *field = l->buf;
+        return l->buf != NULL;
+    }
+    *field = alias;
+    return true;
+}
+
+static bool lazy_own(mfu_analysis *a, lazy *l, size_t rows)
+{
+    l->buf = own_alloc(a, (a->n ? a->n : 1) * sizeof *l->buf);
+    if (!l->buf)
+        return false;
+    memcpy(l->buf, l->alias, rows * sizeof *l->buf);
+    l->alias = NULL;
+    *l->field = l->buf;
+    return true;
+}
+
+/* Row i of l is v; false when out of memory. */
+static inline bool lazy_put(mfu_analysis *a, lazy *l, size_t i, double v)
+{
+    if (l->buf) {
+        l->buf[i] = v;
+        return true;
+    }
+    uint64_t x, y;
+    memcpy(&x, &v, sizeof x);
+    memcpy(&y, &l->alias[i], sizeof y);
+    if (x == y)
+        return true;
+    if (!lazy_own(a, l, i))
+        return false;
+    l->buf[i] = v;
     return true;
 }
 
@@ -273,7 +372,10 @@ static bool pos(double v)
     return isfinite(v) && v > 0;
 }
 
-static void derive(mfu_analysis *a)
+/* The derived columns of a: the per-row loop of the file comment. hint (NULL, or
+ * MFU_D_COUNT_ columns, NULL entries) gives columns the caller expects derived ones to equal
+ * (lazy). false when out of memory. */
+static bool derive(mfu_analysis *a, const double *const *hint)
 {
     const double *T = a->in[MFU_SC_STEP_TIME_S], *TOK = a->in[MFU_SC_TOKENS];
     const double *TPS = a->in[MFU_SC_TOKENS_PER_S], *UT = a->in[MFU_SC_USEFUL_TOKENS];
@@ -291,7 +393,30 @@ static void derive(mfu_analysis *a)
     }
     a->has_flops = any_f;
     a->capacity_unknown = any_f && !any_c;
-    for (size_t i = 0; i < a->n; i++) {
+    /* each column starts as the one it most often equals */
+    const double *like[MFU_D_COUNT_];
+    for (int c = 0; c < MFU_D_COUNT_; c++)
+        like[c] = a->nan;
+    like[MFU_D_STEP_TIME_S] = T;
+    like[MFU_D_TOKENS_PER_S] = like[MFU_D_USEFUL_TOKENS_PER_S] = TPS;
+    like[MFU_D_MFU] = GM;
+    like[MFU_D_HFU] = GH;
+    lazy D[MFU_D_COUNT_], Lt, Lk, Lu, Lf, Lh, Lc;
+    bool ok = true;
+    for (int c = 0; c < MFU_D_COUNT_; c++)
+        ok = lazy_start(a, &D[c], &a->d[c], hint && hint[c] ? hint[c] : like[c]) && ok;
+    ok = lazy_start(a, &Lt, &a->t, T) && ok;
+    ok = lazy_start(a, &Lk, &a->k, TOK) && ok;
+    ok = lazy_start(a, &Lu, &a->u, UT != a->nan ? UT : TOK) && ok;
+    ok = lazy_start(a, &Lf, &a->f, F) && ok;
+    ok = lazy_start(a, &Lh, &a->h, H != a->nan ? H : F) && ok;
+    ok = lazy_start(a, &Lc, &a->c, a->nan) && ok;
+    uint8_t *usable = own_zeros(a, a->n), *state = own_zeros(a, a->n);
+    a->usable = usable;
+    a->state = state;
+    if (!ok || !usable || !state)
+        return false;
+    for (size_t i = 0; i < a->n && ok; i++) {
         double step_time = T[i];
         if (isnan(step_time) && isfinite(TOK[i]) && pos(TPS[i]))
             step_time = TOK[i] / TPS[i];
@@ -322,39 +447,46 @@ static void derive(mfu_analysis *a)
             c = (isfinite(UT[i]) && real_tokens ? UT[i] : k) / t * f / GM[i];
         double h = isfinite(H[i]) ? H[i] : f;
         bool bad_time = isfinite(step_time) && step_time <= 0;
-        bool ok = !bad_time && pos(t) && pos(k) && pos(u);
+        bool use = !bad_time && pos(t) && pos(k) && pos(u);
         if (a->has_flops)
-            ok = ok && pos(f) && pos(c) && pos(h);
-        a->usable[i] = ok;
-        a->state[i] = ok ? MFU_ROW_STEADY : MFU_ROW_UNUSABLE;
-        a->t[i] = ok ? t : NAN;
-        a->k[i] = ok ? k : NAN;
-        a->u[i] = ok ? u : NAN;
-        a->f[i] = ok ? f : NAN;
-        a->h[i] = ok ? h : NAN;
-        a->c[i] = ok ? c : NAN;
-        a->d[MFU_D_STEP_TIME_S][i] = step_time;
+            use = use && pos(f) && pos(c) && pos(h);
+        usable[i] = use;
+        state[i] = use ? MFU_ROW_STEADY : MFU_ROW_UNUSABLE;
+        ok = lazy_put(a, &Lt, i, use ? t : NAN) && lazy_put(a, &Lk, i, use ? k : NAN) &&
+             lazy_put(a, &Lu, i, use ? u : NAN) && lazy_put(a, &Lf, i, use ? f : NAN) &&
+             lazy_put(a, &Lh, i, use ? h : NAN) && lazy_put(a, &Lc, i, use ? c : NAN);
         bool rel = a->opt.flops_relative; /* FLOPs in units of an unknown peak: no FLOP/s */
-        a->d[MFU_D_CAPACITY_FLOPS_PER_S][i] = pos(c) && !a->capacity_unknown && !rel ? c : NAN;
-        if (ok) {
+        double v[MFU_D_COUNT_];
+        v[MFU_D_STEP_TIME_S] = step_time;
+        v[MFU_D_CAPACITY_FLOPS_PER_S] = pos(c) && !a->capacity_unknown && !rel ? c : NAN;
+        if (use) {
             double tps = pos(TPS[i]) ? TPS[i] : k / t;
             double utps = u == k ? tps : tps * (u / k);
-            a->d[MFU_D_TOKENS_PER_S][i] = tps;
-            a->d[MFU_D_USEFUL_TOKENS_PER_S][i] = utps;
+            v[MFU_D_TOKENS_PER_S] = tps;
+            v[MFU_D_USEFUL_TOKENS_PER_S] = utps;
             bool fl = a->has_flops, mf = fl && !a->capacity_unknown;
-            a->d[MFU_D_MFU][i] = !mf ? NAN : isfinite(GM[i]) ? GM[i] : utps * f / c;
-            a->d[MFU_D_HFU][i] = !mf ? NAN : isfinite(GH[i]) ? GH[i] : tps * h / c;
-            a->d[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE][i] = fl && !rel ? utps * f / dev : NAN;
-            a->d[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE][i] = fl && !rel ? tps * h / dev : NAN;
+            v[MFU_D_MFU] = !mf ? NAN : isfinite(GM[i]) ? GM[i] : utps * f / c;
+            v[MFU_D_HFU] = !mf ? NAN : isfinite(GH[i]) ? GH[i] : tps * h / c;
+            v[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE] = fl && !rel ? utps * f / dev : NAN;
+            v[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE] = fl && !rel ? tps * h / dev : NAN;
         } else {
             for (int col = MFU_D_TOKENS_PER_S; col <= MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE; col++)
-                a->d[col][i] = NAN;
+                v[col] = NAN;
         }
+        for (int col = 0; col < MFU_D_COUNT_ && ok; col++)
+            ok = lazy_put(a, &D[col], i, v[col]);
     }
+    if (!ok)
+        return false;
     /* timing artifacts against the median of the usable rows, again after each removal (in a
      * short log one artifact moves the median); then impossible values */
     double *v = malloc((a->n ? a->n : 1) * sizeof *v);
-    if (v) {
+    a->steady = own_zeros(a, a->n);
+    if (!v || !a->steady) {
+        free(v);
+        return false;
+    }
+    {
         for (size_t removed = 1; removed > 0;) {
             size_t m = 0;
             for (size_t i = 0; i < a->n; i++)
@@ -378,6 +510,7 @@ static void derive(mfu_analysis *a)
             a->state[i] = MFU_ROW_IMPOSSIBLE;
             a->warmup.impossible++;
         }
+    return true;
 }
 
 size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx)
@@ -434,11 +567,9 @@ static bool levels_and_boundaries(mfu_analysis *a)
     return ok;
 }
 
-static mfu_status analyze(mfu_series *series, bool take, const mfu_analysis_options *opts,
-                          mfu_analysis **out, mfu_error *err)
+/* *out: a new analysis with options opts (NULL = defaults), checked. */
+static mfu_status start(const mfu_analysis_options *opts, mfu_analysis **out, mfu_error *err)
 {
-    if (!series || !out)
-        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_analyze: series or out is NULL");
     *out = NULL;
     mfu_analysis_options o;
     if (opts)
@@ -448,27 +579,28 @@ static mfu_status analyze(mfu_series *series, bool take, const mfu_analysis_opti
     mfu_status st = check_options(&o, err);
     if (st != MFU_OK)
         return st;
-    if (series->n == 0)
-        return mfu__fail(err, MFU_E_EMPTY, 0,
-                         "the series has no steps; give a log with step records");
     mfu_analysis *a = calloc(1, sizeof *a);
-    if (!a)
-        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory starting the analysis");
-    a->opt = o;
-    a->nlabels = series->nlabels;
-    memcpy(a->labels, series->labels, sizeof a->labels);
-    a->find = calloc(MFU_ANALYSIS_MAX_FINDINGS, sizeof *a->find);
-    a->inv = calloc(MFU_ANALYSIS_MAX_INVARIANTS, sizeof *a->inv);
-    bool ok = a->find && a->inv && build_rows(a, series, take);
-    if (ok) {
-        derive(a);
-        ok = mfu__segment(a) && levels_and_boundaries(a) &&
-             (a->opt.steady_only || mfu__detect(a, series));
+    if (a) {
+        a->opt = o;
+        a->find = calloc(MFU_ANALYSIS_MAX_FINDINGS, sizeof *a->find);
+        a->inv = calloc(MFU_ANALYSIS_MAX_INVARIANTS, sizeof *a->inv);
     }
-    if (!ok) {
+    if (!a || !a->find || !a->inv) {
         mfu_analysis_free(a);
-        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory analysing %zu steps", series->n);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory starting the analysis");
     }
+    *out = a;
+    return MFU_OK;
+}
+
+/* Everything after the input rows: derived columns, segments, levels, boundaries, findings
+ * (ranks: the per-rank rows for the straggler detector, NULL for none). */
+static bool finish(mfu_analysis *a, const double *const *hint, const mfu_series *ranks)
+{
+    static const mfu_series no_ranks; /* no rows: detect_straggler finds none */
+    if (!derive(a, hint) || !mfu__segment(a) || !levels_and_boundaries(a) ||
+        !(a->opt.steady_only || mfu__detect(a, ranks ? ranks : &no_ranks)))
+        return false;
     if (a->warmup.steps) {
         double sum = 0;
         size_t c = 0;
@@ -480,21 +612,82 @@ static mfu_status analyze(mfu_series *series, bool take, const mfu_analysis_opti
         double ref = a->nseg ? a->seg[0].level.step_time_s.value : NAN;
         a->warmup.slowdown = (c && pos(ref)) ? sum / (double)c / ref - 1 : NAN;
     }
-    *out = a;
-    return MFU_OK;
+    return true;
 }
 
 mfu_status mfu_analyze(const mfu_series *series, const mfu_analysis_options *opts,
                        mfu_analysis **out, mfu_error *err)
 {
-    /* take = false reads the series only */
-    return analyze((mfu_series *)(uintptr_t)series, false, opts, out, err);
+    if (!series || !out)
+        return mfu__fail(err, MFU_E_INVALID, 0, "mfu_analyze: series or out is NULL");
+    *out = NULL;
+    mfu_analysis *a;
+    mfu_status st = start(opts, &a, err);
+    if (st != MFU_OK)
+        return st;
+    if (series->n == 0) {
+        mfu_analysis_free(a);
+        return mfu__fail(err, MFU_E_EMPTY, 0,
+                         "the series has no steps; give a log with step records");
+    }
+    a->nlabels = series->nlabels;
+    memcpy(a->labels, series->labels, sizeof a->labels);
+    /* the series stays the caller's: what the analysis reads of it in place is copied last */
+    if (!build_rows(a, series) || !finish(a, NULL, series) || !mfu__analysis_own(a)) {
+        mfu_analysis_free(a);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory analysing %zu steps", series->n);
+    }
+    *out = a;
+    return MFU_OK;
 }
 
-mfu_status mfu__analyze_take(mfu_series *series, const mfu_analysis_options *opts,
-                             mfu_analysis **out, mfu_error *err)
+mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
+                             const mfu_analysis_options *opts, mfu_analysis **out, mfu_error *err)
 {
-    return analyze(series, true, opts, out, err);
+    mfu_analysis *a = NULL;
+    mfu_status st = MFU_OK;
+    if (!in || !out || (in->n && !in->step))
+        st = mfu__fail(err, MFU_E_INVALID, 0, "mfu__analyze_cols: in, in->step or out is NULL");
+    else
+        st = start(opts, &a, err);
+    for (size_t i = 0; in && i < in->ngive; i++) /* a's from now on, whatever happens */
+        if (!a || !own_take(a, in->give[i])) {
+            if (a)
+                st = mfu__fail(err, MFU_E_LIMIT, 0, "mfu__analyze_cols: too many columns given");
+            else
+                free(in->give[i]);
+        }
+    if (in)
+        in->ngive = 0;
+    if (out)
+        *out = NULL;
+    if (st == MFU_OK && in->n == 0)
+        st =
+            mfu__fail(err, MFU_E_EMPTY, 0, "the series has no steps; give a log with step records");
+    if (st != MFU_OK) {
+        mfu_analysis_free(a);
+        return st;
+    }
+    size_t n = in->n;
+    a->nlabels = in->nlabels < 0                       ? 0
+                 : in->nlabels > MFU_SERIES_MAX_LABELS ? MFU_SERIES_MAX_LABELS
+                                                       : in->nlabels;
+    memcpy(a->labels, in->labels, sizeof a->labels);
+    bool ok = alloc_nan(a, n);
+    a->n = n;
+    a->step = in->step;
+    a->flags = in->flags ? in->flags : own_zeros(a, n * sizeof *a->flags);
+    a->dtype = in->dtype ? in->dtype : own_zeros(a, n);
+    a->recompute = in->recompute ? in->recompute : own_zeros(a, n);
+    for (int c = 0; c < MFU_SC_COUNT_; c++)
+        a->in[c] = in->col[c] ? in->col[c] : a->nan;
+    ok = ok && a->flags && a->dtype && a->recompute && finish(a, in->hint, ranks);
+    if (!ok) {
+        mfu_analysis_free(a);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory analysing %zu steps", n);
+    }
+    *out = a;
+    return MFU_OK;
 }
 
 /* ---- accessors ---------------------------------------------------------------------------- */

@@ -19,16 +19,38 @@ void mfu__sort_doubles(double *v, size_t n);
 /* Format a relative change (fraction) as "+25 %" / "−8 %" / "+1.4 %" (U+2212 minus). */
 void mfu__fmt_pct(char *buf, size_t n, double frac);
 
-/* mfu_analyze for a caller that frees the series next (the report): a series whose rows are
- * all the job's (no per-rank row) hands its columns to the analysis instead of a copy, so
- * the two are not held at once. Afterwards series is only for mfu_series_free. Errors: those
- * of mfu_analyze. */
-mfu_status mfu__analyze_take(mfu_series *series, const mfu_analysis_options *opts,
-                             mfu_analysis **out, mfu_error *err);
-/* Make room in s for rows rows (at most its row limit), exactly, so that a caller that knows
- * how many rows come (the report: one a step) does not leave the doubling's spare rows in
- * every column. A capacity hint: nothing readers see changes. false when out of memory (s
- * unchanged and usable). */
-bool mfu__series_reserve(mfu_series *s, size_t rows);
+/* The input of mfu__analyze_cols: the job's rows as columns the caller holds (the report's
+ * figures), each read in place, none copied. */
+typedef struct mfu__analysis_cols {
+    size_t n;                         /* rows (steps), in step order */
+    const int64_t *step;              /* n step numbers */
+    const double *col[MFU_SC_COUNT_]; /* mfu_series_col's columns; NULL: absent (NaN) */
+    /* Columns the caller expects derived ones to equal (NULL: none): a derived column equal
+     * to its hint in every row, to the bit, is the hint (no memory); else a's own. */
+    const double *hint[MFU_D_COUNT_];
+    const uint32_t *flags;            /* MFU_STEP_* bits; NULL: 0 in every row */
+    const uint8_t *dtype, *recompute; /* label ids (1-based into labels; 0 unknown); NULL: 0 */
+    int nlabels;
+    char labels[MFU_SERIES_MAX_LABELS][MFU_SERIES_LABEL_MAX];
+    void *give[16]; /* malloc'ed buffers among the above that the analysis frees */
+    size_t ngive;
+} mfu__analysis_cols;
+
+/* mfu_analyze of the rows *in (job rows; ranks, NULL or a series of per-rank rows only, for
+ * the straggler detector), reading in's columns where they are: they must stay unchanged as
+ * long as *out lives, unless mfu__analysis_own(*out) is called. The buffers in->give[] are the
+ * analysis's (freed with it, or at once on an error) and in->ngive is set to 0. Errors: those
+ * of mfu_analyze, MFU_E_INVALID (in, in->step or out NULL), MFU_E_LIMIT (too many given). */
+mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
+                             const mfu_analysis_options *opts, mfu_analysis **out, mfu_error *err);
+/* Copy into a every array it reads in place (the caller's columns of mfu__analyze_cols), so
+ * that it outlives them; arrays that are one stay one. false when out of memory (a is then
+ * still the caller's to free, and still reads in place what was not copied). */
+bool mfu__analysis_own(mfu_analysis *a);
+/* The id of label text among labels[0..*nlabels) (1-based; 0 for NULL or ""), added at the end
+ * when new and add is true (else *added says it would be). Negative: -1 text longer than
+ * MFU_SERIES_LABEL_MAX - 1 bytes, -2 no room (MFU_SERIES_MAX_LABELS). */
+int mfu__label_intern(char (*labels)[MFU_SERIES_LABEL_MAX], int *nlabels, const char *text,
+                      bool add, int *added);
 
 #endif /* MFU_ANALYSIS_ANALYSIS_H */

@@ -35,23 +35,32 @@ struct mfu_series {
 /* Label text of id (1-based) in s; "" for 0 or out of range. */
 const char *mfu__series_label(const mfu_series *s, int id);
 
+/* Most per-row arrays an analysis frees (mfu_analysis_free). */
+#define MFU__ANALYSIS_MAX_OWN 64
+
 struct mfu_analysis {
     mfu_analysis_options opt;
     size_t n; /* rows of the job's step series */
-    int64_t *step;
-    double *in[MFU_SC_COUNT_]; /* the job's input columns; read-only, and those the series
-                                  lacks (all NaN) point to nan, one shared column of n NaNs */
-    bool in_owned[MFU_SC_COUNT_];
-    double *nan;
-    uint32_t *flags;
-    uint8_t *dtype, *recompute;
+    /* The per-row arrays below are read-only once derive() has written them. Each is one of
+     * own[] or a column of the caller's (mfu__analyze_cols borrows the report's figures;
+     * mfu_analyze reads a series of job rows in place until mfu__analysis_own copies it);
+     * several may be one array (a derived column equal to an input to the bit is that input:
+     * analysis.c, "lazy"). */
+    void *own[MFU__ANALYSIS_MAX_OWN];
+    size_t nown;
+    const int64_t *step;
+    const double *in[MFU_SC_COUNT_]; /* the job's input columns; those the series lacks (all
+                                        NaN) are nan, one shared column of n NaNs */
+    const double *nan;
+    const uint32_t *flags;
+    const uint8_t *dtype, *recompute;
     int nlabels;
     char labels[MFU_SERIES_MAX_LABELS][MFU_SERIES_LABEL_MAX];
-    double *d[MFU_D_COUNT_]; /* derived columns */
+    const double *d[MFU_D_COUNT_]; /* derived columns */
     /* Per-row terms of the ratio estimators (NaN where the row is not usable):
      * t step time, k counted tokens, u useful tokens, f model FLOPs per useful token,
      * h hardware FLOPs per counted token, c capacity (devices × peak). */
-    double *t, *k, *u, *f, *h, *c;
+    const double *t, *k, *u, *f, *h, *c;
     uint8_t *usable;       /* t and k valid (and f, c when the series has them) */
     uint8_t *steady;       /* usable, not warm-up, not settle */
     uint8_t *state;        /* mfu_row_state of each row */

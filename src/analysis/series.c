@@ -62,25 +62,6 @@ mfu_status mfu_series_set_max_rows(mfu_series *s, size_t max_rows, mfu_error *er
     return MFU_OK;
 }
 
-/* Grow every column to hold at least need rows. All-or-nothing: on failure the arrays that
- * were already reallocated keep their (larger) size but cap is not raised, which is safe. */
-static bool grow_to(mfu_series *s, size_t cap);
-
-static bool grow(mfu_series *s, size_t need)
-{
-    if (need <= s->cap)
-        return true;
-    size_t cap = s->cap ? s->cap : 256;
-    while (cap < need)
-        cap *= 2;
-    return grow_to(s, cap);
-}
-
-bool mfu__series_reserve(mfu_series *s, size_t rows)
-{
-    return !s || rows <= s->cap || grow_to(s, rows);
-}
-
 /* Grow every column to cap rows (clamped to the row limit; cap > s->cap). */
 static bool grow_to(mfu_series *s, size_t cap)
 {
@@ -114,21 +95,41 @@ static bool grow_to(mfu_series *s, size_t cap)
     return true;
 }
 
+/* Grow every column to hold at least need rows. All-or-nothing: on failure the arrays that
+ * were already reallocated keep their (larger) size but cap is not raised, which is safe. */
+static bool grow(mfu_series *s, size_t need)
+{
+    if (need <= s->cap)
+        return true;
+    size_t cap = s->cap ? s->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    return grow_to(s, cap);
+}
+
 /* The id of label text (1-based), adding it when new; 0 for NULL/"". -1 too long, -2 full. */
-static int intern(mfu_series *s, const char *text, int *added)
+int mfu__label_intern(char (*labels)[MFU_SERIES_LABEL_MAX], int *nlabels, const char *text,
+                      bool add, int *added)
 {
     *added = 0;
     if (!text || !*text)
         return 0;
     if (strlen(text) >= MFU_SERIES_LABEL_MAX)
         return -1;
-    for (int i = 0; i < s->nlabels; i++)
-        if (strcmp(s->labels[i], text) == 0)
+    for (int i = 0; i < *nlabels; i++)
+        if (strcmp(labels[i], text) == 0)
             return i + 1;
-    if (s->nlabels >= MFU_SERIES_MAX_LABELS)
+    if (*nlabels >= MFU_SERIES_MAX_LABELS)
         return -2;
     *added = 1;
-    return s->nlabels + 1;
+    if (add)
+        mfu__strlcpy(labels[(*nlabels)++], text, MFU_SERIES_LABEL_MAX);
+    return *nlabels + !add;
+}
+
+static int intern(mfu_series *s, const char *text, int *added)
+{
+    return mfu__label_intern(s->labels, &s->nlabels, text, false, added);
 }
 
 static mfu_status label_error(mfu_error *err, int code, const char *field)

@@ -26,6 +26,7 @@
 #include "analysis/analysis.h"
 #include "mfu/roofline.h"
 #include "report/internal.h"
+#include "run/step.h"
 #include "util/util.h"
 
 static mfu__unit pick_unit(const mfu_report *r)
@@ -40,55 +41,174 @@ static mfu__unit pick_unit(const mfu_report *r)
     return tps ? MFU__UNIT_TOKENS : MFU__UNIT_STEPS;
 }
 
-/* The whole-job row of step i: the report's own figures of it (tokens/s, step time, MFU and HFU
- * as the figures module computed them, so that the analysis shows the same numbers), and what
- * they were computed with. */
-static void job_row(const mfu_report *r, const mfu_step *s, size_t i, mfu_series_row *row)
+/* The report's figure column k, NULL when no step has it. */
+static const double *fcol(const mfu_report *r, int k)
 {
-    mfu_series_row_init(row);
-    row->step = r->steps[i];
-    row->time_s = s->time_s;
-    const double *const *v = (const double *const *)r->cols.v;
-    double st = v[MFU__FC_STEP_TIME_S][i];
-    double rho = v[MFU__FC_USEFUL][i];
-    row->step_time_s = st;
+    return r->cols.present[k] ? r->cols.v[k] : NULL;
+}
+
+/* A column of n doubles for the analysis to own (in->give), NULL when out of memory. */
+static double *give_col(mfu__analysis_cols *in, size_t n)
+{
+    if (in->ngive == MFU__ARRAY_LEN(in->give))
+        return NULL;
+    double *p = malloc((n ? n : 1) * sizeof *p);
+    if (p)
+        in->give[in->ngive++] = p;
+    return p;
+}
+
+/* The run's column c copied for the analysis (the run may grow while the report lives); NULL
+ * when the run has none. false when out of memory. */
+static bool run_col(mfu__analysis_cols *in, const mfu_run *run, mfu_column c, size_t n,
+                    const double **out)
+{
+    const double *p = mfu_run_column(run, c);
+    *out = NULL;
+    if (!p)
+        return true;
+    double *q = give_col(in, n);
+    if (q)
+        memcpy(q, p, n * sizeof *q);
+    *out = q;
+    return q != NULL;
+}
+
+/* The label id of each step's dtype and recompute (names as mfu_dtype_name and
+ * mfu_recompute_name give them, ids in the order of first appearance, as mfu_series_append
+ * interns them). false when out of memory or over the label limits. */
+static bool job_labels(const mfu_report *r, mfu__analysis_cols *in)
+{
+    size_t n = r->n;
+    uint8_t *dt = n && in->ngive + 2 <= MFU__ARRAY_LEN(in->give) ? malloc(n) : NULL;
+    uint8_t *rc = dt ? malloc(n) : NULL;
+    if (!dt || !rc) {
+        free(dt);
+        return false;
+    }
+    in->give[in->ngive++] = dt;
+    in->give[in->ngive++] = rc;
+    int id_d[256], id_r[256]; /* by code: the id, -1 not yet interned */
+    for (int i = 0; i < 256; i++)
+        id_d[i] = id_r[i] = -1;
+    for (size_t i = 0; i < n; i++) {
+        int8_t d = r->cols.dtype[i], rec = r->cols.recompute[i];
+        uint8_t cd = (uint8_t)d, cr = (uint8_t)rec;
+        int added;
+        if (id_d[cd] < 0)
+            id_d[cd] = mfu__label_intern(in->labels, &in->nlabels, mfu_dtype_name((mfu_dtype)d),
+                                         true, &added);
+        if (id_r[cr] < 0)
+            id_r[cr] = mfu__label_intern(in->labels, &in->nlabels,
+                                         mfu_recompute_name((mfu_recompute)rec), true, &added);
+        if (id_d[cd] < 0 || id_r[cr] < 0)
+            return false;
+        dt[i] = (uint8_t)id_d[cd];
+        rc[i] = (uint8_t)id_r[cr];
+    }
+    in->dtype = dt;
+    in->recompute = rc;
+    return true;
+}
+
+/* The whole job's rows for the analysis: the report's own figures (tokens/s, step time, MFU and
+ * HFU as the figures module computed them, so that the analysis shows the same numbers), read
+ * in place, and what they were computed with; columns the unit makes (per device, steps/s) and
+ * the run's telemetry are the analysis's. false when out of memory. */
+static bool job_cols(const mfu_report *r, const mfu_run *run, mfu__analysis_cols *in)
+{
+    size_t n = r->n;
+    memset(in, 0, sizeof *in);
+    in->n = n;
+    in->step = r->steps;
+    const double *st = fcol(r, MFU__FC_STEP_TIME_S);
+    const double *tokens = NULL;
+    in->col[MFU_SC_STEP_TIME_S] = st;
     switch (r->unit) {
     case MFU__UNIT_TOKENS:
-        row->tokens = v[MFU__FC_TOKENS][i];
-        row->tokens_per_s = v[MFU__FC_TOKENS_PER_S][i];
-        row->devices = v[MFU__FC_DEVICES][i];
+        tokens = fcol(r, MFU__FC_TOKENS);
+        in->col[MFU_SC_TOKENS_PER_S] = fcol(r, MFU__FC_TOKENS_PER_S);
+        in->col[MFU_SC_DEVICES] = fcol(r, MFU__FC_DEVICES);
         break;
-    case MFU__UNIT_DEVICE:
-        row->tokens_per_s = v[MFU__FC_TOKENS_PER_S_PER_DEVICE][i];
-        row->tokens = row->tokens_per_s * st; /* NaN without a step time */
-        row->devices = 1;
-        break;
-    case MFU__UNIT_STEPS:
-        row->tokens_per_s = st > 0 ? 1.0 / st : NAN;
-        row->devices = v[MFU__FC_DEVICES][i];
+    case MFU__UNIT_DEVICE: {
+        const double *tpd = r->cols.v[MFU__FC_TOKENS_PER_S_PER_DEVICE];
+        const double *stv = r->cols.v[MFU__FC_STEP_TIME_S];
+        double *tok = give_col(in, n), *one = give_col(in, n);
+        if (!tok || !one)
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            tok[i] = tpd[i] * stv[i]; /* NaN without a step time */
+            one[i] = 1;
+        }
+        in->col[MFU_SC_TOKENS_PER_S] = tpd;
+        in->col[MFU_SC_DEVICES] = one;
+        tokens = tok;
         break;
     }
-    if (rho < 1 && isfinite(row->tokens))
-        row->useful_tokens = row->tokens * rho;
+    case MFU__UNIT_STEPS: {
+        const double *stv = r->cols.v[MFU__FC_STEP_TIME_S];
+        double *sps = give_col(in, n);
+        if (!sps)
+            return false;
+        for (size_t i = 0; i < n; i++)
+            sps[i] = stv[i] > 0 ? 1.0 / stv[i] : NAN;
+        in->col[MFU_SC_TOKENS_PER_S] = sps;
+        in->col[MFU_SC_DEVICES] = fcol(r, MFU__FC_DEVICES);
+        break;
+    }
+    }
+    in->col[MFU_SC_TOKENS] = tokens;
+    const double *rho = fcol(r, MFU__FC_USEFUL);
+    size_t first = n; /* the first step with padding: useful tokens from there on */
+    for (size_t i = 0; rho && tokens && i < n && first == n; i++)
+        if (rho[i] < 1 && isfinite(tokens[i]))
+            first = i;
+    if (first < n) {
+        double *ut = give_col(in, n);
+        if (!ut)
+            return false;
+        for (size_t i = 0; i < n; i++)
+            ut[i] = rho[i] < 1 && isfinite(tokens[i]) ? tokens[i] * rho[i] : NAN;
+        in->col[MFU_SC_USEFUL_TOKENS] = ut;
+    }
     if (r->unit != MFU__UNIT_STEPS) {
-        row->model_flops_per_token = v[MFU__FC_MODEL_FPT][i];
-        row->hardware_flops_per_token = v[MFU__FC_HARDWARE_FPT][i];
-        row->mfu = v[MFU__FC_MFU][i];
-        row->hfu = v[MFU__FC_HFU][i];
+        in->col[MFU_SC_MODEL_FLOPS_PER_TOKEN] = fcol(r, MFU__FC_MODEL_FPT);
+        in->col[MFU_SC_HARDWARE_FLOPS_PER_TOKEN] = fcol(r, MFU__FC_HARDWARE_FPT);
+        in->col[MFU_SC_MFU] = fcol(r, MFU__FC_MFU);
+        in->col[MFU_SC_HFU] = fcol(r, MFU__FC_HFU);
+        /* the figures' FLOP/s per device are the analysis's, to the bit, where they agree */
+        in->hint[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE] =
+            fcol(r, MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE);
+        in->hint[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE] =
+            fcol(r, MFU__FC_HARDWARE_FLOPS_PER_S_PER_DEVICE);
     }
-    row->peak_flops_per_s = v[MFU__FC_PEAK][i];
-    row->seq_len = v[MFU__FC_SEQ][i];
-    row->global_batch = v[MFU__FC_BATCH][i];
-    row->clock_mhz = s->clock_mhz;
-    row->power_w = s->power_w;
-    row->power_limit_w = s->power_limit_w;
-    row->loss = s->loss;
-    row->data_loading_s = s->data_loading_s;
-    row->comm_s = s->comm_s;
-    row->optimizer_s = s->optimizer_s;
-    row->flags = s->flags;
-    row->dtype = mfu_dtype_name((mfu_dtype)r->cols.dtype[i]);
-    row->recompute = mfu_recompute_name((mfu_recompute)r->cols.recompute[i]);
+    in->col[MFU_SC_PEAK_FLOPS_PER_S] = fcol(r, MFU__FC_PEAK);
+    in->col[MFU_SC_SEQ_LEN] = fcol(r, MFU__FC_SEQ);
+    in->col[MFU_SC_GLOBAL_BATCH] = fcol(r, MFU__FC_BATCH);
+    in->col[MFU_SC_LOSS] = fcol(r, MFU__FC_LOSS); /* the run's loss, as the figures read it */
+    static const struct {
+        mfu_series_col sc;
+        mfu_column rc;
+    } tele[] = {{MFU_SC_TIME_S, MFU_COL_TIME_S},
+                {MFU_SC_CLOCK_MHZ, MFU_COL_CLOCK_MHZ},
+                {MFU_SC_POWER_W, MFU_COL_POWER_W},
+                {MFU_SC_POWER_LIMIT_W, MFU_COL_POWER_LIMIT_W},
+                {MFU_SC_DATA_LOADING_S, MFU_COL_DATA_LOADING_S},
+                {MFU_SC_COMM_S, MFU_COL_COMM_S},
+                {MFU_SC_OPTIMIZER_S, MFU_COL_OPTIMIZER_S}};
+    for (size_t k = 0; k < MFU__ARRAY_LEN(tele); k++)
+        if (!run_col(in, run, tele[k].rc, n, &in->col[tele[k].sc]))
+            return false;
+    const uint32_t *flags = mfu__run_flags(run);
+    if (flags) {
+        uint32_t *fl = in->ngive < MFU__ARRAY_LEN(in->give) ? malloc(n * sizeof *fl) : NULL;
+        if (!fl)
+            return false;
+        in->give[in->ngive++] = fl;
+        memcpy(fl, flags, n * sizeof *fl);
+        in->flags = fl;
+    }
+    return job_labels(r, in);
 }
 
 /* One rank's own step time for row j: printed (st), else the row's step time scaled by the
@@ -394,27 +514,25 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_repo
              r->unit == MFU__UNIT_TOKENS   ? "tokens/s"
              : r->unit == MFU__UNIT_DEVICE ? "tokens/s per device"
                                            : "steps/s");
-    mfu_series *s = mfu_series_new();
-    if (!s)
-        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis series");
+    mfu__analysis_cols cols;
+    if (!job_cols(r, run, &cols)) {
+        for (size_t i = 0; i < cols.ngive; i++)
+            free(cols.give[i]);
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis's columns");
+    }
+    mfu_series *ranks = NULL; /* the per-rank rows, when the run has any */
     mfu_status st = MFU_OK;
-    if (!mfu__series_reserve(s, r->n)) {
-        mfu_series_free(s);
-        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the analysis series");
+    if (!in->no_analysis && mfu_run_rank_obs_count(run) > 0) {
+        ranks = mfu_series_new();
+        st = ranks ? add_rank_rows(r, run, ranks, err)
+                   : mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the per-rank rows");
     }
-    for (size_t i = 0; i < r->n && st == MFU_OK; i++) {
-        mfu_step step;
-        mfu_run_get(run, i, &step);
-        mfu_series_row row;
-        job_row(r, &step, i, &row);
-        st = mfu_series_append(s, &row, err);
-    }
-    if (st == MFU_OK && !in->no_analysis)
-        st = add_rank_rows(r, run, s, err);
     mfu_analysis *a = NULL;
     if (st == MFU_OK)
-        st = mfu__analyze_take(s, &o, &a, err); /* s is freed next: no copy of its columns */
-    mfu_series_free(s);
+        st = mfu__analyze_cols(&cols, ranks, &o, &a, err); /* reads r->cols in place */
+    for (size_t i = 0; i < cols.ngive; i++)                /* not given when an error came first */
+        free(cols.give[i]);
+    mfu_series_free(ranks);
     if (st != MFU_OK)
         return st;
     states_from(r, a);
@@ -461,6 +579,10 @@ mfu_analysis *mfu__report_take_analysis(mfu_report *r)
         return NULL;
     mfu_analysis *a = r->analysis;
     r->analysis = NULL;
+    if (a && !mfu__analysis_own(a)) { /* it reads the report's columns: copies, to outlive it */
+        mfu_analysis_free(a);
+        a = NULL;
+    }
     return a;
 }
 

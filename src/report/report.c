@@ -13,6 +13,7 @@
 
 #include "figures/energy.h"
 #include "report/internal.h"
+#include "run/step.h"
 #include "util/util.h"
 
 void mfu__report_note(mfu_report *r, const char *fmt, ...)
@@ -84,12 +85,11 @@ static void list_missing(mfu_report *r, const mfu_run *run)
                     : no_peak ? "the framework's peak, FLOP/s and FLOPs per token"
                               : "mfu's dense peak (MFU under mfu's count, with --model)");
     bool sequences = m->global_batch > 0;
-    for (size_t i = 0; i < n && !sequences; i++) {
-        mfu_step s;
-        mfu_run_get(run, i, &s);
-        sequences = (isfinite(s.samples) && s.samples > 0) ||
-                    (isfinite(s.samples_per_s) && s.samples_per_s > 0);
-    }
+    const double *smp = mfu_run_column(run, MFU_COL_SAMPLES);
+    const double *sps = mfu_run_column(run, MFU_COL_SAMPLES_PER_S);
+    for (size_t i = 0; i < n && !sequences && (smp || sps); i++)
+        sequences =
+            (smp && isfinite(smp[i]) && smp[i] > 0) || (sps && isfinite(sps[i]) && sps[i] > 0);
     if (!any_tps && !any_tpd && sequences && c->seq <= 0 && in->has_arch)
         ; /* "sequence length" is listed above already */
     else if (!any_tps && !any_tpd && sequences && c->seq <= 0)
@@ -140,13 +140,12 @@ static void precedence_notes(mfu_report *r)
 static void log_notes(mfu_report *r, const mfu_run *run, const mfu__stack *prof)
 {
     size_t sentinel = 0, nan_loss = 0, skipped = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        mfu_step s;
-        mfu_run_get(run, i, &s);
-        sentinel += (s.flags & MFU_STEP_MFU_SENTINEL) != 0;
-        r->loss_nan[i] = (s.flags & MFU_STEP_LOSS_NAN) != 0;
+    const uint32_t *flags = mfu__run_flags(run); /* NULL: no step has a flag */
+    for (size_t i = 0; flags && i < r->n; i++) {
+        sentinel += (flags[i] & MFU_STEP_MFU_SENTINEL) != 0;
+        r->loss_nan[i] = (flags[i] & MFU_STEP_LOSS_NAN) != 0;
         nan_loss += r->loss_nan[i];
-        skipped += (s.flags & MFU_STEP_SKIPPED) != 0;
+        skipped += (flags[i] & MFU_STEP_SKIPPED) != 0;
     }
     if (sentinel) {
         const char *why = "it did not know its peak";

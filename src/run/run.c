@@ -719,6 +719,11 @@ const double *mfu_run_column(const mfu_run *run, mfu_column col)
     return run->col[col];
 }
 
+const uint32_t *mfu__run_flags(const mfu_run *run)
+{
+    return run && run->n ? run->a_flags : NULL;
+}
+
 const mfu_run_meta *mfu_run_meta_get(const mfu_run *run)
 {
     return run ? &run->meta : NULL;

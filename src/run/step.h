@@ -78,6 +78,10 @@ bool mfu__step_plain(const mfu_step *s);
 mfu_status mfu__run_append_row(mfu_run *run, const mfu_step *in, mfu_step *row, size_t *at,
                                bool *merged, mfu_error *err);
 
+/* The flags of run's rows (MFU_STEP_* bits, mfu_run_count entries), read in place: valid until
+ * the run changes. NULL when no row has a flag (every row's are 0) or the run is empty. */
+const uint32_t *mfu__run_flags(const mfu_run *run);
+
 static inline void mfu__inf_to_nan(double *v)
 {
     if (isinf(*v))

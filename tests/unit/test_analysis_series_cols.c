@@ -2,7 +2,8 @@
  * test_analysis_series_cols.c - a series stores only the columns some row has a value in (the
  * others share one column of NaNs): every column still reads as it was appended, across the
  * reallocations of a growing series, for a column whose first value comes late, for a NaN of
- * another bit pattern (kept bit for bit), and the analysis reads them.
+ * another bit pattern (kept bit for bit), and the analysis reads them; and the analysis of
+ * columns read in place (the report's) is the analysis of the series.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,14 +80,11 @@ static void columns_read_as_appended(void **state)
     mfu_series_free(s);
 }
 
-/* A series of job rows: flops = model FLOPs per token, devices and peak (MFU); rank = a
- * per-rank row every 100 steps. */
-static mfu_series *series_of(bool flops, bool rank, bool reserve)
+/* A series of job rows: flops = model FLOPs per token, devices and peak (MFU). */
+static mfu_series *series_of(bool flops)
 {
     mfu_series *s = mfu_series_new();
     assert_non_null(s);
-    if (reserve)
-        assert_true(mfu__series_reserve(s, N + N / 100));
     for (size_t i = 0; i < N; i++) {
         mfu_series_row r;
         row_of(i, &r);
@@ -94,68 +92,154 @@ static mfu_series *series_of(bool flops, bool rank, bool reserve)
             r.model_flops_per_token = 6e9;
             r.devices = 8;
             r.peak_flops_per_s = 989e12;
+            r.dtype = i < N / 2 ? "bf16" : "fp8"; /* a config change half-way */
         }
         assert_int_equal(mfu_series_append(s, &r, NULL), MFU_OK);
-        if (rank && i % 100 == 0) {
-            r.rank = 3;
-            assert_int_equal(mfu_series_append(s, &r, NULL), MFU_OK);
-        }
     }
     return s;
 }
 
-/* The report's form (mfu__analyze_take: the series's columns move into the analysis, an
- * exact reservation) gives the analysis mfu_analyze gives, with and without FLOPs and with
- * per-rank rows (then nothing moves); without FLOPs the FLOP columns share the NaN column. */
-static void taken_columns_analyse_alike(void **state)
+/* The rows of job series s as columns read in place (the report's form). */
+static void cols_of(const mfu_series *s, mfu__analysis_cols *in)
+{
+    memset(in, 0, sizeof *in);
+    in->n = s->n;
+    in->step = s->step;
+    for (int c = 0; c < MFU_SC_COUNT_; c++)
+        in->col[c] = s->present[c] ? s->col[c] : NULL;
+    in->flags = s->flags;
+    in->dtype = s->dtype;
+    in->recompute = s->recompute;
+    in->nlabels = s->nlabels;
+    memcpy(in->labels, s->labels, sizeof in->labels);
+}
+
+static void assert_same_analysis(const mfu_analysis *a1, const mfu_analysis *a2)
+{
+    json_t *t1 = mfu__analysis_json(a1), *t2 = mfu__analysis_json(a2);
+    char *j1 = json_dumps(t1, JSON_SORT_KEYS), *j2 = json_dumps(t2, JSON_SORT_KEYS);
+    json_decref(t1);
+    json_decref(t2);
+    assert_non_null(j1);
+    assert_string_equal(j1, j2);
+    free(j1);
+    free(j2);
+    size_t n = mfu_analysis_steps(a1);
+    assert_int_equal(n, mfu_analysis_steps(a2));
+    for (int c = 0; c < MFU_SC_COUNT_; c++) {
+        const double *x = mfu_analysis_input(a1, (mfu_series_col)c);
+        const double *y = mfu_analysis_input(a2, (mfu_series_col)c);
+        assert_memory_equal(x, y, n * sizeof *x);
+    }
+    for (int c = 0; c < MFU_D_COUNT_; c++) {
+        const double *x = mfu_analysis_derived(a1, (mfu_derived)c);
+        const double *y = mfu_analysis_derived(a2, (mfu_derived)c);
+        assert_memory_equal(x, y, n * sizeof *x);
+    }
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(mfu_analysis_row_state(a1, i), mfu_analysis_row_state(a2, i));
+}
+
+/* The report's form (mfu__analyze_cols: the columns read where they are, derived columns that
+ * equal an input or a hint being that column) gives the analysis mfu_analyze gives, with and
+ * without FLOPs, and still after mfu__analysis_own when the columns are gone. */
+static void columns_in_place_analyse_alike(void **state)
 {
     (void)state;
     mfu_analysis_options o;
     mfu_analysis_options_init(&o);
-    for (int flops = 0; flops < 2; flops++)
-        for (int rank = 0; rank < 2; rank++) {
-            mfu_series *s1 = series_of(flops, rank, false), *s2 = series_of(flops, rank, true);
-            mfu_analysis *a1 = NULL, *a2 = NULL;
-            assert_int_equal(mfu_analyze(s1, &o, &a1, NULL), MFU_OK);
-            assert_int_equal(mfu__analyze_take(s2, &o, &a2, NULL), MFU_OK);
-            mfu_series_free(s2); /* the analysis owns what it took */
-            json_t *t1 = mfu__analysis_json(a1), *t2 = mfu__analysis_json(a2);
-            char *j1 = json_dumps(t1, JSON_SORT_KEYS), *j2 = json_dumps(t2, JSON_SORT_KEYS);
-            json_decref(t1);
-            json_decref(t2);
-            assert_non_null(j1);
-            assert_string_equal(j1, j2);
-            free(j1);
-            free(j2);
-            size_t n = N;
-            for (int c = 0; c < MFU_SC_COUNT_; c++) {
-                const double *x = mfu_analysis_input(a1, (mfu_series_col)c);
-                const double *y = mfu_analysis_input(a2, (mfu_series_col)c);
-                assert_memory_equal(x, y, n * sizeof *x);
-            }
-            for (int c = 0; c < MFU_D_COUNT_; c++) {
-                const double *x = mfu_analysis_derived(a1, (mfu_derived)c);
-                const double *y = mfu_analysis_derived(a2, (mfu_derived)c);
-                assert_memory_equal(x, y, n * sizeof *x);
-            }
-            for (size_t i = 0; i < n; i++)
-                assert_int_equal(mfu_analysis_row_state(a1, i), mfu_analysis_row_state(a2, i));
-            const double *nan = mfu_analysis_input(a2, MFU_SC_CLOCK_MHZ);
-            assert_true(flops == (mfu_analysis_derived(a2, MFU_D_MFU) != nan));
-            assert_true(flops == (mfu_analysis_derived(a2, MFU_D_CAPACITY_FLOPS_PER_S) != nan));
-            if (flops)
-                assert_true(mfu_analysis_derived(a2, MFU_D_MFU)[100] > 0);
-            mfu_analysis_free(a1);
-            mfu_analysis_free(a2);
-            mfu_series_free(s1);
+    for (int flops = 0; flops < 2; flops++) {
+        mfu_series *s1 = series_of(flops), *s2 = series_of(flops);
+        mfu_analysis *a1 = NULL, *a2 = NULL;
+        assert_int_equal(mfu_analyze(s1, &o, &a1, NULL), MFU_OK);
+        mfu__analysis_cols in;
+        cols_of(s2, &in);
+        /* a hint equal to the derived FLOP/s per device but in one row, and one that is not
+         * a column the analysis has */
+        const double *mfs = mfu_analysis_derived(a1, MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE);
+        double *hint = malloc(N * sizeof *hint), *off = malloc(N * sizeof *off);
+        assert_non_null(hint);
+        assert_non_null(off);
+        memcpy(hint, mfs, N * sizeof *hint);
+        memcpy(off, mfs, N * sizeof *off);
+        off[N - 7] = 1.5;
+        in.hint[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE] = hint;
+        in.hint[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE] = off;
+        assert_int_equal(mfu__analyze_cols(&in, NULL, &o, &a2, NULL), MFU_OK);
+        assert_same_analysis(a1, a2);
+        /* what equals an input is that input: no copy */
+        const double *st = mfu_analysis_input(a2, MFU_SC_STEP_TIME_S);
+        assert_ptr_equal(st, s2->col[MFU_SC_STEP_TIME_S]);
+        assert_ptr_equal(mfu_analysis_derived(a2, MFU_D_STEP_TIME_S), st);
+        assert_ptr_equal(mfu_analysis_derived(a2, MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE), hint);
+        assert_ptr_not_equal(mfu_analysis_derived(a2, MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE), off);
+        const double *nan = mfu_analysis_input(a2, MFU_SC_CLOCK_MHZ);
+        assert_true(flops == (mfu_analysis_derived(a2, MFU_D_MFU) != nan));
+        if (flops) {
+            assert_true(mfu_analysis_derived(a2, MFU_D_MFU)[100] > 0);
+            assert_true(mfu_analysis_segment_count(a2) >= 2); /* the dtype change */
         }
+        /* own: the analysis outlives the columns it read */
+        assert_true(mfu__analysis_own(a2));
+        assert_ptr_not_equal(mfu_analysis_input(a2, MFU_SC_STEP_TIME_S), st);
+        assert_ptr_equal(mfu_analysis_derived(a2, MFU_D_STEP_TIME_S),
+                         mfu_analysis_input(a2, MFU_SC_STEP_TIME_S));
+        mfu_series_free(s2);
+        memset(hint, 0, N * sizeof *hint);
+        free(hint);
+        free(off);
+        assert_same_analysis(a1, a2);
+        mfu_analysis_free(a1);
+        mfu_analysis_free(a2);
+        mfu_series_free(s1);
+    }
+}
+
+/* Buffers given to mfu__analyze_cols are freed on every path (the sanitizer build checks it),
+ * and its errors are those of mfu_analyze. */
+static void given_buffers_and_errors(void **state)
+{
+    (void)state;
+    mfu_analysis *a = NULL;
+    mfu_error e;
+    mfu__analysis_cols in;
+    memset(&in, 0, sizeof in);
+    in.give[in.ngive++] = malloc(16);
+    assert_int_equal(mfu__analyze_cols(&in, NULL, NULL, NULL, &e), MFU_E_INVALID);
+    assert_int_equal(in.ngive, 0);
+    in.give[in.ngive++] = malloc(16);
+    int64_t step = 1;
+    in.step = &step;
+    assert_int_equal(mfu__analyze_cols(&in, NULL, NULL, &a, &e), MFU_E_EMPTY);
+    assert_null(a);
+    assert_int_equal(in.ngive, 0);
+    mfu_analysis_options o;
+    mfu_analysis_options_init(&o);
+    o.confidence = 2;
+    in.n = 1;
+    in.give[in.ngive++] = malloc(16);
+    assert_int_equal(mfu__analyze_cols(&in, NULL, &o, &a, &e), MFU_E_INVALID);
+    assert_null(a);
+    /* one row without a throughput: analysed, nothing usable */
+    double t = 1.5;
+    in.col[MFU_SC_STEP_TIME_S] = &t;
+    double *given = malloc(sizeof *given);
+    assert_non_null(given);
+    *given = NAN;
+    in.col[MFU_SC_LOSS] = given;
+    in.give[in.ngive++] = given;
+    assert_int_equal(mfu__analyze_cols(&in, NULL, NULL, &a, &e), MFU_OK);
+    assert_int_equal(mfu_analysis_row_state(a, 0), MFU_ROW_UNUSABLE);
+    assert_ptr_equal(mfu_analysis_input(a, MFU_SC_LOSS), given);
+    mfu_analysis_free(a);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(columns_read_as_appended),
-        cmocka_unit_test(taken_columns_analyse_alike),
+        cmocka_unit_test(columns_in_place_analyse_alike),
+        cmocka_unit_test(given_buffers_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
