@@ -265,7 +265,7 @@ static void wall_times(const mfu_report *r, double end_s, double *w)
     size_t n = r->n;
     const double *dt = r->cols.v[MFU__FC_STEP_TIME_S];
     size_t first = n;
-    for (size_t i = 0; i < n && first == n; i++)
+    for (size_t i = 0; r->time_s && i < n && first == n; i++)
         if (isfinite(r->time_s[i]))
             first = i;
     if (first == n) { /* no timestamp: back from the end */

@@ -35,10 +35,10 @@ struct mfu_report {
     size_t n;       /* steps */
     int64_t *steps; /* n */
     double *time_s; /* n: the log's timestamp of each step (s since 1970; NaN none), for the
-                       exports' wall times (export.c) */
+                       exports' wall times (export.c); NULL when no step has one */
     bool *loss_nan; /* n: the step printed its loss as nan or inf (the run's loss_nan flag):
                        the exports write nan, not "not logged" */
-    mfu_report_step_state *state;
+    uint8_t *state; /* n: each step's mfu_report_step_state */
     mfu_report_stat stat[MFU_RS_COUNT_];
     mfu_report_warmup warmup;
     size_t ncomparisons;

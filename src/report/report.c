@@ -199,21 +199,20 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     }
     r->n = n;
     r->steps = malloc(n * sizeof *r->steps);
-    r->time_s = malloc(n * sizeof *r->time_s);
+    const double *t = mfu_run_column(run, MFU_COL_TIME_S);
+    r->time_s = t ? malloc(n * sizeof *r->time_s) : NULL;
     r->loss_nan = calloc(n, sizeof *r->loss_nan);
     r->state = calloc(n, sizeof *r->state);
     double *scratch = NULL; /* 2 n doubles for the summaries: after the analysis, whose peak
                                it would add to */
-    if (!r->steps || !r->time_s || !r->loss_nan || !r->state) {
+    if (!r->steps || (t && !r->time_s) || !r->loss_nan || !r->state) {
         mfu_report_free(r);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
     }
     memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
-    {
-        const double *t = mfu_run_column(run, MFU_COL_TIME_S);
-        for (size_t i = 0; i < n; i++)
-            r->time_s[i] = t && isfinite(t[i]) && t[i] > 0 ? t[i] : NAN;
-    } /* r->loss_nan: log_notes, in its one pass over the rows' flags */
+    for (size_t i = 0; t && i < n; i++)
+        r->time_s[i] = isfinite(t[i]) && t[i] > 0 ? t[i] : NAN;
+    /* r->loss_nan: log_notes, in its one pass over the rows' flags */
     st = mfu__figures_compute(&r->fig, &r->cols, run, err);
     if (st != MFU_OK)
         goto done;
@@ -308,7 +307,7 @@ const double *mfu_report_column(const mfu_report *r, mfu_report_series s)
 
 mfu_report_step_state mfu_report_step_state_at(const mfu_report *r, size_t i)
 {
-    return r && i < r->n ? r->state[i] : MFU_STEP_UNUSABLE;
+    return r && i < r->n ? (mfu_report_step_state)r->state[i] : MFU_STEP_UNUSABLE;
 }
 
 mfu_report_stat mfu_report_summary(const mfu_report *r, mfu_report_series s)
