@@ -566,37 +566,91 @@ static size_t real_text(char *buf, size_t n, double v)
     return len;
 }
 
-/* Step i's series object as step_json dumped at CLI_JSON_FLAGS and indented to ind spaces
- * (its members at ind + 2), the same bytes, written straight into buf (room for n): its
- * length, 0 when it does not fit. Names and state names are plain ASCII identifiers, which
- * JSON writes as they are. */
-static size_t step_text(char *buf, size_t n, const mfu_report *r, const int64_t *steps,
-                        const double *const *col, size_t i, int ind)
+/* The fixed bytes of step_text's objects at one indent, made once per series: each member's
+ * ",\n", indent and "\"name\": ", and the object's opening and closing. */
+typedef struct step_layout {
+    char open[96], key[MFU_RS_COUNT_][80], state[64], close[64];
+    size_t open_len, key_len[MFU_RS_COUNT_], state_len, close_len;
+} step_layout;
+
+/* The name step_text writes for series k (FLOP/s per device in TFLOP/s under their own name). */
+static const char *step_key(size_t k)
 {
+    if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE)
+        return "reported_tflops_per_device";
+    if (k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE)
+        return "recomputed_tflops_per_device";
+    return mfu_report_series_name((mfu_report_series)k);
+}
+
+/* *l for objects indented to ind spaces (members at ind + 2); false when a piece does not fit
+ * (an indent beyond any depth the CLI nests to). */
+static bool step_layout_init(step_layout *l, int ind)
+{
+    int w = snprintf(l->open, sizeof l->open, "{\n%*s\"step\": ", ind + 2, "");
+    bool ok = w > 0 && (size_t)w < sizeof l->open;
+    l->open_len = ok ? (size_t)w : 0;
+    w = snprintf(l->state, sizeof l->state, ",\n%*s\"state\": \"", ind + 2, "");
+    ok = ok && w > 0 && (size_t)w < sizeof l->state;
+    l->state_len = ok ? (size_t)w : 0;
+    for (size_t k = 0; ok && k < MFU_RS_COUNT_; k++) {
+        w = snprintf(l->key[k], sizeof l->key[k], ",\n%*s\"%s\": ", ind + 2, "", step_key(k));
+        ok = w > 0 && (size_t)w < sizeof l->key[k];
+        l->key_len[k] = ok ? (size_t)w : 0;
+    }
+    w = snprintf(l->close, sizeof l->close, "\n%*s}", ind, "");
+    ok = ok && w > 0 && (size_t)w < sizeof l->close;
+    l->close_len = ok ? (size_t)w : 0;
+    return ok;
+}
+
+/* Decimal digits of v into buf (room for 21): their count. */
+static size_t i64_text(char *buf, int64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
     size_t len = 0;
-    int w = snprintf(buf, n, "{\n%*s\"step\": %lld,\n%*s\"state\": \"%s\"", ind + 2, "",
-                     (long long)steps[i], ind + 2, "",
-                     mfu_report_step_state_name(mfu_report_step_state_at(r, i)));
-    if (w < 0 || (size_t)w >= n)
+    if (v < 0)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = tmp[--n];
+    return len;
+}
+
+/* Step i's series object as step_json dumped at CLI_JSON_FLAGS and indented as l says, the
+ * same bytes, written straight into buf (room for n): its length, 0 when it does not fit.
+ * Names and state names are plain ASCII identifiers, which JSON writes as they are. */
+static size_t step_text(char *buf, size_t n, const step_layout *l, const mfu_report *r,
+                        const int64_t *steps, const double *const *col, size_t i)
+{
+    const char *state = mfu_report_step_state_name(mfu_report_step_state_at(r, i));
+    size_t sl = strlen(state);
+    size_t need = l->open_len + 21 + l->state_len + sl + 1 + l->close_len;
+    for (size_t k = 0; k < MFU_RS_COUNT_; k++)
+        need += l->key_len[k] + 32;
+    if (need >= n)
         return 0;
-    len = (size_t)w;
+    size_t len = 0;
+    memcpy(buf, l->open, l->open_len);
+    len = l->open_len;
+    len += i64_text(buf + len, steps[i]);
+    memcpy(buf + len, l->state, l->state_len);
+    len += l->state_len;
+    memcpy(buf + len, state, sl);
+    len += sl;
+    buf[len++] = '"';
     for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
-        const char *name = mfu_report_series_name((mfu_report_series)k);
         double v = col[k][i];
-        if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE) {
-            name = "reported_tflops_per_device";
+        if (k == MFU_RS_REPORTED_FLOPS_PER_S_PER_DEVICE || k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE)
             v /= 1e12;
-        } else if (k == MFU_RS_STACK_FLOPS_PER_S_PER_DEVICE) {
-            name = "recomputed_tflops_per_device";
-            v /= 1e12;
-        }
-        w = snprintf(buf + len, n - len, ",\n%*s\"%s\": ", ind + 2, "", name);
-        if (w < 0 || (size_t)w >= n - len)
-            return 0;
-        len += (size_t)w;
+        memcpy(buf + len, l->key[k], l->key_len[k]);
+        len += l->key_len[k];
         if (!isfinite(v)) {
-            if (n - len < 5)
-                return 0;
             memcpy(buf + len, "null", 4);
             len += 4;
         } else {
@@ -606,10 +660,8 @@ static size_t step_text(char *buf, size_t n, const mfu_report *r, const int64_t 
             len += t;
         }
     }
-    w = snprintf(buf + len, n - len, "\n%*s}", ind, "");
-    if (w < 0 || (size_t)w >= n - len)
-        return 0;
-    return len + (size_t)w;
+    memcpy(buf + len, l->close, l->close_len);
+    return len + l->close_len;
 }
 
 /* Whether the series names and step state names are plain identifiers ([a-z0-9_]): then
@@ -683,14 +735,22 @@ int report_out_json_write(FILE *out, const char *before, const report_origin *or
             fputc('[', out);
         size_t cap = 4096;
         char *buf = malloc(cap);
-        bool ok = buf != NULL, direct = plain_names();
+        step_layout lay;
+        bool ok = buf != NULL;
+        bool direct = plain_names() && step_layout_init(&lay, 2 * (depth + 2));
+        /* the separator before each step object: ",\n" and its indent (none before the first) */
+        char sep[80];
+        int sw = snprintf(sep, sizeof sep, ",\n%*s", 2 * (depth + 2), "");
+        size_t sep_len = sw > 0 && (size_t)sw < sizeof sep ? (size_t)sw : 0;
+        direct = direct && sep_len > 0;
         for (size_t i = 0; ok && i < n; i++) {
             /* the bytes jansson would give, written directly (the object and its dump were
              * most of the time of a --json report); jansson where a step does not fit */
-            size_t dl = direct ? step_text(buf, cap, r, steps, col, i, 2 * (depth + 2)) : 0;
+            size_t skip = i ? 0 : 1, pre = sep_len - skip;
+            size_t dl = direct ? step_text(buf + pre, cap - pre, &lay, r, steps, col, i) : 0;
             if (dl) {
-                fprintf(out, "%s\n%*s", i ? "," : "", 2 * (depth + 2), "");
-                fwrite(buf, 1, dl, out);
+                memcpy(buf, sep + skip, pre);
+                fwrite(buf, 1, pre + dl, out);
                 continue;
             }
             json_t *e = step_json(r, steps, col, i);
