@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report.h"
 #include "util/util.h"
 
 /* The report's own options on top of the run context: stack, tolerance, roofline shape. */
@@ -113,19 +114,28 @@ int report_args_read(const char *cmd, const report_args *ra, const char *path, m
     return CLI_EXIT_OK;
 }
 
-int report_args_report(const char *cmd, const report_args *ra, const char *path, const mfu_run *run,
-                       bool per_device, mfu_report **out)
+/* report_args_report; consume (NULL, or run itself): the run is freed next, its columns may go
+ * before the analysis (mfu__report_compute_consume). */
+static int report_of(const char *cmd, const report_args *ra, const char *path, const mfu_run *run,
+                     mfu_run *consume, bool per_device, mfu_report **out)
 {
     mfu_error e;
     memset(&e, 0, sizeof e);
     mfu_report_input in = ra->in;
     in.per_device = per_device;
-    mfu_status st = mfu_report_compute(run, &in, out, &e);
+    mfu_status st = consume ? mfu__report_compute_consume(consume, &in, out, &e)
+                            : mfu_report_compute(run, &in, out, &e);
     if (st != MFU_OK) {
         cli_fail_about(cmd, path, &e, st);
         return status_exit(st);
     }
     return CLI_EXIT_OK;
+}
+
+int report_args_report(const char *cmd, const report_args *ra, const char *path, const mfu_run *run,
+                       bool per_device, mfu_report **out)
+{
+    return report_of(cmd, ra, path, run, NULL, per_device, out);
 }
 
 int report_args_compute(const char *cmd, const report_args *ra, const char *path, mfu_report **out,
@@ -135,7 +145,7 @@ int report_args_compute(const char *cmd, const report_args *ra, const char *path
     mfu_run *run = NULL;
     int rc = report_args_read(cmd, ra, path, &run, stats, skips);
     if (rc == CLI_EXIT_OK)
-        rc = report_args_report(cmd, ra, path, run, false, out);
+        rc = report_of(cmd, ra, path, run, run, false, out); /* the run goes next */
     mfu_run_free(run);
     return rc;
 }

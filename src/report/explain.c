@@ -496,8 +496,8 @@ static void states_from(mfu_report *r, const mfu_analysis *a)
     w->slowdown = w->steps ? sum / (double)w->steps / med - 1 : NAN;
 }
 
-mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
-                               mfu_error *err)
+mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, mfu_run *drop,
+                               const mfu_report_input *in, mfu_error *err)
 {
     mfu_analysis_options o;
     if (in->analysis)
@@ -528,6 +528,7 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_repo
                    : mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the per-rank rows");
     }
     mfu_analysis *a = NULL;
+    mfu__run_drop_columns(drop); /* nothing reads the run's rows from here on */
     if (st == MFU_OK)
         st = mfu__analyze_cols(&cols, ranks, &o, &a, err); /* reads r->cols in place */
     for (size_t i = 0; i < cols.ngive; i++)                /* not given when an error came first */

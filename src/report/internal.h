@@ -58,10 +58,12 @@ mfu_status mfu__report_findings(mfu_report *r, const mfu_run *run, const mfu_rep
 
 /* Build the analysis of r from its columns and the run (explain.c): sets r->unit, the step
  * states and warm-up (r->state, r->warmup: the analysis's rule), and r->analysis (NULL when
- * in->no_analysis: only the states are kept). Errors: MFU_E_NOMEM, MFU_E_INVALID (the analysis
- * options out of range, field names the option). */
-mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
-                               mfu_error *err);
+ * in->no_analysis: only the states are kept). drop (NULL, or run itself): its columns are freed
+ * (mfu__run_drop_columns) once the analysis's input is taken from them, before the analysis
+ * runs. Errors: MFU_E_NOMEM, MFU_E_INVALID (the analysis options out of range, field names the
+ * option). */
+mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, mfu_run *drop,
+                               const mfu_report_input *in, mfu_error *err);
 
 /* What the comparisons need beside the report (compare.c). */
 typedef struct mfu__cmp_ctx {

@@ -51,8 +51,57 @@ void mfu_report_free(mfu_report *r)
     free(r);
 }
 
+/* What the report reads of the run's rows after the analysis, read before it (the run's
+ * columns may be gone by then: mfu__report_compute_consume). */
+typedef struct run_facts {
+    bool sequences;                     /* some step has a sample count or samples/s */
+    size_t sentinel, nan_loss, skipped; /* steps flagged so (r->loss_nan gets each step's) */
+    const double *energy_j, *power_w, *tensor_active; /* the run's columns, or copies */
+    double *copy[3];
+} run_facts;
+
+/* Column c of run, a copy when copy is true (into *owned, freed by the caller); NULL when the
+ * run has none. false when out of memory. */
+static bool fact_col(const mfu_run *run, mfu_column c, bool copy, const double **out,
+                     double **owned)
+{
+    const double *p = mfu_run_column(run, c);
+    *out = p;
+    *owned = NULL;
+    if (!p || !copy)
+        return true;
+    size_t n = mfu_run_count(run);
+    *owned = malloc(n * sizeof **owned);
+    if (*owned)
+        memcpy(*owned, p, n * sizeof **owned);
+    *out = *owned;
+    return *owned != NULL;
+}
+
+/* *f of run (r->loss_nan too); copy: the columns are copies. false when out of memory. */
+static bool run_facts_of(mfu_report *r, const mfu_run *run, bool copy, run_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    size_t n = r->n;
+    const double *smp = mfu_run_column(run, MFU_COL_SAMPLES);
+    const double *sps = mfu_run_column(run, MFU_COL_SAMPLES_PER_S);
+    for (size_t i = 0; i < n && !f->sequences && (smp || sps); i++)
+        f->sequences =
+            (smp && isfinite(smp[i]) && smp[i] > 0) || (sps && isfinite(sps[i]) && sps[i] > 0);
+    const uint32_t *flags = mfu__run_flags(run); /* NULL: no step has a flag */
+    for (size_t i = 0; flags && i < n; i++) {
+        f->sentinel += (flags[i] & MFU_STEP_MFU_SENTINEL) != 0;
+        r->loss_nan[i] = (flags[i] & MFU_STEP_LOSS_NAN) != 0;
+        f->nan_loss += r->loss_nan[i];
+        f->skipped += (flags[i] & MFU_STEP_SKIPPED) != 0;
+    }
+    return fact_col(run, MFU_COL_ENERGY_J, copy, &f->energy_j, &f->copy[0]) &&
+           fact_col(run, MFU_COL_POWER_W, copy, &f->power_w, &f->copy[1]) &&
+           fact_col(run, MFU_COL_TENSOR_ACTIVE, copy, &f->tensor_active, &f->copy[2]);
+}
+
 /* What is missing, with the option that supplies it. */
-static void list_missing(mfu_report *r, const mfu_run *run)
+static void list_missing(mfu_report *r, const mfu_run *run, const run_facts *facts)
 {
     const mfu_report_context *c = &r->fig.c;
     const mfu_report_input *in = &r->fig.in;
@@ -84,12 +133,7 @@ static void list_missing(mfu_report *r, const mfu_run *run)
                     !log_mfu  ? "MFU and HFU"
                     : no_peak ? "the framework's peak, FLOP/s and FLOPs per token"
                               : "mfu's dense peak (MFU under mfu's count, with --model)");
-    bool sequences = m->global_batch > 0;
-    const double *smp = mfu_run_column(run, MFU_COL_SAMPLES);
-    const double *sps = mfu_run_column(run, MFU_COL_SAMPLES_PER_S);
-    for (size_t i = 0; i < n && !sequences && (smp || sps); i++)
-        sequences =
-            (smp && isfinite(smp[i]) && smp[i] > 0) || (sps && isfinite(sps[i]) && sps[i] > 0);
+    bool sequences = m->global_batch > 0 || facts->sequences;
     if (!any_tps && !any_tpd && sequences && c->seq <= 0 && in->has_arch)
         ; /* "sequence length" is listed above already */
     else if (!any_tps && !any_tpd && sequences && c->seq <= 0)
@@ -135,18 +179,11 @@ static void precedence_notes(mfu_report *r)
     free(v);
 }
 
-/* Notes about what the log itself shows (sentinels, nan losses, skipped steps), and each row's
- * "printed as nan" loss into r->loss_nan (the exports write it as nan). */
-static void log_notes(mfu_report *r, const mfu_run *run, const mfu__stack *prof)
+/* Notes about what the log itself shows (sentinels, nan losses, skipped steps: run_facts_of
+ * counted them and set r->loss_nan, which the exports write as nan). */
+static void log_notes(mfu_report *r, const run_facts *f, const mfu__stack *prof)
 {
-    size_t sentinel = 0, nan_loss = 0, skipped = 0;
-    const uint32_t *flags = mfu__run_flags(run); /* NULL: no step has a flag */
-    for (size_t i = 0; flags && i < r->n; i++) {
-        sentinel += (flags[i] & MFU_STEP_MFU_SENTINEL) != 0;
-        r->loss_nan[i] = (flags[i] & MFU_STEP_LOSS_NAN) != 0;
-        nan_loss += r->loss_nan[i];
-        skipped += (flags[i] & MFU_STEP_SKIPPED) != 0;
-    }
+    size_t sentinel = f->sentinel, nan_loss = f->nan_loss, skipped = f->skipped;
     if (sentinel) {
         const char *why = "it did not know its peak";
         if (prof && strcmp(prof->format, "llmc") == 0)
@@ -171,8 +208,10 @@ static void log_notes(mfu_report *r, const mfu_run *run, const mfu__stack *prof)
                          skipped, skipped == 1 ? "" : "s", skipped == 1 ? "s" : "");
 }
 
-mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, mfu_report **out,
-                              mfu_error *err)
+/* mfu_report_compute; drop (NULL, or run itself): the run's columns are freed once the report
+ * has read them, before the analysis (mfu__report_compute_consume). */
+static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_input *in_,
+                          mfu_report **out, mfu_error *err)
 {
     if (!out)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_report_compute: out is NULL");
@@ -212,17 +251,22 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
     for (size_t i = 0; t && i < n; i++)
         r->time_s[i] = isfinite(t[i]) && t[i] > 0 ? t[i] : NAN;
-    /* r->loss_nan: log_notes, in its one pass over the rows' flags */
+    run_facts facts;
+    memset(&facts, 0, sizeof facts);
     st = mfu__figures_compute(&r->fig, &r->cols, run, err);
     if (st != MFU_OK)
         goto done;
+    if (!run_facts_of(r, run, drop != NULL, &facts)) {
+        st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
+        goto done;
+    }
     mfu__figures_explain(&r->fig, r->steps, &r->cols);
     for (size_t i = 0; i < r->fig.nnotes; i++)
         mfu__report_note(r, "%s", r->fig.notes[i]);
 
     /* which steps count: the analysis's rule (warm-up, settling after a change, artifacts,
      * impossible values), so that the summaries and the segments' levels are one */
-    st = mfu__report_explain(r, run, in, err);
+    st = mfu__report_explain(r, run, drop, in, err);
     if (st != MFU_OK)
         goto done;
     {
@@ -238,9 +282,9 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
         for (size_t k = 0; k < MFU_RS_COUNT_; k++)
             r->stat[k] = mfu__stat(r->cols.v[k], keep, n, scratch);
         mfu__energy_cols ec = {
-            mfu_run_column(run, MFU_COL_ENERGY_J),
-            mfu_run_column(run, MFU_COL_POWER_W),
-            mfu_run_column(run, MFU_COL_TENSOR_ACTIVE),
+            facts.energy_j,
+            facts.power_w,
+            facts.tensor_active,
             r->cols.v[MFU__FC_STEP_TIME_S],
             r->cols.v[MFU__FC_TOKENS],
             r->cols.v[MFU__FC_MODEL_FLOPS_PER_S_PER_DEVICE],
@@ -250,7 +294,7 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
         mfu__energy_compute(&ec, keep, n, scratch, &r->energy);
         free(keep);
     }
-    list_missing(r, run);
+    list_missing(r, run, &facts);
     precedence_notes(r);
 
     mfu__cmp_ctx cc;
@@ -259,16 +303,30 @@ mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in_, m
     cc.tol = in->tolerance > 0 ? in->tolerance : MFU_REPORT_TOLERANCE;
     cc.scratch = scratch;
     mfu__report_compare(r, &cc);
-    log_notes(r, run, r->fig.prof);
+    log_notes(r, &facts, r->fig.prof);
     st = mfu__report_findings(r, run, in, &r->fig.wl, err);
 done:
     free(scratch);
+    for (size_t i = 0; i < MFU__ARRAY_LEN(facts.copy); i++)
+        free(facts.copy[i]);
     if (st != MFU_OK) {
         mfu_report_free(r);
         return st;
     }
     *out = r;
     return MFU_OK;
+}
+
+mfu_status mfu_report_compute(const mfu_run *run, const mfu_report_input *in, mfu_report **out,
+                              mfu_error *err)
+{
+    return compute(run, NULL, in, out, err);
+}
+
+mfu_status mfu__report_compute_consume(mfu_run *run, const mfu_report_input *in, mfu_report **out,
+                                       mfu_error *err)
+{
+    return compute(run, run, in, out, err);
 }
 
 /* ---- accessors ---------------------------------------------------------------------------- */

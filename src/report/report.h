@@ -15,4 +15,11 @@
  * has none. */
 mfu_analysis *mfu__report_take_analysis(mfu_report *r);
 
+/* mfu_report_compute of run for a caller that frees the run next (`mfu report`): the run's
+ * columns are freed (mfu__run_drop_columns) once the report has taken what it needs of them,
+ * before the analysis, so the two are not held at once. The report is the same, to the byte.
+ * Afterwards run is only for mfu_run_free (its count, steps and meta still read). */
+mfu_status mfu__report_compute_consume(mfu_run *run, const mfu_report_input *in, mfu_report **out,
+                                       mfu_error *err);
+
 #endif /* MFU_REPORT_REPORT_H */

@@ -130,6 +130,20 @@ void mfu_run_free(mfu_run *run)
     free(run);
 }
 
+void mfu__run_drop_columns(mfu_run *run)
+{
+    if (!run)
+        return;
+    for (int i = 0; i < MFU_COL_COUNT_; i++) {
+        free(run->col[i]);
+        run->col[i] = NULL;
+    }
+#define DROP_AUX(kind, name, NAME, arg, map, since, unit, what, help)                              \
+    AUX_IF_##kind(free(run->a_##name); run->a_##name = NULL;)
+    MFU_STEP_FIELDS(DROP_AUX)
+    run->max_rows = run->n; /* full: nothing more is appended to what is left */
+}
+
 mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
 {
     if (!run)

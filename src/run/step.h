@@ -82,6 +82,12 @@ mfu_status mfu__run_append_row(mfu_run *run, const mfu_step *in, mfu_step *row, 
  * the run changes. NULL when no row has a flag (every row's are 0) or the run is empty. */
 const uint32_t *mfu__run_flags(const mfu_run *run);
 
+/* Free every column of run but the step numbers, for a reader that has taken what it needs
+ * from them and frees the run next (mfu__report_compute_consume): afterwards every row reads
+ * absent but its step number, the meta and per-rank observations are kept, and the run is full
+ * (an append is refused with MFU_E_LIMIT). NULL is ignored. */
+void mfu__run_drop_columns(mfu_run *run);
+
 static inline void mfu__inf_to_nan(double *v)
 {
     if (isinf(*v))
