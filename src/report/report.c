@@ -279,8 +279,13 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
         }
         for (size_t i = 0; i < n; i++)
             keep[i] = r->state[i] == MFU_STEP_STEADY;
-        for (size_t k = 0; k < MFU_RS_COUNT_; k++)
-            r->stat[k] = mfu__stat(r->cols.v[k], keep, n, scratch);
+        for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
+            size_t j = 0; /* a column that is another (the figures share equal ones, and
+                             every absent one is their NaN column) has its summary */
+            while (j < k && r->cols.v[j] != r->cols.v[k])
+                j++;
+            r->stat[k] = j < k ? r->stat[j] : mfu__stat(r->cols.v[k], keep, n, scratch);
+        }
         mfu__energy_cols ec = {
             facts.energy_j,
             facts.power_w,
