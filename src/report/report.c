@@ -158,6 +158,8 @@ static void precedence_notes(mfu_report *r)
 {
     const double *rep = r->cols.v[MFU__FC_REPORTED_TOKENS_PER_S];
     const double *der = r->cols.v[MFU__FC_DERIVED_TPS];
+    if (rep == der) /* one column (the figures share equal ones; or both absent): they agree */
+        return;
     double *v = malloc(2 * (r->n ? r->n : 1) * sizeof *v);
     if (!v)
         return;
