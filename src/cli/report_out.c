@@ -736,6 +736,7 @@ int report_out_json_write(FILE *out, const char *before, const report_origin *or
         size_t cap = 4096;
         char *buf = malloc(cap);
         step_layout lay;
+        memset(&lay, 0, sizeof lay);
         bool ok = buf != NULL;
         bool direct = plain_names() && step_layout_init(&lay, 2 * (depth + 2));
         /* the separator before each step object: ",\n" and its indent (none before the first) */
