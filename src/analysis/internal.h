@@ -91,8 +91,9 @@ double mfu__robust_sd(const double *v, size_t n, double *tmp);
 bool mfu__ranks(const double *v, size_t n, double *r, double *ties);
 /* The order of v[0..n) (NaN-free): indices into ord (room for n) such that v[ord[0]] <=
  * v[ord[1]] <= ..., equal values in index order. A radix sort on the values' bits (linear in
- * n, no comparison callback). false on allocation failure or n > UINT32_MAX. */
-bool mfu__order_doubles(const double *v, size_t n, uint32_t *ord);
+ * n, no comparison callback); work (8-byte aligned, 5 n uint32) is its scratch. false when
+ * n > UINT32_MAX. */
+bool mfu__order_doubles(const double *v, size_t n, uint32_t *ord, uint32_t *work);
 /* Lag-k autocorrelation of v[0..n) about its mean; 0 when undefined. */
 double mfu__acf(const double *v, size_t n, size_t lag);
 
@@ -133,12 +134,11 @@ typedef struct mfu__shift_params {
 /* Level shifts of the signals sig[0..nsig) (nsig 1 or 2, m values each, NaN-free): binary
  * segmentation with the rank CUSUM and the epidemic test, then pruning. The cut positions
  * (ascending, at most 256) go into cuts (room for 257); returns their count, or SIZE_MAX on
- * allocation failure. Each signal is sorted once (mfu__order_doubles) and a cut splits the
- * order in O(m), so an interval of m values costs O(m). reference = true ranks every interval
- * by sorting it again and recomputes every median at every merge (the straightforward form the
- * tests compare with; the same cuts). */
+ * allocation failure (or m > 2^31 − 1). Each signal is sorted once (mfu__order_doubles) and a
+ * cut splits the order in O(m), so an interval of m values costs O(m) (the cuts of the
+ * straightforward form that sorts every interval again: test_analysis_shifts holds it). */
 size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu__shift_params *p,
-                         size_t *cuts, bool reference);
+                         size_t *cuts);
 
 /* ---- findings.c --------------------------------------------------------------------------- */
 

@@ -155,13 +155,11 @@ typedef struct cp_ctx {
     int nsig;
     size_t minseg;
     double alpha, vif[2];
-    bool resort;      /* rank every interval by sorting it (the reference) */
     uint64_t *ord[2]; /* per signal: each interval in value order (see binseg) */
     uint64_t *spill;  /* scratch for splitting ord, m */
-    double *r;        /* ranks scratch, m */
+    uint32_t *r2;     /* twice the ranks (integers: ties average to halves), m */
     size_t *cuts;     /* found cuts (positions into the compact arrays) */
     size_t ncuts, maxcuts;
-    bool oom;
 } cp_ctx;
 
 /* log P(R > x) for the range R of a standard Brownian bridge (Kuiper's distribution):
@@ -183,48 +181,97 @@ static double kuiper_logp(double x)
     return p >= 1 ? 0 : log(p);
 }
 
-/* The epidemic test on ranks r[0..m) (centred on (m+1)/2 by the caller's sum): the bridge
- * S_k = Σ_{i<=k} (r_i − (m+1)/2), Var S_k = k (m−k)(m+1)/12, so S_k / (m √((m+1)/12)) is
- * asymptotically a Brownian bridge B(k/m); its range max S − min S (over k at least minseg
- * from either end, argmax and argmin at least minseg apart) has Kuiper's distribution. The
- * variance is inflated by infl (ties × VIF), as the single-split statistic's. Returns the log
- * p-value (0 when not applicable) and in *cut the left end of the stretch. */
-static double epidemic_logp(const double *r, size_t m, size_t minseg, double infl, size_t *cut)
+/* An entry of the value order: the group of equal values it belongs to (ascending with the
+ * value) in the high 32 bits, its position in the low 32, so that ranking an interval reads one
+ * array in sequence. */
+#define ORD_POS(e) ((uint32_t)(e))
+#define ORD_GROUP(e) ((uint32_t)((e) >> 32))
+
+/* The value order of x[0..m) (m <= UINT32_MAX, at most 2^32 distinct values) into ord: entries
+ * as ORD_POS / ORD_GROUP; work holds 5 m uint32 (mfu__order_doubles's scratch). The order is
+ * written into the upper half of ord's bytes first and widened in place, entry q only
+ * overwriting order entries before q + 1. false on allocation failure. */
+static bool value_order(const double *x, size_t m, uint64_t *ord, uint32_t *work)
 {
-    if (m < 3 * minseg || !(infl > 0))
-        return 0;
-    double mean = (double)(m + 1) / 2.0, S = 0;
-    double smax = -INFINITY, smin = INFINITY;
-    size_t kmax = 0, kmin = 0;
-    for (size_t k = 1; k < m; k++) {
-        S += r[k - 1] - mean;
-        if (k < minseg || m - k < minseg)
-            continue;
-        if (S > smax) {
-            smax = S;
-            kmax = k;
-        }
-        if (S < smin) {
-            smin = S;
-            kmin = k;
-        }
+    if (m > UINT32_MAX)
+        return false;
+    uint32_t *o = (uint32_t *)(void *)ord + m;
+    if (!mfu__order_doubles(x, m, o, work))
+        return false;
+    /* byte copies: the same bytes are read as order entries and written as value-order ones */
+    const unsigned char *ob = (const unsigned char *)o;
+    unsigned char *wb = (unsigned char *)ord;
+    uint64_t g = 0;
+    uint32_t prev = 0;
+    for (size_t q = 0; q < m; q++) {
+        uint32_t cur;
+        memcpy(&cur, ob + q * sizeof cur, sizeof cur);
+        if (q > 0 && x[cur] != x[prev])
+            g++;
+        uint64_t e = g << 32 | cur;
+        memcpy(wb + q * sizeof e, &e, sizeof e);
+        prev = cur;
     }
-    if (!(smax > smin) || (kmax > kmin ? kmax - kmin : kmin - kmax) < minseg)
-        return 0;
-    double scale = (double)m * sqrt((double)(m + 1) / 12.0 * infl);
-    double lp = kuiper_logp((smax - smin) / scale);
-    /* The extremes of a noisy CUSUM lie a few (correlated) steps off the true ends. The left
-     * end is found again as the best single split of r[0..kb), which holds one change only,
-     * kb being the right extreme; the recursion then finds the right end the same way. */
-    size_t kb = kmax > kmin ? kmax : kmin, best_k = 0;
-    double sub = 0, best = -1;
-    for (size_t i = 0; i < kb; i++)
-        sub += r[i];
-    sub /= (double)kb;
-    S = 0;
-    double thr = -1; /* as in best_split: S² below thr · k (kb−k) cannot beat best */
+    return true;
+}
+
+/* Twice the average ranks (1-based, ties averaged: 2 r = first + last position of the group,
+ * an integer) of the interval [lo, hi) into r2[0..m) from ord[lo..hi), its entries in value
+ * order; returns Σ (t³ − t) over groups of t equal values, summed in ascending value as
+ * mfu__ranks does. O(m). */
+static double ranks_from_order(const uint64_t *ord, size_t lo, size_t hi, uint32_t *r2)
+{
+    size_t m = hi - lo, i = 0;
+    const uint64_t *o = ord + lo;
+    uint32_t lo32 = (uint32_t)lo;
+    double ties = 0;
+    while (i < m) {
+        uint64_t g = o[i] >> 32;
+        size_t j = i + 1;
+        while (j < m && o[j] >> 32 == g)
+            j++;
+        if (j == i + 1) { /* most groups are one value */
+            r2[ORD_POS(o[i]) - lo32] = (uint32_t)(2 * i + 2);
+            i = j;
+            continue;
+        }
+        double t = (double)(j - i);
+        ties += t * t * t - t;
+        uint32_t avg2 = (uint32_t)(i + 1 + j);
+        for (size_t q = i; q < j; q++)
+            r2[ORD_POS(o[q]) - lo32] = avg2;
+        i = j;
+    }
+    return ties;
+}
+
+/* Split ord[lo..hi) (the interval [lo, hi) in value order) at pos: afterwards ord[lo..pos)
+ * holds the positions below pos and ord[pos..hi) the others, each still in value order (a
+ * stable partition), so each half is ranked without sorting again. O(m), without branches on
+ * the data. */
+static void split_order(uint64_t *ord, size_t lo, size_t hi, size_t pos, uint64_t *spill)
+{
+    size_t a = lo, b = 0;
+    for (size_t q = lo; q < hi; q++) {
+        uint64_t v = ord[q];
+        size_t below = ORD_POS(v) < pos;
+        ord[a] = v;
+        spill[b] = v;
+        a += below;
+        b += 1 - below;
+    }
+    memcpy(ord + a, spill, b * sizeof *spill);
+}
+
+/* The epidemic cut: the best single split of r[0..kb), which holds one change only, kb being
+ * the CUSUM's later extreme; r is twice the ranks. S and its tests in the order of operations
+ * of the statistic's definition (segment.c's file comment). 0 when none qualifies. */
+static size_t epidemic_cut(const uint32_t *r2, size_t kb, size_t minseg, double sum)
+{
+    double sub = sum / (double)kb, S = 0, best = -1, thr = -1;
+    size_t best_k = 0;
     for (size_t k = 1; k < kb; k++) {
-        S += r[k - 1] - sub;
+        S += 0.5 * (double)r2[k - 1] - sub;
         if (k < minseg || kb - k < minseg)
             continue;
         double kk = (double)k * (double)(kb - k);
@@ -237,104 +284,54 @@ static double epidemic_logp(const double *r, size_t m, size_t minseg, double inf
             thr = best * best * (1 - 1e-9);
         }
     }
-    *cut = best_k ? best_k : (kmax < kmin ? kmax : kmin);
-    return lp;
+    return best_k;
 }
 
-/* An entry of the value order: the group of equal values it belongs to (ascending with the
- * value) in the high 32 bits, its position in the low 32, so that ranking an interval reads one
- * array in sequence. */
-#define ORD_POS(e) ((uint32_t)(e))
-#define ORD_GROUP(e) ((uint32_t)((e) >> 32))
-
-/* The value order of x[0..m) (m <= UINT32_MAX, at most 2^32 distinct values) into ord: entries
- * as ORD_POS / ORD_GROUP. false on allocation failure. */
-static bool value_order(const double *x, size_t m, uint64_t *ord)
-{
-    if (m > UINT32_MAX)
-        return false;
-    uint32_t *o = malloc((m ? m : 1) * sizeof *o);
-    if (!o || !mfu__order_doubles(x, m, o)) {
-        free(o);
-        return false;
-    }
-    uint64_t g = 0;
-    for (size_t q = 0; q < m; q++) {
-        if (q > 0 && x[o[q]] != x[o[q - 1]])
-            g++;
-        ord[q] = g << 32 | o[q];
-    }
-    free(o);
-    return true;
-}
-
-/* Average ranks (1-based, ties averaged) of the interval [lo, hi) into r[0..m) from
- * ord[lo..hi), its entries in value order; *ties = Σ (t³ − t) over groups of t equal values.
- * The same numbers, in the same order of operations, as mfu__ranks on the interval: groups are
- * walked in ascending value and each gets the mean of its positions. O(m). */
-static void ranks_from_order(const uint64_t *ord, size_t lo, size_t hi, double *r, double *ties)
-{
-    size_t m = hi - lo, i = 0;
-    const uint64_t *o = ord + lo;
-    *ties = 0;
-    while (i < m) {
-        uint32_t g = ORD_GROUP(o[i]);
-        size_t j = i + 1;
-        while (j < m && ORD_GROUP(o[j]) == g)
-            j++;
-        double avg = 0.5 * ((double)(i + 1) + (double)j), t = (double)(j - i);
-        *ties += t * t * t - t;
-        for (size_t q = i; q < j; q++)
-            r[ORD_POS(o[q]) - lo] = avg;
-        i = j;
-    }
-}
-
-/* Split ord[lo..hi) (the interval [lo, hi) in value order) at pos: afterwards ord[lo..pos)
- * holds the positions below pos and ord[pos..hi) the others, each still in value order (a
- * stable partition), so each half is ranked without sorting again. O(m). */
-static void split_order(uint64_t *ord, size_t lo, size_t hi, size_t pos, uint64_t *spill)
-{
-    size_t a = lo, b = 0;
-    for (size_t q = lo; q < hi; q++) {
-        uint64_t v = ord[q];
-        if (ORD_POS(v) < pos)
-            ord[a++] = v;
-        else
-            spill[b++] = v;
-    }
-    memcpy(ord + a, spill, b * sizeof *spill);
-}
-
-/* Best split of sig[lo..hi): position (absolute) and log p-value. */
+/* Best split of sig[lo..hi): position (absolute) and log p-value.
+ *
+ * The single split: the standardised Mann-Whitney statistic at every k, U_k = Σ_{i<k} (r_i −
+ * (m+1)/2). An "epidemic" change (a stretch in the middle that differs, then the level returns)
+ * splits the data so that no single split separates it well: the range of the same CUSUM, as a
+ * Brownian bridge (S_k / (m √((m+1)/12)) → B(k/m)), has Kuiper's distribution (over k at least
+ * minseg from either end, argmax and argmin at least minseg apart; the variance inflated by
+ * ties × VIF as the single split's). When that is the stronger evidence the cut is the
+ * stretch's left end: the extremes of a noisy CUSUM lie a few (correlated) steps off the true
+ * ends, so it is found again as the best single split before the later extreme (epidemic_cut);
+ * the recursion then finds the right end the same way.
+ *
+ * U is a sum of halves far below 2^53, so it is exact: twice it is summed in integers, one
+ * pass gives the single split and the CUSUM's extremes, and the epidemic cut is only searched
+ * when the epidemic test wins. */
 static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, double *logp)
 {
-    size_t m = hi - lo;
-    double ties;
-    if (c->resort) {
-        if (!mfu__ranks(c->sig[s] + lo, m, c->r, &ties)) {
-            c->oom = true;
-            return false;
-        }
-    } else {
-        ranks_from_order(c->ord[s], lo, hi, c->r, &ties);
-    }
+    size_t m = hi - lo, minseg = c->minseg;
+    const uint32_t *r2 = c->r2;
+    double ties = ranks_from_order(c->ord[s], lo, hi, c->r2);
     /* Tie-corrected variance of the Mann-Whitney statistic; all values equal: no split. */
     double mm = (double)m, tiefac = 1 - ties / (mm * mm * mm - mm);
     if (!(tiefac > 1e-12))
         return false;
-    double mean = (double)(m + 1) / 2.0;
-    double U = 0, best = -1;
-    size_t bk = 0;
     /* U² < thr · k (m−k) cannot beat best (thr is best² · var / (k (m−k)) less a margin far
      * wider than rounding), so the square root and division are only taken where it might:
      * the same best, without them at most k. */
-    double per_kk = (double)(m + 1) / 12.0 * tiefac * c->vif[s], thr = -1;
-    for (size_t k = 1; k < m; k++) {
-        U += c->r[k - 1] - mean;
-        if (k < c->minseg || m - k < c->minseg)
-            continue;
-        double kk = (double)k * (double)(m - k);
+    double per_kk = (double)(m + 1) / 12.0 * tiefac * c->vif[s], thr = -1, best = -1;
+    int64_t U2 = 0, mean2 = (int64_t)m + 1, smax = INT64_MIN, smin = INT64_MAX;
+    size_t bk = 0, kmax = 0, kmin = 0;
+    size_t kend = m > minseg ? m - minseg : 0; /* k in [minseg, kend] count */
+    size_t k = 1;
+    for (; k < minseg && k < m; k++)
+        U2 += (int64_t)r2[k - 1] - mean2;
+    for (; k <= kend && k < m; k++) {
+        U2 += (int64_t)r2[k - 1] - mean2;
+        if (U2 > smax) {
+            smax = U2;
+            kmax = k;
+        }
+        if (U2 < smin) {
+            smin = U2;
+            kmin = k;
+        }
+        double U = 0.5 * (double)U2, kk = (double)k * (double)(m - k);
         if (U * U < thr * kk)
             continue;
         double var = kk * (double)(m + 1) / 12.0 * tiefac * c->vif[s];
@@ -347,32 +344,37 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
     }
     if (best < 0)
         return false;
-    double nsplit = (double)(m - 2 * c->minseg + 1);
+    double nsplit = (double)(m - 2 * minseg + 1);
     double tail = erfc(best / sqrt(2.0));
     /* erfc underflows past z ≈ 38: use its asymptote there. */
     *logp =
         log(nsplit) +
         (tail > 0 ? log(tail) : -best * best / 2 - log(best * 1.2533141373155003 /* sqrt(pi/2) */));
     *pos = lo + bk;
-    /* An "epidemic" change (a stretch in the middle that differs, then the level returns) splits
-     * the data so that no single split separates it well: test the range of the rank CUSUM
-     * bridge as well (see epidemic_logp) and, when that is the stronger evidence, cut at the
-     * stretch's left end; the recursion then finds the other end. */
-    size_t kcut = 0;
-    double lr = epidemic_logp(c->r, m, c->minseg, tiefac * c->vif[s], &kcut);
+    double infl = tiefac * c->vif[s];
+    if (m < 3 * minseg || !(infl > 0) || !(smax > smin) ||
+        (kmax > kmin ? kmax - kmin : kmin - kmax) < minseg)
+        return true;
+    double scale = (double)m * sqrt((double)(m + 1) / 12.0 * infl);
+    double lr = kuiper_logp(0.5 * (double)(smax - smin) / scale);
     if (lr < *logp) {
+        size_t kb = kmax > kmin ? kmax : kmin;
+        /* Σ r over [0, kb): S_kb + kb (m+1)/2, exact as every partial sum of halves */
+        int64_t S2 = kmax > kmin ? smax : smin;
+        double sum = 0.5 * (double)(S2 + (int64_t)kb * mean2);
+        size_t kcut = epidemic_cut(r2, kb, minseg, sum);
         *logp = lr;
-        *pos = lo + kcut;
+        *pos = lo + (kcut ? kcut : (kmax < kmin ? kmax : kmin));
     }
     return true;
 }
 
-/* Binary segmentation of [lo, hi). Unless c->resort, ord[s][lo..hi) holds the positions of the
- * interval in the value order of signal s (the whole signal sorted once); a found cut splits
- * them in O(m) before both halves are searched. */
+/* Binary segmentation of [lo, hi). ord[s][lo..hi) holds the positions of the interval in the
+ * value order of signal s (the whole signal sorted once); a found cut splits them in O(m)
+ * before both halves are searched. */
 static void binseg(cp_ctx *c, size_t lo, size_t hi)
 {
-    if (c->oom || hi - lo < 2 * c->minseg || c->ncuts >= c->maxcuts)
+    if (hi - lo < 2 * c->minseg || c->ncuts >= c->maxcuts)
         return;
     size_t pos = 0;
     double lp = 0;
@@ -389,9 +391,8 @@ static void binseg(cp_ctx *c, size_t lo, size_t hi)
     if (!found)
         return;
     c->cuts[c->ncuts++] = pos;
-    if (!c->resort)
-        for (int s = 0; s < c->nsig; s++)
-            split_order(c->ord[s], lo, hi, pos, c->spill);
+    for (int s = 0; s < c->nsig; s++)
+        split_order(c->ord[s], lo, hi, pos, c->spill);
     binseg(c, lo, pos);
     binseg(c, pos, hi);
 }
@@ -434,28 +435,25 @@ static double piece_median(const double *x, const size_t *cuts, size_t ncuts, si
 
 /* Merge adjacent pieces whose medians (of either signal) differ by less than the shift,
  * smallest difference first. Each piece's median is computed once and again only when the
- * piece grows by a merge (reference: every median again at every merge, as it was first
- * written; the same numbers, since a median depends on the values only). */
+ * piece grows by a merge (the same numbers as computing every median again at every merge,
+ * since a median depends on the values only). */
 static size_t prune(const double *const *sig, int nsig, size_t *cuts, size_t ncuts, size_t m,
-                    double minshift, double *tmp, bool reference)
+                    double minshift, double *tmp)
 {
     enum { W = MAX_SEGMENTS + 1 };
     _Static_assert(MAX_SEGMENTS <= 256, "the piece medians live on the stack");
     double med[2][W];
     double thr = log(1 + minshift);
-    if (!reference)
-        for (int s = 0; s < nsig; s++)
-            for (size_t q = 0; q <= ncuts; q++)
-                med[s][q] = piece_median(sig[s], cuts, ncuts, m, q, tmp);
+    for (int s = 0; s < nsig; s++)
+        for (size_t q = 0; q <= ncuts; q++)
+            med[s][q] = piece_median(sig[s], cuts, ncuts, m, q, tmp);
     while (ncuts > 0) {
         double bestd = INFINITY;
         size_t bi = 0;
         for (size_t q = 0; q < ncuts; q++) {
             double d = 0;
             for (int s = 0; s < nsig; s++) {
-                double ds = reference ? fabs(piece_median(sig[s], cuts, ncuts, m, q + 1, tmp) -
-                                             piece_median(sig[s], cuts, ncuts, m, q, tmp))
-                                      : fabs(med[s][q + 1] - med[s][q]);
+                double ds = fabs(med[s][q + 1] - med[s][q]);
                 if (ds > d)
                     d = ds;
             }
@@ -468,56 +466,47 @@ static size_t prune(const double *const *sig, int nsig, size_t *cuts, size_t ncu
             break;
         memmove(cuts + bi, cuts + bi + 1, (ncuts - bi - 1) * sizeof *cuts);
         ncuts--;
-        if (!reference)
-            for (int s = 0; s < nsig; s++) {
-                memmove(&med[s][bi + 1], &med[s][bi + 2], (ncuts - bi) * sizeof med[s][0]);
-                med[s][bi] = piece_median(sig[s], cuts, ncuts, m, bi, tmp);
-            }
+        for (int s = 0; s < nsig; s++) {
+            memmove(&med[s][bi + 1], &med[s][bi + 2], (ncuts - bi) * sizeof med[s][0]);
+            med[s][bi] = piece_median(sig[s], cuts, ncuts, m, bi, tmp);
+        }
     }
     return ncuts;
 }
 
 size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu__shift_params *p,
-                         size_t *cuts, bool reference)
+                         size_t *cuts)
 {
     if (nsig < 1 || nsig > 2)
         return 0;
+    if (m > UINT32_MAX / 2) /* twice a rank must fit 32 bits */
+        return SIZE_MAX;
     cp_ctx c = {0};
     c.nsig = nsig;
     c.minseg = p->min_segment_steps;
     c.alpha = p->alpha;
-    c.resort = reference;
     c.cuts = cuts;
     c.maxcuts = MAX_SEGMENTS;
-    /* Each buffer only while it is needed (the peak is the report's): the value orders first
-     * (their sort's scratch meanwhile), then the ranks and the spill for the search, then the
-     * pruning's buffer once those are freed. */
-    bool ok = true;
+    /* Two allocations: the value orders, and one scratch of 3 m words that is the sort's
+     * scratch first, then the spill and the ranks of the search, then the pruning's copy. */
+    size_t mm = m ? m : 1;
+    uint64_t *work = malloc(3 * mm * sizeof *work);
+    uint64_t *ords = malloc((size_t)nsig * mm * sizeof *ords);
+    bool ok = work && ords;
     for (int s = 0; s < nsig; s++) {
         c.sig[s] = sig[s];
         c.vif[s] = p->vif[s];
-        if (!reference && ok) {
-            c.ord[s] = malloc((m ? m : 1) * sizeof *c.ord[s]);
-            ok = c.ord[s] && value_order(sig[s], m, c.ord[s]);
-        }
-    }
-    if (ok) {
-        c.r = malloc((m ? m : 1) * sizeof *c.r);
-        ok = c.r != NULL;
-    }
-    if (!reference && ok) {
-        c.spill = malloc((m ? m : 1) * sizeof *c.spill);
-        ok = c.spill != NULL;
+        c.ord[s] = ords ? ords + (size_t)s * mm : NULL;
+        if (ok)
+            ok = value_order(sig[s], m, c.ord[s], (uint32_t *)(void *)work);
     }
     size_t nc = SIZE_MAX;
-    if (ok)
+    if (ok) {
+        c.spill = work;
+        c.r2 = (uint32_t *)(void *)(work + mm);
         binseg(&c, 0, m);
-    free(c.r);
-    free(c.ord[0]);
-    free(c.ord[1]);
-    free(c.spill);
-    double *tmp = ok && !c.oom ? malloc((m ? m : 1) * sizeof *tmp) : NULL;
-    if (tmp) {
+        free(ords);
+        ords = NULL;
         /* insertion sort: at most MAX_SEGMENTS cuts */
         for (size_t i = 1; i < c.ncuts; i++) {
             size_t v = cuts[i], j = i;
@@ -525,9 +514,11 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
                 cuts[j] = cuts[j - 1];
             cuts[j] = v;
         }
-        nc = prune(sig, nsig, cuts, c.ncuts, m, p->min_level_shift, tmp, reference);
+        _Static_assert(sizeof(double) == sizeof(uint64_t), "the scratch holds doubles");
+        nc = prune(sig, nsig, cuts, c.ncuts, m, p->min_level_shift, (double *)(void *)work);
     }
-    free(tmp);
+    free(ords);
+    free(work);
     return nc;
 }
 
@@ -606,7 +597,7 @@ bool mfu__segment(mfu_analysis *a)
                                     .min_level_shift = a->opt.min_level_shift};
             sp.vif[0] = vif_of(sig[0], mm, tmp, res);
             sp.vif[1] = padvar ? vif_of(sig[1], mm, tmp, res) : 1;
-            size_t nc = mfu__level_shifts(sig, padvar ? 2 : 1, mm, &sp, cuts, false);
+            size_t nc = mfu__level_shifts(sig, padvar ? 2 : 1, mm, &sp, cuts);
             if (nc == SIZE_MAX) {
                 ok = false;
                 break;

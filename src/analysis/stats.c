@@ -128,22 +128,17 @@ static uint64_t order_key(double x)
     return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
 }
 
-bool mfu__order_doubles(const double *v, size_t n, uint32_t *ord)
+bool mfu__order_doubles(const double *v, size_t n, uint32_t *ord, uint32_t *work)
 {
     if (n == 0)
         return true;
     if (n > UINT32_MAX)
         return false;
     enum { PASSES = 8, BUCKETS = 256 };
-    uint64_t *key = malloc(2 * n * sizeof *key);
-    uint32_t *tmp = malloc(n * sizeof *tmp);
-    size_t(*hist)[BUCKETS] = calloc(PASSES, sizeof *hist);
-    if (!key || !tmp || !hist) {
-        free(key);
-        free(tmp);
-        free(hist);
-        return false;
-    }
+    uint64_t *key = (uint64_t *)(void *)work;
+    uint32_t *tmp = work + 4 * n;
+    size_t hist[PASSES][BUCKETS];
+    memset(hist, 0, sizeof hist);
     uint64_t *k0 = key, *k1 = key + n;
     for (size_t i = 0; i < n; i++) {
         uint64_t k = order_key(v[i]);
@@ -179,8 +174,5 @@ bool mfu__order_doubles(const double *v, size_t n, uint32_t *ord)
     }
     if (o0 != ord)
         memcpy(ord, o0, n * sizeof *ord);
-    free(key);
-    free(tmp);
-    free(hist);
     return true;
 }
