@@ -155,10 +155,13 @@ typedef struct cp_ctx {
     int nsig;
     size_t minseg;
     double alpha, vif[2];
-    uint64_t *ord[2]; /* per signal: each interval in value order (see binseg) */
-    uint64_t *spill;  /* scratch for splitting ord, m */
-    uint32_t *r2;     /* twice the ranks (integers: ties average to halves), m */
-    size_t *cuts;     /* found cuts (positions into the compact arrays) */
+    uint64_t *ord[2];   /* per signal: an interval in value order (see binseg) */
+    uint32_t *gid[2];   /* per signal and position: its group of equal values (ascending) */
+    uint32_t ngroup[2]; /* per signal: how many groups (distinct values) */
+    uint64_t *spill;    /* scratch for splitting ord, m */
+    uint32_t *r2;       /* twice the ranks (integers: ties average to halves), m */
+    uint32_t *cnt;      /* per group: a count, then twice its rank, max(ngroup) */
+    size_t *cuts;       /* found cuts (positions into the compact arrays) */
     size_t ncuts, maxcuts;
 } cp_ctx;
 
@@ -188,16 +191,15 @@ static double kuiper_logp(double x)
 #define ORD_GROUP(e) ((uint32_t)((e) >> 32))
 
 /* The value order of x[0..m) (m <= UINT32_MAX, at most 2^32 distinct values) into ord: entries
- * as ORD_POS / ORD_GROUP; work holds 5 m uint32 (mfu__order_doubles's scratch). The order is
- * written into the upper half of ord's bytes first and widened in place, entry q only
- * overwriting order entries before q + 1. false on allocation failure. */
-static bool value_order(const double *x, size_t m, uint64_t *ord, uint32_t *work)
+ * as ORD_POS / ORD_GROUP; each position's group into gid; returns the number of groups (0 when
+ * m is 0). work holds 5 m uint32 (mfu__order_doubles's scratch). The order is written into the
+ * upper half of ord's bytes first and widened in place, entry q only overwriting order entries
+ * before q + 1. */
+static uint32_t value_order(const double *x, size_t m, uint64_t *ord, uint32_t *gid, uint32_t *work)
 {
-    if (m > UINT32_MAX)
-        return false;
     uint32_t *o = (uint32_t *)(void *)ord + m;
-    if (!mfu__order_doubles(x, m, o, work))
-        return false;
+    if (m == 0 || !mfu__order_doubles(x, m, o, work))
+        return 0;
     /* byte copies: the same bytes are read as order entries and written as value-order ones */
     const unsigned char *ob = (const unsigned char *)o;
     unsigned char *wb = (unsigned char *)ord;
@@ -210,9 +212,10 @@ static bool value_order(const double *x, size_t m, uint64_t *ord, uint32_t *work
             g++;
         uint64_t e = g << 32 | cur;
         memcpy(wb + q * sizeof e, &e, sizeof e);
+        gid[cur] = (uint32_t)g;
         prev = cur;
     }
-    return true;
+    return (uint32_t)(g + 1);
 }
 
 /* Twice the average ranks (1-based, ties averaged: 2 r = first + last position of the group,
@@ -243,6 +246,55 @@ static double ranks_from_order(const uint64_t *ord, size_t lo, size_t hi, uint32
         i = j;
     }
     return ties;
+}
+
+/* The same ranks as ranks_from_order from the groups of the positions when the interval holds
+ * more values than there are groups: a count per group, their running sum in ascending value
+ * (twice the average rank of group g is 2 · below + count + 1), then one look-up per value.
+ * Two passes in position order and one over the groups, without the value order. */
+static double ranks_by_count(const uint32_t *gid, uint32_t ngroup, size_t lo, size_t hi,
+                             uint32_t *cnt, uint32_t *r2)
+{
+    const uint32_t *g = gid + lo;
+    size_t m = hi - lo;
+    memset(cnt, 0, ngroup * sizeof *cnt);
+    for (size_t i = 0; i < m; i++)
+        cnt[g[i]]++;
+    double ties = 0;
+    uint32_t below = 0;
+    for (uint32_t q = 0; q < ngroup; q++) {
+        uint32_t t = cnt[q];
+        if (t > 1) {
+            double td = (double)t;
+            ties += td * td * td - td;
+        }
+        cnt[q] = 2 * below + t + 1;
+        below += t;
+    }
+    for (size_t i = 0; i < m; i++)
+        r2[i] = cnt[g[i]];
+    return ties;
+}
+
+/* ord[lo..hi) made the interval's value order again (equal values in position order) from the
+ * groups of its positions: a counting sort, O(m + groups). Done once where a search that ranked
+ * by counting (and left ord unsplit) reaches intervals shorter than the number of groups. */
+static void order_by_count(const uint32_t *gid, uint32_t ngroup, size_t lo, size_t hi,
+                           uint32_t *cnt, uint64_t *ord)
+{
+    memset(cnt, 0, ngroup * sizeof *cnt);
+    for (size_t i = lo; i < hi; i++)
+        cnt[gid[i]]++;
+    uint32_t sum = 0;
+    for (uint32_t q = 0; q < ngroup; q++) {
+        uint32_t t = cnt[q];
+        cnt[q] = sum;
+        sum += t;
+    }
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t g = gid[i];
+        ord[lo + cnt[g]++] = g << 32 | i;
+    }
 }
 
 /* Split ord[lo..hi) (the interval [lo, hi) in value order) at pos: afterwards ord[lo..pos)
@@ -302,11 +354,21 @@ static size_t epidemic_cut(const uint32_t *r2, size_t kb, size_t minseg, double 
  * U is a sum of halves far below 2^53, so it is exact: twice it is summed in integers, one
  * pass gives the single split and the CUSUM's extremes, and the epidemic cut is only searched
  * when the epidemic test wins. */
-static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, double *logp)
+static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, size_t *pos,
+                       double *logp)
 {
     size_t m = hi - lo, minseg = c->minseg;
     const uint32_t *r2 = c->r2;
-    double ties = ranks_from_order(c->ord[s], lo, hi, c->r2);
+    double ties;
+    if (c->ngroup[s] <= m) {
+        ties = ranks_by_count(c->gid[s], c->ngroup[s], lo, hi, c->cnt, c->r2);
+        *ordok &= ~(1u << s); /* not split at a cut from here on */
+    } else {
+        if (!(*ordok & 1u << s))
+            order_by_count(c->gid[s], c->ngroup[s], lo, hi, c->cnt, c->ord[s]);
+        *ordok |= 1u << s;
+        ties = ranks_from_order(c->ord[s], lo, hi, c->r2);
+    }
     /* Tie-corrected variance of the Mann-Whitney statistic; all values equal: no split. */
     double mm = (double)m, tiefac = 1 - ties / (mm * mm * mm - mm);
     if (!(tiefac > 1e-12))
@@ -369,10 +431,13 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, size_t *pos, doub
     return true;
 }
 
-/* Binary segmentation of [lo, hi). ord[s][lo..hi) holds the positions of the interval in the
- * value order of signal s (the whole signal sorted once); a found cut splits them in O(m)
- * before both halves are searched. */
-static void binseg(cp_ctx *c, size_t lo, size_t hi)
+/* Binary segmentation of [lo, hi). Where bit s of ordok is set, ord[s][lo..hi) holds the
+ * positions of the interval in the value order of signal s (the whole signal sorted once); a
+ * found cut splits them in O(m) before both halves are searched. An interval with more values
+ * than the signal has groups is ranked by counting instead (ranks_by_count), and its order is
+ * left as it is: an interval below that length sorts itself again by counting (order_by_count,
+ * O(m + groups), at most the cost of its parent's search). */
+static void binseg(cp_ctx *c, size_t lo, size_t hi, unsigned ordok)
 {
     if (hi - lo < 2 * c->minseg || c->ncuts >= c->maxcuts)
         return;
@@ -382,7 +447,7 @@ static void binseg(cp_ctx *c, size_t lo, size_t hi)
     for (int s = 0; s < c->nsig; s++) {
         size_t p;
         double l;
-        if (best_split(c, s, lo, hi, &p, &l) && l < log(c->alpha) && (!found || l < lp)) {
+        if (best_split(c, s, lo, hi, &ordok, &p, &l) && l < log(c->alpha) && (!found || l < lp)) {
             found = true;
             pos = p;
             lp = l;
@@ -392,9 +457,10 @@ static void binseg(cp_ctx *c, size_t lo, size_t hi)
         return;
     c->cuts[c->ncuts++] = pos;
     for (int s = 0; s < c->nsig; s++)
-        split_order(c->ord[s], lo, hi, pos, c->spill);
-    binseg(c, lo, pos);
-    binseg(c, pos, hi);
+        if (ordok & 1u << s)
+            split_order(c->ord[s], lo, hi, pos, c->spill);
+    binseg(c, lo, pos, ordok);
+    binseg(c, pos, hi, ordok);
 }
 
 /* Variance inflation of the rank CUSUM from short-range correlation: for AR(1) noise the
@@ -487,24 +553,27 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
     c.alpha = p->alpha;
     c.cuts = cuts;
     c.maxcuts = MAX_SEGMENTS;
-    /* Two allocations: the value orders, and one scratch of 3 m words that is the sort's
-     * scratch first, then the spill and the ranks of the search, then the pruning's copy. */
+    /* Two allocations: the value orders and groups, and one scratch of 3 m words that is the
+     * sort's scratch first, then the spill, the ranks and the group counts of the search, then
+     * the pruning's copy. */
     size_t mm = m ? m : 1;
     uint64_t *work = malloc(3 * mm * sizeof *work);
-    uint64_t *ords = malloc((size_t)nsig * mm * sizeof *ords);
+    uint64_t *ords = malloc((size_t)nsig * mm * (sizeof *ords + sizeof(uint32_t)));
     bool ok = work && ords;
     for (int s = 0; s < nsig; s++) {
         c.sig[s] = sig[s];
         c.vif[s] = p->vif[s];
         c.ord[s] = ords ? ords + (size_t)s * mm : NULL;
+        c.gid[s] = ords ? (uint32_t *)(void *)(ords + (size_t)nsig * mm) + (size_t)s * mm : NULL;
         if (ok)
-            ok = value_order(sig[s], m, c.ord[s], (uint32_t *)(void *)work);
+            c.ngroup[s] = value_order(sig[s], m, c.ord[s], c.gid[s], (uint32_t *)(void *)work);
     }
     size_t nc = SIZE_MAX;
     if (ok) {
         c.spill = work;
         c.r2 = (uint32_t *)(void *)(work + mm);
-        binseg(&c, 0, m);
+        c.cnt = c.r2 + mm;
+        binseg(&c, 0, m, 3u);
         free(ords);
         ords = NULL;
         /* insertion sort: at most MAX_SEGMENTS cuts */

@@ -154,8 +154,8 @@ static bool ref_best_split(ref_ctx *c, int s, size_t lo, size_t hi, size_t *pos,
     if (best < 0)
         return false;
     double nsplit = (double)(m - 2 * c->minseg + 1), tail = erfc(best / sqrt(2.0));
-    *logp = log(nsplit) +
-            (tail > 0 ? log(tail) : -best * best / 2 - log(best * 1.2533141373155003));
+    *logp =
+        log(nsplit) + (tail > 0 ? log(tail) : -best * best / 2 - log(best * 1.2533141373155003));
     *pos = lo + bk;
     size_t kcut = 0;
     double lr = ref_epidemic_logp(c->r, m, c->minseg, tiefac * c->vif[s], &kcut);
