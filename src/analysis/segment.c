@@ -46,6 +46,7 @@
 #define MAX_SEGMENTS 256
 #define RHO_MAX_ROWS 65536
 #define RHO_MAX 0.95
+#define SCAN_BLOCK 64 /* splits the rank CUSUM scan bounds at once (best_split) */
 
 /* ---- config runs -------------------------------------------------------------------------- */
 
@@ -380,28 +381,56 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, 
     int64_t U2 = 0, mean2 = (int64_t)m + 1, smax = INT64_MIN, smin = INT64_MAX;
     size_t bk = 0, kmax = 0, kmin = 0;
     size_t kend = m > minseg ? m - minseg : 0; /* k in [minseg, kend] count */
+    if (kend > m - 1)
+        kend = m - 1;
     size_t k = 1;
     for (; k < minseg && k < m; k++)
         U2 += (int64_t)r2[k - 1] - mean2;
-    for (; k <= kend && k < m; k++) {
-        U2 += (int64_t)r2[k - 1] - mean2;
-        if (U2 > smax) {
-            smax = U2;
-            kmax = k;
+    /* Blocks of SCAN_BLOCK splits: first only the sums and their extremes; a block that holds
+     * no new extreme and whose largest |U| cannot pass the test even where k (m−k) is least
+     * (at an end of the block: it is concave) is done. Rounding is monotone, so fl(Umax²) <
+     * fl(thr · kkmin) implies fl(U²) < fl(thr · kk) for each of them: the same outcome as the
+     * full test, which every other block takes. */
+    while (k <= kend) {
+        size_t kb = k + SCAN_BLOCK - 1 < kend ? k + SCAN_BLOCK - 1 : kend;
+        if (thr > 0) {
+            int64_t u = U2, bmax = INT64_MIN, bmin = INT64_MAX;
+            for (size_t j = k; j <= kb; j++) {
+                u += (int64_t)r2[j - 1] - mean2;
+                bmax = u > bmax ? u : bmax;
+                bmin = u < bmin ? u : bmin;
+            }
+            if (bmax <= smax && bmin >= smin) {
+                int64_t a = bmax > -bmin ? bmax : -bmin; /* max |U2| over the block */
+                double umax = 0.5 * (double)a;
+                double k0 = (double)k * (double)(m - k), k1 = (double)kb * (double)(m - kb);
+                if (umax * umax < thr * (k0 < k1 ? k0 : k1)) {
+                    U2 = u;
+                    k = kb + 1;
+                    continue;
+                }
+            }
         }
-        if (U2 < smin) {
-            smin = U2;
-            kmin = k;
-        }
-        double U = 0.5 * (double)U2, kk = (double)k * (double)(m - k);
-        if (U * U < thr * kk)
-            continue;
-        double var = kk * (double)(m + 1) / 12.0 * tiefac * c->vif[s];
-        double z = fabs(U) / sqrt(var);
-        if (z > best) {
-            best = z;
-            bk = k;
-            thr = best * best * per_kk * (1 - 1e-9);
+        for (; k <= kb; k++) {
+            U2 += (int64_t)r2[k - 1] - mean2;
+            if (U2 > smax) {
+                smax = U2;
+                kmax = k;
+            }
+            if (U2 < smin) {
+                smin = U2;
+                kmin = k;
+            }
+            double U = 0.5 * (double)U2, kk = (double)k * (double)(m - k);
+            if (U * U < thr * kk)
+                continue;
+            double var = kk * (double)(m + 1) / 12.0 * tiefac * c->vif[s];
+            double z = fabs(U) / sqrt(var);
+            if (z > best) {
+                best = z;
+                bk = k;
+                thr = best * best * per_kk * (1 - 1e-9);
+            }
         }
     }
     if (best < 0)
