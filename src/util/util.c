@@ -241,11 +241,10 @@ char *mfu__strdup(const char *s)
     return p;
 }
 
-/* Hoare quickselect (util.h). Median-of-three pivot keeps sorted and constant inputs linear on
- * average. */
-double mfu__select_kth(double *v, size_t n, size_t k)
+/* Hoare quickselect of v[lo..hi] (inclusive) for position k. Median-of-three pivot keeps
+ * sorted and constant inputs linear on average. */
+static double hoare_select(double *v, size_t lo, size_t hi, size_t k)
 {
-    size_t lo = 0, hi = n - 1;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         double a = v[lo], b = v[mid], c = v[hi];
@@ -274,6 +273,92 @@ double mfu__select_kth(double *v, size_t n, size_t k)
             break;
     }
     return v[k];
+}
+
+/* Move the values of v[0..n) (n >= 1) that are below p (le: at most p) to the front, keeping
+ * the rest after them; returns how many. Without branches on the data (Lomuto's scheme with a
+ * moving gap: each step writes the first not-below value into the gap and the new value at the
+ * boundary), so random data costs no mispredictions. */
+static size_t part_below(double *v, size_t n, double p, bool le)
+{
+    double held = v[0];
+    size_t lt = 0;
+    if (le) {
+        for (size_t r = 1; r < n; r++) {
+            double x = v[r];
+            v[r - 1] = v[lt];
+            v[lt] = x;
+            lt += x <= p;
+        }
+        v[n - 1] = v[lt];
+        v[lt] = held;
+        lt += held <= p;
+    } else {
+        for (size_t r = 1; r < n; r++) {
+            double x = v[r];
+            v[r - 1] = v[lt];
+            v[lt] = x;
+            lt += x < p;
+        }
+        v[n - 1] = v[lt];
+        v[lt] = held;
+        lt += held < p;
+    }
+    return lt;
+}
+
+#define SELECT_SMALL 256
+
+/* Selection (util.h) in the manner of Floyd and Rivest: a strided sample of about m^(2/3)
+ * values brackets the k-th with two of its order statistics p1 <= p2 (about √(s ln m) apart in
+ * the sample); two branch-free passes leave v[lo..a) < p1 <= v[a..b) <= p2 < v[b..hi), and the
+ * search goes on in the part holding k, almost always the short middle. All of the middle
+ * equal (p1 = p2): v[k] is found. A pass that shrinks the range by less than a quarter (an
+ * unlucky sample) hands the range to quickselect; so do short ranges. */
+double mfu__select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* k in [lo, hi) */
+    while (hi - lo > SELECT_SMALL) {
+        size_t m = hi - lo;
+        double lm = log((double)m);
+        size_t s = (size_t)(0.5 * exp(2.0 * lm / 3.0));
+        if (s < 32)
+            s = 32;
+        size_t stride = m / s;
+        for (size_t i = 1; i < s; i++) {
+            double t = v[lo + i];
+            v[lo + i] = v[lo + i * stride];
+            v[lo + i * stride] = t;
+        }
+        double pos = (double)(k - lo) * (double)s / (double)m;
+        double gap = 0.5 * sqrt(lm * (double)s);
+        size_t kl = pos - gap > 0 ? (size_t)(pos - gap) : 0;
+        size_t kh = pos + gap < (double)(s - 1) ? (size_t)(pos + gap) : s - 1;
+        if (kh < kl)
+            kh = kl;
+        double p1 = mfu__select_kth(v + lo, s, kl);
+        double p2 = kh > kl ? mfu__select_kth(v + lo + kl + 1, s - kl - 1, kh - kl - 1) : p1;
+        size_t a = lo + part_below(v + lo, m, p1, false);
+        size_t b = a < hi ? a + part_below(v + a, hi - a, p2, true) : a;
+        size_t nlo, nhi;
+        if (k < a) {
+            nlo = lo;
+            nhi = a;
+        } else if (k < b) {
+            if (p1 == p2)
+                return v[k]; /* the whole middle is one value */
+            nlo = a;
+            nhi = b;
+        } else {
+            nlo = b;
+            nhi = hi;
+        }
+        if (nhi - nlo > m - m / 4)
+            return hoare_select(v, nlo, nhi - 1, k);
+        lo = nlo;
+        hi = nhi;
+    }
+    return hoare_select(v, lo, hi - 1, k);
 }
 
 size_t mfu__fmt_roundtrip(char *buf, size_t n, double v)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/util.h"
@@ -212,6 +213,91 @@ static void si_format(void **state)
     }
 }
 
+static int cmp_dbl(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static uint64_t sel_rng = 12345;
+
+static double sel_uni(void)
+{
+    sel_rng = sel_rng * 6364136223846793005u + 1442695040888963407u;
+    return (double)(sel_rng >> 11) * 0x1.0p-53;
+}
+
+/* x[0..n) of kind: 0 random, 1 few values (ties), 2 sorted, 3 reversed, 4 constant, 5 levels
+ * that change every 2000 (a time series with shifts), 6 organ pipe, 7 two values. */
+static void sel_fill(double *x, size_t n, int kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        double u = sel_uni();
+        switch (kind) {
+        case 0: x[i] = u; break;
+        case 1: x[i] = floor(u * 7); break;
+        case 2: x[i] = (double)i; break;
+        case 3: x[i] = (double)(n - i); break;
+        case 4: x[i] = 3.5; break;
+        case 5: x[i] = ((i / 2000) % 2 ? 1.12 : 1.0) + 0.01 * round(u * 40); break;
+        case 6: x[i] = (double)(i < n / 2 ? i : n - i); break;
+        default: x[i] = u < 0.3 ? -1.0 : 2.0; break;
+        }
+    }
+}
+
+/* mfu__select_kth returns the k-th order statistic and leaves v partitioned about it, on sizes
+ * on either side of the sampled path's threshold and on inputs that defeat naive pivots. */
+static void select_kth_partitions(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 2, 3, 10, 255, 256, 257, 1000, 4097, 30000, 200000};
+    enum { NMAX = 200000 };
+    double *x = malloc(NMAX * sizeof *x), *v = malloc(NMAX * sizeof *v),
+           *sorted = malloc(NMAX * sizeof *sorted);
+    assert_non_null(x);
+    assert_non_null(v);
+    assert_non_null(sorted);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        for (int kind = 0; kind < 8; kind++) {
+            sel_fill(x, n, kind);
+            memcpy(sorted, x, n * sizeof *x);
+            qsort(sorted, n, sizeof *sorted, cmp_dbl);
+            size_t ks[] = {0,
+                           n / 10,
+                           n / 2,
+                           (n - 1) / 2,
+                           n - 1 - n / 10,
+                           n - 1,
+                           (size_t)(sel_uni() * (double)n)};
+            for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+                size_t k = ks[q] < n ? ks[q] : n - 1;
+                memcpy(v, x, n * sizeof *x);
+                double got = mfu__select_kth(v, n, k);
+                assert_true(got == sorted[k]);
+                assert_true(v[k] == got);
+                for (size_t i = 0; i < n; i++)
+                    assert_true(i < k ? v[i] <= got : i > k ? v[i] >= got : 1);
+                /* the same values, only reordered */
+                qsort(v, n, sizeof *v, cmp_dbl);
+                assert_memory_equal(v, sorted, n * sizeof *v);
+            }
+            /* the quantiles built on it: type 7, as numpy.percentile */
+            memcpy(v, x, n * sizeof *x);
+            double pos = 0.9 * (double)(n - 1), f = pos - floor(pos);
+            size_t j = (size_t)pos;
+            double want = j + 1 < n ? sorted[j] + f * (sorted[j + 1] - sorted[j]) : sorted[j];
+            if (f == 0)
+                want = sorted[j];
+            assert_true(mfu__quantile_inplace(v, n, 0.9) == want);
+        }
+    }
+    free(x);
+    free(v);
+    free(sorted);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +309,7 @@ int main(void)
         cmocka_unit_test(edit_distance_and_did_you_mean),
         cmocka_unit_test(int64_saturates),
         cmocka_unit_test(si_format),
+        cmocka_unit_test(select_kth_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
