@@ -161,8 +161,11 @@ typedef struct cp_ctx {
     uint32_t ngroup[2]; /* per signal: how many groups (distinct values) */
     uint64_t *spill;    /* scratch for splitting ord, m */
     uint32_t *r2;       /* twice the ranks (integers: ties average to halves), m */
-    uint32_t *cnt;      /* per group: a count, then twice its rank, max(ngroup) */
-    size_t *cuts;       /* found cuts (positions into the compact arrays) */
+    uint32_t *cnt[2];   /* per signal and group: its count in the interval searched */
+    uint32_t *tab;      /* per group: twice its rank; or a counting sort's offsets */
+    uint32_t *snap[2];  /* per signal: a stack of counts kept for a right half (binseg) */
+    size_t nsnap[2], capsnap[2];
+    size_t *cuts; /* found cuts (positions into the compact arrays) */
     size_t ncuts, maxcuts;
 } cp_ctx;
 
@@ -250,17 +253,20 @@ static double ranks_from_order(const uint64_t *ord, size_t lo, size_t hi, uint32
 }
 
 /* The same ranks as ranks_from_order from the groups of the positions when the interval holds
- * more values than there are groups: a count per group, their running sum in ascending value
- * (twice the average rank of group g is 2 · below + count + 1), then one look-up per value.
- * Two passes in position order and one over the groups, without the value order. */
+ * more values than there are groups: a count per group (unless have: cnt holds them already),
+ * their running sum in ascending value (twice the average rank of group g is 2 · below +
+ * count + 1, into tab), then one look-up per value. Passes in position order and one over the
+ * groups, without the value order. */
 static double ranks_by_count(const uint32_t *gid, uint32_t ngroup, size_t lo, size_t hi,
-                             uint32_t *cnt, uint32_t *r2)
+                             uint32_t *cnt, bool have, uint32_t *tab, uint32_t *r2)
 {
     const uint32_t *g = gid + lo;
     size_t m = hi - lo;
-    memset(cnt, 0, ngroup * sizeof *cnt);
-    for (size_t i = 0; i < m; i++)
-        cnt[g[i]]++;
+    if (!have) {
+        memset(cnt, 0, ngroup * sizeof *cnt);
+        for (size_t i = 0; i < m; i++)
+            cnt[g[i]]++;
+    }
     double ties = 0;
     uint32_t below = 0;
     for (uint32_t q = 0; q < ngroup; q++) {
@@ -269,12 +275,19 @@ static double ranks_by_count(const uint32_t *gid, uint32_t ngroup, size_t lo, si
             double td = (double)t;
             ties += td * td * td - td;
         }
-        cnt[q] = 2 * below + t + 1;
+        tab[q] = 2 * below + t + 1;
         below += t;
     }
     for (size_t i = 0; i < m; i++)
-        r2[i] = cnt[g[i]];
+        r2[i] = tab[g[i]];
     return ties;
+}
+
+/* The counts of the groups of [lo, hi) taken off cnt. */
+static void uncount(const uint32_t *gid, size_t lo, size_t hi, uint32_t *cnt)
+{
+    for (size_t i = lo; i < hi; i++)
+        cnt[gid[i]]--;
 }
 
 /* ord[lo..hi) made the interval's value order again (equal values in position order) from the
@@ -355,19 +368,22 @@ static size_t epidemic_cut(const uint32_t *r2, size_t kb, size_t minseg, double 
  * U is a sum of halves far below 2^53, so it is exact: twice it is summed in integers, one
  * pass gives the single split and the CUSUM's extremes, and the epidemic cut is only searched
  * when the epidemic test wins. */
-static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, size_t *pos,
-                       double *logp)
+static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, unsigned *cntok,
+                       size_t *pos, double *logp)
 {
     size_t m = hi - lo, minseg = c->minseg;
     const uint32_t *r2 = c->r2;
     double ties;
     if (c->ngroup[s] <= m) {
-        ties = ranks_by_count(c->gid[s], c->ngroup[s], lo, hi, c->cnt, c->r2);
+        ties = ranks_by_count(c->gid[s], c->ngroup[s], lo, hi, c->cnt[s], *cntok & 1u << s, c->tab,
+                              c->r2);
+        *cntok |= 1u << s;
         *ordok &= ~(1u << s); /* not split at a cut from here on */
     } else {
         if (!(*ordok & 1u << s))
-            order_by_count(c->gid[s], c->ngroup[s], lo, hi, c->cnt, c->ord[s]);
+            order_by_count(c->gid[s], c->ngroup[s], lo, hi, c->tab, c->ord[s]);
         *ordok |= 1u << s;
+        *cntok &= ~(1u << s);
         ties = ranks_from_order(c->ord[s], lo, hi, c->r2);
     }
     /* Tie-corrected variance of the Mann-Whitney statistic; all values equal: no split. */
@@ -465,8 +481,13 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, 
  * found cut splits them in O(m) before both halves are searched. An interval with more values
  * than the signal has groups is ranked by counting instead (ranks_by_count), and its order is
  * left as it is: an interval below that length sorts itself again by counting (order_by_count,
- * O(m + groups), at most the cost of its parent's search). */
-static void binseg(cp_ctx *c, size_t lo, size_t hi, unsigned ordok)
+ * O(m + groups), at most the cost of its parent's search). Where bit s of cntok is set,
+ * c->cnt[s] holds the group counts of [lo, hi): after a cut the larger half gets its counts
+ * by taking the smaller half's off (the smaller half counts itself), so that a search cutting
+ * stretch by stretch off one end does not count the rest again; the right half's are kept on
+ * a stack while the left is searched (only where it has 16 values a group, so the stack stays
+ * small: each push is in a left half below half the size of the push before). */
+static void binseg(cp_ctx *c, size_t lo, size_t hi, unsigned ordok, unsigned cntok)
 {
     if (hi - lo < 2 * c->minseg || c->ncuts >= c->maxcuts)
         return;
@@ -476,7 +497,8 @@ static void binseg(cp_ctx *c, size_t lo, size_t hi, unsigned ordok)
     for (int s = 0; s < c->nsig; s++) {
         size_t p;
         double l;
-        if (best_split(c, s, lo, hi, &ordok, &p, &l) && l < log(c->alpha) && (!found || l < lp)) {
+        if (best_split(c, s, lo, hi, &ordok, &cntok, &p, &l) && l < log(c->alpha) &&
+            (!found || l < lp)) {
             found = true;
             pos = p;
             lp = l;
@@ -485,11 +507,32 @@ static void binseg(cp_ctx *c, size_t lo, size_t hi, unsigned ordok)
     if (!found)
         return;
     c->cuts[c->ncuts++] = pos;
-    for (int s = 0; s < c->nsig; s++)
+    unsigned lok = 0, rok = 0;
+    bool pushed[2] = {false, false};
+    for (int s = 0; s < c->nsig; s++) {
         if (ordok & 1u << s)
             split_order(c->ord[s], lo, hi, pos, c->spill);
-    binseg(c, lo, pos, ordok);
-    binseg(c, pos, hi, ordok);
+        if (!(cntok & 1u << s))
+            continue;
+        size_t ng = c->ngroup[s];
+        if (pos - lo >= hi - pos) {
+            uncount(c->gid[s], pos, hi, c->cnt[s]);
+            lok |= 1u << s;
+        } else if (hi - pos >= 16 * ng && c->nsnap[s] < c->capsnap[s]) {
+            uint32_t *sn = c->snap[s] + c->nsnap[s]++ * ng;
+            memcpy(sn, c->cnt[s], ng * sizeof *sn);
+            uncount(c->gid[s], lo, pos, sn);
+            pushed[s] = true;
+        }
+    }
+    binseg(c, lo, pos, ordok, lok);
+    for (int s = 0; s < c->nsig; s++)
+        if (pushed[s]) {
+            size_t ng = c->ngroup[s];
+            memcpy(c->cnt[s], c->snap[s] + --c->nsnap[s] * ng, ng * sizeof *c->cnt[s]);
+            rok |= 1u << s;
+        }
+    binseg(c, pos, hi, ordok, rok);
 }
 
 /* Variance inflation of the rank CUSUM from short-range correlation: for AR(1) noise the
@@ -601,8 +644,29 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
     if (ok) {
         c.spill = work;
         c.r2 = (uint32_t *)(void *)(work + mm);
-        c.cnt = c.r2 + mm;
-        binseg(&c, 0, m, 3u);
+        /* the rest of the scratch, 3 m uint32: each signal's counts, the table */
+        c.cnt[0] = c.r2 + mm;
+        c.cnt[1] = c.cnt[0] + c.ngroup[0];
+        c.tab = c.cnt[1] + (nsig > 1 ? c.ngroup[1] : 0);
+        /* the stacks of kept counts: floor(log2(m / groups)) + 2 deep where 16 groups fit */
+        size_t nsnapw = 0;
+        for (int s = 0; s < nsig; s++) {
+            size_t ng = c.ngroup[s];
+            if (ng > 0 && 16 * ng <= m) {
+                size_t d = 2;
+                for (size_t q = m / ng; q > 1; q /= 2)
+                    d++;
+                c.capsnap[s] = d;
+                nsnapw += d * ng;
+            }
+        }
+        uint32_t *snaps = nsnapw ? malloc(nsnapw * sizeof *snaps) : NULL;
+        if (!snaps)
+            c.capsnap[0] = c.capsnap[1] = 0; /* none: the right halves count themselves */
+        c.snap[0] = snaps;
+        c.snap[1] = snaps ? snaps + c.capsnap[0] * c.ngroup[0] : NULL;
+        binseg(&c, 0, m, 3u, 0u);
+        free(snaps);
         free(ords);
         ords = NULL;
         /* insertion sort: at most MAX_SEGMENTS cuts */
