@@ -254,11 +254,12 @@ static double ranks_from_order(const uint64_t *ord, size_t lo, size_t hi, uint32
 
 /* The same ranks as ranks_from_order from the groups of the positions when the interval holds
  * more values than there are groups: a count per group (unless have: cnt holds them already),
- * their running sum in ascending value (twice the average rank of group g is 2 · below +
- * count + 1, into tab), then one look-up per value. Passes in position order and one over the
- * groups, without the value order. */
+ * their running sum in ascending value: twice the average rank of group g is 2 · below +
+ * count + 1, into tab, which the scan reads through the positions' groups (twice the rank of
+ * position i is tab[gid[i]]). One pass in position order and one over the groups, without the
+ * value order. */
 static double ranks_by_count(const uint32_t *gid, uint32_t ngroup, size_t lo, size_t hi,
-                             uint32_t *cnt, bool have, uint32_t *tab, uint32_t *r2)
+                             uint32_t *cnt, bool have, uint32_t *tab)
 {
     const uint32_t *g = gid + lo;
     size_t m = hi - lo;
@@ -278,9 +279,34 @@ static double ranks_by_count(const uint32_t *gid, uint32_t ngroup, size_t lo, si
         tab[q] = 2 * below + t + 1;
         below += t;
     }
-    for (size_t i = 0; i < m; i++)
-        r2[i] = tab[g[i]];
     return ties;
+}
+
+/* Twice the rank of the interval's i-th value: r2[i] from the value order, or the table of its
+ * group (the two ways best_split ranks). */
+#define RANK2(tab, g, i) ((g) ? (tab)[(g)[i]] : (tab)[i])
+
+/* Σ (2 r − (m+1)) over i in [a, b), added to u, with the extremes of the running sum into
+ * *bmax, *bmin; returns the sum. One loop per form, so the inner loop has no test of it. */
+static int64_t block_sums(const uint32_t *tab, const uint32_t *g, size_t a, size_t b, int64_t u,
+                          int64_t mean2, int64_t *bmax, int64_t *bmin)
+{
+    int64_t hi = INT64_MIN, lo = INT64_MAX;
+    if (g)
+        for (size_t i = a; i < b; i++) {
+            u += (int64_t)tab[g[i]] - mean2;
+            hi = u > hi ? u : hi;
+            lo = u < lo ? u : lo;
+        }
+    else
+        for (size_t i = a; i < b; i++) {
+            u += (int64_t)tab[i] - mean2;
+            hi = u > hi ? u : hi;
+            lo = u < lo ? u : lo;
+        }
+    *bmax = hi;
+    *bmin = lo;
+    return u;
 }
 
 /* The counts of the groups of [lo, hi) taken off cnt. */
@@ -332,12 +358,13 @@ static void split_order(uint64_t *ord, size_t lo, size_t hi, size_t pos, uint64_
 /* The epidemic cut: the best single split of r[0..kb), which holds one change only, kb being
  * the CUSUM's later extreme; r is twice the ranks. S and its tests in the order of operations
  * of the statistic's definition (segment.c's file comment). 0 when none qualifies. */
-static size_t epidemic_cut(const uint32_t *r2, size_t kb, size_t minseg, double sum)
+static size_t epidemic_cut(const uint32_t *tab, const uint32_t *g, size_t kb, size_t minseg,
+                           double sum)
 {
     double sub = sum / (double)kb, S = 0, best = -1, thr = -1;
     size_t best_k = 0;
     for (size_t k = 1; k < kb; k++) {
-        S += 0.5 * (double)r2[k - 1] - sub;
+        S += 0.5 * (double)RANK2(tab, g, k - 1) - sub;
         if (k < minseg || kb - k < minseg)
             continue;
         double kk = (double)k * (double)(kb - k);
@@ -372,11 +399,12 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, 
                        size_t *pos, double *logp)
 {
     size_t m = hi - lo, minseg = c->minseg;
-    const uint32_t *r2 = c->r2;
+    const uint32_t *tab = c->r2, *g = NULL; /* twice the ranks: RANK2(tab, g, i) */
     double ties;
     if (c->ngroup[s] <= m) {
-        ties = ranks_by_count(c->gid[s], c->ngroup[s], lo, hi, c->cnt[s], *cntok & 1u << s, c->tab,
-                              c->r2);
+        ties = ranks_by_count(c->gid[s], c->ngroup[s], lo, hi, c->cnt[s], *cntok & 1u << s, c->tab);
+        tab = c->tab;
+        g = c->gid[s] + lo;
         *cntok |= 1u << s;
         *ordok &= ~(1u << s); /* not split at a cut from here on */
     } else {
@@ -401,7 +429,7 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, 
         kend = m - 1;
     size_t k = 1;
     for (; k < minseg && k < m; k++)
-        U2 += (int64_t)r2[k - 1] - mean2;
+        U2 += (int64_t)RANK2(tab, g, k - 1) - mean2;
     /* Blocks of SCAN_BLOCK splits: first only the sums and their extremes; a block that holds
      * no new extreme and whose largest |U| cannot pass the test even where k (m−k) is least
      * (at an end of the block: it is concave) is done. Rounding is monotone, so fl(Umax²) <
@@ -410,12 +438,7 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, 
     while (k <= kend) {
         size_t kb = k + SCAN_BLOCK - 1 < kend ? k + SCAN_BLOCK - 1 : kend;
         if (thr > 0) {
-            int64_t u = U2, bmax = INT64_MIN, bmin = INT64_MAX;
-            for (size_t j = k; j <= kb; j++) {
-                u += (int64_t)r2[j - 1] - mean2;
-                bmax = u > bmax ? u : bmax;
-                bmin = u < bmin ? u : bmin;
-            }
+            int64_t bmax, bmin, u = block_sums(tab, g, k - 1, kb, U2, mean2, &bmax, &bmin);
             if (bmax <= smax && bmin >= smin) {
                 int64_t a = bmax > -bmin ? bmax : -bmin; /* max |U2| over the block */
                 double umax = 0.5 * (double)a;
@@ -428,7 +451,7 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, 
             }
         }
         for (; k <= kb; k++) {
-            U2 += (int64_t)r2[k - 1] - mean2;
+            U2 += (int64_t)RANK2(tab, g, k - 1) - mean2;
             if (U2 > smax) {
                 smax = U2;
                 kmax = k;
@@ -469,7 +492,7 @@ static bool best_split(cp_ctx *c, int s, size_t lo, size_t hi, unsigned *ordok, 
         /* Σ r over [0, kb): S_kb + kb (m+1)/2, exact as every partial sum of halves */
         int64_t S2 = kmax > kmin ? smax : smin;
         double sum = 0.5 * (double)(S2 + (int64_t)kb * mean2);
-        size_t kcut = epidemic_cut(r2, kb, minseg, sum);
+        size_t kcut = epidemic_cut(tab, g, kb, minseg, sum);
         *logp = lr;
         *pos = lo + (kcut ? kcut : (kmax < kmin ? kmax : kmin));
     }
