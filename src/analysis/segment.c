@@ -46,7 +46,8 @@
 #define MAX_SEGMENTS 256
 #define RHO_MAX_ROWS 65536
 #define RHO_MAX 0.95
-#define SCAN_BLOCK 64 /* splits the rank CUSUM scan bounds at once (best_split) */
+#define GROUP_HASH_MIN 1024 /* runs of 16 × this many steps and more group by hashing */
+#define SCAN_BLOCK 64       /* splits the rank CUSUM scan bounds at once (best_split) */
 
 /* ---- config runs -------------------------------------------------------------------------- */
 
@@ -220,6 +221,105 @@ static uint32_t value_order(const double *x, size_t m, uint64_t *ord, uint32_t *
         prev = cur;
     }
     return (uint32_t)(g + 1);
+}
+
+/* A double's bits as a hash key, +0 for −0 (they are equal, so one group). */
+static uint64_t value_bits(double x)
+{
+    uint64_t b;
+    if (x == 0)
+        x = 0;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The groups of equal values of x[0..m) without sorting x, when it has at most limit distinct
+ * values (a log's times printed to a few digits: a few thousand in a million steps): a hash
+ * table of the values (grown by doubling), their distinct values sorted, and each position's
+ * group id renamed to its value's rank. gid gets the groups as value_order's; returns their
+ * number, or 0 when there are more than limit (or on allocation failure: the caller sorts). */
+static uint32_t groups_by_hash(const double *x, size_t m, uint32_t *gid, size_t limit)
+{
+    size_t cap = 1024, used = 0;
+    uint64_t *key = malloc(cap * sizeof *key);
+    uint32_t *id = malloc(cap * sizeof *id);
+    double *val = malloc((limit + 1) * sizeof *val);
+    bool ok = key && id && val && m > 0;
+    for (size_t q = 0; ok && q < cap; q++)
+        id[q] = UINT32_MAX;
+    for (size_t i = 0; ok && i < m; i++) {
+        uint64_t b = value_bits(x[i]), h = b * 0x9E3779B97F4A7C15u >> 32;
+        size_t q = (size_t)h & (cap - 1);
+        while (id[q] != UINT32_MAX && key[q] != b)
+            q = (q + 1) & (cap - 1);
+        if (id[q] == UINT32_MAX) {
+            if (used == limit) {
+                ok = false;
+                break;
+            }
+            key[q] = b;
+            id[q] = (uint32_t)used;
+            val[used++] = x[i] == 0 ? 0.0 : x[i];
+            if (2 * used > cap) { /* grow: the same ids in a table twice the size */
+                size_t ncap = 2 * cap;
+                uint64_t *nk = malloc(ncap * sizeof *nk);
+                uint32_t *ni = malloc(ncap * sizeof *ni);
+                ok = nk && ni;
+                for (size_t r = 0; ok && r < ncap; r++)
+                    ni[r] = UINT32_MAX;
+                for (size_t r = 0; ok && r < cap; r++) {
+                    if (id[r] == UINT32_MAX)
+                        continue;
+                    size_t t = (size_t)(key[r] * 0x9E3779B97F4A7C15u >> 32) & (ncap - 1);
+                    while (ni[t] != UINT32_MAX)
+                        t = (t + 1) & (ncap - 1);
+                    nk[t] = key[r];
+                    ni[t] = id[r];
+                }
+                if (!ok) {
+                    free(nk);
+                    free(ni);
+                    break;
+                }
+                free(key);
+                free(id);
+                key = nk;
+                id = ni;
+                cap = ncap;
+            }
+            gid[i] = (uint32_t)(used - 1);
+            continue;
+        }
+        gid[i] = id[q];
+    }
+    free(key);
+    free(id);
+    /* the distinct values in ascending order, each with its id: (order key, id) pairs */
+    uint64_t *pair = ok ? malloc(2 * used * sizeof *pair) : NULL;
+    uint32_t *rank = ok ? malloc(used * sizeof *rank) : NULL;
+    ok = ok && pair && rank;
+    if (ok) {
+        for (size_t q = 0; q < used; q++) {
+            uint64_t b = value_bits(val[q]);
+            pair[2 * q] = (b >> 63) ? ~b : b | (uint64_t)1 << 63; /* unsigned order = numeric */
+            pair[2 * q + 1] = q;
+        }
+        qsort(pair, used, 2 * sizeof *pair, cmp_u64);
+        for (size_t q = 0; q < used; q++)
+            rank[pair[2 * q + 1]] = (uint32_t)q;
+        for (size_t i = 0; i < m; i++)
+            gid[i] = rank[gid[i]];
+    }
+    free(val);
+    free(pair);
+    free(rank);
+    return ok ? (uint32_t)used : 0;
 }
 
 /* Twice the average ranks (1-based, ties averaged: 2 r = first + last position of the group,
@@ -655,13 +755,20 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
     uint64_t *work = malloc(3 * mm * sizeof *work);
     uint64_t *ords = malloc((size_t)nsig * mm * (sizeof *ords + sizeof(uint32_t)));
     bool ok = work && ords;
+    unsigned ordok = 3u; /* the signals whose ord holds the whole run's value order */
     for (int s = 0; s < nsig; s++) {
         c.sig[s] = sig[s];
         c.vif[s] = p->vif[s];
         c.ord[s] = ords ? ords + (size_t)s * mm : NULL;
         c.gid[s] = ords ? (uint32_t *)(void *)(ords + (size_t)nsig * mm) + (size_t)s * mm : NULL;
-        if (ok)
+        /* few distinct values: their groups by hashing, the value order only where an interval
+         * needs it (order_by_count); else the groups from the sorted order */
+        if (ok && m >= 16 * GROUP_HASH_MIN)
+            c.ngroup[s] = groups_by_hash(sig[s], m, c.gid[s], m / 16);
+        if (ok && c.ngroup[s] == 0)
             c.ngroup[s] = value_order(sig[s], m, c.ord[s], c.gid[s], (uint32_t *)(void *)work);
+        else
+            ordok &= ~(1u << s);
     }
     size_t nc = SIZE_MAX;
     if (ok) {
@@ -688,7 +795,7 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
             c.capsnap[0] = c.capsnap[1] = 0; /* none: the right halves count themselves */
         c.snap[0] = snaps;
         c.snap[1] = snaps ? snaps + c.capsnap[0] * c.ngroup[0] : NULL;
-        binseg(&c, 0, m, 3u, 0u);
+        binseg(&c, 0, m, ordok, 0u);
         free(snaps);
         free(ords);
         ords = NULL;
