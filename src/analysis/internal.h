@@ -134,9 +134,11 @@ typedef struct mfu__shift_params {
 /* Level shifts of the signals sig[0..nsig) (nsig 1 or 2, m values each, NaN-free): binary
  * segmentation with the rank CUSUM and the epidemic test, then pruning. The cut positions
  * (ascending, at most 256) go into cuts (room for 257); returns their count, or SIZE_MAX on
- * allocation failure (or m > 2^31 − 1). Each signal is sorted once (mfu__order_doubles) and a
- * cut splits the order in O(m), so an interval of m values costs O(m) (the cuts of the
- * straightforward form that sorts every interval again: test_analysis_shifts holds it). */
+ * allocation failure (or m > 2^31 − 1). Each signal's values get group ids once (hashing, or
+ * mfu__order_doubles); an interval is ranked by counting its groups or from its value order
+ * (split in O(m) at a cut), so an interval of m values costs O(m) (docs/internals/analysis.md
+ * "Cost"; the same cuts as the straightforward form that sorts every interval again, which
+ * test_analysis_shifts holds). */
 size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu__shift_params *p,
                          size_t *cuts);
 
