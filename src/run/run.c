@@ -738,6 +738,27 @@ const uint32_t *mfu__run_flags(const mfu_run *run)
     return run && run->n ? run->a_flags : NULL;
 }
 
+/* The array of member m (run/step.h): the step numbers, a double column, an aux array. */
+#define MEMBER_D(NAME) MEMBER_CASE(NAME, run->col[MFU_COL_##NAME])
+#define MEMBER_A(name, NAME) MEMBER_CASE(NAME, run->a_##name)
+#define MEMBER_CASE(NAME, array)                                                                   \
+    case MFU__MEMBER_##NAME:                                                                       \
+        return array;
+#define MEMBER_AT(kind, name, NAME, arg, map, since, unit, what, help)                             \
+    MFU__STEP_IF_DOUBLE_##kind(MEMBER_D(NAME)) AUX_IF_##kind(MEMBER_A(name, NAME))
+/* clang-format off */
+const void *mfu__run_member(const mfu_run *run, int m)
+{
+    if (!run || !run->n)
+        return NULL;
+    switch (m) {
+    case MFU__MEMBER_STEP: return run->step;
+    MFU_STEP_FIELDS(MEMBER_AT)
+    default: return NULL;
+    }
+}
+/* clang-format on */
+
 const mfu_run_meta *mfu_run_meta_get(const mfu_run *run)
 {
     return run ? &run->meta : NULL;

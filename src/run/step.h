@@ -58,6 +58,15 @@ typedef struct mfu__run_cols {
 mfu_status mfu__run_load(mfu_run *run, const mfu__run_cols *cols, size_t n, bool *taken,
                          mfu_error *err);
 
+/* The array of run that holds member m (an MFU__MEMBER_*) of every row, for a pass over all
+ * rows that reads a few members of each (the figures: mfu_run_get would copy every member):
+ * mfu_run_count(run) values of the member's kind as the run keeps them: int64_t (the step
+ * number), double (the doubles), uint8_t (a scope: an mfu_scope), uint32_t (the flags),
+ * int32_t (the rank), int8_t (a code: -1 unknown). NULL when the run keeps no array for it
+ * (every row holds the member's absent value: NaN, scope unknown, flags 0, rank and codes -1),
+ * for an empty run, and for m out of range. Owned by run, valid until the next append. */
+const void *mfu__run_member(const mfu_run *run, int m);
+
 /* Whether *in may enter a run (plausible.c has the rules; mfu_run_append asks, once per
  * append). MFU_OK: *out is *in with its infinite optional figures made absent (NaN; an
  * infinite loss flagged MFU_STEP_LOSS_NAN). MFU_E_RANGE: the step is refused and err says

@@ -2,7 +2,8 @@
  * test_run_lazy.c - a run's columns are made at the first row that holds a value (run.c): a
  * column no row filled reads as NULL from mfu_run_column and as absent from mfu_run_get; a
  * column that starts late holds the absent value in every row before; growth, reservation,
- * the 2 MiB layout and merges all keep every row as it was appended.
+ * the 2 MiB layout and merges all keep every row as it was appended; the member arrays
+ * (mfu__run_member, what the figures read) hold the same rows.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include "ingest_test.h"
 #include "mfu/device.h"
 #include "mfu/model.h"
+#include "run/step.h"
 #include "synth.h"
 
 /* The seeded generator of the analysis tests (synth.h). */
@@ -138,6 +140,45 @@ static void late_columns_hold_absent_before(void **state)
 
 /* Random steps with random fields present (most fields rare, a few common): every row reads
  * back as it was appended, whatever the order the columns were made in. */
+/* Row i as the member arrays of run give it (mfu__run_member: the types run/step.h names;
+ * NULL: the absent value in every row). */
+static mfu_step from_members(const mfu_run *run, size_t i)
+{
+    mfu_step s;
+    mfu_step_init(&s);
+    int m = 0;
+    for (size_t f = 0; f < mfu_step_field_count(); f++) {
+        const mfu_step_field_info *fi = mfu_step_field_at(f);
+        if (fi->kind == MFU_STEP_KIND_BIT || fi->kind == MFU_STEP_KIND_NANBIT)
+            continue;
+        const void *a = mfu__run_member(run, m++);
+        char *at = (char *)&s + fi->offset;
+        if (!a)
+            continue;
+        switch (fi->kind) {
+        case MFU_STEP_KIND_STEP: memcpy(at, (const int64_t *)a + i, sizeof(int64_t)); break;
+        case MFU_STEP_KIND_DOUBLE: memcpy(at, (const double *)a + i, sizeof(double)); break;
+        case MFU_STEP_KIND_SCOPE: {
+            mfu_scope v = (mfu_scope)((const uint8_t *)a)[i];
+            memcpy(at, &v, sizeof v);
+            break;
+        }
+        case MFU_STEP_KIND_FLAGS: memcpy(at, (const uint32_t *)a + i, sizeof(uint32_t)); break;
+        case MFU_STEP_KIND_RANK: memcpy(at, (const int32_t *)a + i, sizeof(int32_t)); break;
+        case MFU_STEP_KIND_CODE: {
+            int32_t v = ((const int8_t *)a)[i];
+            memcpy(at, &v, sizeof v);
+            break;
+        }
+        default: fail_msg("field %s: kind %d", fi->name, (int)fi->kind);
+        }
+    }
+    assert_int_equal(m, MFU__MEMBERS_);
+    assert_null(mfu__run_member(run, MFU__MEMBERS_));
+    assert_null(mfu__run_member(run, -1));
+    return s;
+}
+
 static void random_rows_read_back(void **state)
 {
     (void)state;
@@ -173,6 +214,9 @@ static void random_rows_read_back(void **state)
         for (size_t i = 0; i < n; i++) {
             mfu_step got = ingest_row(run, i);
             assert_same_step(&got, &want[i], i);
+            /* the member arrays a pass over every row reads (the figures) hold the same */
+            mfu_step mem = from_members(run, i);
+            assert_same_step(&mem, &want[i], i);
         }
         mfu_run_free(run);
         free(want);
