@@ -280,12 +280,17 @@ void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, siz
 /* The figures of every row of a run, as columns. A column no row has a value in (every row
  * the NaN of mfu__figures_row's start, bit for bit) is not stored: v[k] points to nan, cap
  * NaNs that every such column shares, until a row brings a value (present[k] from then on,
- * NaN in the rows before). Readers index every column alike (v[k][i], i < n); only rows.c
- * and implied.c write, through mfu__fcols_put. An 8-field log has about 11 of the 29. */
+ * NaN in the rows before). A column equal bit for bit, row for row, to an earlier one from
+ * the first build on (tokens/s and the derived tokens/s, MFU and HFU without recomputation)
+ * shares its rows: v[k] is the earlier column's array and same[k] is that column's number + 1
+ * (0: its own rows), until a row or a write makes them differ. Readers index every column
+ * alike (v[k][i], i < n) and never write; only rows.c and implied.c write, through
+ * mfu__fcols_put and mfu__fcols_own. An 8-field log has about 11 of the 29. */
 typedef struct mfu__fcols {
     size_t n, cap;
     double *v[MFU__FC_COUNT];
     bool present[MFU__FC_COUNT];
+    uint8_t same[MFU__FC_COUNT];
     double *nan;
     int8_t *recompute, *dtype;
     uint8_t *tps_source, *tok_source, *flags;
@@ -303,6 +308,11 @@ void mfu__fcols_free(mfu__fcols *c);
  * now on (NaN in every other row) unless x is the shared NaN itself. false when out of memory
  * for it (c unchanged). */
 bool mfu__fcols_put(mfu__fcols *c, int k, size_t i, double x);
+/* Make column k of c (present) hold rows of its own, shared with no other column, for a
+ * writer that changes its rows in place (c->v[k][i] = ...): a column that shared another's
+ * rows gets a copy, and the columns that shared k's keep the rows k had. false when out of
+ * memory (c unchanged). */
+bool mfu__fcols_own(mfu__fcols *c, int k);
 
 /* Everything for a whole run: build every row, fix the real (non-padding) share when the
  * caller gave --real-tokens-per-step, run the context check and rebuild the rows it changed,

@@ -255,12 +255,18 @@ void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, siz
 
 /* ---- columns ------------------------------------------------------------------------------ */
 
+/* Whether column k of c holds rows of its own (stored, and not another column's). */
+static bool owns(const mfu__fcols *c, int k)
+{
+    return c->present[k] && !c->same[k];
+}
+
 void mfu__fcols_free(mfu__fcols *c)
 {
     if (!c)
         return;
     for (int k = 0; k < MFU__FC_COUNT; k++)
-        if (c->present[k])
+        if (owns(c, k))
             free(c->v[k]);
     free(c->nan);
     free(c->recompute);
@@ -269,6 +275,34 @@ void mfu__fcols_free(mfu__fcols *c)
     free(c->tok_source);
     free(c->flags);
     memset(c, 0, sizeof *c);
+}
+
+/* Grow the columns of c to cap rows (cap > c->cap): the stored ones keep their rows (and the
+ * columns that share them follow), the shared NaN column is grown and filled, every absent
+ * column points to it. false when out of memory: what grew stays valid and every pointer
+ * usable at c->cap rows. */
+static bool grow_cols(mfu__fcols *c, size_t cap)
+{
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        if (owns(c, k)) {
+            double *p = realloc(c->v[k], cap * sizeof *p);
+            if (!p)
+                return false;
+            c->v[k] = p;
+            for (int j = k + 1; j < MFU__FC_COUNT; j++)
+                if (c->same[j] == k + 1)
+                    c->v[j] = p;
+        }
+    double *z = realloc(c->nan, cap * sizeof *z);
+    if (!z)
+        return false;
+    c->nan = z;
+    for (size_t i = c->cap; i < cap; i++)
+        z[i] = NAN;
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        if (!c->present[k])
+            c->v[k] = z;
+    return true;
 }
 
 static bool reserve(mfu__fcols *c, size_t n)
@@ -280,7 +314,7 @@ static bool reserve(mfu__fcols *c, size_t n)
     size_t cap = c->cap ? c->cap : n > 64 ? n : 64;
     while (cap < n)
         cap = cap > SIZE_MAX / 4 ? n : cap * 2;
-    if (!mfu__cols_grow(c->v, c->present, MFU__FC_COUNT, &c->nan, c->cap, cap))
+    if (!grow_cols(c, cap))
         return false;
     int8_t *a = realloc(c->recompute, cap);
     if (!a)
@@ -313,16 +347,58 @@ static bool absent_nan(double x)
     return memcmp(&x, &absent, sizeof x) == 0;
 }
 
-/* Store column k of c from now on: NaN in every row (cap of them). */
-static bool own(mfu__fcols *c, int k)
+/* Store column k of c (absent so far) from now on: NaN in rows [0, from) and [to, cap); the
+ * rows between are the caller's to write (the builder writes every row it builds, a put one). */
+static bool own(mfu__fcols *c, int k, size_t from, size_t to)
 {
     double *p = malloc((c->cap ? c->cap : 1) * sizeof *p);
     if (!p)
         return false;
-    if (c->cap)
-        memcpy(p, c->nan, c->cap * sizeof *p);
+    for (size_t i = 0; i < from; i++)
+        p[i] = NAN;
+    for (size_t i = to; i < c->cap; i++)
+        p[i] = NAN;
     c->v[k] = p;
     c->present[k] = true;
+    c->same[k] = 0;
+    return true;
+}
+
+/* Column k of c (sharing column j's rows) gets rows of its own: a copy of the first `keep`
+ * rows, NaN in [to, cap) (the rows between the caller's to write). */
+static bool unshare(mfu__fcols *c, int k, size_t keep, size_t to)
+{
+    const double *from = c->v[k];
+    double *p = malloc((c->cap ? c->cap : 1) * sizeof *p);
+    if (!p)
+        return false;
+    memcpy(p, from, keep * sizeof *p);
+    for (size_t i = to; i < c->cap; i++)
+        p[i] = NAN;
+    c->v[k] = p;
+    c->same[k] = 0;
+    return true;
+}
+
+bool mfu__fcols_own(mfu__fcols *c, int k)
+{
+    if (c->same[k])
+        return unshare(c, k, c->cap, c->cap);
+    /* the columns that shared k's rows keep them, the first of them as theirs */
+    int lead = -1;
+    for (int j = k + 1; j < MFU__FC_COUNT; j++)
+        if (c->same[j] == k + 1) {
+            lead = j;
+            break;
+        }
+    if (lead < 0)
+        return true;
+    if (!unshare(c, k, c->cap, c->cap))
+        return false;
+    c->same[lead] = 0; /* the others still point to the rows k had, now lead's */
+    for (int j = lead + 1; j < MFU__FC_COUNT; j++)
+        if (c->same[j] == k + 1)
+            c->same[j] = (uint8_t)(lead + 1);
     return true;
 }
 
@@ -331,8 +407,12 @@ bool mfu__fcols_put(mfu__fcols *c, int k, size_t i, double x)
     if (!c->present[k]) {
         if (absent_nan(x))
             return true;
-        if (!own(c, k))
+        if (!own(c, k, i, i + 1))
             return false;
+    } else if (memcmp(&c->v[k][i], &x, sizeof x) == 0) {
+        return true; /* nothing changes, and a shared column stays shared */
+    } else if (!mfu__fcols_own(c, k)) {
+        return false;
     }
     c->v[k][i] = x;
     return true;
@@ -340,8 +420,12 @@ bool mfu__fcols_put(mfu__fcols *c, int k, size_t i, double x)
 
 /* The framework's printed MFU as it would print it: an EMA over log lines (nanoGPT), replayed
  * from row first on, seeded with the last value before it. */
-static void replay_ema(mfu__fcols *c, size_t first, double ema)
+static bool replay_ema(mfu__fcols *c, size_t first, double ema)
 {
+    if (!c->present[MFU__FC_STACK_MFU])
+        return true; /* NaN in every row: nothing to replay */
+    if (!mfu__fcols_own(c, MFU__FC_STACK_MFU))
+        return false;
     double *x = c->v[MFU__FC_STACK_MFU];
     double state = NAN;
     for (size_t i = first; i-- > 0;)
@@ -355,6 +439,7 @@ static void replay_ema(mfu__fcols *c, size_t first, double ema)
         state = isfinite(state) ? ema * state + (1 - ema) * x[i] : x[i];
         x[i] = state;
     }
+    return true;
 }
 
 /* The log's own figures of row i: its MFU of this step (an EMA the framework prints undone:
@@ -397,39 +482,176 @@ static bool log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
            mfu__fcols_put(c, MFU__FC_LOG_FPT, i, fpt);
 }
 
+/* The members of a run's rows that the per-step rule reads (mfu__figures_row: these and no
+ * others), each the run's own array (mfu__run_member; NULL: every row holds the absent value,
+ * which mfu_step_init gave the step it is read into). */
+typedef struct rows_src {
+    const int64_t *step;
+    const double *time_s, *step_time_s, *tokens, *samples, *loss, *tokens_per_s, *flops_per_s, *mfu,
+        *samples_per_s, *seq_len, *devices, *useful_tokens;
+    const uint8_t *tokens_per_s_scope, *flops_per_s_scope, *samples_per_s_scope;
+    const uint32_t *flags;
+    const int8_t *recompute, *dtype;
+} rows_src;
+
+static void src_init(rows_src *r, const mfu_run *run)
+{
+#define SRC_MEMBER(name, NAME) r->name = mfu__run_member(run, MFU__MEMBER_##NAME)
+    SRC_MEMBER(step, STEP);
+    SRC_MEMBER(time_s, TIME_S);
+    SRC_MEMBER(step_time_s, STEP_TIME_S);
+    SRC_MEMBER(tokens, TOKENS);
+    SRC_MEMBER(samples, SAMPLES);
+    SRC_MEMBER(loss, LOSS);
+    SRC_MEMBER(tokens_per_s, TOKENS_PER_S);
+    SRC_MEMBER(flops_per_s, FLOPS_PER_S);
+    SRC_MEMBER(mfu, MFU);
+    SRC_MEMBER(samples_per_s, SAMPLES_PER_S);
+    SRC_MEMBER(seq_len, SEQ_LEN);
+    SRC_MEMBER(devices, DEVICES);
+    SRC_MEMBER(useful_tokens, USEFUL_TOKENS);
+    SRC_MEMBER(tokens_per_s_scope, TOKENS_PER_S_SCOPE);
+    SRC_MEMBER(flops_per_s_scope, FLOPS_PER_S_SCOPE);
+    SRC_MEMBER(samples_per_s_scope, SAMPLES_PER_S_SCOPE);
+    SRC_MEMBER(flags, FLAGS);
+    SRC_MEMBER(recompute, RECOMPUTE);
+    SRC_MEMBER(dtype, DTYPE);
+#undef SRC_MEMBER
+}
+
+/* Row i's members that the rule reads into *s (the others stay as they were: absent in a step
+ * mfu_step_init made): the values mfu_run_get gives them. */
+static void src_get(const rows_src *r, size_t i, mfu_step *s)
+{
+    s->step = r->step[i];
+#define SRC_D(name)                                                                                \
+    if (r->name)                                                                                   \
+        s->name = r->name[i];
+    SRC_D(time_s)
+    SRC_D(step_time_s)
+    SRC_D(tokens)
+    SRC_D(samples)
+    SRC_D(loss)
+    SRC_D(tokens_per_s)
+    SRC_D(flops_per_s)
+    SRC_D(mfu)
+    SRC_D(samples_per_s)
+    SRC_D(seq_len)
+    SRC_D(devices)
+    SRC_D(useful_tokens)
+#undef SRC_D
+    if (r->tokens_per_s_scope)
+        s->tokens_per_s_scope = (mfu_scope)r->tokens_per_s_scope[i];
+    if (r->flops_per_s_scope)
+        s->flops_per_s_scope = (mfu_scope)r->flops_per_s_scope[i];
+    if (r->samples_per_s_scope)
+        s->samples_per_s_scope = (mfu_scope)r->samples_per_s_scope[i];
+    if (r->flags)
+        s->flags = r->flags[i];
+    if (r->recompute)
+        s->recompute = r->recompute[i];
+    if (r->dtype)
+        s->dtype = r->dtype[i];
+}
+
+/* Rows are built a block at a time into a buffer by column, then each column's block is
+ * stored: an absent column stays absent while the block is its NaN, a shared one shared while
+ * the block equals its owner's (a comparison, no store), and a column whose first block equals
+ * an earlier column's shares that column's rows from the first build on. */
+#define BUILD_BLOCK 1024
+
+/* Store block [a, b) of column k in c, whose rows are n: buf holds the block by column, bs
+ * values a column (column q at buf + q * bs). false when out of memory. */
+static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size_t a, size_t b,
+                        size_t n)
+{
+    const double *x = buf + (size_t)k * bs;
+    size_t m = b - a;
+    if (!c->present[k]) {
+        size_t j = 0;
+        while (j < m && absent_nan(x[j]))
+            j++;
+        if (j == m)
+            return true;
+        if (a == 0) /* a first block: an earlier column with the same rows shares them */
+            for (int q = 0; q < k; q++)
+                if (owns(c, q) && memcmp(buf + (size_t)q * bs, x, m * sizeof *x) == 0) {
+                    c->v[k] = c->v[q];
+                    c->present[k] = true;
+                    c->same[k] = (uint8_t)(q + 1);
+                    return true;
+                }
+        if (!own(c, k, a, n)) /* the rows before NaN; this block and the rest are written */
+            return false;
+    } else if (c->same[k]) {
+        if (memcmp(buf + (size_t)(c->same[k] - 1) * bs, x, m * sizeof *x) == 0)
+            return true; /* its owner stores them */
+        if (!unshare(c, k, a, n))
+            return false;
+    }
+    memcpy(c->v[k] + a, x, m * sizeof *x);
+    return true;
+}
+
 mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, size_t first,
                             mfu_error *err)
 {
     size_t n = mfu_run_count(run);
     if (first > c->n)
         first = c->n;
-    if (!reserve(c, n)) {
+    /* a live run's update builds a few rows: its buffer is as small */
+    size_t rows = n - first < BUILD_BLOCK ? n - first : BUILD_BLOCK;
+    /* a column's values 8 rows more apart than the block: at 8 KiB (a power of two) apart, a
+     * row's 29 stores went to one cache set and the build spent half its time there */
+    size_t bs = rows ? rows + 8 : 0;
+    double *buf = NULL;
+    if (!reserve(c, n) || (bs && !(buf = malloc(MFU__FC_COUNT * bs * sizeof *buf)))) {
         c->n = first;
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps", n);
     }
-    mfu_step s, prev;
-    bool has_prev = first > 0 && mfu_run_get(run, first - 1, &prev);
+    /* the rows are read from the run's columns, the members the rule reads and no others, into
+     * two steps that take turns as the row and the one before it */
+    rows_src src;
+    src_init(&src, run);
+    mfu_step st[2];
+    mfu_step_init(&st[0]);
+    mfu_step_init(&st[1]);
+    mfu_step *s = &st[0], *prev = &st[1];
+    bool has_prev = first > 0;
+    if (has_prev)
+        src_get(&src, first - 1, prev);
     mfu__frow r;
-    for (size_t i = first; i < n; i++) {
-        mfu_run_get(run, i, &s);
-        mfu__figures_row(f, &s, has_prev ? &prev : NULL, i, &r);
+    for (size_t a = first; a < n; a += rows) {
+        size_t b = n - a < rows ? n : a + rows;
+        for (size_t i = a; i < b; i++) {
+            src_get(&src, i, s);
+            mfu__figures_row(f, s, has_prev ? prev : NULL, i, &r);
+            for (int k = 0; k < MFU__FC_COUNT; k++)
+                buf[(size_t)k * bs + (i - a)] = r.v[k];
+            c->recompute[i] = r.recompute;
+            c->dtype[i] = r.dtype;
+            c->tps_source[i] = r.tps_source;
+            c->tok_source[i] = r.tok_source;
+            c->flags[i] = r.flags;
+            mfu_step *t = prev;
+            prev = s;
+            s = t;
+            has_prev = true;
+        }
         for (int k = 0; k < MFU__FC_COUNT; k++)
-            if (!mfu__fcols_put(c, k, i, r.v[k])) {
+            if (!store_block(c, k, buf, bs, a, b, n)) {
+                free(buf);
                 c->n = first;
                 return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps",
                                  n);
             }
-        c->recompute[i] = r.recompute;
-        c->dtype[i] = r.dtype;
-        c->tps_source[i] = r.tps_source;
-        c->tok_source[i] = r.tok_source;
-        c->flags[i] = r.flags;
-        prev = s;
-        has_prev = true;
     }
+    free(buf);
     c->n = n;
-    if (f->prof && f->prof->mfu_ema > 0)
-        replay_ema(c, first, f->prof->mfu_ema);
+    if (f->prof && f->prof->mfu_ema > 0 && !replay_ema(c, first, f->prof->mfu_ema)) {
+        c->n = first;
+        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps", n);
+    }
     for (size_t i = first; i < n; i++)
         if (!log_figures(c, f, i)) {
             c->n = first;
@@ -468,23 +690,34 @@ static mfu_status run_level(mfu__fctx *f, const mfu__fcols *c, mfu_error *err)
         x->tokens_source = MFU_SRC_LOG;
     if (c->n == 0)
         return MFU_OK;
-    double *scratch = malloc(2 * c->n * sizeof *scratch);
-    if (!scratch)
-        return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures");
-    double *tmp = scratch + c->n;
-    for (size_t i = 0; i < c->n; i++) {
-        double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
-        double rm = c->v[MFU__FC_REPORTED_MFU][i];
-        tmp[i] = rm > 0 ? rf / rm : NAN;
+    /* the medians of the finite ratios in row order (mfu__median_finite's); without the log's
+     * FLOP/s (NaN in every row) there are none, and no row is read */
+    double *fin = NULL;
+    size_t k = 0;
+    if (c->present[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE]) {
+        fin = malloc(c->n * sizeof *fin);
+        if (!fin)
+            return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures");
+        for (size_t i = 0; i < c->n; i++) {
+            double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
+            double rm = c->v[MFU__FC_REPORTED_MFU][i];
+            double t = rm > 0 ? rf / rm : NAN;
+            if (isfinite(t))
+                fin[k++] = t;
+        }
     }
-    x->implied_peak_flops_per_s = mfu__median_finite(tmp, c->n, scratch);
-    for (size_t i = 0; i < c->n; i++) {
-        double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
-        double tpd = c->v[MFU__FC_TOKENS_PER_S_PER_DEVICE][i];
-        tmp[i] = tpd > 0 ? rf / tpd : NAN;
-    }
-    x->implied_flops_per_token = mfu__median_finite(tmp, c->n, scratch);
-    free(scratch);
+    x->implied_peak_flops_per_s = mfu__median_inplace(fin, k);
+    k = 0;
+    if (fin)
+        for (size_t i = 0; i < c->n; i++) {
+            double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
+            double tpd = c->v[MFU__FC_TOKENS_PER_S_PER_DEVICE][i];
+            double t = tpd > 0 ? rf / tpd : NAN;
+            if (isfinite(t))
+                fin[k++] = t;
+        }
+    x->implied_flops_per_token = mfu__median_inplace(fin, k);
+    free(fin);
     return MFU_OK;
 }
 

@@ -324,6 +324,14 @@ static int check_present(const mfu__fcols *c)
         }
         if (any != c->present[k])
             fail_msg("column %d: stored %d, a value in some row %d", k, c->present[k], any);
+        if (c->same[k]) { /* a shared column: an earlier one's rows, that one's own */
+            int q = c->same[k] - 1;
+            assert_true(q < k && c->present[k] && c->present[q] && !c->same[q]);
+            assert_ptr_equal(c->v[k], c->v[q]);
+        } else if (c->present[k]) {
+            for (int q = 0; q < k; q++)
+                assert_ptr_not_equal(c->v[k], c->v[q]);
+        }
     }
     for (size_t i = 0; i < c->cap; i++)
         assert_true(isnan(c->nan[i]));
@@ -413,6 +421,184 @@ static void present_columns(void **state)
     mfu_run_free(live);
 }
 
+/* A run of n rows with every member the rule reads printed in some rows and absent in others
+ * (seeded), the scopes, flags and codes varying too: every array of the run is made. */
+static mfu_run *mixed_log(size_t n, uint64_t seed)
+{
+    mfu_run *run = mfu_run_new();
+    snprintf(mfu_run_meta_mut(run)->format, sizeof mfu_run_meta_mut(run)->format, "megatron");
+    mfu_run_meta_mut(run)->world_size = 16;
+    mfu_run_meta_mut(run)->seq_len = 4096;
+    uint64_t x = seed;
+    for (size_t i = 0; i < n; i++) {
+        double u[20];
+        for (int j = 0; j < 20; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            u[j] = (double)(x >> 11) / 9007199254740992.0;
+        }
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+#define MAYBE(j, field, value)                                                                     \
+    if (u[j] < 0.8)                                                                                \
+    s.field = (value)
+        MAYBE(0, time_s, 1.7e9 + 1.5 * (double)i + 0.1 * u[10]);
+        MAYBE(1, step_time_s, 1.4 + 0.2 * u[11]);
+        MAYBE(2, tokens, u[12] < 0.5 ? 262144 : 131072);
+        MAYBE(3, samples, u[13] < 0.5 ? 64 : 32);
+        MAYBE(4, loss, 3 - 1e-4 * (double)i);
+        MAYBE(5, tokens_per_s, 180000 * (1 + 0.05 * u[14]));
+        MAYBE(6, flops_per_s, 4e14 * (1 + 0.05 * u[15]));
+        MAYBE(7, mfu, 0.4 + 0.01 * u[16]);
+        MAYBE(8, samples_per_s, 40 + u[17]);
+        MAYBE(9, seq_len, u[18] < 0.5 ? 4096 : 2048);
+#undef MAYBE
+        if (u[19] < 0.3)
+            s.devices = u[10] < 0.5 ? 16 : 8;
+        if (u[19] > 0.6)
+            s.useful_tokens = 200000 + 1000 * u[11];
+        s.tokens_per_s_scope = (mfu_scope)(x % 3);
+        s.flops_per_s_scope = (mfu_scope)((x >> 8) % 3);
+        s.samples_per_s_scope = (mfu_scope)((x >> 16) % 3);
+        s.flags = (uint32_t)((x >> 24) & (MFU_STEP_SKIPPED | MFU_STEP_TOKENS_DERIVED));
+        s.recompute = (int32_t)((x >> 32) % 4) - 1;
+        s.dtype = (int32_t)((x >> 40) % 5) - 1;
+        s.rank = (int32_t)((x >> 48) % 3) - 1;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    return run;
+}
+
+/* The column builder reads a run's rows from its columns, the members the rule reads, a block
+ * of rows at a time: every row's figures are those of mfu__figures_row on the row mfu_run_get
+ * reads and the one before it, bit for bit, across blocks, with every member printed in some
+ * rows and absent in others. */
+static void build_equals_rows(void **state)
+{
+    (void)state;
+    mfu_report_input in = model_input("llama3-8b", 4096, "h100-sxm");
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        mfu_run *run = mixed_log(2500, seed);
+        mfu__fctx f;
+        mfu__fcols c;
+        compute(run, &in, &f, &c);
+        assert_int_equal(c.n, 2500);
+        check_present(&c);
+        mfu_step s, p;
+        for (size_t i = 0; i < c.n; i++) {
+            assert_true(mfu_run_get(run, i, &s));
+            if (i)
+                assert_true(mfu_run_get(run, i - 1, &p));
+            mfu__frow r;
+            mfu__figures_row(&f, &s, i ? &p : NULL, i, &r);
+            for (int k = 0; k < MFU__FC_COUNT; k++) {
+                if (k == MFU__FC_LOG_FPT || k == MFU__FC_LOG_PEAK || k == MFU__FC_LOG_MFU)
+                    continue; /* the log's own figures: the builder's second pass */
+                if (memcmp(&r.v[k], &c.v[k][i], sizeof(double)) != 0)
+                    fail_msg("seed %d column %d row %zu: row %.17g, built %.17g", (int)seed, k, i,
+                             r.v[k], c.v[k][i]);
+            }
+            assert_int_equal(r.recompute, c.recompute[i]);
+            assert_int_equal(r.dtype, c.dtype[i]);
+            assert_int_equal(r.tps_source, c.tps_source[i]);
+            assert_int_equal(r.tok_source, c.tok_source[i]);
+            assert_int_equal(r.flags,
+                             c.flags[i] & (MFU__FR_SEQ_INFERRED | MFU__FR_TOKENS_INFERRED));
+        }
+        mfu__fcols_free(&c);
+        mfu__fctx_free(&f);
+        mfu_run_free(run);
+    }
+}
+
+/* Columns equal row for row share one array (tokens/s and the derived tokens/s where the step
+ * time is printed, MFU and HFU without recomputation); a row that makes them differ, late in
+ * the first build or in a live run's update, gives the column rows of its own, and a write
+ * to either leaves the other as it was. */
+static void shared_columns(void **state)
+{
+    (void)state;
+    mfu_report_input in = model_input("llama3-8b", 4096, "h100-sxm");
+    /* the step time printed until row 2100 (the third block), then the framework's tokens/s */
+    mfu_run *whole = mfu_run_new();
+    mfu_run_meta_mut(whole)->world_size = 8;
+    for (size_t i = 0; i < 3000; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        s.tokens = 262144;
+        if (i < 2100)
+            s.step_time_s = 1.5 + 0.001 * (double)(i % 11);
+        s.tokens_per_s = 170000 + (double)(i % 13);
+        s.tokens_per_s_scope = MFU_SCOPE_GLOBAL;
+        s.loss = 2.5;
+        assert_int_equal(mfu_run_append(whole, &s, NULL, NULL), MFU_OK);
+    }
+    mfu__fctx fw;
+    mfu__fcols cw;
+    compute(whole, &in, &fw, &cw);
+    check_present(&cw);
+    assert_int_equal(cw.same[MFU__FC_HFU], MFU__FC_MFU + 1);
+    assert_ptr_equal(cw.v[MFU__FC_HFU], cw.v[MFU__FC_MFU]);
+    assert_int_equal(cw.same[MFU__FC_HARDWARE_FPT], MFU__FC_MODEL_FPT + 1);
+    /* the derived tokens/s shared the tokens/s for two blocks, then its own rows */
+    assert_int_equal(cw.same[MFU__FC_DERIVED_TPS], 0);
+    assert_true(cw.v[MFU__FC_DERIVED_TPS][2099] == cw.v[MFU__FC_TOKENS_PER_S][2099]);
+    assert_true(isnan(cw.v[MFU__FC_DERIVED_TPS][2100]));
+    assert_true(cw.v[MFU__FC_TOKENS_PER_S][2100] == 170000 + 2100 % 13);
+
+    /* the same run appended a row at a time: the same figures, shared or not */
+    mfu_run *live = mfu_run_new();
+    mfu_run_meta_mut(live)->world_size = 8;
+    mfu__fctx fi;
+    mfu__fcols ci;
+    memset(&ci, 0, sizeof ci);
+    for (size_t i = 0; i < mfu_run_count(whole); i++) {
+        mfu_step s;
+        mfu_run_get(whole, i, &s);
+        mfu_run_append(live, &s, NULL, NULL);
+        if (i == 0) {
+            assert_int_equal(mfu__fctx_init(&fi, live, &in, NULL), MFU_OK);
+            assert_int_equal(mfu__figures_compute(&fi, &ci, live, NULL), MFU_OK);
+            assert_int_equal(ci.same[MFU__FC_DERIVED_TPS], MFU__FC_TOKENS_PER_S + 1);
+        } else {
+            size_t changed = 0;
+            assert_int_equal(mfu__figures_update(&fi, &ci, live, i, &changed, NULL), MFU_OK);
+        }
+        if (i == 2099)
+            assert_int_equal(ci.same[MFU__FC_DERIVED_TPS], MFU__FC_TOKENS_PER_S + 1);
+    }
+    assert_int_equal(ci.same[MFU__FC_DERIVED_TPS], 0);
+    check_present(&ci);
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        for (size_t i = 0; i < cw.n; i++)
+            if (memcmp(&cw.v[k][i], &ci.v[k][i], sizeof(double)) != 0)
+                fail_msg("column %d row %zu: whole %.17g, incremental %.17g", k, i, cw.v[k][i],
+                         ci.v[k][i]);
+
+    /* a write to the owner leaves the column that shared it as it was, and the other way */
+    double mfu5 = cw.v[MFU__FC_MFU][5], hfu7 = cw.v[MFU__FC_HFU][7];
+    assert_true(mfu__fcols_put(&cw, MFU__FC_MFU, 5, 0.25));
+    assert_int_equal(cw.same[MFU__FC_HFU], 0);
+    check_present(&cw);
+    assert_true(cw.v[MFU__FC_MFU][5] == 0.25 && cw.v[MFU__FC_HFU][5] == mfu5);
+    assert_true(cw.v[MFU__FC_HARDWARE_FPT] == cw.v[MFU__FC_MODEL_FPT]);
+    assert_true(mfu__fcols_put(&cw, MFU__FC_HARDWARE_FPT, 7, 1.0));
+    check_present(&cw);
+    assert_true(cw.v[MFU__FC_HARDWARE_FPT][7] == 1.0 && cw.v[MFU__FC_MODEL_FPT][7] != 1.0);
+    assert_true(cw.v[MFU__FC_HFU][7] == hfu7);
+    /* writing the value a row holds changes nothing, shared or not */
+    assert_int_equal(ci.same[MFU__FC_HFU], MFU__FC_MFU + 1);
+    assert_true(mfu__fcols_put(&ci, MFU__FC_HFU, 3, ci.v[MFU__FC_MFU][3]));
+    assert_int_equal(ci.same[MFU__FC_HFU], MFU__FC_MFU + 1);
+    mfu__fcols_free(&cw);
+    mfu__fcols_free(&ci);
+    mfu__fctx_free(&fw);
+    mfu__fctx_free(&fi);
+    mfu_run_free(whole);
+    mfu_run_free(live);
+}
+
 /* A clean log (printed figures with rounding, 2 % noise) raises no stretch. */
 static void clean_logs_hold(void **state)
 {
@@ -491,6 +677,8 @@ int main(void)
         cmocka_unit_test(hidden_batch_change),
         cmocka_unit_test(incremental_equals_whole),
         cmocka_unit_test(present_columns),
+        cmocka_unit_test(build_equals_rows),
+        cmocka_unit_test(shared_columns),
         cmocka_unit_test(clean_logs_hold),
         cmocka_unit_test(windows),
     };
