@@ -283,7 +283,9 @@ void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, siz
  * NaN in the rows before). A column equal bit for bit, row for row, to an earlier one from
  * the first build on (tokens/s and the derived tokens/s, MFU and HFU without recomputation)
  * shares its rows: v[k] is the earlier column's array and same[k] is that column's number + 1
- * (0: its own rows), until a row or a write makes them differ. Readers index every column
+ * (0: its own rows), until a row or a write makes them differ. A column whose first block is
+ * one value in every row (tokens per step, devices, peak; at 10M rows 80 MB each) and the NaN
+ * column are mapped (mfu__const_map) where the column is long. Readers index every column
  * alike (v[k][i], i < n) and never write; only rows.c and implied.c write, through
  * mfu__fcols_put and mfu__fcols_own. An 8-field log has about 11 of the 29. */
 typedef struct mfu__fcols {
@@ -291,10 +293,23 @@ typedef struct mfu__fcols {
     double *v[MFU__FC_COUNT];
     bool present[MFU__FC_COUNT];
     uint8_t same[MFU__FC_COUNT];
+    size_t mapped[MFU__FC_COUNT]; /* bytes of a column mfu__const_map made (0: allocated) */
+    size_t nan_mapped;            /* the same for nan */
     double *nan;
     int8_t *recompute, *dtype;
     uint8_t *tps_source, *tok_source, *flags;
 } mfu__fcols;
+
+/* A column of n rows whose every row reads x, made of one block of x mapped again and again
+ * (constant.c; Linux, n x 8 bytes at least mfu__const_map_min): its memory is one block
+ * however long the column, and a write copies the page it touches only. *len gets the bytes
+ * mapped (free with mfu__const_unmap(p, *len), never free()). NULL (and *len 0) when none is
+ * made: a short column, another platform, the kernel refused; the caller allocates. */
+double *mfu__const_map(double x, size_t n, size_t *len);
+void mfu__const_unmap(double *p, size_t len);
+/* The fewest bytes of a column mfu__const_map maps (8 MiB: a million rows); the tests lower
+ * it. */
+extern size_t mfu__const_map_min;
 
 /* Compute rows [first, mfu_run_count(run)) of c (rows before first are kept): the per-row
  * figures, the framework's printed MFU replayed as it would print it (an EMA), the log's own

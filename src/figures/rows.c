@@ -261,14 +261,44 @@ static bool owns(const mfu__fcols *c, int k)
     return c->present[k] && !c->same[k];
 }
 
+/* Free one column: mapped (mfu__const_map) or allocated. */
+static void drop(double *p, size_t mapped)
+{
+    if (mapped)
+        mfu__const_unmap(p, mapped);
+    else
+        free(p);
+}
+
+/* Grow column *p, of `mapped` bytes mapped (0: allocated), from old to cap rows, keeping its
+ * rows: a mapped one becomes an allocated copy. false when out of memory (*p as it was). */
+static bool grow_one(double **p, size_t *mapped, size_t old, size_t cap)
+{
+    if (!*mapped) {
+        double *q = realloc(*p, cap * sizeof *q);
+        if (!q)
+            return false;
+        *p = q;
+        return true;
+    }
+    double *q = malloc(cap * sizeof *q);
+    if (!q)
+        return false;
+    memcpy(q, *p, old * sizeof *q);
+    mfu__const_unmap(*p, *mapped);
+    *p = q;
+    *mapped = 0;
+    return true;
+}
+
 void mfu__fcols_free(mfu__fcols *c)
 {
     if (!c)
         return;
     for (int k = 0; k < MFU__FC_COUNT; k++)
         if (owns(c, k))
-            free(c->v[k]);
-    free(c->nan);
+            drop(c->v[k], c->mapped[k]);
+    drop(c->nan, c->nan_mapped);
     free(c->recompute);
     free(c->dtype);
     free(c->tps_source);
@@ -285,20 +315,23 @@ static bool grow_cols(mfu__fcols *c, size_t cap)
 {
     for (int k = 0; k < MFU__FC_COUNT; k++)
         if (owns(c, k)) {
-            double *p = realloc(c->v[k], cap * sizeof *p);
-            if (!p)
+            if (!grow_one(&c->v[k], &c->mapped[k], c->cap, cap))
                 return false;
-            c->v[k] = p;
             for (int j = k + 1; j < MFU__FC_COUNT; j++)
                 if (c->same[j] == k + 1)
-                    c->v[j] = p;
+                    c->v[j] = c->v[k];
         }
-    double *z = realloc(c->nan, cap * sizeof *z);
-    if (!z)
-        return false;
-    c->nan = z;
-    for (size_t i = c->cap; i < cap; i++)
-        z[i] = NAN;
+    /* the NaN column of a long run is mapped (one block of NaN, however many rows) */
+    double *z = c->nan ? NULL : mfu__const_map(NAN, cap, &c->nan_mapped);
+    if (z) {
+        c->nan = z;
+    } else {
+        if (!grow_one(&c->nan, &c->nan_mapped, c->cap, cap))
+            return false;
+        z = c->nan;
+        for (size_t i = c->cap; i < cap; i++)
+            z[i] = NAN;
+    }
     for (int k = 0; k < MFU__FC_COUNT; k++)
         if (!c->present[k])
             c->v[k] = z;
@@ -361,6 +394,7 @@ static bool own(mfu__fcols *c, int k, size_t from, size_t to)
     c->v[k] = p;
     c->present[k] = true;
     c->same[k] = 0;
+    c->mapped[k] = 0;
     return true;
 }
 
@@ -396,6 +430,8 @@ bool mfu__fcols_own(mfu__fcols *c, int k)
     if (!unshare(c, k, c->cap, c->cap))
         return false;
     c->same[lead] = 0; /* the others still point to the rows k had, now lead's */
+    c->mapped[lead] = c->mapped[k];
+    c->mapped[k] = 0;
     for (int j = lead + 1; j < MFU__FC_COUNT; j++)
         if (c->same[j] == k + 1)
             c->same[j] = (uint8_t)(lead + 1);
@@ -581,6 +617,15 @@ static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size
                     c->same[k] = (uint8_t)(q + 1);
                     return true;
                 }
+        /* a long column whose first block is one value: mapped, and its rows are that value */
+        size_t eq = 1;
+        while (a == 0 && eq < m && memcmp(&x[eq], &x[0], sizeof *x) == 0)
+            eq++;
+        if (a == 0 && eq == m && (c->v[k] = mfu__const_map(x[0], c->cap, &c->mapped[k])) != NULL) {
+            c->present[k] = true;
+            c->same[k] = 0;
+            return true;
+        }
         if (!own(c, k, a, n)) /* the rows before NaN; this block and the rest are written */
             return false;
     } else if (c->same[k]) {
@@ -588,6 +633,8 @@ static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size
             return true; /* its owner stores them */
         if (!unshare(c, k, a, n))
             return false;
+    } else if (c->mapped[k] && memcmp(c->v[k] + a, x, m * sizeof *x) == 0) {
+        return true; /* rows a mapped column holds already: a write would copy their pages */
     }
     memcpy(c->v[k] + a, x, m * sizeof *x);
     return true;

@@ -599,6 +599,116 @@ static void shared_columns(void **state)
     mfu_run_free(live);
 }
 
+/* Every column of a and b the same, bit for bit, row for row. */
+static void assert_same_cols(const mfu__fcols *a, const mfu__fcols *b, const char *what)
+{
+    assert_int_equal(a->n, b->n);
+    for (int k = 0; k < MFU__FC_COUNT; k++)
+        for (size_t i = 0; i < a->n; i++)
+            if (memcmp(&a->v[k][i], &b->v[k][i], sizeof(double)) != 0)
+                fail_msg("%s: column %d row %zu: %.17g vs %.17g", what, k, i, a->v[k][i],
+                         b->v[k][i]);
+    assert_memory_equal(a->flags, b->flags, a->n);
+    assert_memory_equal(a->tps_source, b->tps_source, a->n);
+}
+
+/* A long column whose first block is one value (and the NaN column) is one block of it mapped
+ * again and again (the threshold lowered here to map every column): the figures are those of
+ * a build without mapping, bit for bit, where a later row differs (devices printed from row
+ * 2500 on), in a live run whose growth copies the mapped columns, and after writes to a mapped
+ * column and to one that shares it. */
+static void mapped_constants(void **state)
+{
+    (void)state;
+    size_t min0 = mfu__const_map_min;
+    mfu_report_input in = model_input("llama3-8b", 4096, "h100-sxm");
+    mfu_run *whole = mfu_run_new();
+    mfu_run_meta_mut(whole)->world_size = 8;
+    for (size_t i = 0; i < 3000; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        s.tokens = 262144;
+        s.step_time_s = 1.5 + 0.001 * (double)(i % 11);
+        if (i >= 2500)
+            s.devices = 16;
+        assert_int_equal(mfu_run_append(whole, &s, NULL, NULL), MFU_OK);
+    }
+    mfu_run *mixed = mixed_log(2500, 7);
+    mfu_run *runs[2] = {whole, mixed};
+    for (int j = 0; j < 2; j++) {
+        mfu__fctx fa, fb;
+        mfu__fcols ca, cb;
+        mfu__const_map_min = SIZE_MAX;
+        compute(runs[j], &in, &fa, &ca);
+        mfu__const_map_min = 1;
+        compute(runs[j], &in, &fb, &cb);
+        for (int k = 0; k < MFU__FC_COUNT; k++)
+            assert_int_equal(ca.mapped[k], 0);
+        check_present(&cb);
+        assert_same_cols(&ca, &cb, "mapped");
+#if defined(__linux__)
+        assert_true(cb.nan_mapped >= cb.cap * sizeof(double));
+        if (j == 0) {
+            assert_true(cb.mapped[MFU__FC_TOKENS] >= cb.cap * sizeof(double));
+            assert_true(cb.mapped[MFU__FC_DEVICES] > 0); /* its rows from 2500 on copied */
+            assert_true(cb.v[MFU__FC_DEVICES][2499] == 8 && cb.v[MFU__FC_DEVICES][2500] == 16);
+            assert_int_equal(cb.mapped[MFU__FC_STEP_TIME_S], 0);
+        }
+#endif
+        /* writes: to a mapped column, then to the one sharing a mapped column's rows */
+        assert_true(mfu__fcols_put(&cb, MFU__FC_TOKENS, 3, 5.0));
+        assert_true(mfu__fcols_put(&ca, MFU__FC_TOKENS, 3, 5.0));
+        assert_true(mfu__fcols_put(&cb, MFU__FC_HARDWARE_FPT, 4, 6.0));
+        assert_true(mfu__fcols_put(&ca, MFU__FC_HARDWARE_FPT, 4, 6.0));
+        assert_true(mfu__fcols_put(&cb, MFU__FC_MODEL_FPT, 5, 7.0));
+        assert_true(mfu__fcols_put(&ca, MFU__FC_MODEL_FPT, 5, 7.0));
+        check_present(&cb);
+        assert_same_cols(&ca, &cb, "mapped, written");
+        assert_true(cb.v[MFU__FC_TOKENS][3] == 5.0 && cb.v[MFU__FC_TOKENS][2] != 5.0);
+        mfu__fcols_free(&ca);
+        mfu__fcols_free(&cb);
+        mfu__fctx_free(&fa);
+        mfu__fctx_free(&fb);
+    }
+
+    /* a live run: mapped at its first rows, copied where it grows; the whole run's figures */
+    mfu__const_map_min = SIZE_MAX;
+    mfu__fctx fw, fi;
+    mfu__fcols cw, ci;
+    compute(whole, &in, &fw, &cw);
+    mfu__const_map_min = 1;
+    mfu_run *live = mfu_run_new();
+    mfu_run_meta_mut(live)->world_size = 8;
+    memset(&ci, 0, sizeof ci);
+    for (size_t i = 0; i < mfu_run_count(whole); i++) {
+        mfu_step s;
+        mfu_run_get(whole, i, &s);
+        mfu_run_append(live, &s, NULL, NULL);
+        size_t changed = 0;
+        if (i == 0) {
+            assert_int_equal(mfu__fctx_init(&fi, live, &in, NULL), MFU_OK);
+            assert_int_equal(mfu__figures_compute(&fi, &ci, live, NULL), MFU_OK);
+#if defined(__linux__)
+            assert_true(ci.mapped[MFU__FC_TOKENS] > 0 && ci.nan_mapped > 0);
+#endif
+        } else {
+            assert_int_equal(mfu__figures_update(&fi, &ci, live, i, &changed, NULL), MFU_OK);
+        }
+    }
+    assert_int_equal(ci.mapped[MFU__FC_TOKENS], 0); /* grown: an allocated copy */
+    check_present(&ci);
+    assert_same_cols(&cw, &ci, "live");
+    mfu__const_map_min = min0;
+    mfu__fcols_free(&cw);
+    mfu__fcols_free(&ci);
+    mfu__fctx_free(&fw);
+    mfu__fctx_free(&fi);
+    mfu_run_free(whole);
+    mfu_run_free(mixed);
+    mfu_run_free(live);
+}
+
 /* A clean log (printed figures with rounding, 2 % noise) raises no stretch. */
 static void clean_logs_hold(void **state)
 {
@@ -679,6 +789,7 @@ int main(void)
         cmocka_unit_test(present_columns),
         cmocka_unit_test(build_equals_rows),
         cmocka_unit_test(shared_columns),
+        cmocka_unit_test(mapped_constants),
         cmocka_unit_test(clean_logs_hold),
         cmocka_unit_test(windows),
     };

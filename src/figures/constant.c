@@ -1,0 +1,77 @@
+/*
+ * constant.c - a column of figures that holds one value in every row, made of one block of that
+ * value mapped again and again (figures/figures.h, mfu__const_map).
+ *
+ * Most figures of a long run are one number in every row: its tokens per step, sequence length,
+ * devices, peak, FLOPs per token, useful share; and the NaN every absent column reads. Filled
+ * row by row, each is a column of fresh pages that the kernel zeroes before it is written: at
+ * 10 million rows 80 MB a column, and the zeroing was the largest cost of a first series
+ * request of the server. Mapped, the column is MAP_BYTES of one file (a memfd) mapped private
+ * at every MAP_BYTES of the column: its rows read the value, the memory is MAP_BYTES however
+ * long the run, and a write copies the page it touches only (a row whose figure differs costs
+ * its page, not a column). Linux only; elsewhere, or when the kernel refuses, the caller fills
+ * a block of its own.
+ */
+#if defined(__linux__)
+#define _GNU_SOURCE /* memfd_create */
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+#include <stdint.h>
+
+#include "figures/figures.h"
+
+/* The block mapped again and again: 2 MiB, so that a column of 10 million rows is 39 mappings. */
+#define MAP_BYTES ((size_t)2 << 20)
+
+size_t mfu__const_map_min = (size_t)8 << 20;
+
+double *mfu__const_map(double x, size_t n, size_t *len)
+{
+    *len = 0;
+#if defined(__linux__) && defined(MFD_CLOEXEC)
+    if (n < 1 || n > SIZE_MAX / sizeof x - MAP_BYTES || n * sizeof x < mfu__const_map_min)
+        return NULL;
+    size_t bytes = (n * sizeof x + MAP_BYTES - 1) / MAP_BYTES * MAP_BYTES;
+    int fd = memfd_create("mfu-figures", MFD_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char *base = MAP_FAILED;
+    if (ftruncate(fd, (off_t)MAP_BYTES) == 0) {
+        double *one = mmap(NULL, MAP_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (one != MAP_FAILED) {
+            for (size_t i = 0; i < MAP_BYTES / sizeof x; i++)
+                one[i] = x;
+            munmap(one, MAP_BYTES);
+            /* the range first, then the file over every block of it */
+            base = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        }
+    }
+    for (size_t at = 0; base != MAP_FAILED && at < bytes; at += MAP_BYTES)
+        if (mmap(base + at, MAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) ==
+            MAP_FAILED) {
+            munmap(base, bytes);
+            base = MAP_FAILED;
+        }
+    close(fd); /* the mappings keep the file */
+    if (base == MAP_FAILED)
+        return NULL;
+    *len = bytes;
+    return (double *)(void *)base;
+#else
+    (void)x;
+    (void)n;
+    return NULL;
+#endif
+}
+
+void mfu__const_unmap(double *p, size_t len)
+{
+#if defined(__linux__) && defined(MFD_CLOEXEC)
+    if (p && len)
+        munmap(p, len);
+#else
+    (void)p;
+    (void)len;
+#endif
+}
