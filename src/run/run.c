@@ -66,6 +66,7 @@
 
 struct mfu_run {
     size_t n, cap, max_rows, merged;
+    bool plain_pages; /* no 2 MiB layout (mfu__run_plain_pages) */
     int64_t *step;
     double *col[MFU_COL_COUNT_];
     MFU_STEP_FIELDS(AUX_MEMBER) /* a_tokens_per_s_scope, ..., a_flags, a_rank, a_dtype */
@@ -168,11 +169,11 @@ mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
 #define HUGE_MIN ((size_t)3 << 19)
 
 /* Resize one array to ncap elements of size sz, keeping its first keep elements; on failure
- * the old block is kept. */
-static bool grow_one(void **p, size_t keep, size_t ncap, size_t sz)
+ * the old block is kept. plain: no 2 MiB layout, whatever the size. */
+static bool grow_one(void **p, size_t keep, size_t ncap, size_t sz, bool plain)
 {
     size_t bytes = ncap * sz;
-    if (bytes < HUGE_MIN) {
+    if (plain || bytes < HUGE_MIN) {
         void *q = realloc(*p, bytes);
         if (!q)
             return false;
@@ -264,7 +265,7 @@ static bool aux_missing(const mfu_run *r, const mfu_step *s)
 static bool make_col(mfu_run *r, int c)
 {
     void *p = NULL;
-    if (!grow_one(&p, 0, r->cap, sizeof(double)))
+    if (!grow_one(&p, 0, r->cap, sizeof(double), r->plain_pages))
         return false;
     r->col[c] = p;
     for (size_t i = 0; i < r->n; i++)
@@ -278,7 +279,7 @@ static bool make_aux(mfu_run *r, int k)
     size_t sz;
     void **pp = aux_ptr(r, k, &sz);
     void *p = NULL;
-    if (!grow_one(&p, 0, r->cap, sz))
+    if (!grow_one(&p, 0, r->cap, sz, r->plain_pages))
         return false;
     memset(p, aux_absent[k] ? 0xff : 0, r->n * sz);
     *pp = p;
@@ -306,13 +307,13 @@ static mfu_status grow_to(mfu_run *r, size_t ncap, mfu_error *err)
      * blocks that still hold the old rows: the run is unchanged as far as readers can see, and
      * cap is only raised when all succeeded. */
     size_t n = r->n;
-    bool ok = grow_one((void **)&r->step, n, ncap, sizeof *r->step);
+    bool ok = grow_one((void **)&r->step, n, ncap, sizeof *r->step, r->plain_pages);
     for (int i = 0; ok && i < MFU_COL_COUNT_; i++)
-        ok = !r->col[i] || grow_one((void **)&r->col[i], n, ncap, sizeof(double));
+        ok = !r->col[i] || grow_one((void **)&r->col[i], n, ncap, sizeof(double), r->plain_pages);
     for (int k = 0; ok && k < AUX_COUNT; k++) {
         size_t sz;
         void **pp = aux_ptr(r, k, &sz);
-        ok = !*pp || grow_one(pp, n, ncap, sz);
+        ok = !*pp || grow_one(pp, n, ncap, sz, r->plain_pages);
     }
     if (!ok)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory growing the run to %zu steps", ncap);
@@ -326,6 +327,12 @@ static mfu_status grow(mfu_run *r, mfu_error *err)
     if (ncap > r->max_rows)
         ncap = r->max_rows;
     return grow_to(r, ncap, err);
+}
+
+void mfu__run_plain_pages(mfu_run *run)
+{
+    if (run)
+        run->plain_pages = true;
 }
 
 mfu_status mfu_run_reserve(mfu_run *run, size_t rows, mfu_error *err)
@@ -578,7 +585,7 @@ static bool keep_obs(mfu_run *r, const mfu_rank_obs *o)
         size_t ncap = r->obs_cap ? r->obs_cap * 2 : 64;
         if (ncap > (size_t)MFU_RUN_MAX_RANK_OBS)
             ncap = (size_t)MFU_RUN_MAX_RANK_OBS;
-        if (!grow_one((void **)&r->obs, r->nobs, ncap, sizeof *r->obs))
+        if (!grow_one((void **)&r->obs, r->nobs, ncap, sizeof *r->obs, r->plain_pages))
             return false;
         r->obs_cap = ncap;
     }

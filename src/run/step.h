@@ -67,6 +67,13 @@ mfu_status mfu__run_load(mfu_run *run, const mfu__run_cols *cols, size_t n, bool
  * for an empty run, and for m out of range. Owned by run, valid until the next append. */
 const void *mfu__run_member(const mfu_run *run, int m);
 
+/* Lay run's arrays out in ordinary pages from now on, however large (arrays grown or made
+ * later; none of the 2 MiB layout above 1.5 MiB): for a run filled whole at once from the
+ * store, where the kernel's zeroing of fresh 2 MiB pages cost a first series request of the
+ * server 0.2 - 0.9 s on 10 million rows of one VM (320 MB; docs/internals/store.md). NULL
+ * allowed. */
+void mfu__run_plain_pages(mfu_run *run);
+
 /* Whether *in may enter a run (plausible.c has the rules; mfu_run_append asks, once per
  * append). MFU_OK: *out is *in with its infinite optional figures made absent (NaN; an
  * infinite loss flagged MFU_STEP_LOSS_NAN). MFU_E_RANGE: the step is refused and err says

@@ -1027,8 +1027,10 @@ mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error 
     st = NULL;
     if (rs != MFU_OK)
         goto done;
-    /* whole chunks first (the same rows, read as columns), the rest row by row */
+    /* whole chunks first (the same rows, read as columns), the rest row by row; in ordinary
+     * pages (filled at once, fresh 2 MiB pages cost more than they save) */
     size_t covered = 0;
+    mfu__run_plain_pages(run);
     rs = mfu_run_reserve(run, (size_t)nrows, err);
     if (rs == MFU_OK)
         rs = read_chunks(s, id, (size_t)nrows, run, &map, &covered, err);

@@ -83,15 +83,17 @@ static void absent_columns_are_null(void **state)
 
 /* A column that starts at row k: NaN (or the absent code) in rows 0..k-1, the values after;
  * starts before and after the first growth, after a reservation and past the 2 MiB layout
- * (196608 rows of doubles). */
-static void late_columns_hold_absent_before(void **state)
+ * (196608 rows of doubles), or in ordinary pages throughout (plain: mfu__run_plain_pages, the
+ * store's runs). */
+static void late_columns(bool plain)
 {
-    (void)state;
     const size_t n = 250000;
     const size_t start[] = {0, 1, 255, 256, 257, 5000, 196607, 196608, 249999};
     const int ns = (int)(sizeof start / sizeof start[0]);
     mfu_run *run = mfu_run_new();
     assert_non_null(run);
+    if (plain)
+        mfu__run_plain_pages(run);
     mfu_error e;
     for (size_t i = 0; i < n; i++) {
         if (i == 3000)
@@ -136,6 +138,13 @@ static void late_columns_hold_absent_before(void **state)
         assert_int_equal(got.tokens_per_s_scope, MFU_SCOPE_UNKNOWN);
     }
     mfu_run_free(run);
+}
+
+static void late_columns_hold_absent_before(void **state)
+{
+    (void)state;
+    late_columns(false);
+    late_columns(true);
 }
 
 /* Random steps with random fields present (most fields rare, a few common): every row reads
