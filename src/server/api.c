@@ -529,11 +529,16 @@ static void get_series(mfu__server *s, const char *name, mfu__arg_fn arg, void *
         double *gather = NULL;
         if (keep && preselect)
             cand = malloc(mfu__mm_cap(level, total) * sizeof *cand);
+        const mfu__mm *mm = cand ? mfu__srun_mm(r, f0) : NULL;
+        if (!mm) { /* out of memory for the pyramid: no candidates */
+            free(cand);
+            cand = NULL;
+        }
         const size_t *rows = cand ? cand : idx;
         if (keep && rows) {
             gather = malloc((cand ? mfu__mm_cap(level, total) : ncand) * sizeof *gather);
             if (gather && cand) /* the candidates' numbers come with them */
-                ncand = mfu__mm_candidates_v(&r->mm[(int)f0], level, lo, hi, base, cand, gather);
+                ncand = mfu__mm_candidates_v(mm, level, lo, hi, base, cand, gather);
             else if (gather && base) /* rows far apart in a long column: fetch ahead */
                 for (size_t i = 0; i < ncand; i++) {
                     if (i + GATHER_AHEAD < ncand)

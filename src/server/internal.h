@@ -309,20 +309,25 @@ typedef struct mfu__srun {
     bool in_registry;
     pthread_rwlock_t rw;
     /* guarded by rw */
-    bool loaded;               /* run and the derived columns hold every row */
-    bool stale;                /* the store changed under a loaded, not live run: reload */
-    bool live;                 /* followed or posted to by this server */
-    bool followed;             /* a follower owns its rows */
-    bool posted;               /* rows came by POST: ranks are devices in /metrics */
-    const mfu_run *run;        /* rows; NULL while not loaded: run_own, or borrowed from the
-                                  ingest session of the run's follower */
-    mfu_run *run_own;          /* the rows when this entry owns them (store, POST) */
-    mfu__fctx *fig;            /* the figures context of the run (NULL until derived) */
-    mfu_report_input fig_in;   /* the input fig was made from */
-    bool fig_dirty;            /* fig must be made again (context or metadata changed) */
-    mfu__fcols cols;           /* every row's figures (the report's, step for step) */
-    mfu__mm mm[MFU__F_COUNT_]; /* the min/max pyramid of every series field's column */
-    double *ax_el, *ax_tok;    /* axes=1: elapsed_s and tokens_cum before each MFU__BLOCK rows */
+    bool loaded;             /* run and the derived columns hold every row */
+    bool stale;              /* the store changed under a loaded, not live run: reload */
+    bool live;               /* followed or posted to by this server */
+    bool followed;           /* a follower owns its rows */
+    bool posted;             /* rows came by POST: ranks are devices in /metrics */
+    const mfu_run *run;      /* rows; NULL while not loaded: run_own, or borrowed from the
+                                ingest session of the run's follower */
+    mfu_run *run_own;        /* the rows when this entry owns them (store, POST) */
+    mfu__fctx *fig;          /* the figures context of the run (NULL until derived) */
+    mfu_report_input fig_in; /* the input fig was made from */
+    bool fig_dirty;          /* fig must be made again (context or metadata changed) */
+    mfu__fcols cols;         /* every row's figures (the report's, step for step) */
+    /* the min/max pyramid of a series field's column, made by the first request that needs
+     * it (mfu__srun_mm) and kept up to date by every derive from then on: mm_made[] is read
+     * and set under mm_mu by readers, which share rw, and by writers holding rw alone */
+    mfu__mm mm[MFU__F_COUNT_];
+    bool mm_made[MFU__F_COUNT_];
+    pthread_mutex_t mm_mu;
+    double *ax_el, *ax_tok; /* axes=1: elapsed_s and tokens_cum before each MFU__BLOCK rows */
     size_t ax_cap;
     bool monotonic; /* step numbers never go down: ranges by binary search */
     mfu__ctx ctx;
@@ -438,6 +443,10 @@ double mfu__srun_value(const mfu__srun *r, mfu__field f, size_t i);
 /* The figures column field f reads, of a read-locked run (NULL when empty or not derived). Its
  * min/max blocks are r->blo[f], r->bhi[f]. */
 const double *mfu__srun_column(const mfu__srun *r, mfu__field f);
+/* The min/max pyramid of field f of r (read-locked: mfu__srun_read), made now from the whole
+ * column when no request needed it before (a first request makes the one pyramid it needs:
+ * 0.15 s for every field of a 10M-step run at load). NULL when out of memory. */
+const mfu__mm *mfu__srun_mm(mfu__srun *r, mfu__field f);
 
 /* ---- insight.c: summaries, segments, findings and compare (report and analysis modules) --- */
 

@@ -350,6 +350,15 @@ static mfu__srun *srun_new(const char *name)
         free(r);
         return NULL;
     }
+    if (pthread_mutex_init(&r->mm_mu, NULL) != 0) {
+        pthread_mutex_destroy(&r->cache_mu);
+        pthread_mutex_destroy(&r->ana_mu);
+        pthread_mutex_destroy(&r->post_mu);
+        pthread_mutex_destroy(&r->sum_mu);
+        pthread_rwlock_destroy(&r->rw);
+        free(r);
+        return NULL;
+    }
     mfu__strlcpy(r->name, name, sizeof r->name);
     r->monotonic = true;
     return r;
@@ -367,8 +376,10 @@ static void drop_rows(mfu__srun *r)
     }
     mfu__fcols_free(&r->cols);
     r->fig_dirty = true;
-    for (int c = 0; c < MFU__F_COUNT_; c++)
+    for (int c = 0; c < MFU__F_COUNT_; c++) {
         mfu__mm_free(&r->mm[c]);
+        r->mm_made[c] = false; /* write-locked: no reader makes one now */
+    }
     free(r->ax_el);
     free(r->ax_tok);
     r->ax_el = r->ax_tok = NULL;
@@ -395,6 +406,7 @@ static void srun_free(mfu__srun *r)
     mfu_analysis_free(r->ana);
     for (int i = 0; i < MFU__SCACHE_ENTRIES; i++)
         free(r->cache[i].body);
+    pthread_mutex_destroy(&r->mm_mu);
     pthread_mutex_destroy(&r->cache_mu);
     pthread_mutex_destroy(&r->ana_mu);
     pthread_mutex_destroy(&r->post_mu);
@@ -485,8 +497,9 @@ static bool derive_from(mfu__registry *g, mfu__srun *r, size_t first, size_t *ch
         ctx_words(g, r);
     if (changed)
         *changed = from;
-    for (int k = 0; k < MFU__F_COUNT_; k++)
-        if (!mfu__mm_update(&r->mm[k], mfu__srun_column(r, (mfu__field)k), n, from))
+    for (int k = 0; k < MFU__F_COUNT_; k++) /* the pyramids a request made; the rest wait */
+        if (r->mm_made[k] &&
+            !mfu__mm_update(&r->mm[k], mfu__srun_column(r, (mfu__field)k), n, from))
             return false;
     if (!axes_update(r, n, from))
         return false;
@@ -546,6 +559,22 @@ static mfu_status load(mfu__registry *g, mfu__srun *r, mfu_error *err)
     r->version++;
     r->changed_at = mfu__now();
     return MFU_OK;
+}
+
+const mfu__mm *mfu__srun_mm(mfu__srun *r, mfu__field f)
+{
+    /* readers share rw: one makes it, the others wait on mm_mu; no writer runs meanwhile */
+    pthread_mutex_lock(&r->mm_mu);
+    bool ok = r->mm_made[f];
+    if (!ok) {
+        ok = mfu__mm_update(&r->mm[f], mfu__srun_column(r, f), mfu_run_count(r->run), 0);
+        if (ok)
+            r->mm_made[f] = true;
+        else
+            mfu__mm_free(&r->mm[f]); /* made again by the next request */
+    }
+    pthread_mutex_unlock(&r->mm_mu);
+    return ok ? &r->mm[f] : NULL;
 }
 
 bool mfu__srun_read(mfu__registry *g, mfu__srun *r, mfu_error *err)

@@ -2,7 +2,8 @@
  * test_server_series.c - the series endpoint (src/server/api.c) over a served run: the answer
  * cache (an answer is reused for the run's rows it was made from, never after the run grew),
  * the running sums of axes=1 from the block checkpoints (registry.c) against a sum from the
- * first row, and the pyramid level chosen for a long range.
+ * first row, the pyramid level chosen for a long range, and the pyramids made by the first
+ * request that needs them and kept up to date from then on.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,10 +172,89 @@ static void cache_and_axes(void **state)
     free(s);
 }
 
+/* Pyramid p covers the same rows as one made from the whole column col of n rows, block for
+ * block at every level. */
+static void assert_pyramid_fresh(const mfu__mm *p, const double *col, size_t n)
+{
+    mfu__mm q;
+    memset(&q, 0, sizeof q);
+    assert_true(mfu__mm_update(&q, col, n, 0));
+    assert_int_equal(p->n, n);
+    size_t nb0 = (n + MFU__BLOCK - 1) / MFU__BLOCK;
+    assert_memory_equal(p->lo0, q.lo0, nb0);
+    assert_memory_equal(p->hi0, q.hi0, nb0);
+    for (int k = 0; k < MFU__MM_LEVELS; k++) {
+        size_t rows = mfu__mm_block_rows(k + 1), nb = (n + rows - 1) / rows;
+        assert_memory_equal(p->lo[k], q.lo[k], nb * sizeof *q.lo[k]);
+        assert_memory_equal(p->hi[k], q.hi[k], nb * sizeof *q.hi[k]);
+        assert_memory_equal(p->vlo[k], q.vlo[k], nb * sizeof *q.vlo[k]);
+        assert_memory_equal(p->vhi[k], q.vhi[k], nb * sizeof *q.vhi[k]);
+    }
+    mfu__mm_free(&q);
+}
+
+/* A pyramid is made by the first request over a long range of its field, not at load: the
+ * other fields have none until asked for; one made is kept up to date as the run grows, equal
+ * to one made from scratch; the answers are those of a run whose pyramids were all made. */
+static void pyramid_on_demand(void **state)
+{
+    (void)state;
+    mfu__server *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    mfu_store *st = NULL;
+    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, &st, NULL), MFU_OK);
+    s->model.peak_flops_per_s = NAN;
+    s->model.devices = NAN;
+    s->model.local_devices = NAN;
+    s->points_limit = MFU_SERVER_POINTS_LIMIT;
+    assert_int_equal(mfu__reg_init(&s->reg, st, &s->model, NULL), MFU_OK);
+    mfu__srun *r = mfu__reg_get(&s->reg, "live", true);
+    assert_non_null(r);
+    post(s, r, 1, 3000);
+    for (int k = 0; k < MFU__F_COUNT_; k++)
+        assert_false(r->mm_made[k]);
+
+    /* 3000 rows at 10 points: the pyramid's candidates (level 0 fits a bucket 4 times) */
+    args a = {{"fields", "max_points"}, {"step_time_s", "10"}, 2};
+    size_t la = 0;
+    char *body_a = series(s, &a, &la);
+    for (int k = 0; k < MFU__F_COUNT_; k++)
+        assert_int_equal(r->mm_made[k], k == MFU__F_STEP_TIME_S);
+    assert_pyramid_fresh(&r->mm[MFU__F_STEP_TIME_S], mfu__srun_column(r, MFU__F_STEP_TIME_S), 3000);
+
+    /* the run grows: the pyramid made is brought up to date, the others still wait */
+    post(s, r, 3001, 5000);
+    assert_true(r->mm_made[MFU__F_STEP_TIME_S] && !r->mm_made[MFU__F_TOKENS_PER_S]);
+    assert_pyramid_fresh(&r->mm[MFU__F_STEP_TIME_S], mfu__srun_column(r, MFU__F_STEP_TIME_S), 5000);
+    args b = {{"fields", "max_points"}, {"tokens_per_second", "10"}, 2};
+    size_t lb = 0;
+    char *body_b = series(s, &b, &lb);
+    assert_true(r->mm_made[MFU__F_TOKENS_PER_S]);
+    assert_pyramid_fresh(&r->mm[MFU__F_TOKENS_PER_S], mfu__srun_column(r, MFU__F_TOKENS_PER_S),
+                         5000);
+
+    /* the same answers as with every pyramid made at once */
+    for (int k = 0; k < MFU__F_COUNT_; k++)
+        assert_non_null(mfu__srun_mm(r, (mfu__field)k));
+    drop_cache(r);
+    size_t lc = 0;
+    char *body_c = series(s, &b, &lc);
+    assert_int_equal(lb, lc);
+    assert_memory_equal(body_b, body_c, lb);
+    free(body_a);
+    free(body_b);
+    free(body_c);
+    mfu__reg_put(&s->reg, r);
+    mfu__reg_destroy(&s->reg);
+    mfu_store_close(st);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cache_and_axes),
+        cmocka_unit_test(pyramid_on_demand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
