@@ -307,7 +307,8 @@ static mfu_status grow_to(mfu_run *r, size_t ncap, mfu_error *err)
      * blocks that still hold the old rows: the run is unchanged as far as readers can see, and
      * cap is only raised when all succeeded. */
     size_t n = r->n;
-    bool ok = grow_one((void **)&r->step, n, ncap, sizeof *r->step, r->plain_pages);
+    /* the step numbers keep the 2 MiB layout (mfu__run_plain_pages) */
+    bool ok = grow_one((void **)&r->step, n, ncap, sizeof *r->step, false);
     for (int i = 0; ok && i < MFU_COL_COUNT_; i++)
         ok = !r->col[i] || grow_one((void **)&r->col[i], n, ncap, sizeof(double), r->plain_pages);
     for (int k = 0; ok && k < AUX_COUNT; k++) {

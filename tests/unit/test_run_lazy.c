@@ -83,8 +83,8 @@ static void absent_columns_are_null(void **state)
 
 /* A column that starts at row k: NaN (or the absent code) in rows 0..k-1, the values after;
  * starts before and after the first growth, after a reservation and past the 2 MiB layout
- * (196608 rows of doubles), or in ordinary pages throughout (plain: mfu__run_plain_pages, the
- * store's runs). */
+ * (196608 rows of doubles), or in ordinary pages but the step numbers (plain:
+ * mfu__run_plain_pages, the store's runs). */
 static void late_columns(bool plain)
 {
     const size_t n = 250000;
