@@ -646,12 +646,16 @@ mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
 {
     mfu_analysis *a = NULL;
     mfu_status st = MFU_OK;
-    if (!in || !out || (in->n && !in->step))
+    size_t ngive = in ? in->ngive : 0;
+    if (ngive > MFU__ARRAY_LEN(in->give)) {
+        ngive = MFU__ARRAY_LEN(in->give);
+        st = mfu__fail(err, MFU_E_INVALID, 0, "mfu__analyze_cols: ngive is over %zu", ngive);
+    } else if (!in || !out || (in->n && !in->step))
         st = mfu__fail(err, MFU_E_INVALID, 0, "mfu__analyze_cols: in, in->step or out is NULL");
     else
         st = start(opts, &a, err);
-    for (size_t i = 0; in && i < in->ngive; i++) /* a's from now on, whatever happens */
-        if (!a || !own_take(a, in->give[i])) {
+    for (size_t i = 0; i < ngive; i++) /* a's from now on, whatever happens */
+        if (in->give[i] && (!a || !own_take(a, in->give[i]))) {
             if (a)
                 st = mfu__fail(err, MFU_E_LIMIT, 0, "mfu__analyze_cols: too many columns given");
             else

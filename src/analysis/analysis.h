@@ -38,9 +38,11 @@ typedef struct mfu__analysis_cols {
 
 /* mfu_analyze of the rows *in (job rows; ranks, NULL or a series of per-rank rows only, for
  * the straggler detector), reading in's columns where they are: they must stay unchanged as
- * long as *out lives, unless mfu__analysis_own(*out) is called. The buffers in->give[] are the
- * analysis's (freed with it, or at once on an error) and in->ngive is set to 0. Errors: those
- * of mfu_analyze, MFU_E_INVALID (in, in->step or out NULL), MFU_E_LIMIT (too many given). */
+ * long as *out lives, unless mfu__analysis_own(*out) is called. The buffers in->give[0..ngive)
+ * (NULL entries skipped) are the analysis's (freed with it, or at once on an error) and
+ * in->ngive is set to 0. Errors: those of mfu_analyze (MFU_E_EMPTY for n == 0), MFU_E_INVALID
+ * (in or out NULL, in->step NULL with n > 0, ngive over the room of give[]: only that many are
+ * freed), MFU_E_LIMIT (the analysis's own list of arrays full, MFU__ANALYSIS_MAX_OWN). */
 mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
                              const mfu_analysis_options *opts, mfu_analysis **out, mfu_error *err);
 /* Copy into a every array it reads in place (the caller's columns of mfu__analyze_cols), so

@@ -776,7 +776,7 @@ static int cmp_rk_rank(const void *pa, const void *pb)
 static bool detect_straggler(mfu_analysis *a, const mfu_series *s)
 {
     size_t m = 0;
-    if (!s->rank) /* a series the analysis took (job rows only): no per-rank row */
+    if (!s->rank) /* no series of per-rank rows (finish's no_ranks): nothing to compare */
         return true;
     for (size_t i = 0; i < s->n; i++)
         m += s->rank[i] >= 0 && isfinite(s->col[MFU_SC_STEP_TIME_S][i]) &&

@@ -11,8 +11,10 @@
 
 /* Take r's analysis out of r (explain.c): the caller owns it (mfu_analysis_free); r keeps
  * everything else and has no analysis from then on. For a holder that keeps the analysis of a
- * long run without the report's per-step columns (the server's cache). NULL when r is NULL or
- * has none. */
+ * long run without the report's per-step columns (the server's cache): what the analysis read
+ * of r's columns is copied into it first (mfu__analysis_own). NULL when r is NULL or has none,
+ * or when that copy runs out of memory (the analysis is then freed; mfu_report_analysis(r)
+ * before the call tells the two apart). */
 mfu_analysis *mfu__report_take_analysis(mfu_report *r);
 
 /* mfu_report_compute of run for a caller that frees the run next (`mfu report`): the run's

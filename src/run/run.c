@@ -66,6 +66,7 @@
 
 struct mfu_run {
     size_t n, cap, max_rows, merged;
+    bool dropped;     /* mfu__run_drop_columns: every append is refused */
     bool plain_pages; /* no 2 MiB layout (mfu__run_plain_pages) */
     int64_t *step;
     double *col[MFU_COL_COUNT_];
@@ -143,6 +144,7 @@ void mfu__run_drop_columns(mfu_run *run)
     AUX_IF_##kind(free(run->a_##name); run->a_##name = NULL;)
     MFU_STEP_FIELDS(DROP_AUX)
     run->max_rows = run->n; /* full: nothing more is appended to what is left */
+    run->dropped = true;    /* a repeat too (a merge would make columns again) */
 }
 
 mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
@@ -603,6 +605,10 @@ static mfu_status append(mfu_run *run, const mfu_step *in, mfu_step *row, size_t
         *merged = false;
     if (!run || !in)
         return mfu__fail(err, MFU_E_INVALID, 0, "mfu_run_append: run and step must not be NULL");
+    if (run->dropped)
+        return mfu__fail(err, MFU_E_LIMIT, 0,
+                         "the run's columns were freed (mfu__run_drop_columns): it takes no step; "
+                         "append to a new run");
     mfu_step checked; /* the run's invariants: plausible.c */
     const mfu_step *s = in;
     if (!mfu__step_plain(in)) { /* the plain case needs no copy */

@@ -101,8 +101,8 @@ const uint32_t *mfu__run_flags(const mfu_run *run);
 
 /* Free every column of run but the step numbers, for a reader that has taken what it needs
  * from them and frees the run next (mfu__report_compute_consume): afterwards every row reads
- * absent but its step number, the meta and per-rank observations are kept, and the run is full
- * (an append is refused with MFU_E_LIMIT). NULL is ignored. */
+ * absent but its step number, the meta and per-rank observations are kept, and every append
+ * is refused with MFU_E_LIMIT (a repeated step number too). NULL is ignored. */
 void mfu__run_drop_columns(mfu_run *run);
 
 static inline void mfu__inf_to_nan(double *v)

@@ -143,8 +143,13 @@ static const mfu_analysis *analysis_of(const mfu__registry *g, mfu__srun *r, cha
         } else {
             const char *unit = mfu_report_analysis_unit(rep);
             mfu__strlcpy(r->ana_unit, unit ? unit : "", sizeof r->ana_unit);
+            bool had = mfu_report_analysis(rep) != NULL;
             r->ana = mfu__report_take_analysis(rep);
-            if (!r->ana)
+            if (!r->ana && had)
+                mfu__strlcpy(r->ana_error,
+                             "the run cannot be analysed: out of memory keeping its analysis",
+                             sizeof r->ana_error);
+            else if (!r->ana)
                 mfu__strlcpy(r->ana_error,
                              "the run cannot be analysed: no step has a throughput; serve it "
                              "with --tokens-per-step N, or --global-batch N with --seq N",

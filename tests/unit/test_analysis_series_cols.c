@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "analysis/internal.h"
 #include "analysis/json.h"
+#include "util/util.h"
 
 #define N 5000
 
@@ -220,13 +221,22 @@ static void given_buffers_and_errors(void **state)
     in.give[in.ngive++] = malloc(16);
     assert_int_equal(mfu__analyze_cols(&in, NULL, &o, &a, &e), MFU_E_INVALID);
     assert_null(a);
-    /* one row without a throughput: analysed, nothing usable */
+    /* more given than give[] holds: refused, the ones it holds freed (the sanitizer build
+     * checks that none leaks) */
+    for (size_t i = 0; i < MFU__ARRAY_LEN(in.give); i++)
+        in.give[i] = malloc(8);
+    in.ngive = MFU__ARRAY_LEN(in.give) + 1;
+    assert_int_equal(mfu__analyze_cols(&in, NULL, NULL, &a, &e), MFU_E_INVALID);
+    assert_int_equal(in.ngive, 0);
+    assert_null(a);
+    /* one row without a throughput: analysed, nothing usable; a NULL given entry skipped */
     double t = 1.5;
     in.col[MFU_SC_STEP_TIME_S] = &t;
     double *given = malloc(sizeof *given);
     assert_non_null(given);
     *given = NAN;
     in.col[MFU_SC_LOSS] = given;
+    in.give[in.ngive++] = NULL;
     in.give[in.ngive++] = given;
     assert_int_equal(mfu__analyze_cols(&in, NULL, NULL, &a, &e), MFU_OK);
     assert_int_equal(mfu_analysis_row_state(a, 0), MFU_ROW_UNUSABLE);

@@ -146,6 +146,10 @@ static void consume_reports_alike(void **state)
     s.step = N + 1;
     s.step_time_s = 1;
     assert_int_equal(mfu_run_append(b, &s, NULL, &e), MFU_E_LIMIT);
+    s.step = 3; /* a repeat would merge: refused too, no column made again */
+    s.loss = 2.5;
+    assert_int_equal(mfu_run_append(b, &s, NULL, &e), MFU_E_LIMIT);
+    assert_null(mfu_run_column(b, MFU_COL_LOSS));
     assert_int_equal(mfu_run_count(b), N);
     mfu__run_drop_columns(NULL); /* ignored */
 
