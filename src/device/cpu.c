@@ -781,10 +781,19 @@ static bool lookup_core(const mfu_cpu_info *in, core_row *row)
             return true;
         }
         if (amd && in->family == 0x1A) {
-            *row = (core_row){"AMD Zen 5", 2, 256,
-                              "counted with 256-bit datapaths (mobile parts); desktop and server "
-                              "Zen 5 run AVX-512 on 512-bit ones, twice this: check with --probe",
-                              SRC_AMD_1A};
+            /* the mobile parts (Ryzen AI, Ryzen Z) have 256-bit datapaths; desktop and server
+             * parts 512-bit ones (a VM's "AMD EPYC" is a server part) */
+            if (mfu__strcasestr(in->model_name, "Ryzen AI") ||
+                mfu__strcasestr(in->model_name, "Ryzen Z"))
+                *row = (core_row){"AMD Zen 5", 2, 256,
+                                  "a mobile part: AVX-512 runs on 256-bit datapaths (desktop and "
+                                  "server parts have 512-bit ones)",
+                                  SRC_AMD_1A};
+            else
+                *row = (core_row){"AMD Zen 5", 2, 512,
+                                  "a desktop or server part: 512-bit datapaths (mobile Ryzen AI "
+                                  "parts have 256-bit ones, half this)",
+                                  SRC_AMD_1A};
             return true;
         }
         return false;

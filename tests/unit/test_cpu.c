@@ -352,6 +352,13 @@ static void known_cores(void **state)
         {x86("AuthenticAMD", 0x19, 0x11, "EPYC 9654", AVX512 | MFU_CPU_AVX512_BF16, 1, 2e9),
          "AMD Zen 4", 32, 16, 64, 0},
         {x86("AuthenticAMD", 0x1A, 0x02, "EPYC 9755", AVX512 | MFU_CPU_AVX512_BF16, 1, 2e9),
+         "AMD Zen 5", 64, 32, 128, 0},
+        {x86("AuthenticAMD", 0x1A, 0x02, "AMD EPYC", AVX512 | MFU_CPU_AVX512_BF16, 1, 2e9),
+         "AMD Zen 5", 64, 32, 128, 0},
+        {x86("AuthenticAMD", 0x1A, 0x44, "Ryzen 9 9950X", AVX512 | MFU_CPU_AVX512_BF16, 1, 2e9),
+         "AMD Zen 5", 64, 32, 128, 0},
+        {x86("AuthenticAMD", 0x1A, 0x24, "AMD Ryzen AI 9 HX 370", AVX512 | MFU_CPU_AVX512_BF16, 1,
+             2e9),
          "AMD Zen 5", 32, 16, 64, 0},
         {x86("GenuineIntel", 6, 0x97, "Core i9-12900K", AVX2_FMA, 1, 2e9),
          "Intel Alder Lake (hybrid)", 16, 8, 0, 0},
@@ -368,10 +375,12 @@ static void known_cores(void **state)
         assert_true(near(p.dense_flops_per_s[MFU_DTYPE_FP32], 2e9 * cases[k].fp32, 1e-12));
     }
     /* the rules carry the assumptions */
-    mfu_cpu_peak p = must_peak(&cases[11].info);
+    mfu_cpu_peak p = must_peak(&cases[14].info);
     assert_non_null(strstr(p.rule, "E-core"));
-    p = must_peak(&cases[10].info);
-    assert_non_null(strstr(p.rule, "--probe"));
+    p = must_peak(&cases[11].info); /* Zen 5 in a VM ("AMD EPYC"): a server part */
+    assert_non_null(strstr(p.rule, "desktop or server part: 512-bit"));
+    p = must_peak(&cases[13].info); /* Zen 5 mobile */
+    assert_non_null(strstr(p.rule, "mobile part: AVX-512 runs on 256-bit"));
     p = must_peak(&cases[5].info);
     assert_non_null(strstr(p.rule, "AMX"));
     assert_non_null(strstr(p.rule, "maximum (turbo) clock"));
