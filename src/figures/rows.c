@@ -726,6 +726,19 @@ static bool constant_tokens(const mfu__fcols *c, double *t)
     return same;
 }
 
+/* The median of the finite num[i] / den[i] with den[i] > 0, in row order (mfu__median_finite's),
+ * fin room for n (NULL: none, NaN). */
+static double ratio_median(const double *num, const double *den, size_t n, double *fin)
+{
+    size_t k = 0;
+    for (size_t i = 0; fin && i < n; i++) {
+        double t = den[i] > 0 ? num[i] / den[i] : NAN;
+        if (isfinite(t))
+            fin[k++] = t;
+    }
+    return mfu__median_inplace(fin, k);
+}
+
 /* The run-level figures of the context: tokens per step when constant, the log's implied peak
  * and FLOPs per token (medians over every row). */
 static mfu_status run_level(mfu__fctx *f, const mfu__fcols *c, mfu_error *err)
@@ -741,30 +754,14 @@ static mfu_status run_level(mfu__fctx *f, const mfu__fcols *c, mfu_error *err)
     /* the medians of the finite ratios in row order (mfu__median_finite's); without the log's
      * FLOP/s (NaN in every row) there are none, and no row is read */
     double *fin = NULL;
-    size_t k = 0;
+    const double *rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE];
     if (c->present[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE]) {
         fin = malloc(c->n * sizeof *fin);
         if (!fin)
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures");
-        for (size_t i = 0; i < c->n; i++) {
-            double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
-            double rm = c->v[MFU__FC_REPORTED_MFU][i];
-            double t = rm > 0 ? rf / rm : NAN;
-            if (isfinite(t))
-                fin[k++] = t;
-        }
     }
-    x->implied_peak_flops_per_s = mfu__median_inplace(fin, k);
-    k = 0;
-    if (fin)
-        for (size_t i = 0; i < c->n; i++) {
-            double rf = c->v[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE][i];
-            double tpd = c->v[MFU__FC_TOKENS_PER_S_PER_DEVICE][i];
-            double t = tpd > 0 ? rf / tpd : NAN;
-            if (isfinite(t))
-                fin[k++] = t;
-        }
-    x->implied_flops_per_token = mfu__median_inplace(fin, k);
+    x->implied_peak_flops_per_s = ratio_median(rf, c->v[MFU__FC_REPORTED_MFU], c->n, fin);
+    x->implied_flops_per_token = ratio_median(rf, c->v[MFU__FC_TOKENS_PER_S_PER_DEVICE], c->n, fin);
     free(fin);
     return MFU_OK;
 }

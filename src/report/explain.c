@@ -47,31 +47,39 @@ static const double *fcol(const mfu_report *r, int k)
     return r->cols.present[k] ? r->cols.v[k] : NULL;
 }
 
-/* A column of n doubles for the analysis to own (in->give), NULL when out of memory. */
-static double *give_col(mfu__analysis_cols *in, size_t n)
+/* bytes (at least 1) for the analysis to own (in->give), NULL when out of memory or give[] is
+ * full. */
+static void *give_bytes(mfu__analysis_cols *in, size_t bytes)
 {
     if (in->ngive == MFU__ARRAY_LEN(in->give))
         return NULL;
-    double *p = malloc((n ? n : 1) * sizeof *p);
+    void *p = malloc(bytes ? bytes : 1);
     if (p)
         in->give[in->ngive++] = p;
     return p;
 }
 
-/* The run's column c copied for the analysis (the run may grow while the report lives); NULL
- * when the run has none. false when out of memory. */
-static bool run_col(mfu__analysis_cols *in, const mfu_run *run, mfu_column c, size_t n,
-                    const double **out)
+/* A column of n doubles for the analysis to own. */
+static double *give_col(mfu__analysis_cols *in, size_t n)
 {
-    const double *p = mfu_run_column(run, c);
-    *out = NULL;
-    if (!p)
-        return true;
-    double *q = give_col(in, n);
+    return give_bytes(in, n * sizeof(double));
+}
+
+/* A copy of the run's column c for the analysis to own (the run may grow or go while the
+ * report lives); NULL when the run has none. false when out of memory or give[] is full. */
+static bool run_col(mfu__analysis_cols *in, const mfu_run *run, mfu_column c, const double **out)
+{
+    double *q;
+    bool ok = mfu__report_run_copy(run, c, &q);
+    if (ok && q && in->ngive == MFU__ARRAY_LEN(in->give)) {
+        free(q);
+        ok = false;
+        q = NULL;
+    }
     if (q)
-        memcpy(q, p, n * sizeof *q);
+        in->give[in->ngive++] = q;
     *out = q;
-    return q != NULL;
+    return ok;
 }
 
 /* The label id of each step's dtype and recompute (names as mfu_dtype_name and
@@ -80,14 +88,9 @@ static bool run_col(mfu__analysis_cols *in, const mfu_run *run, mfu_column c, si
 static bool job_labels(const mfu_report *r, mfu__analysis_cols *in)
 {
     size_t n = r->n;
-    uint8_t *dt = n && in->ngive + 2 <= MFU__ARRAY_LEN(in->give) ? malloc(n) : NULL;
-    uint8_t *rc = dt ? malloc(n) : NULL;
-    if (!dt || !rc) {
-        free(dt);
-        return false;
-    }
-    in->give[in->ngive++] = dt;
-    in->give[in->ngive++] = rc;
+    uint8_t *dt = give_bytes(in, n), *rc = give_bytes(in, n);
+    if (!dt || !rc)
+        return false;         /* what was given is freed with the rest */
     int id_d[256], id_r[256]; /* by code: the id, -1 not yet interned */
     for (int i = 0; i < 256; i++)
         id_d[i] = id_r[i] = -1;
@@ -197,14 +200,13 @@ static bool job_cols(const mfu_report *r, const mfu_run *run, mfu__analysis_cols
                 {MFU_SC_COMM_S, MFU_COL_COMM_S},
                 {MFU_SC_OPTIMIZER_S, MFU_COL_OPTIMIZER_S}};
     for (size_t k = 0; k < MFU__ARRAY_LEN(tele); k++)
-        if (!run_col(in, run, tele[k].rc, n, &in->col[tele[k].sc]))
+        if (!run_col(in, run, tele[k].rc, &in->col[tele[k].sc]))
             return false;
     const uint32_t *flags = mfu__run_flags(run);
     if (flags) {
-        uint32_t *fl = in->ngive < MFU__ARRAY_LEN(in->give) ? malloc(n * sizeof *fl) : NULL;
+        uint32_t *fl = give_bytes(in, n * sizeof *fl);
         if (!fl)
             return false;
-        in->give[in->ngive++] = fl;
         memcpy(fl, flags, n * sizeof *fl);
         in->flags = fl;
     }

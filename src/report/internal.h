@@ -56,6 +56,11 @@ struct mfu_report {
 mfu_status mfu__report_findings(mfu_report *r, const mfu_run *run, const mfu_report_input *in,
                                 const mfu_workload *wl, mfu_error *err);
 
+/* *copy: a malloc'ed copy of run's column c (report.c), NULL when the run has none; for what
+ * must outlive the run's columns (mfu__run_drop_columns) or its growth. false when out of
+ * memory. */
+bool mfu__report_run_copy(const mfu_run *run, mfu_column c, double **copy);
+
 /* Build the analysis of r from its columns and the run (explain.c): sets r->unit, the step
  * states and warm-up (r->state, r->warmup: the analysis's rule), and r->analysis (NULL when
  * in->no_analysis: only the states are kept). drop (NULL, or run itself): its columns are freed

@@ -60,22 +60,31 @@ typedef struct run_facts {
     double *copy[3];
 } run_facts;
 
-/* Column c of run, a copy when copy is true (into *owned, freed by the caller); NULL when the
- * run has none. false when out of memory. */
+bool mfu__report_run_copy(const mfu_run *run, mfu_column c, double **copy)
+{
+    const double *p = mfu_run_column(run, c);
+    *copy = NULL;
+    if (!p)
+        return true;
+    size_t n = mfu_run_count(run);
+    *copy = malloc(n * sizeof **copy);
+    if (*copy)
+        memcpy(*copy, p, n * sizeof **copy);
+    return *copy != NULL;
+}
+
+/* Column c of run in place, or a copy when copy is true (into *owned, freed by the caller);
+ * NULL when the run has none. false when out of memory. */
 static bool fact_col(const mfu_run *run, mfu_column c, bool copy, const double **out,
                      double **owned)
 {
-    const double *p = mfu_run_column(run, c);
-    *out = p;
     *owned = NULL;
-    if (!p || !copy)
+    *out = mfu_run_column(run, c);
+    if (!copy)
         return true;
-    size_t n = mfu_run_count(run);
-    *owned = malloc(n * sizeof **owned);
-    if (*owned)
-        memcpy(*owned, p, n * sizeof **owned);
+    bool ok = mfu__report_run_copy(run, c, owned);
     *out = *owned;
-    return *owned != NULL;
+    return ok;
 }
 
 /* *f of run (r->loss_nan too); copy: the columns are copies. false when out of memory. */

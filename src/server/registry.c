@@ -320,41 +320,17 @@ static mfu__srun *srun_new(const char *name)
     mfu__srun *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    pthread_mutex_t *mu[] = {&r->sum_mu, &r->post_mu, &r->ana_mu, &r->cache_mu, &r->mm_mu};
+    size_t made = 0;
     if (pthread_rwlock_init(&r->rw, NULL) != 0) {
         free(r);
         return NULL;
     }
-    if (pthread_mutex_init(&r->sum_mu, NULL) != 0) {
-        pthread_rwlock_destroy(&r->rw);
-        free(r);
-        return NULL;
-    }
-    if (pthread_mutex_init(&r->post_mu, NULL) != 0) {
-        pthread_mutex_destroy(&r->sum_mu);
-        pthread_rwlock_destroy(&r->rw);
-        free(r);
-        return NULL;
-    }
-    if (pthread_mutex_init(&r->ana_mu, NULL) != 0) {
-        pthread_mutex_destroy(&r->post_mu);
-        pthread_mutex_destroy(&r->sum_mu);
-        pthread_rwlock_destroy(&r->rw);
-        free(r);
-        return NULL;
-    }
-    if (pthread_mutex_init(&r->cache_mu, NULL) != 0) {
-        pthread_mutex_destroy(&r->ana_mu);
-        pthread_mutex_destroy(&r->post_mu);
-        pthread_mutex_destroy(&r->sum_mu);
-        pthread_rwlock_destroy(&r->rw);
-        free(r);
-        return NULL;
-    }
-    if (pthread_mutex_init(&r->mm_mu, NULL) != 0) {
-        pthread_mutex_destroy(&r->cache_mu);
-        pthread_mutex_destroy(&r->ana_mu);
-        pthread_mutex_destroy(&r->post_mu);
-        pthread_mutex_destroy(&r->sum_mu);
+    while (made < MFU__ARRAY_LEN(mu) && pthread_mutex_init(mu[made], NULL) == 0)
+        made++;
+    if (made < MFU__ARRAY_LEN(mu)) { /* undo what was made, last first */
+        while (made > 0)
+            pthread_mutex_destroy(mu[--made]);
         pthread_rwlock_destroy(&r->rw);
         free(r);
         return NULL;
@@ -403,9 +379,7 @@ static void srun_free(mfu__srun *r)
     if (r->own_ok)
         mfu__server_model_free(&r->own);
     free(r->ranks);
-    mfu_analysis_free(r->ana);
-    for (int i = 0; i < MFU__SCACHE_ENTRIES; i++)
-        free(r->cache[i].body);
+    mfu_analysis_free(r->ana); /* the cached answers went with drop_rows */
     pthread_mutex_destroy(&r->mm_mu);
     pthread_mutex_destroy(&r->cache_mu);
     pthread_mutex_destroy(&r->ana_mu);

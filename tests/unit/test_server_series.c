@@ -99,21 +99,37 @@ static void drop_cache(mfu__srun *r)
     }
 }
 
-static void cache_and_axes(void **state)
+/* A server over an in-memory store with one run, "live", of steps 1..3000 (*r, held). */
+static mfu__server *live_server(mfu_store **st, mfu__srun **r)
 {
-    (void)state;
     mfu__server *s = calloc(1, sizeof *s);
     assert_non_null(s);
-    mfu_store *st = NULL;
-    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, &st, NULL), MFU_OK);
+    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, st, NULL), MFU_OK);
     s->model.peak_flops_per_s = NAN;
     s->model.devices = NAN;
     s->model.local_devices = NAN;
     s->points_limit = MFU_SERVER_POINTS_LIMIT;
-    assert_int_equal(mfu__reg_init(&s->reg, st, &s->model, NULL), MFU_OK);
-    mfu__srun *r = mfu__reg_get(&s->reg, "live", true);
-    assert_non_null(r);
-    post(s, r, 1, 3000);
+    assert_int_equal(mfu__reg_init(&s->reg, *st, &s->model, NULL), MFU_OK);
+    *r = mfu__reg_get(&s->reg, "live", true);
+    assert_non_null(*r);
+    post(s, *r, 1, 3000);
+    return s;
+}
+
+static void live_server_free(mfu__server *s, mfu_store *st, mfu__srun *r)
+{
+    mfu__reg_put(&s->reg, r);
+    mfu__reg_destroy(&s->reg);
+    mfu_store_close(st);
+    free(s);
+}
+
+static void cache_and_axes(void **state)
+{
+    (void)state;
+    mfu_store *st = NULL;
+    mfu__srun *r = NULL;
+    mfu__server *s = live_server(&st, &r);
 
     args a = {{"fields", "max_points", "axes"}, {"step_time_s", "100", "1"}, 3};
     size_t la = 0, lb = 0, lc = 0;
@@ -166,10 +182,7 @@ static void cache_and_axes(void **state)
     free(body_c);
     free(body_e);
     free(body_f);
-    mfu__reg_put(&s->reg, r);
-    mfu__reg_destroy(&s->reg);
-    mfu_store_close(st);
-    free(s);
+    live_server_free(s, st, r);
 }
 
 /* Pyramid p covers the same rows as one made from the whole column col of n rows, block for
@@ -199,18 +212,9 @@ static void assert_pyramid_fresh(const mfu__mm *p, const double *col, size_t n)
 static void pyramid_on_demand(void **state)
 {
     (void)state;
-    mfu__server *s = calloc(1, sizeof *s);
-    assert_non_null(s);
     mfu_store *st = NULL;
-    assert_int_equal(mfu_store_open(":memory:", MFU_STORE_CREATE, &st, NULL), MFU_OK);
-    s->model.peak_flops_per_s = NAN;
-    s->model.devices = NAN;
-    s->model.local_devices = NAN;
-    s->points_limit = MFU_SERVER_POINTS_LIMIT;
-    assert_int_equal(mfu__reg_init(&s->reg, st, &s->model, NULL), MFU_OK);
-    mfu__srun *r = mfu__reg_get(&s->reg, "live", true);
-    assert_non_null(r);
-    post(s, r, 1, 3000);
+    mfu__srun *r = NULL;
+    mfu__server *s = live_server(&st, &r);
     for (int k = 0; k < MFU__F_COUNT_; k++)
         assert_false(r->mm_made[k]);
 
@@ -244,10 +248,7 @@ static void pyramid_on_demand(void **state)
     free(body_a);
     free(body_b);
     free(body_c);
-    mfu__reg_put(&s->reg, r);
-    mfu__reg_destroy(&s->reg);
-    mfu_store_close(st);
-    free(s);
+    live_server_free(s, st, r);
 }
 
 int main(void)
