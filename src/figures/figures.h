@@ -285,8 +285,12 @@ void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, siz
  * shares its rows: v[k] is the earlier column's array and same[k] is that column's number + 1
  * (0: its own rows), until a row or a write makes them differ. A column whose first block is
  * one value in every row (tokens per step, devices, peak; at 10M rows 80 MB each) and the NaN
- * column are mapped (mfu__const_map) where the column is long. Readers index every column
- * alike (v[k][i], i < n) and never write; only rows.c and implied.c write, through
+ * column are mapped (mfu__const_map) where the column is long. With lend set (a report whose
+ * run is freed next: mfu__report_compute_consume), a column equal bit for bit, row for row, to
+ * one of the run's double columns (the printed step time, tokens/s and loss are) is the run's
+ * array itself, lent[k] its column number + 1, until a row makes them differ; the run must not
+ * change or go while any is lent, and mfu__fcols_adopt makes them c's own. Readers index every
+ * column alike (v[k][i], i < n) and never write; only rows.c and implied.c write, through
  * mfu__fcols_put and mfu__fcols_own. An 8-field log has about 11 of the 29. */
 typedef struct mfu__fcols {
     size_t n, cap;
@@ -295,6 +299,9 @@ typedef struct mfu__fcols {
     uint8_t same[MFU__FC_COUNT];
     size_t mapped[MFU__FC_COUNT]; /* bytes of a column mfu__const_map made (0: allocated) */
     size_t nan_mapped;            /* the same for nan */
+    bool whole[MFU__FC_COUNT];    /* a mapped column not written since: one value, every row */
+    bool lend;                    /* the caller's, before the first build: run columns lend */
+    uint8_t lent[MFU__FC_COUNT];  /* the run's double column (MFU_COL_* + 1) v[k] is (0: none) */
     double *nan;
     int8_t *recompute, *dtype;
     uint8_t *tps_source, *tok_source, *flags;
@@ -317,8 +324,16 @@ extern size_t mfu__const_map_min;
  * first). */
 mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, size_t first,
                             mfu_error *err);
-/* Free c's columns (NULL allowed); c is zeroed. */
+/* Free c's columns (NULL allowed; a lent one is the run's and stays); c is zeroed. */
 void mfu__fcols_free(mfu__fcols *c);
+/* Whether column k of c is known to hold one value in every row, without reading them (a
+ * mapped column no write changed since): *x gets it. false says nothing about the rows. */
+bool mfu__fcols_const(const mfu__fcols *c, int k, double *x);
+/* Make every column c borrows from run (lent) c's own, taking the run's array
+ * (mfu__run_take_column: run keeps none for that column and refuses appends from now on) or,
+ * where run no longer holds it, a copy. false when out of memory for a copy (the columns
+ * adopted so far are c's, the rest still lent). */
+bool mfu__fcols_adopt(mfu__fcols *c, mfu_run *run);
 /* Write x into row i (< c->cap) of column k of c: a column not stored so far is stored from
  * now on (NaN in every other row) unless x is the shared NaN itself. false when out of memory
  * for it (c unchanged). */

@@ -405,7 +405,8 @@ static bool flops_stretches(mfu__fctx *f, const mfu__fcols *c, bool model, scrat
                             mfu__frun **out, size_t *nout)
 {
     size_t n = c->n, k = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t scan = c->present[MFU__FC_LOG_FPT] ? n : 0; /* absent: NaN in every row, unread */
+    for (size_t i = 0; i < scan; i++) {
         double x = c->v[MFU__FC_LOG_FPT][i];
         if (pos(x)) {
             w->idx[k] = i;

@@ -292,12 +292,33 @@ static bool grow_one(double **p, size_t *mapped, size_t old, size_t cap)
     return true;
 }
 
+/* The columns that share column k's rows follow it to its array (c->v[k]). */
+static void follow(mfu__fcols *c, int k)
+{
+    for (int j = k + 1; j < MFU__FC_COUNT; j++)
+        if (c->same[j] == k + 1)
+            c->v[j] = c->v[k];
+}
+
+static bool unshare(mfu__fcols *c, int k, size_t keep, size_t to);
+
+/* Column k of c (lent by the run) gets rows of its own, as unshare makes them, and the columns
+ * that shared the run's array follow it. */
+static bool unlend(mfu__fcols *c, int k, size_t keep, size_t to)
+{
+    if (!unshare(c, k, keep, to))
+        return false;
+    c->lent[k] = 0;
+    follow(c, k);
+    return true;
+}
+
 void mfu__fcols_free(mfu__fcols *c)
 {
     if (!c)
         return;
     for (int k = 0; k < MFU__FC_COUNT; k++)
-        if (owns(c, k))
+        if (owns(c, k) && !c->lent[k])
             drop(c->v[k], c->mapped[k]);
     drop(c->nan, c->nan_mapped);
     free(c->recompute);
@@ -316,11 +337,12 @@ static bool grow_cols(mfu__fcols *c, size_t cap)
 {
     for (int k = 0; k < MFU__FC_COUNT; k++)
         if (owns(c, k)) {
+            if (c->lent[k] && !unlend(c, k, c->cap, c->cap)) /* the run's array never grows */
+                return false;
             if (!grow_one(&c->v[k], &c->mapped[k], c->cap, cap))
                 return false;
-            for (int j = k + 1; j < MFU__FC_COUNT; j++)
-                if (c->same[j] == k + 1)
-                    c->v[j] = c->v[k];
+            c->whole[k] = false; /* an allocated copy now, its new rows to be written */
+            follow(c, k);
         }
     /* the NaN column of a long run is mapped (one block of NaN, however many rows) */
     double *z = c->nan ? NULL : mfu__const_map(NAN, cap, &c->nan_mapped);
@@ -396,6 +418,7 @@ static bool own(mfu__fcols *c, int k, size_t from, size_t to)
     c->present[k] = true;
     c->same[k] = 0;
     c->mapped[k] = 0;
+    c->whole[k] = false;
     return true;
 }
 
@@ -417,8 +440,10 @@ static bool unshare(mfu__fcols *c, int k, size_t keep, size_t to)
 
 bool mfu__fcols_own(mfu__fcols *c, int k)
 {
-    if (c->same[k])
+    if (c->same[k]) {
+        c->whole[k] = false;
         return unshare(c, k, c->cap, c->cap);
+    }
     /* the columns that shared k's rows keep them, the first of them as theirs */
     int lead = -1;
     for (int j = k + 1; j < MFU__FC_COUNT; j++)
@@ -426,13 +451,19 @@ bool mfu__fcols_own(mfu__fcols *c, int k)
             lead = j;
             break;
         }
-    if (lead < 0)
-        return true;
+    if (lead < 0) { /* a lent column is the run's: written, it is copied first */
+        c->whole[k] = false;
+        return !c->lent[k] || unlend(c, k, c->cap, c->cap);
+    }
     if (!unshare(c, k, c->cap, c->cap))
         return false;
     c->same[lead] = 0; /* the others still point to the rows k had, now lead's */
     c->mapped[lead] = c->mapped[k];
     c->mapped[k] = 0;
+    c->lent[lead] = c->lent[k];
+    c->lent[k] = 0;
+    c->whole[lead] = c->whole[k];
+    c->whole[k] = false;
     for (int j = lead + 1; j < MFU__FC_COUNT; j++)
         if (c->same[j] == k + 1)
             c->same[j] = (uint8_t)(lead + 1);
@@ -598,19 +629,19 @@ static void src_get(const rows_src *r, size_t i, mfu_step *s)
 #define BUILD_BLOCK 1024
 
 /* Store block [a, b) of column k in c, whose rows are n: buf holds the block by column, bs
- * values a column (column q at buf + q * bs). false when out of memory. */
+ * values a column (column q at buf + q * bs), and after the last column bs NaN (the absent
+ * value, compared with a block at once); rcol: the run's double columns when c->lend (a
+ * column whose first block is one of them is that array), else NULL. false when out of
+ * memory. */
 static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size_t a, size_t b,
-                        size_t n)
+                        size_t n, const double *const *rcol)
 {
     const double *x = buf + (size_t)k * bs;
     size_t m = b - a;
     if (!c->present[k]) {
-        size_t j = 0;
-        while (j < m && absent_nan(x[j]))
-            j++;
-        if (j == m)
-            return true;
-        if (a == 0) /* a first block: an earlier column with the same rows shares them */
+        if (memcmp(x, buf + (size_t)MFU__FC_COUNT * bs, m * sizeof *x) == 0)
+            return true; /* NaN in every row still */
+        if (a == 0)      /* a first block: an earlier column with the same rows shares them */
             for (int q = 0; q < k; q++)
                 if (owns(c, q) && memcmp(buf + (size_t)q * bs, x, m * sizeof *x) == 0) {
                     c->v[k] = c->v[q];
@@ -618,6 +649,16 @@ static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size
                     c->same[k] = (uint8_t)(q + 1);
                     return true;
                 }
+        /* a first block that is the run's column: its rows are the run's, until one differs */
+        for (int q = 0; a == 0 && rcol && q < MFU_COL_COUNT_; q++)
+            if (rcol[q] && memcmp(rcol[q], x, m * sizeof *x) == 0) {
+                c->v[k] = (double *)(uintptr_t)rcol[q];
+                c->present[k] = true;
+                c->same[k] = 0;
+                c->mapped[k] = 0;
+                c->lent[k] = (uint8_t)(q + 1);
+                return true;
+            }
         /* a long column whose first block is one value: mapped, and its rows are that value */
         size_t eq = 1;
         while (a == 0 && eq < m && memcmp(&x[eq], &x[0], sizeof *x) == 0)
@@ -625,6 +666,7 @@ static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size
         if (a == 0 && eq == m && (c->v[k] = mfu__const_map(x[0], c->cap, &c->mapped[k])) != NULL) {
             c->present[k] = true;
             c->same[k] = 0;
+            c->whole[k] = true;
             return true;
         }
         if (!own(c, k, a, n)) /* the rows before NaN; this block and the rest are written */
@@ -634,8 +676,20 @@ static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size
             return true; /* its owner stores them */
         if (!unshare(c, k, a, n))
             return false;
-    } else if (c->mapped[k] && memcmp(c->v[k] + a, x, m * sizeof *x) == 0) {
-        return true; /* rows a mapped column holds already: a write would copy their pages */
+    } else if (c->whole[k]) {
+        /* one value in every row: the block is compared with it, and the mapped rows stay
+         * unread (read, each page of the mapping would count as resident memory) */
+        size_t j = 0;
+        while (j < m && memcmp(&x[j], c->v[k], sizeof *x) == 0)
+            j++;
+        if (j == m)
+            return true;
+        c->whole[k] = false; /* the block is written below */
+    } else if ((c->mapped[k] || c->lent[k]) && memcmp(c->v[k] + a, x, m * sizeof *x) == 0) {
+        return true; /* rows a mapped column holds already (a write would copy their pages), or
+                        the run's that it lends */
+    } else if (c->lent[k] && !unlend(c, k, a, n)) {
+        return false;
     }
     memcpy(c->v[k] + a, x, m * sizeof *x);
     return true;
@@ -653,14 +707,19 @@ mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, siz
      * row's 29 stores went to one cache set and the build spent half its time there */
     size_t bs = rows ? rows + 8 : 0;
     double *buf = NULL;
-    if (!reserve(c, n) || (bs && !(buf = malloc(MFU__FC_COUNT * bs * sizeof *buf)))) {
+    if (!reserve(c, n) || (bs && !(buf = malloc((MFU__FC_COUNT + 1) * bs * sizeof *buf)))) {
         c->n = first;
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps", n);
     }
     /* the rows are read from the run's columns, the members the rule reads and no others, into
      * two steps that take turns as the row and the one before it */
+    for (size_t i = 0; i < bs; i++)
+        buf[(size_t)MFU__FC_COUNT * bs + i] = NAN; /* the absent value's block (store_block) */
     rows_src src;
     src_init(&src, run);
+    const double *rcol[MFU_COL_COUNT_];
+    for (int q = 0; q < MFU_COL_COUNT_; q++)
+        rcol[q] = c->lend ? mfu_run_column(run, (mfu_column)q) : NULL;
     mfu_step st[2];
     mfu_step_init(&st[0]);
     mfu_step_init(&st[1]);
@@ -687,7 +746,7 @@ mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, siz
             has_prev = true;
         }
         for (int k = 0; k < MFU__FC_COUNT; k++)
-            if (!store_block(c, k, buf, bs, a, b, n)) {
+            if (!store_block(c, k, buf, bs, a, b, n, c->lend ? rcol : NULL)) {
                 free(buf);
                 c->n = first;
                 return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps",
@@ -706,6 +765,38 @@ mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, siz
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps", n);
         }
     return MFU_OK;
+}
+
+bool mfu__fcols_const(const mfu__fcols *c, int k, double *x)
+{
+    if (!c || k < 0 || k >= MFU__FC_COUNT || !c->n || !c->present[k])
+        return false;
+    int o = c->same[k] ? c->same[k] - 1 : k; /* a column that shares another's rows is it */
+    if (!c->whole[o])
+        return false;
+    *x = c->v[o][0];
+    return true;
+}
+
+bool mfu__fcols_adopt(mfu__fcols *c, mfu_run *run)
+{
+    for (int k = 0; k < MFU__FC_COUNT; k++) {
+        if (!owns(c, k) || !c->lent[k])
+            continue;
+        double *p = mfu__run_take_column(run, (mfu_column)(c->lent[k] - 1));
+        if (p == c->v[k]) {
+            c->lent[k] = 0; /* c's now: freed with c */
+            continue;
+        }
+        /* not the array lent (the run changed while it lent: against the contract): c's copy
+         * of the rows instead, and what was taken is freed (the run keeps it no more) */
+        bool ok = unlend(c, k, c->n, c->n);
+        free(p);
+        if (!ok)
+            return false;
+    }
+    c->lend = false;
+    return true;
 }
 
 /* Whether every row of c with tokens has the same count; *t gets it (NaN when none). */

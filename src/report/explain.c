@@ -162,6 +162,9 @@ static bool job_cols(const mfu_report *r, const mfu_run *run, mfu__analysis_cols
     }
     in->col[MFU_SC_TOKENS] = tokens;
     const double *rho = fcol(r, MFU__FC_USEFUL);
+    double rho0;
+    if (rho && mfu__fcols_const(&r->cols, MFU__FC_USEFUL, &rho0) && !(rho0 < 1))
+        rho = NULL;   /* no step has padding (and the mapped rows stay unread) */
     size_t first = n; /* the first step with padding: useful tokens from there on */
     for (size_t i = 0; rho && tokens && i < n && first == n; i++)
         if (rho[i] < 1 && isfinite(tokens[i]))
@@ -530,7 +533,11 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, mfu_run *drop,
                    : mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the per-rank rows");
     }
     mfu_analysis *a = NULL;
-    mfu__run_drop_columns(drop); /* nothing reads the run's rows from here on */
+    /* nothing reads the run's rows from here on: the columns the figures borrowed are theirs,
+     * the rest go */
+    if (drop && st == MFU_OK && !mfu__fcols_adopt(&r->cols, drop))
+        st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures' columns");
+    mfu__run_drop_columns(drop);
     if (st == MFU_OK)
         st = mfu__analyze_cols(&cols, ranks, &o, &a, err); /* reads r->cols in place */
     for (size_t i = 0; i < cols.ngive; i++)                /* not given when an error came first */

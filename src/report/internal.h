@@ -63,10 +63,10 @@ bool mfu__report_run_copy(const mfu_run *run, mfu_column c, double **copy);
 
 /* Build the analysis of r from its columns and the run (explain.c): sets r->unit, the step
  * states and warm-up (r->state, r->warmup: the analysis's rule), and r->analysis (NULL when
- * in->no_analysis: only the states are kept). drop (NULL, or run itself): its columns are freed
- * (mfu__run_drop_columns) once the analysis's input is taken from them, before the analysis
- * runs. Errors: MFU_E_NOMEM, MFU_E_INVALID (the analysis options out of range, field names the
- * option). */
+ * in->no_analysis: only the states are kept). drop (NULL, or run itself): once the analysis's
+ * input is taken from it, the columns r->cols borrowed are made r's (mfu__fcols_adopt) and the
+ * rest freed (mfu__run_drop_columns), before the analysis runs. Errors: MFU_E_NOMEM, MFU_E_INVALID
+ * (the analysis options out of range, field names the option). */
 mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, mfu_run *drop,
                                const mfu_report_input *in, mfu_error *err);
 

@@ -248,7 +248,8 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
                          "with --format NAME");
     }
     r->n = n;
-    r->steps = malloc(n * sizeof *r->steps);
+    /* a run freed next lends its step numbers, then hands them over (at done) */
+    r->steps = drop ? (int64_t *)(uintptr_t)mfu_run_steps(run) : malloc(n * sizeof *r->steps);
     const double *t = mfu_run_column(run, MFU_COL_TIME_S);
     r->time_s = t ? malloc(n * sizeof *r->time_s) : NULL;
     r->loss_nan = calloc(n, sizeof *r->loss_nan);
@@ -256,14 +257,18 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
     double *scratch = NULL; /* 2 n doubles for the summaries: after the analysis, whose peak
                                it would add to */
     if (!r->steps || (t && !r->time_s) || !r->loss_nan || !r->state) {
+        if (drop)
+            r->steps = NULL; /* the run's */
         mfu_report_free(r);
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
     }
-    memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
+    if (!drop)
+        memcpy(r->steps, mfu_run_steps(run), n * sizeof *r->steps);
     for (size_t i = 0; t && i < n; i++)
         r->time_s[i] = isfinite(t[i]) && t[i] > 0 ? t[i] : NAN;
     run_facts facts;
     memset(&facts, 0, sizeof facts);
+    r->cols.lend = drop != NULL; /* the figures' columns that are the run's are its arrays */
     st = mfu__figures_compute(&r->fig, &r->cols, run, err);
     if (st != MFU_OK)
         goto done;
@@ -322,6 +327,9 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
     log_notes(r, &facts, r->fig.prof);
     st = mfu__report_findings(r, run, in, &r->fig.wl, err);
 done:
+    if (drop) /* the step numbers lent are the report's now (a column still lent on an error
+                 goes with the run: the report is freed below without it) */
+        r->steps = mfu__run_take_steps(drop);
     free(scratch);
     for (size_t i = 0; i < MFU__ARRAY_LEN(facts.copy); i++)
         free(facts.copy[i]);

@@ -17,10 +17,12 @@
  * before the call tells the two apart). */
 mfu_analysis *mfu__report_take_analysis(mfu_report *r);
 
-/* mfu_report_compute of run for a caller that frees the run next (`mfu report`): the run's
- * columns are freed (mfu__run_drop_columns) once the report has taken what it needs of them,
- * before the analysis, so the two are not held at once. The report is the same, to the byte.
- * Afterwards run is only for mfu_run_free (its count, steps and meta still read). */
+/* mfu_report_compute of run for a caller that frees the run next (`mfu report`): the figures'
+ * columns equal to the run's are the run's arrays (lent, then adopted: mfu__fcols_adopt), the
+ * report's step numbers are the run's (mfu__run_take_steps), and the other columns are freed
+ * (mfu__run_drop_columns) once the report has taken what it needs of them, before the
+ * analysis, so the two are not held at once. The report is the same, to the byte. Afterwards
+ * run is empty (no rows; its meta and per-rank observations kept), only for mfu_run_free. */
 mfu_status mfu__report_compute_consume(mfu_run *run, const mfu_report_input *in, mfu_report **out,
                                        mfu_error *err);
 

@@ -147,6 +147,28 @@ void mfu__run_drop_columns(mfu_run *run)
     run->dropped = true;    /* a repeat too (a merge would make columns again) */
 }
 
+double *mfu__run_take_column(mfu_run *run, mfu_column col)
+{
+    if (!run || (int)col < 0 || col >= MFU_COL_COUNT_)
+        return NULL;
+    double *p = run->col[col];
+    run->col[col] = NULL;
+    run->max_rows = run->n; /* as after mfu__run_drop_columns: nothing more is appended */
+    run->dropped = true;
+    return p;
+}
+
+int64_t *mfu__run_take_steps(mfu_run *run)
+{
+    if (!run)
+        return NULL;
+    int64_t *p = run->step;
+    mfu__run_drop_columns(run);
+    run->step = NULL;
+    run->n = run->cap = run->max_rows = 0;
+    return p;
+}
+
 mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
 {
     if (!run)

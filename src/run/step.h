@@ -105,6 +105,19 @@ const uint32_t *mfu__run_flags(const mfu_run *run);
  * is refused with MFU_E_LIMIT (a repeated step number too). NULL is ignored. */
 void mfu__run_drop_columns(mfu_run *run);
 
+/* Hand double column col of run (its array, mfu_run_count(run) rows valid, the caller's to
+ * free()) to a reader that frees the run next and keeps what it read (mfu__fcols_adopt): the
+ * run keeps no array for col afterwards (every row reads absent there), and, as after
+ * mfu__run_drop_columns, every append is refused. NULL when the run has none (or run is NULL
+ * or col out of range). */
+double *mfu__run_take_column(mfu_run *run, mfu_column col);
+
+/* Hand run's step numbers (mfu_run_count(run) of them, the caller's to free()) to a reader that
+ * frees the run next (mfu__report_compute_consume): every column is dropped too and the run is
+ * left empty (no rows; its meta and per-rank observations kept), only for mfu_run_free. NULL
+ * when run is NULL or holds no array. */
+int64_t *mfu__run_take_steps(mfu_run *run);
+
 static inline void mfu__inf_to_nan(double *v)
 {
     if (isinf(*v))

@@ -709,6 +709,101 @@ static void mapped_constants(void **state)
     mfu_run_free(live);
 }
 
+/* A run of n steps, its printed step time, tokens/s and loss; from row `from` on the step time
+ * is not printed (0: the figures' step time is then tokens / tokens/s, not the run's). */
+static mfu_run *lending_run(size_t n, size_t from)
+{
+    mfu_run *run = mfu_run_new();
+    for (size_t i = 0; i < n; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        s.tokens = 524288;
+        s.step_time_s = i >= from ? 0 : 1.25 + 0.002 * (double)(i % 13);
+        s.tokens_per_s = 524288 / (1.25 + 0.002 * (double)(i % 13)) * 1.01;
+        s.loss = 3.0 - 1e-4 * (double)i;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    return run;
+}
+
+/* With lend, a column equal to one of the run's is the run's array (no copy), the figures are
+ * those of a build without it bit for bit, a row that differs (the step time not printed from
+ * row 1500 on) or a write gives the column rows of its own and leaves the run's rows alone,
+ * and adopt takes the arrays from the run (which then reads absent there and refuses appends).
+ * A mapped column is known constant until written (mfu__fcols_const). */
+static void lent_columns(void **state)
+{
+    (void)state;
+    mfu_report_input in;
+    memset(&in, 0, sizeof in);
+    size_t min0 = mfu__const_map_min;
+    mfu__const_map_min = 1;
+    for (int j = 0; j < 2; j++) {
+        size_t from = j == 0 ? SIZE_MAX : 1500;
+        mfu_run *a = lending_run(3000, from), *b = lending_run(3000, from);
+        mfu__fctx fa, fb;
+        mfu__fcols ca, cb;
+        compute(a, &in, &fa, &ca);
+        memset(&cb, 0, sizeof cb);
+        cb.lend = true;
+        assert_int_equal(mfu__fctx_init(&fb, b, &in, NULL), MFU_OK);
+        assert_int_equal(mfu__figures_compute(&fb, &cb, b, NULL), MFU_OK);
+        check_present(&cb);
+        assert_same_cols(&ca, &cb, "lent");
+        for (int k = 0; k < MFU__FC_COUNT; k++)
+            assert_int_equal(ca.lent[k], 0);
+        assert_int_equal(cb.lent[MFU__FC_LOSS], MFU_COL_LOSS + 1);
+        assert_ptr_equal(cb.v[MFU__FC_LOSS], mfu_run_column(b, MFU_COL_LOSS));
+        assert_int_equal(cb.lent[MFU__FC_REPORTED_TOKENS_PER_S], MFU_COL_TOKENS_PER_S + 1);
+        if (j == 0) {
+            assert_int_equal(cb.lent[MFU__FC_STEP_TIME_S], MFU_COL_STEP_TIME_S + 1);
+        } else { /* lent for the first block, its own from the row that differs */
+            assert_int_equal(cb.lent[MFU__FC_STEP_TIME_S], 0);
+            assert_true(cb.v[MFU__FC_STEP_TIME_S] != mfu_run_column(b, MFU_COL_STEP_TIME_S));
+            assert_true(mfu_run_column(b, MFU_COL_STEP_TIME_S)[1600] == 0);
+        }
+        /* a write copies the run's rows first */
+        double loss9 = cb.v[MFU__FC_LOSS][9];
+        assert_true(mfu__fcols_put(&cb, MFU__FC_REPORTED_TOKENS_PER_S, 2, 1.0));
+        assert_true(mfu__fcols_put(&ca, MFU__FC_REPORTED_TOKENS_PER_S, 2, 1.0));
+        assert_int_equal(cb.lent[MFU__FC_REPORTED_TOKENS_PER_S], 0);
+        assert_true(mfu_run_column(b, MFU_COL_TOKENS_PER_S)[2] != 1.0);
+        assert_same_cols(&ca, &cb, "lent, written");
+        /* adopted: the run's arrays are the figures' */
+        const double *loss = mfu_run_column(b, MFU_COL_LOSS);
+        assert_true(mfu__fcols_adopt(&cb, b));
+        for (int k = 0; k < MFU__FC_COUNT; k++)
+            assert_int_equal(cb.lent[k], 0);
+        assert_ptr_equal(cb.v[MFU__FC_LOSS], loss);
+        assert_null(mfu_run_column(b, MFU_COL_LOSS));
+        assert_true(cb.v[MFU__FC_LOSS][9] == loss9);
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = 5000;
+        assert_int_not_equal(mfu_run_append(b, &s, NULL, NULL), MFU_OK);
+        assert_same_cols(&ca, &cb, "adopted");
+        /* the tokens are the run's (lent before mapped); the useful share is mapped, known
+         * constant until a write */
+        assert_int_equal(cb.mapped[MFU__FC_TOKENS], 0);
+        double x = 0;
+#if defined(__linux__)
+        assert_true(cb.mapped[MFU__FC_USEFUL] > 0);
+        assert_true(mfu__fcols_const(&cb, MFU__FC_USEFUL, &x) && x == 1);
+        assert_true(mfu__fcols_put(&cb, MFU__FC_USEFUL, 7, 0.5));
+        assert_false(mfu__fcols_const(&cb, MFU__FC_USEFUL, &x));
+#endif
+        assert_false(mfu__fcols_const(&cb, MFU__FC_LOSS, &x));
+        mfu__fcols_free(&ca);
+        mfu__fcols_free(&cb);
+        mfu__fctx_free(&fa);
+        mfu__fctx_free(&fb);
+        mfu_run_free(a);
+        mfu_run_free(b);
+    }
+    mfu__const_map_min = min0;
+}
+
 /* A clean log (printed figures with rounding, 2 % noise) raises no stretch. */
 static void clean_logs_hold(void **state)
 {
@@ -790,6 +885,7 @@ int main(void)
         cmocka_unit_test(build_equals_rows),
         cmocka_unit_test(shared_columns),
         cmocka_unit_test(mapped_constants),
+        cmocka_unit_test(lent_columns),
         cmocka_unit_test(clean_logs_hold),
         cmocka_unit_test(windows),
     };

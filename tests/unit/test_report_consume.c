@@ -133,24 +133,57 @@ static void consume_reports_alike(void **state)
     free(ta);
     free(tb);
 
-    /* what the consumed run is afterwards */
-    assert_int_equal(mfu_run_count(b), N);
-    assert_int_equal(mfu_run_steps(b)[N - 1], N);
+    /* what the consumed run is afterwards: empty (its step numbers are the report's, the
+     * columns the figures read theirs), its per-rank observations kept, appends refused */
+    assert_int_equal(mfu_run_count(b), 0);
+    assert_null(mfu_run_steps(b));
     assert_null(mfu_run_column(b, MFU_COL_LOSS));
     assert_null(mfu__run_flags(b));
-    mfu_step s;
-    assert_true(mfu_run_get(b, 10, &s));
-    assert_true(isnan(s.step_time_s) && s.step == 11 && s.rank == -1);
     assert_true(mfu_run_rank_obs_count(b) > 0);
+    mfu_step s;
     mfu_step_init(&s);
     s.step = N + 1;
     s.step_time_s = 1;
-    assert_int_equal(mfu_run_append(b, &s, NULL, &e), MFU_E_LIMIT);
+    assert_int_not_equal(mfu_run_append(b, &s, NULL, &e), MFU_OK);
+    assert_int_equal(mfu_run_count(b), 0);
+
+    /* a run whose columns are dropped: the step numbers stay, every append is refused */
+    mfu_run *c = rich_run();
+    mfu__run_drop_columns(c);
+    assert_int_equal(mfu_run_count(c), N);
+    assert_int_equal(mfu_run_steps(c)[N - 1], N);
+    assert_null(mfu_run_column(c, MFU_COL_LOSS));
+    assert_null(mfu__run_flags(c));
+    assert_true(mfu_run_get(c, 10, &s));
+    assert_true(isnan(s.step_time_s) && s.step == 11 && s.rank == -1);
+    mfu_step_init(&s);
+    s.step = N + 1;
+    s.step_time_s = 1;
+    assert_int_equal(mfu_run_append(c, &s, NULL, &e), MFU_E_LIMIT);
     s.step = 3; /* a repeat would merge: refused too, no column made again */
     s.loss = 2.5;
-    assert_int_equal(mfu_run_append(b, &s, NULL, &e), MFU_E_LIMIT);
-    assert_null(mfu_run_column(b, MFU_COL_LOSS));
-    assert_int_equal(mfu_run_count(b), N);
+    assert_int_equal(mfu_run_append(c, &s, NULL, &e), MFU_E_LIMIT);
+    assert_null(mfu_run_column(c, MFU_COL_LOSS));
+    assert_int_equal(mfu_run_count(c), N);
+    /* taking a column: the run keeps none for it */
+    mfu_run *d = rich_run();
+    double *loss = mfu__run_take_column(d, MFU_COL_LOSS);
+    assert_non_null(loss);
+    assert_true(loss[0] == 3.0 - 1e-4);
+    assert_null(mfu_run_column(d, MFU_COL_LOSS));
+    assert_non_null(mfu_run_column(d, MFU_COL_STEP_TIME_S));
+    assert_null(mfu__run_take_column(d, MFU_COL_LOSS));
+    assert_null(mfu__run_take_column(d, MFU_COL_COUNT_));
+    free(loss);
+    int64_t *steps = mfu__run_take_steps(d);
+    assert_non_null(steps);
+    assert_int_equal(steps[N - 1], N);
+    assert_int_equal(mfu_run_count(d), 0);
+    assert_null(mfu_run_column(d, MFU_COL_STEP_TIME_S));
+    free(steps);
+    assert_null(mfu__run_take_steps(NULL));
+    mfu_run_free(c);
+    mfu_run_free(d);
     mfu__run_drop_columns(NULL); /* ignored */
 
     /* the plain report leaves its run as it was */
