@@ -85,6 +85,8 @@ void mfu__energy_compute(const mfu__energy_cols *c, const bool *keep, size_t n, 
     out->tokens = out->tokens_per_kwh = out->tensor_active = out->mfu = NAN;
     if (!c || (n > 0 && !scratch))
         return;
+    if (!c->energy_j && !c->power_w && !c->tensor_active)
+        return; /* every figure below needs a step's energy or its tensor activity */
     double J = 0, F = 0, Jt = 0, K = 0;
     size_t nt = 0, nk = 0;
     double *ta = scratch, *mf = scratch + n;

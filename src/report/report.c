@@ -109,6 +109,16 @@ static bool run_facts_of(mfu_report *r, const mfu_run *run, bool copy, run_facts
            fact_col(run, MFU_COL_TENSOR_ACTIVE, copy, &f->tensor_active, &f->copy[2]);
 }
 
+/* Whether a row of column k of c holds a finite value (an absent column, NaN in every row, is
+ * not read: the pages of a mapped one would count as resident). */
+static bool any_finite(const mfu__fcols *c, int k)
+{
+    for (size_t i = 0; c->present[k] && i < c->n; i++)
+        if (isfinite(c->v[k][i]))
+            return true;
+    return false;
+}
+
 /* What is missing, with the option that supplies it. */
 static void list_missing(mfu_report *r, const mfu_run *run, const run_facts *facts)
 {
@@ -116,13 +126,10 @@ static void list_missing(mfu_report *r, const mfu_run *run, const run_facts *fac
     const mfu_report_input *in = &r->fig.in;
     const mfu_run_meta *m = mfu_run_meta_get(run);
     size_t n = r->n;
-    bool any_tps = false, any_tpd = false, any_time = false, any_tokens = false;
-    for (size_t i = 0; i < n; i++) {
-        any_tps = any_tps || isfinite(r->cols.v[MFU__FC_TOKENS_PER_S][i]);
-        any_tpd = any_tpd || isfinite(r->cols.v[MFU__FC_TOKENS_PER_S_PER_DEVICE][i]);
-        any_time = any_time || isfinite(r->cols.v[MFU__FC_STEP_TIME_S][i]);
-        any_tokens = any_tokens || isfinite(r->cols.v[MFU__FC_TOKENS][i]);
-    }
+    bool any_tps = any_finite(&r->cols, MFU__FC_TOKENS_PER_S);
+    bool any_tpd = any_finite(&r->cols, MFU__FC_TOKENS_PER_S_PER_DEVICE);
+    bool any_time = any_finite(&r->cols, MFU__FC_STEP_TIME_S);
+    bool any_tokens = any_finite(&r->cols, MFU__FC_TOKENS);
     if (!in->has_arch && c->mfu_from_log)
         add_missing(r, "model", "--model NAME or --config config.json",
                     "mfu's own FLOPs per token and MFU (the log's are shown)");
@@ -300,7 +307,9 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
                              every absent one is their NaN column) has its summary */
             while (j < k && r->cols.v[j] != r->cols.v[k])
                 j++;
-            r->stat[k] = j < k ? r->stat[j] : mfu__stat(r->cols.v[k], keep, n, scratch);
+            r->stat[k] = j < k                 ? r->stat[j]
+                         : !r->cols.present[k] ? mfu__stat(NULL, NULL, 0, NULL) /* NaN: none */
+                                               : mfu__stat(r->cols.v[k], keep, n, scratch);
         }
         mfu__energy_cols ec = {
             facts.energy_j,
