@@ -169,15 +169,13 @@ static void list_missing(mfu_report *r, const mfu_run *run, const run_facts *fac
 }
 
 /* Disagreements between the log's own figures that decide which one a step's tokens/s is
- * (the precedence rule): said once, with both values. */
-static void precedence_notes(mfu_report *r)
+ * (the precedence rule): said once, with both values. v: room for r->n doubles (the
+ * summaries' scratch, its pages in use already). */
+static void precedence_notes(mfu_report *r, double *v)
 {
     const double *rep = r->cols.v[MFU__FC_REPORTED_TOKENS_PER_S];
     const double *der = r->cols.v[MFU__FC_DERIVED_TPS];
     if (rep == der) /* one column (the figures share equal ones; or both absent): they agree */
-        return;
-    double *v = malloc(2 * (r->n ? r->n : 1) * sizeof *v);
-    if (!v)
         return;
     size_t k = 0;
     double a = NAN, b = NAN;
@@ -194,7 +192,6 @@ static void precedence_notes(mfu_report *r)
                          "rule of the precedence (docs/internals/figures.md)",
                          a, b, ratio);
     }
-    free(v);
 }
 
 /* Notes about what the log itself shows (sentinels, nan losses, skipped steps: run_facts_of
@@ -325,7 +322,7 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
         free(keep);
     }
     list_missing(r, run, &facts);
-    precedence_notes(r);
+    precedence_notes(r, scratch);
 
     mfu__cmp_ctx cc;
     memset(&cc, 0, sizeof cc);
