@@ -510,10 +510,11 @@ static bool replay_ema(mfu__fcols *c, size_t first, double ema)
     return true;
 }
 
-/* The log's own figures of row i: its MFU of this step (an EMA the framework prints undone:
- * x_i = (m_i − ema m_{i−1}) / (1 − ema)), its peak (TFLOP/s ÷ MFU) and its FLOPs per counted
- * token (TFLOP/s ÷ tokens/s per device; without TFLOP/s, MFU x the framework's peak ÷ tokens/s
- * per device). The tokens/s are the framework's own where it prints them (its FLOP/s count
+/* The log's own figures of row i (mfu__fcols_build has a shortcut of this for a log that
+ * prints neither MFU nor FLOP/s: keep the two alike): its MFU of this step (an EMA the framework
+ * prints undone: x_i = (m_i − ema m_{i−1}) / (1 − ema)), its peak (TFLOP/s ÷ MFU) and its FLOPs per
+ * counted token (TFLOP/s ÷ tokens/s per device; without TFLOP/s, MFU x the framework's peak ÷
+ * tokens/s per device). The tokens/s are the framework's own where it prints them (its FLOP/s count
  * those), else the context's before any verdict; per job where the device count is unknown. */
 static bool log_figures(mfu__fcols *c, const mfu__fctx *f, size_t i)
 {
@@ -758,6 +759,24 @@ mfu_status mfu__fcols_build(mfu__fcols *c, mfu__fctx *f, const mfu_run *run, siz
     if (f->prof && f->prof->mfu_ema > 0 && !replay_ema(c, first, f->prof->mfu_ema)) {
         c->n = first;
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures of %zu steps", n);
+    }
+    if (!c->present[MFU__FC_REPORTED_MFU] && !c->present[MFU__FC_REPORTED_FLOPS_PER_S_PER_DEVICE] &&
+        !c->present[MFU__FC_LOG_MFU] && !c->present[MFU__FC_LOG_PEAK] &&
+        !c->present[MFU__FC_LOG_FPT]) {
+        /* the log prints no MFU and no FLOP/s: log_figures would store NaN (nothing) in every
+         * row and set the flags alone; the absent columns (NaN) are not read */
+        const double *tpd = c->present[MFU__FC_OWN_TPD] ? c->v[MFU__FC_OWN_TPD] : NULL;
+        const double *dev = c->present[MFU__FC_DEVICES] ? c->v[MFU__FC_DEVICES] : NULL;
+        for (size_t i = first; i < n; i++) {
+            uint8_t fl = c->flags[i] & (uint8_t) ~(MFU__FR_LOG_OWN_TPS | MFU__FR_LOG_PER_JOB |
+                                                   MFU__FR_LOG_NO_PEAK);
+            if (tpd && pos(tpd[i]))
+                fl |= MFU__FR_LOG_OWN_TPS;
+            else if (!dev || !pos(dev[i]))
+                fl |= MFU__FR_LOG_PER_JOB;
+            c->flags[i] = fl;
+        }
+        return MFU_OK;
     }
     for (size_t i = first; i < n; i++)
         if (!log_figures(c, f, i)) {

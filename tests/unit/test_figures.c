@@ -804,6 +804,45 @@ static void lent_columns(void **state)
     mfu__const_map_min = min0;
 }
 
+/* A log that prints neither MFU nor FLOP/s (the builder's shortcut past the log's figures):
+ * each row's flags say whether its FLOPs per token would be per the framework's own tokens/s
+ * per device (printed in even rows) or per the job (no device count: rows from 200 on). */
+static void log_flags_without_figures(void **state)
+{
+    (void)state;
+    mfu_run *run = mfu_run_new();
+    for (size_t i = 0; i < 300; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        s.tokens = 8192;
+        s.step_time_s = 0.5 + 0.001 * (double)(i % 5);
+        if (i % 2 == 0) {
+            s.tokens_per_s = 2000;
+            s.tokens_per_s_scope = MFU_SCOPE_DEVICE;
+        }
+        if (i < 200)
+            s.devices = 8;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    mfu_report_input in;
+    memset(&in, 0, sizeof in);
+    mfu__fctx f;
+    mfu__fcols c;
+    compute(run, &in, &f, &c);
+    assert_false(c.present[MFU__FC_LOG_FPT]);
+    for (size_t i = 0; i < 300; i++) {
+        uint8_t want = i % 2 == 0 ? MFU__FR_LOG_OWN_TPS : i >= 200 ? MFU__FR_LOG_PER_JOB : 0;
+        uint8_t got =
+            c.flags[i] & (MFU__FR_LOG_OWN_TPS | MFU__FR_LOG_PER_JOB | MFU__FR_LOG_NO_PEAK);
+        if (got != want)
+            fail_msg("row %zu: flags %u, want %u", i, got, want);
+    }
+    mfu__fcols_free(&c);
+    mfu__fctx_free(&f);
+    mfu_run_free(run);
+}
+
 /* A clean log (printed figures with rounding, 2 % noise) raises no stretch. */
 static void clean_logs_hold(void **state)
 {
@@ -886,6 +925,7 @@ int main(void)
         cmocka_unit_test(shared_columns),
         cmocka_unit_test(mapped_constants),
         cmocka_unit_test(lent_columns),
+        cmocka_unit_test(log_flags_without_figures),
         cmocka_unit_test(clean_logs_hold),
         cmocka_unit_test(windows),
     };
