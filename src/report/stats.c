@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/internal.h"
 #include "util/util.h"
@@ -41,11 +42,47 @@ static double part_quantile(double *v, size_t n, size_t mid, double med, double 
     return a + f * (b - a);
 }
 
+/* The q-quantile of k values that all are x (their bits): what mfu__quantile_inplace and
+ * part_quantile give them, to the bit (x + f (x - x) where they interpolate: -0 becomes +0). */
+static double const_quantile(double x, size_t k, double q)
+{
+    double pos = q * (double)(k - 1);
+    size_t j = (size_t)pos;
+    if (j >= k)
+        j = k - 1;
+    double f = pos - (double)j;
+    return j + 1 >= k || f == 0 ? x : x + f * (x - x);
+}
+
 mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch)
 {
     mfu_report_stat s = {0, NAN, NAN, NAN, NAN};
     size_t k = 0;
-    double sum = 0;
+    double sum = 0, x0 = 0;
+    /* one value in every kept row (tokens per step): no copy and no selection */
+    bool one = true;
+    for (size_t i = 0; i < n && one; i++) {
+        if ((keep && !keep[i]) || !isfinite(x[i]))
+            continue;
+        if (k == 0)
+            x0 = x[i];
+        else if (memcmp(&x[i], &x0, sizeof x0) != 0)
+            one = false;
+        sum += x[i];
+        k++;
+    }
+    if (one) {
+        if (k) {
+            s.n = k;
+            s.mean = sum / (double)k;
+            s.median = const_quantile(x0, k, 0.5);
+            s.p10 = const_quantile(x0, k, 0.1);
+            s.p90 = const_quantile(x0, k, 0.9);
+        }
+        return s;
+    }
+    k = 0;
+    sum = 0;
     for (size_t i = 0; i < n; i++) {
         if ((keep && !keep[i]) || !isfinite(x[i]))
             continue;

@@ -190,12 +190,14 @@ static double sorted_quantile(const double *v, size_t n, double q)
     size_t lo = (size_t)pos;
     if (lo + 1 >= n)
         return v[n - 1];
+    if (pos == (double)lo) /* an order statistic itself (-0 stays -0) */
+        return v[lo];
     return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
 }
 
 /* mfu__stat selects its order statistics instead of sorting: on random series (with ties,
- * constant runs, sorted and reversed input, sizes 1 to 5000) it gives what a sort gives, to
- * the bit. */
+ * constant runs, sorted and reversed input, one value (its shortcut, -0 too), sizes 1 to 5000)
+ * it gives what a sort gives, to the bit, and the mean of the sum in row order. */
 static void stats_selection_equals_sort(void **state)
 {
     (void)state;
@@ -206,7 +208,7 @@ static void stats_selection_equals_sort(void **state)
     for (int t = 0; t < 400; t++) {
         r = r * 6364136223846793005ULL + 1442695040888963407ULL;
         size_t n = 1 + (size_t)((r >> 33) % (t < 200 ? 12 : 5000));
-        int kind = t % 5;
+        int kind = t % 6;
         for (size_t i = 0; i < n; i++) {
             r = r * 6364136223846793005ULL + 1442695040888963407ULL;
             double u = (double)(r >> 11) / 9007199254740992.0;
@@ -214,12 +216,18 @@ static void stats_selection_equals_sort(void **state)
                    : kind == 1 ? floor(u * 4) /* many ties */
                    : kind == 2 ? (double)i    /* sorted */
                    : kind == 3 ? -(double)i   /* reversed */
-                               : 7.25;        /* constant */
+                   : kind == 4 ? 7.25         /* constant */
+                               : -0.0;        /* constant -0: interpolation gives +0 */
         }
         memcpy(ref, x, n * sizeof *x);
         qsort(ref, n, sizeof *ref, cmp_dbl);
         mfu_report_stat s = mfu__stat(x, NULL, n, sc);
         assert_int_equal(s.n, n);
+        double sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += x[i];
+        double mean = sum / (double)n;
+        assert_memory_equal(&s.mean, &mean, sizeof mean);
         double want[3] = {sorted_quantile(ref, n, 0.5), sorted_quantile(ref, n, 0.1),
                           sorted_quantile(ref, n, 0.9)};
         double got[3] = {s.median, s.p10, s.p90};
