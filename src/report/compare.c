@@ -41,17 +41,19 @@ static pair_stat pair(const mfu_report *r, const double *rep, const double *rec,
 {
     pair_stat p = {0, NAN, NAN, NAN};
     size_t n = r->n;
-    double *v = scratch;
-    double *tmp = scratch + n;
+    double *v = scratch; /* the finite values in row order, selected in place (the median of
+                            the finite ones of the pairs: a ratio can overflow) */
     for (int which = 0; which < 3; which++) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             if (r->state[i] != MFU_STEP_STEADY || !(rep[i] > 0) || !(rec[i] > 0) ||
                 !isfinite(rep[i]) || !isfinite(rec[i]))
                 continue;
-            v[k++] = which == 0 ? rep[i] / rec[i] : which == 1 ? rep[i] : rec[i];
+            double x = which == 0 ? rep[i] / rec[i] : which == 1 ? rep[i] : rec[i];
+            if (isfinite(x))
+                v[k++] = x;
         }
-        double med = mfu__median_finite(v, k, tmp);
+        double med = mfu__median_inplace(v, k);
         if (which == 0) {
             p.k = k;
             p.ratio = med;

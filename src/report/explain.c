@@ -29,13 +29,20 @@
 #include "run/step.h"
 #include "util/util.h"
 
+/* Whether a row of column k of r's figures is above 0 (an absent column is NaN in every row:
+ * not read, the pages of a mapped one would count as resident). */
+static bool any_positive(const mfu_report *r, int k)
+{
+    for (size_t i = 0; r->cols.present[k] && i < r->n; i++)
+        if (r->cols.v[k][i] > 0)
+            return true;
+    return false;
+}
+
 static mfu__unit pick_unit(const mfu_report *r)
 {
-    bool tps = false, tpd = false;
-    for (size_t i = 0; i < r->n; i++) {
-        tps = tps || r->cols.v[MFU_RS_TOKENS_PER_S][i] > 0;
-        tpd = tpd || r->cols.v[MFU_RS_TOKENS_PER_S_PER_DEVICE][i] > 0;
-    }
+    bool tps = any_positive(r, MFU_RS_TOKENS_PER_S);
+    bool tpd = any_positive(r, MFU_RS_TOKENS_PER_S_PER_DEVICE);
     if (tpd && (r->fig.in.per_device || !tps))
         return MFU__UNIT_DEVICE;
     return tps ? MFU__UNIT_TOKENS : MFU__UNIT_STEPS;
