@@ -835,6 +835,9 @@ bool mfu__segment(mfu_analysis *a)
     for (size_t i = 0; i < n; i++)
         usable_rows += a->usable[i];
     a->warmup.checked = a->opt.detect_warmup && !a->warmup.mid_run && usable_rows >= 2;
+    /* Scratch of n rows each; only the pages a run's rows write are ever the process's: the
+     * index of the usable rows is written only for a config run with unusable rows in it (else
+     * row j of the run is s + j), the padding share's logarithms only where the share moves. */
     size_t *starts = malloc(n * sizeof *starts);
     size_t *idx = malloc(n * sizeof *idx);
     size_t *cuts = malloc((MAX_SEGMENTS + 1) * sizeof *cuts);
@@ -849,20 +852,39 @@ bool mfu__segment(mfu_analysis *a)
         nruns = config_runs(a, starts);
         for (size_t run = 0; run < nruns && ok; run++) {
             size_t s = starts[run], e = run + 1 < nruns ? starts[run + 1] : n;
-            size_t m = 0;
-            bool padvar = false;
+            size_t m = 0, first_u = e;
+            /* x0: the rate's logarithm; whether the padding share's (u / k) bits ever differ
+             * from the first usable row's (if not, x1 is one value and padvar false) */
+            bool moves = false, gaps = false;
             for (size_t i = s; i < e; i++)
                 if (a->usable[i]) {
-                    idx[m] = i;
                     x0[m] = log(a->k[i] / a->t[i]);
-                    x1[m] = log(a->u[i] / a->k[i]);
-                    if (m && fabs(x1[m] - x1[0]) > 1e-12)
-                        padvar = true;
+                    if (first_u == e)
+                        first_u = i;
+                    else if (memcmp(&a->u[i], &a->u[first_u], sizeof(double)) != 0 ||
+                             memcmp(&a->k[i], &a->k[first_u], sizeof(double)) != 0)
+                        moves = true;
                     m++;
+                } else {
+                    gaps = true;
+                }
+                /* row j of the run's usable rows */
+#define ROW_OF(j) (gaps ? idx[(j)] : s + (j))
+            if (gaps)
+                for (size_t i = s, j = 0; i < e; i++)
+                    if (a->usable[i])
+                        idx[j++] = i;
+            bool padvar = false;
+            for (size_t i = s, j = 0; moves && i < e; i++)
+                if (a->usable[i]) {
+                    x1[j] = log(a->u[i] / a->k[i]);
+                    if (j && fabs(x1[j] - x1[0]) > 1e-12)
+                        padvar = true;
+                    j++;
                 }
             bool look = a->opt.detect_warmup && !(run == 0 && a->warmup.mid_run);
             size_t settle = look ? mfu__settle_rows(x0, m, tmp, slowflag) : 0;
-            size_t first_row = settle < m ? idx[settle] : e; /* first steady row */
+            size_t first_row = settle < m ? ROW_OF(settle) : e; /* first steady row */
             if (run == 0) {
                 a->warmup.steps = settle ? first_row - s : 0;
                 if (a->warmup.steps) {
@@ -895,7 +917,8 @@ bool mfu__segment(mfu_analysis *a)
                 break;
             }
             for (size_t q = 0; q < nc && nstart < MAX_SEGMENTS; q++)
-                segstart[nstart++] = idx[settle + cuts[q]];
+                segstart[nstart++] = ROW_OF(settle + cuts[q]);
+#undef ROW_OF
         }
     }
     size_t total_steady = 0;

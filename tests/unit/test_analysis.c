@@ -317,6 +317,33 @@ static void level_shift_boundary(void **state)
     }
 }
 
+/* The same shift with 40 rows before it that have no step time (unusable: the search indexes
+ * the usable rows, and maps its cut back past the gap) and padding that never moves: the
+ * boundary is at the shift's step, not 40 steps off. */
+static void level_shift_after_gaps(void **state)
+{
+    (void)state;
+    size_t n = 1200, at = 600;
+    double mult[1200];
+    syn_noise nz = {0.02, 0.3, 0.005, 1.2, 2.0, WARMUP3, 3};
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        syn_multipliers(seed, n, &nz, mult);
+        for (size_t i = 300; i < 340; i++)
+            mult[i] = NAN;
+        syn_phase ph[2] = {syn_default_phase(0, 0.45), syn_default_phase(at, 0.40)};
+        mfu_series *s = syn_series(n, 1, ph, 2, mult, NULL);
+        mfu_analysis *a = analyse(s, NULL);
+        assert_int_equal(mfu_analysis_segment_count(a), 2);
+        const mfu_segment *g = mfu_analysis_segment(a, 1);
+        assert_int_equal(g->cause, MFU_CAUSE_LEVEL);
+        if (llabs(g->start_step - (int64_t)(at + 1)) > 3)
+            fail_msg("seed %llu: the boundary at step %lld, the shift at %zu",
+                     (unsigned long long)seed, (long long)g->start_step, at + 1);
+        mfu_analysis_free(a);
+        mfu_series_free(s);
+    }
+}
+
 /* ---- devices 64 → 128 ---------------------------------------------------------------------- */
 
 static void device_count_change(void **state)
@@ -600,17 +627,12 @@ static void long_series(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(series_round_trip_and_limits),
-        cmocka_unit_test(derived_mfu_hfu_exact),
-        cmocka_unit_test(warmup_detected_and_excluded),
-        cmocka_unit_test(seq_len_drop),
-        cmocka_unit_test(level_shift_boundary),
-        cmocka_unit_test(device_count_change),
-        cmocka_unit_test(sentence_words),
-        cmocka_unit_test(json_keys_and_determinism),
-        cmocka_unit_test(per_rank_rows_collapse),
-        cmocka_unit_test(bad_input_never_crashes),
-        cmocka_unit_test(long_series),
+        cmocka_unit_test(series_round_trip_and_limits), cmocka_unit_test(derived_mfu_hfu_exact),
+        cmocka_unit_test(warmup_detected_and_excluded), cmocka_unit_test(seq_len_drop),
+        cmocka_unit_test(level_shift_boundary),         cmocka_unit_test(level_shift_after_gaps),
+        cmocka_unit_test(device_count_change),          cmocka_unit_test(sentence_words),
+        cmocka_unit_test(json_keys_and_determinism),    cmocka_unit_test(per_rank_rows_collapse),
+        cmocka_unit_test(bad_input_never_crashes),      cmocka_unit_test(long_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
