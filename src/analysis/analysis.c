@@ -72,10 +72,27 @@ static mfu_status check_options(const mfu_analysis_options *o, mfu_error *err)
     return MFU_OK;
 }
 
+void *mfu__work(mfu_analysis *a, int k)
+{
+    _Static_assert(sizeof(size_t) <= sizeof(double), "a slot holds either");
+    if (!a->work[k])
+        a->work[k] = malloc((a->n + MFU__WORK_PAD) * sizeof(double));
+    return a->work[k];
+}
+
+void mfu__work_free(mfu_analysis *a)
+{
+    for (int k = 0; k < MFU__WORK; k++) {
+        free(a->work[k]);
+        a->work[k] = NULL;
+    }
+}
+
 void mfu_analysis_free(mfu_analysis *a)
 {
     if (!a)
         return;
+    mfu__work_free(a);
     for (size_t i = 0; i < a->nown; i++)
         free(a->own[i]);
     free(a->seg);
@@ -524,8 +541,8 @@ size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx)
 
 static bool levels_and_boundaries(mfu_analysis *a)
 {
-    size_t *idx = malloc((a->n ? a->n : 1) * sizeof *idx);
-    size_t *jdx = malloc((a->n ? a->n : 1) * sizeof *jdx);
+    size_t *idx = mfu__work(a, 0);
+    size_t *jdx = mfu__work(a, 1);
     bool ok = idx && jdx;
     mfu_window all = {INT64_MIN, INT64_MAX};
     size_t m = ok ? mfu__window_index(a, all, idx) : 0;
@@ -562,8 +579,6 @@ static bool levels_and_boundaries(mfu_analysis *a)
                 jdx[mj++] = i;
         ok = mfu__decompose(a, idx, mi, &g->level, a, jdx, mj, &h->level, &a->opt, &a->bnd[q]);
     }
-    free(idx);
-    free(jdx);
     return ok;
 }
 
@@ -598,8 +613,10 @@ static mfu_status start(const mfu_analysis_options *opts, mfu_analysis **out, mf
 static bool finish(mfu_analysis *a, const double *const *hint, const mfu_series *ranks)
 {
     static const mfu_series no_ranks; /* no rows: detect_straggler finds none */
-    if (!derive(a, hint) || !mfu__segment(a) || !levels_and_boundaries(a) ||
-        !(a->opt.steady_only || mfu__detect(a, ranks ? ranks : &no_ranks)))
+    bool ok = derive(a, hint) && mfu__segment(a) && levels_and_boundaries(a) &&
+              (a->opt.steady_only || mfu__detect(a, ranks ? ranks : &no_ranks));
+    mfu__work_free(a);
+    if (!ok)
         return false;
     if (a->warmup.steps) {
         double sum = 0;

@@ -891,11 +891,10 @@ static bool detect_straggler(mfu_analysis *a, const mfu_series *s)
 
 bool mfu__detect(mfu_analysis *a, const mfu_series *series)
 {
-    scratch s;
-    size_t n = a->n ? a->n : 1;
-    s.x = malloc(n * sizeof *s.x);
-    s.y = malloc(n * sizeof *s.y);
-    s.idx = malloc(n * sizeof *s.idx);
+    scratch s; /* the analysis's work slots: the pages the segment search wrote */
+    s.x = mfu__work(a, 0);
+    s.y = mfu__work(a, 1);
+    s.idx = mfu__work(a, 2);
     bool ok = s.x && s.y && s.idx;
     if (ok) {
         detect_impossible(a);
@@ -908,8 +907,5 @@ bool mfu__detect(mfu_analysis *a, const mfu_series *series)
         detect_loss(a, &s);
         ok = ok && detect_straggler(a, series);
     }
-    free(s.x);
-    free(s.y);
-    free(s.idx);
     return ok;
 }

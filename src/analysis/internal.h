@@ -38,6 +38,8 @@ const char *mfu__series_label(const mfu_series *s, int id);
 /* Most per-row arrays an analysis frees (mfu_analysis_free). */
 #define MFU__ANALYSIS_MAX_OWN 64
 
+enum { MFU__WORK = 4, MFU__WORK_PAD = 64 };
+
 struct mfu_analysis {
     mfu_analysis_options opt;
     size_t n; /* rows of the job's step series */
@@ -76,7 +78,20 @@ struct mfu_analysis {
     mfu_finding *find; /* MFU_ANALYSIS_MAX_FINDINGS slots */
     size_t ninv;
     mfu_invariant_result *inv; /* MFU_ANALYSIS_MAX_INVARIANTS slots */
+    /* per-row scratch the passes of the analysis share (mfu__work): a pass reuses the pages
+     * the one before it wrote, not fresh ones the kernel zeroes */
+    void *work[MFU__WORK];
 };
+
+/* Scratch slot k (< MFU__WORK) of a: room for n + MFU__WORK_PAD doubles, or as many size_t
+ * (never larger), made on first use and kept until mfu__work_free (mfu_analysis_free too). Its
+ * contents are what the pass before left, in that pass's type: a pass writes before it reads.
+ * The slots by pass: segment 0 (the rate's logarithms), 1 (its scratch), 2 (the padding
+ * share's), 3 (the usable rows' index); levels 0 and 1 (rows of two segments); detectors 0, 1
+ * (values, scratch) and 2 (rows). NULL when out of memory. */
+void *mfu__work(mfu_analysis *a, int k);
+/* Free a's scratch (the analysis is done with it). */
+void mfu__work_free(mfu_analysis *a);
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 

@@ -838,12 +838,13 @@ bool mfu__segment(mfu_analysis *a)
     /* Scratch of n rows each; only the pages a run's rows write are ever the process's: the
      * index of the usable rows is written only for a config run with unusable rows in it (else
      * row j of the run is s + j), the padding share's logarithms only where the share moves. */
+    _Static_assert(SETTLE_REF_ROWS <= MFU__WORK_PAD, "the settle's scratch is a work slot");
     size_t *starts = malloc(n * sizeof *starts);
-    size_t *idx = malloc(n * sizeof *idx);
+    size_t *idx = mfu__work(a, 3);
     size_t *cuts = malloc((MAX_SEGMENTS + 1) * sizeof *cuts);
     size_t *segstart = malloc((MAX_SEGMENTS + 1) * sizeof *segstart);
-    double *x0 = malloc(n * sizeof *x0), *x1 = malloc(n * sizeof *x1);
-    double *tmp = malloc((n + SETTLE_REF_ROWS) * sizeof *tmp);
+    double *x0 = mfu__work(a, 0), *x1 = mfu__work(a, 2);
+    double *tmp = mfu__work(a, 1);
     double *res = malloc(n * sizeof *res);
     uint8_t *slowflag = malloc(n);
     bool ok = starts && idx && cuts && segstart && x0 && x1 && tmp && res && slowflag;
@@ -967,12 +968,8 @@ bool mfu__segment(mfu_analysis *a)
         }
     }
     free(starts);
-    free(idx);
     free(cuts);
     free(segstart);
-    free(x0);
-    free(x1);
-    free(tmp);
     free(res);
     free(slowflag);
     return ok;
