@@ -159,8 +159,9 @@ bool mfu__analysis_own(mfu_analysis *a)
         return true;
     size_t n = a->n;
     /* every double column, so that columns that are one (an alias) stay one */
-    const double **dc[MFU_SC_COUNT_ + MFU_D_COUNT_ + 6];
+    const double **dc[MFU_SC_COUNT_ + MFU_D_COUNT_ + 7];
     size_t k = 0;
+    dc[k++] = &a->nan; /* the caller's NaN column (mfu__analyze_cols), or a's own */
     for (int c = 0; c < MFU_SC_COUNT_; c++)
         dc[k++] = &a->in[c];
     for (int c = 0; c < MFU_D_COUNT_; c++)
@@ -694,7 +695,7 @@ mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
                  : in->nlabels > MFU_SERIES_MAX_LABELS ? MFU_SERIES_MAX_LABELS
                                                        : in->nlabels;
     memcpy(a->labels, in->labels, sizeof a->labels);
-    bool ok = alloc_nan(a, n);
+    bool ok = in->nan && n ? (a->nan = in->nan) != NULL : alloc_nan(a, n);
     a->n = n;
     a->step = in->step;
     a->flags = in->flags ? in->flags : own_zeros(a, n * sizeof *a->flags);

@@ -28,7 +28,9 @@ typedef struct mfu__analysis_cols {
     /* Columns the caller expects derived ones to equal (NULL: none): a derived column equal
      * to its hint in every row, to the bit, is the hint (no memory); else a's own. */
     const double *hint[MFU_D_COUNT_];
-    const uint32_t *flags;            /* MFU_STEP_* bits; NULL: 0 in every row */
+    const double *nan;     /* n NaN (the canonical NaN's bits) the caller holds, the column of every
+                              absent input (NULL: the analysis makes its own) */
+    const uint32_t *flags; /* MFU_STEP_* bits; NULL: 0 in every row */
     const uint8_t *dtype, *recompute; /* label ids (1-based into labels; 0 unknown); NULL: 0 */
     int nlabels;
     char labels[MFU_SERIES_MAX_LABELS][MFU_SERIES_LABEL_MAX];

@@ -131,6 +131,7 @@ static bool job_cols(const mfu_report *r, const mfu_run *run, mfu__analysis_cols
     memset(in, 0, sizeof *in);
     in->n = n;
     in->step = r->steps;
+    in->nan = r->cols.nan; /* the figures' NaN column (mapped where long: no fresh pages) */
     const double *st = fcol(r, MFU__FC_STEP_TIME_S);
     const double *tokens = NULL;
     in->col[MFU_SC_STEP_TIME_S] = st;

@@ -166,6 +166,11 @@ static void columns_in_place_analyse_alike(void **state)
         off[N - 7] = 1.5;
         in.hint[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE] = hint;
         in.hint[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE] = off;
+        double *cnan = malloc(N * sizeof *cnan); /* the caller's NaN column (the report's) */
+        assert_non_null(cnan);
+        for (size_t i = 0; i < N; i++)
+            cnan[i] = NAN;
+        in.nan = cnan;
         assert_int_equal(mfu__analyze_cols(&in, NULL, &o, &a2, NULL), MFU_OK);
         assert_same_analysis(a1, a2);
         /* what equals an input is that input: no copy */
@@ -175,6 +180,7 @@ static void columns_in_place_analyse_alike(void **state)
         assert_ptr_equal(mfu_analysis_derived(a2, MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE), hint);
         assert_ptr_not_equal(mfu_analysis_derived(a2, MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE), off);
         const double *nan = mfu_analysis_input(a2, MFU_SC_CLOCK_MHZ);
+        assert_ptr_equal(nan, cnan); /* an absent input is the caller's NaN column */
         assert_true(flops == (mfu_analysis_derived(a2, MFU_D_MFU) != nan));
         if (flops) {
             assert_true(mfu_analysis_derived(a2, MFU_D_MFU)[100] > 0);
@@ -185,7 +191,10 @@ static void columns_in_place_analyse_alike(void **state)
         assert_ptr_not_equal(mfu_analysis_input(a2, MFU_SC_STEP_TIME_S), st);
         assert_ptr_equal(mfu_analysis_derived(a2, MFU_D_STEP_TIME_S),
                          mfu_analysis_input(a2, MFU_SC_STEP_TIME_S));
+        assert_ptr_not_equal(mfu_analysis_input(a2, MFU_SC_CLOCK_MHZ), cnan);
         mfu_series_free(s2);
+        memset(cnan, 0, N * sizeof *cnan); /* a stale read would see zeros, not NaN */
+        free(cnan);
         memset(hint, 0, N * sizeof *hint);
         free(hint);
         free(off);
