@@ -64,14 +64,3 @@ double *mfu__const_map(double x, size_t n, size_t *len)
     return NULL;
 #endif
 }
-
-void mfu__const_unmap(double *p, size_t len)
-{
-#if defined(__linux__) && defined(MFD_CLOEXEC)
-    if (p && len)
-        munmap(p, len);
-#else
-    (void)p;
-    (void)len;
-#endif
-}

@@ -297,7 +297,8 @@ typedef struct mfu__fcols {
     double *v[MFU__FC_COUNT];
     bool present[MFU__FC_COUNT];
     uint8_t same[MFU__FC_COUNT];
-    size_t mapped[MFU__FC_COUNT]; /* bytes of a column mfu__const_map made (0: allocated) */
+    size_t mapped[MFU__FC_COUNT]; /* bytes of a column mapped (0: malloc'd): mfu__const_map's,
+                                     or a run's reserved one adopted (util/pages.h) */
     size_t nan_mapped;            /* the same for nan */
     bool whole[MFU__FC_COUNT];    /* a mapped column not written since: one value, every row */
     bool lend;                    /* the caller's, before the first build: run columns lend */
@@ -310,10 +311,10 @@ typedef struct mfu__fcols {
 /* A column of n rows whose every row reads x, made of one block of x mapped again and again
  * (constant.c; Linux, n x 8 bytes at least mfu__const_map_min): its memory is one block
  * however long the column, and a write copies the page it touches only. *len gets the bytes
- * mapped (free with mfu__const_unmap(p, *len), never free()). NULL (and *len 0) when none is
- * made: a short column, another platform, the kernel refused; the caller allocates. */
+ * mapped (free with mfu__pages_free(p, *len), util/pages.h, never free()). NULL (and *len 0)
+ * when none is made: a short column, another platform, the kernel refused; the caller
+ * allocates. */
 double *mfu__const_map(double x, size_t n, size_t *len);
-void mfu__const_unmap(double *p, size_t len);
 /* The fewest bytes of a column mfu__const_map maps (8 MiB: a million rows); the tests lower
  * it. */
 extern size_t mfu__const_map_min;

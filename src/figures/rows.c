@@ -13,6 +13,7 @@
 
 #include "figures/figures.h"
 #include "run/step.h"
+#include "util/pages.h"
 #include "util/util.h"
 
 static bool pos(double v)
@@ -265,15 +266,6 @@ static bool owns(const mfu__fcols *c, int k)
     return c->present[k] && !c->same[k];
 }
 
-/* Free one column: mapped (mfu__const_map) or allocated. */
-static void drop(double *p, size_t mapped)
-{
-    if (mapped)
-        mfu__const_unmap(p, mapped);
-    else
-        free(p);
-}
-
 /* Grow column *p, of `mapped` bytes mapped (0: allocated), from old to cap rows, keeping its
  * rows: a mapped one becomes an allocated copy. false when out of memory (*p as it was). */
 static bool grow_one(double **p, size_t *mapped, size_t old, size_t cap)
@@ -289,7 +281,7 @@ static bool grow_one(double **p, size_t *mapped, size_t old, size_t cap)
     if (!q)
         return false;
     memcpy(q, *p, old * sizeof *q);
-    mfu__const_unmap(*p, *mapped);
+    mfu__pages_free(*p, *mapped);
     *p = q;
     *mapped = 0;
     return true;
@@ -322,8 +314,8 @@ void mfu__fcols_free(mfu__fcols *c)
         return;
     for (int k = 0; k < MFU__FC_COUNT; k++)
         if (owns(c, k) && !c->lent[k])
-            drop(c->v[k], c->mapped[k]);
-    drop(c->nan, c->nan_mapped);
+            mfu__pages_free(c->v[k], c->mapped[k]);
+    mfu__pages_free(c->nan, c->nan_mapped);
     free(c->recompute);
     free(c->dtype);
     free(c->tps_source);
@@ -805,15 +797,17 @@ bool mfu__fcols_adopt(mfu__fcols *c, mfu_run *run)
     for (int k = 0; k < MFU__FC_COUNT; k++) {
         if (!owns(c, k) || !c->lent[k])
             continue;
-        double *p = mfu__run_take_column(run, (mfu_column)(c->lent[k] - 1));
+        size_t len;
+        double *p = mfu__run_take_column(run, (mfu_column)(c->lent[k] - 1), &len);
         if (p == c->v[k]) {
-            c->lent[k] = 0; /* c's now: freed with c */
+            c->lent[k] = 0; /* c's now: freed with c (a mapping of the run's: util/pages.h) */
+            c->mapped[k] = len;
             continue;
         }
         /* not the array lent (the run changed while it lent: against the contract): c's copy
          * of the rows instead, and what was taken is freed (the run keeps it no more) */
         bool ok = unlend(c, k, c->n, c->n);
-        free(p);
+        mfu__pages_free(p, len);
         if (!ok)
             return false;
     }

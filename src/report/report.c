@@ -14,6 +14,7 @@
 #include "figures/energy.h"
 #include "report/internal.h"
 #include "run/step.h"
+#include "util/pages.h"
 #include "util/util.h"
 
 void mfu__report_note(mfu_report *r, const char *fmt, ...)
@@ -41,7 +42,7 @@ void mfu_report_free(mfu_report *r)
 {
     if (!r)
         return;
-    free(r->steps);
+    mfu__pages_free(r->steps, r->steps_len);
     free(r->time_s);
     free(r->loss_nan);
     free(r->state);
@@ -335,7 +336,7 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
 done:
     if (drop) /* the step numbers lent are the report's now (a column still lent on an error
                  goes with the run: the report is freed below without it) */
-        r->steps = mfu__run_take_steps(drop);
+        r->steps = mfu__run_take_steps(drop, &r->steps_len);
     free(scratch);
     for (size_t i = 0; i < MFU__ARRAY_LEN(facts.copy); i++)
         free(facts.copy[i]);

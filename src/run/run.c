@@ -13,7 +13,6 @@
  * and the fresh pages the kernel zeroes were a quarter of the ingest time
  * (docs/internals/ingest.md "Performance"). Only the step numbers are always allocated.
  */
-#define _DEFAULT_SOURCE /* madvise */
 #include "mfu/run.h"
 
 #include <math.h>
@@ -21,11 +20,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "run/step.h"
+#include "util/pages.h"
 #include "util/util.h"
 
 /* The aux arrays: one per member of mfu_step that is neither the step number nor a double
@@ -64,6 +61,12 @@
 #define AUX_MEMBER(kind, name, NAME, arg, map, since, unit, what, help)                            \
     AUX_IF_##kind(AUX_TYPE_##kind *a_##name;)
 
+/* The aux arrays by number (AUX_TOKENS_PER_S_SCOPE, ..., AUX_DTYPE). */
+#define AUX_ENUM(kind, name, NAME, arg, map, since, unit, what, help)                              \
+    AUX_IF_##kind(AUX_ENUM_1(NAME))
+#define AUX_ENUM_1(NAME) AUX_##NAME,
+enum { MFU_STEP_FIELDS(AUX_ENUM) AUX_COUNT };
+
 struct mfu_run {
     size_t n, cap, max_rows, merged;
     bool dropped;     /* mfu__run_drop_columns: every append is refused */
@@ -71,6 +74,8 @@ struct mfu_run {
     int64_t *step;
     double *col[MFU_COL_COUNT_];
     MFU_STEP_FIELDS(AUX_MEMBER) /* a_tokens_per_s_scope, ..., a_flags, a_rank, a_dtype */
+    /* each array's reserved mapping, in bytes (util/pages.h; 0: from malloc) */
+    size_t step_len, col_len[MFU_COL_COUNT_], aux_len[AUX_COUNT];
     mfu_run_meta meta;
     mfu_rank_obs *obs; /* per-rank observations (mfu_run_rank_obs_get) */
     size_t nobs, obs_cap, obs_dropped;
@@ -122,11 +127,11 @@ void mfu_run_free(mfu_run *run)
 {
     if (!run)
         return;
-    free(run->step);
+    mfu__pages_free(run->step, run->step_len);
     for (int i = 0; i < MFU_COL_COUNT_; i++)
-        free(run->col[i]);
+        mfu__pages_free(run->col[i], run->col_len[i]);
 #define FREE_AUX(kind, name, NAME, arg, map, since, unit, what, help)                              \
-    AUX_IF_##kind(free(run->a_##name);)
+    AUX_IF_##kind(mfu__pages_free(run->a_##name, run->aux_len[AUX_##NAME]);)
     MFU_STEP_FIELDS(FREE_AUX)
     free(run->obs);
     free(run);
@@ -137,34 +142,42 @@ void mfu__run_drop_columns(mfu_run *run)
     if (!run)
         return;
     for (int i = 0; i < MFU_COL_COUNT_; i++) {
-        free(run->col[i]);
+        mfu__pages_free(run->col[i], run->col_len[i]);
         run->col[i] = NULL;
+        run->col_len[i] = 0;
     }
 #define DROP_AUX(kind, name, NAME, arg, map, since, unit, what, help)                              \
-    AUX_IF_##kind(free(run->a_##name); run->a_##name = NULL;)
+    AUX_IF_##kind(mfu__pages_free(run->a_##name, run->aux_len[AUX_##NAME]);                       \
+                  run->a_##name = NULL; run->aux_len[AUX_##NAME] = 0;)
     MFU_STEP_FIELDS(DROP_AUX)
     run->max_rows = run->n; /* full: nothing more is appended to what is left */
     run->dropped = true;    /* a repeat too (a merge would make columns again) */
 }
 
-double *mfu__run_take_column(mfu_run *run, mfu_column col)
+double *mfu__run_take_column(mfu_run *run, mfu_column col, size_t *len)
 {
+    *len = 0;
     if (!run || (int)col < 0 || col >= MFU_COL_COUNT_)
         return NULL;
     double *p = run->col[col];
+    *len = run->col_len[col];
     run->col[col] = NULL;
+    run->col_len[col] = 0;
     run->max_rows = run->n; /* as after mfu__run_drop_columns: nothing more is appended */
     run->dropped = true;
     return p;
 }
 
-int64_t *mfu__run_take_steps(mfu_run *run)
+int64_t *mfu__run_take_steps(mfu_run *run, size_t *len)
 {
+    *len = 0;
     if (!run)
         return NULL;
     int64_t *p = run->step;
+    *len = run->step_len;
     mfu__run_drop_columns(run);
     run->step = NULL;
+    run->step_len = 0;
     run->n = run->cap = run->max_rows = 0;
     return p;
 }
@@ -182,53 +195,61 @@ mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
     return MFU_OK;
 }
 
-/* Large columns are laid out in 2 MiB pages: a block of at least HUGE_MIN bytes is allocated
- * 2 MiB-aligned, in whole 2 MiB, and (Linux) marked for transparent huge pages, so that the
- * kernel maps it with one fault per 2 MiB instead of one per 4 KiB. The page faults of a
- * column filled row by row cost about a sixth of a whole ingest otherwise (200k rows: 5800
- * faults; docs/internals/ingest.md "Performance"). From 1.5 MiB up, a column holds at most a
- * third more memory than its rows need (none where huge pages are off: untouched pages of the
- * rounded block are never mapped). */
-#define HUGE_PAGE ((size_t)2 << 20)
+/* Large columns are reserved in 2 MiB pages for the run's most rows at once (util/pages.h): a
+ * block of at least HUGE_MIN bytes is a mapping of its own, 2 MiB-aligned and marked for
+ * transparent huge pages, that holds max_rows rows, so that the kernel maps it with one fault
+ * per 2 MiB instead of one per 4 KiB (the page faults of a column filled row by row cost about
+ * a sixth of a whole ingest otherwise: 200k rows, 5800 faults; docs/internals/ingest.md
+ * "Performance") and later growth neither moves nor copies it (at 10M rows the blocks of the
+ * doublings, zeroed and copied into, were half the CPU time of a JSON-lines ingest). Only
+ * the pages the rows write cost memory. */
 #define HUGE_MIN ((size_t)3 << 19)
 
 /* Resize one array to ncap elements of size sz, keeping its first keep elements; on failure
- * the old block is kept. plain: no 2 MiB layout, whatever the size. */
-static bool grow_one(void **p, size_t keep, size_t ncap, size_t sz, bool plain)
+ * the old block is kept. *len is the length of the array's reserved mapping (0: malloc'd);
+ * most is the most elements it may come to hold (reserved at once). plain: malloc, whatever
+ * the size. */
+static bool grow_one(void **p, size_t *len, size_t keep, size_t ncap, size_t sz, bool plain,
+                     size_t most)
 {
     size_t bytes = ncap * sz;
-    if (plain || bytes < HUGE_MIN) {
-        void *q = realloc(*p, bytes);
+    if (*len >= bytes)
+        return true; /* reserved already */
+    if (!plain && bytes >= HUGE_MIN) {
+        size_t nlen;
+        void *q = mfu__pages_reserve((most > ncap ? most : ncap) * sz, &nlen);
+        if (q) {
+            if (keep)
+                memcpy(q, *p, keep * sz);
+            mfu__pages_free(*p, *len);
+            *p = q;
+            *len = nlen;
+            return true;
+        }
+    }
+    if (*len) { /* a reservation too small (the row limit was raised), none to be had */
+        void *q = malloc(bytes);
         if (!q)
             return false;
+        memcpy(q, *p, keep * sz);
+        mfu__pages_free(*p, *len);
         *p = q;
+        *len = 0;
         return true;
     }
-    size_t whole = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    void *q = aligned_alloc(HUGE_PAGE, whole);
+    void *q = realloc(*p, bytes);
     if (!q)
         return false;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    (void)madvise(q, whole, MADV_HUGEPAGE); /* a hint: without it the pages are small */
-#endif
-    if (keep)
-        memcpy(q, *p, keep * sz);
-    free(*p);
     *p = q;
     return true;
 }
 
-/* The aux arrays by number (AUX_TOKENS_PER_S_SCOPE, ..., AUX_DTYPE), with their absent values
- * and whether a merge OR-s them. */
-#define AUX_ENUM(kind, name, NAME, arg, map, since, unit, what, help)                              \
-    AUX_IF_##kind(AUX_ENUM_1(NAME))
-#define AUX_ENUM_1(NAME) AUX_##NAME,
+/* The aux arrays' absent values and whether a merge OR-s them. */
 #define AUX_ABSENT(kind, name, NAME, arg, map, since, unit, what, help)                            \
     AUX_IF_##kind(AUX_ABSENT_1(kind))
 #define AUX_ABSENT_1(kind) AUX_ABSENT_##kind,
 #define AUX_OR(kind, name, NAME, arg, map, since, unit, what, help) AUX_IF_##kind(AUX_OR_1(kind))
 #define AUX_OR_1(kind) AUX_OR_##kind,
-enum { MFU_STEP_FIELDS(AUX_ENUM) AUX_COUNT };
 static const long long aux_absent[AUX_COUNT] = {MFU_STEP_FIELDS(AUX_ABSENT)};
 static const bool aux_or[AUX_COUNT] = {MFU_STEP_FIELDS(AUX_OR)};
 
@@ -289,9 +310,11 @@ static bool aux_missing(const mfu_run *r, const mfu_step *s)
 static bool make_col(mfu_run *r, int c)
 {
     void *p = NULL;
-    if (!grow_one(&p, 0, r->cap, sizeof(double), r->plain_pages))
+    size_t len = 0;
+    if (!grow_one(&p, &len, 0, r->cap, sizeof(double), r->plain_pages, r->max_rows))
         return false;
     r->col[c] = p;
+    r->col_len[c] = len;
     for (size_t i = 0; i < r->n; i++)
         r->col[c][i] = NAN;
     return true;
@@ -303,10 +326,12 @@ static bool make_aux(mfu_run *r, int k)
     size_t sz;
     void **pp = aux_ptr(r, k, &sz);
     void *p = NULL;
-    if (!grow_one(&p, 0, r->cap, sz, r->plain_pages))
+    size_t len = 0;
+    if (!grow_one(&p, &len, 0, r->cap, sz, r->plain_pages, r->max_rows))
         return false;
     memset(p, aux_absent[k] ? 0xff : 0, r->n * sz);
     *pp = p;
+    r->aux_len[k] = len;
     return true;
 }
 
@@ -332,13 +357,15 @@ static mfu_status grow_to(mfu_run *r, size_t ncap, mfu_error *err)
      * cap is only raised when all succeeded. */
     size_t n = r->n;
     /* the step numbers keep the 2 MiB layout (mfu__run_plain_pages) */
-    bool ok = grow_one((void **)&r->step, n, ncap, sizeof *r->step, false);
+    size_t most = r->max_rows;
+    bool ok = grow_one((void **)&r->step, &r->step_len, n, ncap, sizeof *r->step, false, most);
     for (int i = 0; ok && i < MFU_COL_COUNT_; i++)
-        ok = !r->col[i] || grow_one((void **)&r->col[i], n, ncap, sizeof(double), r->plain_pages);
+        ok = !r->col[i] || grow_one((void **)&r->col[i], &r->col_len[i], n, ncap, sizeof(double),
+                                    r->plain_pages, most);
     for (int k = 0; ok && k < AUX_COUNT; k++) {
         size_t sz;
         void **pp = aux_ptr(r, k, &sz);
-        ok = !*pp || grow_one(pp, n, ncap, sz, r->plain_pages);
+        ok = !*pp || grow_one(pp, &r->aux_len[k], n, ncap, sz, r->plain_pages, most);
     }
     if (!ok)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory growing the run to %zu steps", ncap);
@@ -610,7 +637,8 @@ static bool keep_obs(mfu_run *r, const mfu_rank_obs *o)
         size_t ncap = r->obs_cap ? r->obs_cap * 2 : 64;
         if (ncap > (size_t)MFU_RUN_MAX_RANK_OBS)
             ncap = (size_t)MFU_RUN_MAX_RANK_OBS;
-        if (!grow_one((void **)&r->obs, r->nobs, ncap, sizeof *r->obs, r->plain_pages))
+        size_t none = 0; /* kept in malloc's blocks: a realloc of a large one moves no rows */
+        if (!grow_one((void **)&r->obs, &none, r->nobs, ncap, sizeof *r->obs, true, ncap))
             return false;
         r->obs_cap = ncap;
     }

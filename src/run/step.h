@@ -106,17 +106,19 @@ const uint32_t *mfu__run_flags(const mfu_run *run);
 void mfu__run_drop_columns(mfu_run *run);
 
 /* Hand double column col of run (its array, mfu_run_count(run) rows valid, the caller's to
- * free()) to a reader that frees the run next and keeps what it read (mfu__fcols_adopt): the
- * run keeps no array for col afterwards (every row reads absent there), and, as after
- * mfu__run_drop_columns, every append is refused. NULL when the run has none (or run is NULL
- * or col out of range). */
-double *mfu__run_take_column(mfu_run *run, mfu_column col);
+ * free with mfu__pages_free(p, *len): *len is its reserved mapping's length, 0 for a malloc'd
+ * one, util/pages.h) to a reader that frees the run next and keeps what it read
+ * (mfu__fcols_adopt): the run keeps no array for col afterwards (every row reads absent there),
+ * and, as after mfu__run_drop_columns, every append is refused. NULL (and *len 0) when the run
+ * has none (or run is NULL or col out of range). len must not be NULL. */
+double *mfu__run_take_column(mfu_run *run, mfu_column col, size_t *len);
 
-/* Hand run's step numbers (mfu_run_count(run) of them, the caller's to free()) to a reader that
- * frees the run next (mfu__report_compute_consume): every column is dropped too and the run is
- * left empty (no rows; its meta and per-rank observations kept), only for mfu_run_free. NULL
- * when run is NULL or holds no array. */
-int64_t *mfu__run_take_steps(mfu_run *run);
+/* Hand run's step numbers (mfu_run_count(run) of them, the caller's to free with
+ * mfu__pages_free(p, *len), as mfu__run_take_column) to a reader that frees the run next
+ * (mfu__report_compute_consume): every column is dropped too and the run is left empty (no
+ * rows; its meta and per-rank observations kept), only for mfu_run_free. NULL (and *len 0)
+ * when run is NULL or holds no array. len must not be NULL. */
+int64_t *mfu__run_take_steps(mfu_run *run, size_t *len);
 
 static inline void mfu__inf_to_nan(double *v)
 {

@@ -20,6 +20,7 @@
 #include "mfu/mfu.h"
 #include "report/report.h"
 #include "run/step.h"
+#include "util/pages.h"
 
 #define N 3000
 
@@ -167,21 +168,24 @@ static void consume_reports_alike(void **state)
     assert_int_equal(mfu_run_count(c), N);
     /* taking a column: the run keeps none for it */
     mfu_run *d = rich_run();
-    double *loss = mfu__run_take_column(d, MFU_COL_LOSS);
+    size_t len = 1;
+    double *loss = mfu__run_take_column(d, MFU_COL_LOSS, &len);
     assert_non_null(loss);
+    assert_int_equal(len, 0); /* a short run's columns are malloc's (util/pages.h) */
     assert_true(loss[0] == 3.0 - 1e-4);
     assert_null(mfu_run_column(d, MFU_COL_LOSS));
     assert_non_null(mfu_run_column(d, MFU_COL_STEP_TIME_S));
-    assert_null(mfu__run_take_column(d, MFU_COL_LOSS));
-    assert_null(mfu__run_take_column(d, MFU_COL_COUNT_));
-    free(loss);
-    int64_t *steps = mfu__run_take_steps(d);
+    assert_null(mfu__run_take_column(d, MFU_COL_LOSS, &len));
+    assert_null(mfu__run_take_column(d, MFU_COL_COUNT_, &len));
+    assert_int_equal(len, 0);
+    mfu__pages_free(loss, 0);
+    int64_t *steps = mfu__run_take_steps(d, &len);
     assert_non_null(steps);
     assert_int_equal(steps[N - 1], N);
     assert_int_equal(mfu_run_count(d), 0);
     assert_null(mfu_run_column(d, MFU_COL_STEP_TIME_S));
-    free(steps);
-    assert_null(mfu__run_take_steps(NULL));
+    mfu__pages_free(steps, len);
+    assert_null(mfu__run_take_steps(NULL, &len));
     mfu_run_free(c);
     mfu_run_free(d);
     mfu__run_drop_columns(NULL); /* ignored */

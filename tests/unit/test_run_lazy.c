@@ -20,6 +20,7 @@
 #include "mfu/model.h"
 #include "run/step.h"
 #include "synth.h"
+#include "util/pages.h"
 
 /* The seeded generator of the analysis tests (synth.h). */
 static syn_rng rng_state;
@@ -145,6 +146,66 @@ static void late_columns_hold_absent_before(void **state)
     (void)state;
     late_columns(false);
     late_columns(true);
+}
+
+/* A long run's columns are reserved for its row limit at once (run.c grow_one, util/pages.h):
+ * on Linux they do not move as the run grows past the first reservation; a limit raised after
+ * the reservation moves them once, rows intact; a taken column is a mapping of its own. */
+static void reserved_columns_hold_rows(void **state)
+{
+    (void)state;
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    mfu_error e;
+    assert_int_equal(mfu_run_set_max_steps(run, 300000, &e), MFU_OK);
+    const double *at = NULL;
+    for (size_t i = 0; i < 600000; i++) {
+        if (i == 300000) {
+            mfu_step s;
+            mfu_step_init(&s);
+            s.step = (int64_t)i;
+            assert_int_equal(mfu_run_append(run, &s, NULL, &e), MFU_E_LIMIT);
+            assert_int_equal(mfu_run_set_max_steps(run, 600000, &e), MFU_OK);
+        }
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i * 3;
+        s.loss = 1.0 / (double)(i + 1);
+        if (i >= 1000)
+            s.step_time_s = (double)i;
+        assert_int_equal(mfu_run_append(run, &s, NULL, &e), MFU_OK);
+        if (i == 250000)
+            at = mfu_run_column(run, MFU_COL_LOSS);
+#if defined(__linux__)
+        if (i == 299999) /* grown from 256 to 300000 rows: reserved for the limit at once */
+            assert_ptr_equal(mfu_run_column(run, MFU_COL_LOSS), at);
+#endif
+    }
+    (void)at;
+    assert_int_equal(mfu_run_count(run), 600000);
+    const double *loss = mfu_run_column(run, MFU_COL_LOSS);
+    const double *t = mfu_run_column(run, MFU_COL_STEP_TIME_S);
+    const int64_t *steps = mfu_run_steps(run);
+    for (size_t i = 0; i < 600000; i++) {
+        double want_t = i >= 1000 ? (double)i : NAN;
+        if (steps[i] != (int64_t)i * 3 || loss[i] != 1.0 / (double)(i + 1) ||
+            memcmp(&t[i], &want_t, sizeof want_t) != 0)
+            fail_msg("row %zu: step %lld loss %.17g time %.17g", i, (long long)steps[i], loss[i],
+                     t[i]);
+    }
+    size_t len = 0;
+    double *taken = mfu__run_take_column(run, MFU_COL_LOSS, &len);
+    assert_non_null(taken);
+#if defined(__linux__)
+    assert_true(len >= 600000 * sizeof(double)); /* a mapping, not malloc's */
+#endif
+    assert_true(taken[599999] == 1.0 / 600000.0);
+    mfu__pages_free(taken, len);
+    int64_t *st = mfu__run_take_steps(run, &len);
+    assert_non_null(st);
+    assert_int_equal(st[599999], 599999 * 3);
+    mfu__pages_free(st, len);
+    mfu_run_free(run);
 }
 
 /* Random steps with random fields present (most fields rare, a few common): every row reads
@@ -284,6 +345,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(absent_columns_are_null),
         cmocka_unit_test(late_columns_hold_absent_before),
+        cmocka_unit_test(reserved_columns_hold_rows),
         cmocka_unit_test(random_rows_read_back),
         cmocka_unit_test(merge_makes_a_column),
     };
