@@ -75,17 +75,22 @@ static mfu_status check_options(const mfu_analysis_options *o, mfu_error *err)
 void *mfu__work(mfu_analysis *a, int k)
 {
     _Static_assert(sizeof(size_t) <= sizeof(double), "a slot holds either");
-    if (!a->work[k])
-        a->work[k] = malloc((a->n + MFU__WORK_PAD) * sizeof(double));
+    _Static_assert(MFU__WORK % 2 == 0, "slots come in pairs");
+    int even = k & ~1;
+    if (!a->work[even]) {
+        double *p = malloc(2 * (a->n + MFU__WORK_PAD) * sizeof(double));
+        a->work[even] = p;
+        a->work[even + 1] = p ? p + a->n + MFU__WORK_PAD : NULL;
+    }
     return a->work[k];
 }
 
 void mfu__work_free(mfu_analysis *a)
 {
-    for (int k = 0; k < MFU__WORK; k++) {
+    for (int k = 0; k < MFU__WORK; k += 2)
         free(a->work[k]);
+    for (int k = 0; k < MFU__WORK; k++)
         a->work[k] = NULL;
-    }
 }
 
 void mfu_analysis_free(mfu_analysis *a)
@@ -339,14 +344,17 @@ static bool build_rows(mfu_analysis *a, const mfu_series *s)
 typedef struct lazy {
     const double **field; /* where the column goes */
     const double *alias;  /* NULL once it is a's own */
+    mfu__view view;       /* alias's rows as read (internal.h: not the NaN column's pages) */
     double *buf;
 } lazy;
 
-static bool lazy_start(mfu_analysis *a, lazy *l, const double **field, const double *alias)
+static bool lazy_start(mfu_analysis *a, lazy *l, const double **field, const double *alias,
+                       const double *one)
 {
     l->field = field;
     l->alias = alias;
     l->buf = NULL;
+    l->view = mfu__view_of(a, alias, one);
     if (!alias) {
         l->buf = own_alloc(a, (a->n ? a->n : 1) * sizeof *l->buf);
         *field = l->buf;
@@ -361,7 +369,8 @@ static bool lazy_own(mfu_analysis *a, lazy *l, size_t rows)
     l->buf = own_alloc(a, (a->n ? a->n : 1) * sizeof *l->buf);
     if (!l->buf)
         return false;
-    memcpy(l->buf, l->alias, rows * sizeof *l->buf);
+    for (size_t i = 0; i < rows; i++)
+        l->buf[i] = MFU__AT(l->view, i);
     l->alias = NULL;
     *l->field = l->buf;
     return true;
@@ -376,7 +385,7 @@ static inline bool lazy_put(mfu_analysis *a, lazy *l, size_t i, double v)
     }
     uint64_t x, y;
     memcpy(&x, &v, sizeof x);
-    memcpy(&y, &l->alias[i], sizeof y);
+    memcpy(&y, &MFU__AT(l->view, i), sizeof y);
     if (x == y)
         return true;
     if (!lazy_own(a, l, i))
@@ -395,18 +404,35 @@ static bool pos(double v)
  * (lazy). false when out of memory. */
 static bool derive(mfu_analysis *a, const double *const *hint)
 {
-    const double *T = a->in[MFU_SC_STEP_TIME_S], *TOK = a->in[MFU_SC_TOKENS];
-    const double *TPS = a->in[MFU_SC_TOKENS_PER_S], *UT = a->in[MFU_SC_USEFUL_TOKENS];
-    const double *F = a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN];
-    const double *H = a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN];
-    const double *DEV = a->in[MFU_SC_DEVICES], *PEAK = a->in[MFU_SC_PEAK_FLOPS_PER_S];
-    const double *TIME = a->in[MFU_SC_TIME_S];
-    const double *GM = a->in[MFU_SC_MFU], *GH = a->in[MFU_SC_HFU];
+    /* every input read through a view: an absent one is one NaN, not the NaN column */
+    double one[1] = {a->n ? a->nan[0] : NAN};
+    mfu__view T = mfu__view_of(a, a->in[MFU_SC_STEP_TIME_S], one);
+    mfu__view TOK = mfu__view_of(a, a->in[MFU_SC_TOKENS], one);
+    mfu__view TPS = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], one);
+    mfu__view UT = mfu__view_of(a, a->in[MFU_SC_USEFUL_TOKENS], one);
+    mfu__view F = mfu__view_of(a, a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN], one);
+    mfu__view H = mfu__view_of(a, a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN], one);
+    mfu__view DEV = mfu__view_of(a, a->in[MFU_SC_DEVICES], one);
+    mfu__view PEAK = mfu__view_of(a, a->in[MFU_SC_PEAK_FLOPS_PER_S], one);
+    mfu__view TIME = mfu__view_of(a, a->in[MFU_SC_TIME_S], one);
+    mfu__view GM = mfu__view_of(a, a->in[MFU_SC_MFU], one);
+    mfu__view GH = mfu__view_of(a, a->in[MFU_SC_HFU], one);
+#define T_(i) MFU__AT(T, i)
+#define TOK_(i) MFU__AT(TOK, i)
+#define TPS_(i) MFU__AT(TPS, i)
+#define UT_(i) MFU__AT(UT, i)
+#define F_(i) MFU__AT(F, i)
+#define H_(i) MFU__AT(H, i)
+#define DEV_(i) MFU__AT(DEV, i)
+#define PEAK_(i) MFU__AT(PEAK, i)
+#define TIME_(i) MFU__AT(TIME, i)
+#define GM_(i) MFU__AT(GM, i)
+#define GH_(i) MFU__AT(GH, i)
     bool any_f = false, any_c = false;
     for (size_t i = 0; i < a->n; i++) {
-        if (pos(F[i])) {
+        if (pos(F_(i))) {
             any_f = true;
-            any_c = any_c || (pos(DEV[i]) && pos(PEAK[i])) || pos(GM[i]);
+            any_c = any_c || (pos(DEV_(i)) && pos(PEAK_(i))) || pos(GM_(i));
         }
     }
     a->has_flops = any_f;
@@ -415,55 +441,58 @@ static bool derive(mfu_analysis *a, const double *const *hint)
     const double *like[MFU_D_COUNT_];
     for (int c = 0; c < MFU_D_COUNT_; c++)
         like[c] = a->nan;
-    like[MFU_D_STEP_TIME_S] = T;
-    like[MFU_D_TOKENS_PER_S] = like[MFU_D_USEFUL_TOKENS_PER_S] = TPS;
-    like[MFU_D_MFU] = GM;
-    like[MFU_D_HFU] = GH;
+    like[MFU_D_STEP_TIME_S] = a->in[MFU_SC_STEP_TIME_S];
+    like[MFU_D_TOKENS_PER_S] = like[MFU_D_USEFUL_TOKENS_PER_S] = a->in[MFU_SC_TOKENS_PER_S];
+    like[MFU_D_MFU] = a->in[MFU_SC_MFU];
+    like[MFU_D_HFU] = a->in[MFU_SC_HFU];
     lazy D[MFU_D_COUNT_], Lt, Lk, Lu, Lf, Lh, Lc;
     bool ok = true;
     for (int c = 0; c < MFU_D_COUNT_; c++)
-        ok = lazy_start(a, &D[c], &a->d[c], hint && hint[c] ? hint[c] : like[c]) && ok;
-    ok = lazy_start(a, &Lt, &a->t, T) && ok;
-    ok = lazy_start(a, &Lk, &a->k, TOK) && ok;
-    ok = lazy_start(a, &Lu, &a->u, UT != a->nan ? UT : TOK) && ok;
-    ok = lazy_start(a, &Lf, &a->f, F) && ok;
-    ok = lazy_start(a, &Lh, &a->h, H != a->nan ? H : F) && ok;
-    ok = lazy_start(a, &Lc, &a->c, a->nan) && ok;
+        ok = lazy_start(a, &D[c], &a->d[c], hint && hint[c] ? hint[c] : like[c], one) && ok;
+    const double *iT = a->in[MFU_SC_STEP_TIME_S], *iTOK = a->in[MFU_SC_TOKENS];
+    const double *iUT = a->in[MFU_SC_USEFUL_TOKENS], *iF = a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN];
+    const double *iH = a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN];
+    ok = lazy_start(a, &Lt, &a->t, iT, one) && ok;
+    ok = lazy_start(a, &Lk, &a->k, iTOK, one) && ok;
+    ok = lazy_start(a, &Lu, &a->u, iUT != a->nan ? iUT : iTOK, one) && ok;
+    ok = lazy_start(a, &Lf, &a->f, iF, one) && ok;
+    ok = lazy_start(a, &Lh, &a->h, iH != a->nan ? iH : iF, one) && ok;
+    ok = lazy_start(a, &Lc, &a->c, a->nan, one) && ok;
     uint8_t *usable = own_zeros(a, a->n), *state = own_zeros(a, a->n);
     a->usable = usable;
     a->state = state;
     if (!ok || !usable || !state)
         return false;
     for (size_t i = 0; i < a->n && ok; i++) {
-        double step_time = T[i];
-        if (isnan(step_time) && isfinite(TOK[i]) && pos(TPS[i]))
-            step_time = TOK[i] / TPS[i];
+        double step_time = T_(i);
+        if (isnan(step_time) && isfinite(TOK_(i)) && pos(TPS_(i)))
+            step_time = TOK_(i) / TPS_(i);
         /* from timestamps; equal ones (a coarse clock) give none, not a zero */
-        if (isnan(step_time) && i > 0 && isfinite(TIME[i]) && isfinite(TIME[i - 1]) &&
-            a->step[i] > a->step[i - 1] && TIME[i] > TIME[i - 1])
-            step_time = (TIME[i] - TIME[i - 1]) / (double)(a->step[i] - a->step[i - 1]);
+        if (isnan(step_time) && i > 0 && isfinite(TIME_(i)) && isfinite(TIME_(i - 1)) &&
+            a->step[i] > a->step[i - 1] && TIME_(i) > TIME_(i - 1))
+            step_time = (TIME_(i) - TIME_(i - 1)) / (double)(a->step[i] - a->step[i - 1]);
         double t = NAN, k = NAN;
-        bool real_tokens = pos(TOK[i]);
-        if (pos(TPS[i])) {
+        bool real_tokens = pos(TOK_(i));
+        if (pos(TPS_(i))) {
             if (real_tokens)
-                k = TOK[i];
+                k = TOK_(i);
             else if (pos(step_time))
-                k = TPS[i] * step_time;
+                k = TPS_(i) * step_time;
             else
                 k = 1;
-            t = k / TPS[i];
+            t = k / TPS_(i);
         } else if (real_tokens && pos(step_time)) {
-            k = TOK[i];
+            k = TOK_(i);
             t = step_time;
         }
-        double u = (real_tokens && isfinite(UT[i])) ? UT[i] : k;
-        double f = F[i];
-        double dev = pos(DEV[i]) ? DEV[i] : a->capacity_unknown ? 1 : DEV[i];
-        double c = a->capacity_unknown ? dev : DEV[i] * PEAK[i];
+        double u = (real_tokens && isfinite(UT_(i))) ? UT_(i) : k;
+        double f = F_(i);
+        double dev = pos(DEV_(i)) ? DEV_(i) : a->capacity_unknown ? 1 : DEV_(i);
+        double c = a->capacity_unknown ? dev : DEV_(i) * PEAK_(i);
         /* no devices x peak but a given MFU: the capacity that MFU was measured against */
-        if (!a->capacity_unknown && !pos(c) && pos(GM[i]) && pos(f) && pos(t) && pos(k))
-            c = (isfinite(UT[i]) && real_tokens ? UT[i] : k) / t * f / GM[i];
-        double h = isfinite(H[i]) ? H[i] : f;
+        if (!a->capacity_unknown && !pos(c) && pos(GM_(i)) && pos(f) && pos(t) && pos(k))
+            c = (isfinite(UT_(i)) && real_tokens ? UT_(i) : k) / t * f / GM_(i);
+        double h = isfinite(H_(i)) ? H_(i) : f;
         bool bad_time = isfinite(step_time) && step_time <= 0;
         bool use = !bad_time && pos(t) && pos(k) && pos(u);
         if (a->has_flops)
@@ -478,13 +507,13 @@ static bool derive(mfu_analysis *a, const double *const *hint)
         v[MFU_D_STEP_TIME_S] = step_time;
         v[MFU_D_CAPACITY_FLOPS_PER_S] = pos(c) && !a->capacity_unknown && !rel ? c : NAN;
         if (use) {
-            double tps = pos(TPS[i]) ? TPS[i] : k / t;
+            double tps = pos(TPS_(i)) ? TPS_(i) : k / t;
             double utps = u == k ? tps : tps * (u / k);
             v[MFU_D_TOKENS_PER_S] = tps;
             v[MFU_D_USEFUL_TOKENS_PER_S] = utps;
             bool fl = a->has_flops, mf = fl && !a->capacity_unknown;
-            v[MFU_D_MFU] = !mf ? NAN : isfinite(GM[i]) ? GM[i] : utps * f / c;
-            v[MFU_D_HFU] = !mf ? NAN : isfinite(GH[i]) ? GH[i] : tps * h / c;
+            v[MFU_D_MFU] = !mf ? NAN : isfinite(GM_(i)) ? GM_(i) : utps * f / c;
+            v[MFU_D_HFU] = !mf ? NAN : isfinite(GH_(i)) ? GH_(i) : tps * h / c;
             v[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE] = fl && !rel ? utps * f / dev : NAN;
             v[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE] = fl && !rel ? tps * h / dev : NAN;
         } else {
@@ -494,6 +523,17 @@ static bool derive(mfu_analysis *a, const double *const *hint)
         for (int col = 0; col < MFU_D_COUNT_ && ok; col++)
             ok = lazy_put(a, &D[col], i, v[col]);
     }
+#undef T_
+#undef TOK_
+#undef TPS_
+#undef UT_
+#undef F_
+#undef H_
+#undef DEV_
+#undef PEAK_
+#undef TIME_
+#undef GM_
+#undef GH_
     if (!ok)
         return false;
     /* timing artifacts against the median of the usable rows, again after each removal (in a
@@ -522,7 +562,9 @@ static bool derive(mfu_analysis *a, const double *const *hint)
         }
         free(v);
     }
-    for (size_t i = 0; i < a->n; i++)
+    /* (an absent MFU and HFU are the NaN column: no row is over 1, and its pages stay unread) */
+    bool any_mfu = a->d[MFU_D_MFU] != a->nan || a->d[MFU_D_HFU] != a->nan;
+    for (size_t i = 0; any_mfu && i < a->n; i++)
         if (a->usable[i] && (a->d[MFU_D_MFU][i] > 1 || a->d[MFU_D_HFU][i] > 1)) {
             a->usable[i] = 0;
             a->state[i] = MFU_ROW_IMPOSSIBLE;
@@ -549,7 +591,7 @@ static bool levels_and_boundaries(mfu_analysis *a)
     size_t m = ok ? mfu__window_index(a, all, idx) : 0;
     memset(&a->steady_level, 0, sizeof a->steady_level);
     if (ok && m)
-        ok = mfu__level_of(a, idx, m, &a->opt, &a->steady_level);
+        ok = mfu__level_of(a, idx, m, &a->opt, &a->steady_level, mfu__work(a, 2));
     if (ok && a->nseg > 1) {
         a->bnd = calloc(a->nseg - 1, sizeof *a->bnd);
         ok = a->bnd != NULL;
@@ -567,7 +609,7 @@ static bool levels_and_boundaries(mfu_analysis *a)
         if (mi == m && m > 0)
             g->level = a->steady_level;
         else
-            ok = mfu__level_of(a, idx, mi, &a->opt, &g->level);
+            ok = mfu__level_of(a, idx, mi, &a->opt, &g->level, mfu__work(a, 2));
     }
     for (size_t q = 0; ok && q + 1 < a->nseg; q++) {
         const mfu_segment *g = &a->seg[q], *h = &a->seg[q + 1];
@@ -851,7 +893,7 @@ mfu_status mfu_analysis_window_level(const mfu_analysis *a, mfu_window w,
                          (long long)w.first_step, (long long)w.last_step);
     }
     mfu_level lv;
-    bool ok = mfu__level_of(a, idx, m, o, &lv);
+    bool ok = mfu__level_of(a, idx, m, o, &lv, NULL);
     free(idx);
     if (!ok)
         return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory computing levels");

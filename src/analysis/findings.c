@@ -285,6 +285,8 @@ static void detect_timers(mfu_analysis *a)
     const double *st = a->d[MFU_D_STEP_TIME_S];
     for (size_t q = 0; q < MFU__ARRAY_LEN(timers); q++) {
         const double *v = a->in[timers[q].col];
+        if (v == a->nan)
+            continue; /* no row has it (and its pages stay unread) */
         double sum = 0, tot = 0;
         size_t cnt = 0, steady = 0;
         int64_t first = 0, last = 0;
@@ -330,7 +332,8 @@ static bool detect_throttle(mfu_analysis *a, scratch *s)
     const double *clk = a->in[MFU_SC_CLOCK_MHZ], *maxc = a->in[MFU_SC_MAX_CLOCK_MHZ];
     const double *pw = a->in[MFU_SC_POWER_W], *lim = a->in[MFU_SC_POWER_LIMIT_W];
     size_t m = 0, nmax = 0;
-    for (size_t i = 0; i < a->n; i++)
+    /* (an absent column is the NaN column: no row of it counts, and its pages stay unread) */
+    for (size_t i = 0; clk != a->nan && i < a->n; i++)
         if (a->steady[i] && clk[i] > 0 && isfinite(clk[i])) {
             s->idx[m] = i;
             s->x[m++] = clk[i];
@@ -339,7 +342,7 @@ static bool detect_throttle(mfu_analysis *a, scratch *s)
     bool by_clock = m >= minrows;
     double ref = NAN, thr = NAN;
     if (by_clock) {
-        for (size_t j = 0; j < m; j++)
+        for (size_t j = 0; maxc != a->nan && j < m; j++)
             if (maxc[s->idx[j]] > 0 && isfinite(maxc[s->idx[j]]))
                 s->y[nmax++] = maxc[s->idx[j]];
         if (nmax)
@@ -353,7 +356,7 @@ static bool detect_throttle(mfu_analysis *a, scratch *s)
     } else {
         /* Power only: rows at the limit. */
         m = 0;
-        for (size_t i = 0; i < a->n; i++)
+        for (size_t i = 0; pw != a->nan && lim != a->nan && i < a->n; i++)
             if (a->steady[i] && isfinite(pw[i]) && lim[i] > 0 && isfinite(lim[i]))
                 s->idx[m++] = i;
         if (m < minrows)
@@ -541,13 +544,21 @@ static void detect_impossible(mfu_analysis *a)
     double max_mfu = NAN, max_hfu = NAN;
     int64_t first = 0, last = 0;
     bool any = false;
+    double one[1] = {a->n ? a->nan[0] : NAN}; /* absent columns: not their pages (internal.h) */
+    mfu__view vm = mfu__view_of(a, a->d[MFU_D_MFU], one), vh = mfu__view_of(a, a->d[MFU_D_HFU], one);
+    mfu__view vst = mfu__view_of(a, a->d[MFU_D_STEP_TIME_S], one);
+    mfu__view vtok = mfu__view_of(a, a->in[MFU_SC_TOKENS], one);
+    mfu__view vtps = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], one);
+    mfu__view vut = mfu__view_of(a, a->in[MFU_SC_USEFUL_TOKENS], one);
+    mfu__view vF = mfu__view_of(a, a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN], one);
+    mfu__view vH = mfu__view_of(a, a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN], one);
     for (size_t i = 0; i < a->n; i++) {
-        double mfu = a->d[MFU_D_MFU][i], hfu = a->d[MFU_D_HFU][i];
-        double st = a->d[MFU_D_STEP_TIME_S][i];
-        double tok = a->in[MFU_SC_TOKENS][i], tps = a->in[MFU_SC_TOKENS_PER_S][i];
-        double ut = a->in[MFU_SC_USEFUL_TOKENS][i];
-        double F = a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN][i];
-        double H = a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN][i];
+        double mfu = MFU__AT(vm, i), hfu = MFU__AT(vh, i);
+        double st = MFU__AT(vst, i);
+        double tok = MFU__AT(vtok, i), tps = MFU__AT(vtps, i);
+        double ut = MFU__AT(vut, i);
+        double F = MFU__AT(vF, i);
+        double H = MFU__AT(vH, i);
         bool bad = false;
         if (mfu > 1) {
             n_mfu++;

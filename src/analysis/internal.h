@@ -86,12 +86,36 @@ struct mfu_analysis {
 /* Scratch slot k (< MFU__WORK) of a: room for n + MFU__WORK_PAD doubles, or as many size_t
  * (never larger), made on first use and kept until mfu__work_free (mfu_analysis_free too). Its
  * contents are what the pass before left, in that pass's type: a pass writes before it reads.
- * The slots by pass: segment 0 (the rate's logarithms), 1 (its scratch), 2 (the padding
- * share's), 3 (the usable rows' index); levels 0 and 1 (rows of two segments); detectors 0, 1
- * (values, scratch) and 2 (rows). NULL when out of memory. */
+ * Slots 2k and 2k + 1 are one block, the odd one right after the even: mfu__work(a, 2k) has
+ * room for 2 (n + MFU__WORK_PAD) doubles for a pass that uses both (only the pages written
+ * count). The slots by pass: segment 0 (the rate's logarithms), 1 (its scratch), 2 (the
+ * padding share's), 3 (the usable rows' index); levels 0 and 1 (rows of two segments), 2 and 3
+ * (mfu__level_of's scratch); detectors 0, 1 (values, scratch) and 2 (rows). NULL when out of
+ * memory. */
 void *mfu__work(mfu_analysis *a, int k);
 /* Free a's scratch (the analysis is done with it). */
 void mfu__work_free(mfu_analysis *a);
+
+/* A per-row column as a pass reads it: row i is MFU__AT(v, i), v.p[i & v.m]. The NaN column
+ * (a->nan: every absent input, and every derived column no row has) reads as the one NaN
+ * one[0] (mask 0), so that its pages are never touched: each page of it that is read counts as
+ * resident (the report's is mapped: 76 MB at 10M steps, docs/internals/analysis.md "Memory").
+ * one must hold a->nan[0] (its bits) and outlive the view. */
+typedef struct mfu__view {
+    const double *p;
+    size_t m;
+} mfu__view;
+
+static inline mfu__view mfu__view_of(const mfu_analysis *a, const double *col, const double *one)
+{
+    mfu__view v = {col, SIZE_MAX};
+    if (col == a->nan) {
+        v.p = one;
+        v.m = 0;
+    }
+    return v;
+}
+#define MFU__AT(v, i) ((v).p[(i) & (v).m])
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 
@@ -114,10 +138,11 @@ double mfu__acf(const double *v, size_t n, size_t lag);
 
 /* ---- levels.c ----------------------------------------------------------------------------- */
 
-/* Levels of rows idx[0..m) of a (m >= 0), with intervals when opt->intervals. Returns false
- * on allocation failure. */
+/* Levels of rows idx[0..m) of a (m >= 0), with intervals when opt->intervals. tmp: scratch of
+ * 2 m doubles (NULL: its own, allocated and freed here). Returns false on allocation
+ * failure. */
 bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
-                   const mfu_analysis_options *opt, mfu_level *out);
+                   const mfu_analysis_options *opt, mfu_level *out, double *tmp);
 /* Decomposition from rows ia of analysis a to rows ib of analysis b, with intervals. The
  * levels from/to are copied from la/lb when given (already computed with the same options),
  * else computed. false on allocation failure. */

@@ -138,10 +138,13 @@ static mfu_interval median_ci(double *v, size_t m, double vif, double conf, bool
 
 /* ---- levels ------------------------------------------------------------------------------- */
 
-/* The value shared by every row (NaN when absent in all, or mixed). */
-static double constant_of(const double *col, const size_t *idx, size_t m)
+/* The value shared by every row of a's column col (NaN when absent in all, or mixed). The NaN
+ * column (every absent input) is not read: its pages would count as resident. */
+static double constant_of(const mfu_analysis *a, const double *col, const size_t *idx, size_t m)
 {
     double v = NAN;
+    if (col == a->nan)
+        return v;
     for (size_t j = 0; j < m; j++) {
         double x = col[idx[j]];
         if (!isfinite(x))
@@ -188,7 +191,7 @@ static mfu_interval col_median(const double *col, const size_t *idx, size_t m, d
 }
 
 bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
-                   const mfu_analysis_options *opt, mfu_level *out)
+                   const mfu_analysis_options *opt, mfu_level *out, double *scratch)
 {
     memset(out, 0, sizeof *out);
     out->steps = m;
@@ -203,7 +206,7 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     out->devices = out->peak_flops_per_s = out->seq_len = out->global_batch = NAN;
     if (m == 0)
         return true;
-    double *tmp = malloc(2 * m * sizeof *tmp);
+    double *tmp = scratch ? scratch : malloc(2 * m * sizeof *tmp);
     if (!tmp)
         return false;
     out->first_step = a->step[idx[0]];
@@ -254,13 +257,14 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     out->total_mfu = mf && TC > 0 ? UF / TC : NAN;
     double stall = T - K / out->tokens_per_s.value;
     out->stall_time_s = isfinite(stall) ? (stall > 0 ? stall : 0) : NAN;
-    out->devices = constant_of(a->in[MFU_SC_DEVICES], idx, m);
-    out->peak_flops_per_s = constant_of(a->in[MFU_SC_PEAK_FLOPS_PER_S], idx, m);
-    out->seq_len = constant_of(a->in[MFU_SC_SEQ_LEN], idx, m);
-    out->global_batch = constant_of(a->in[MFU_SC_GLOBAL_BATCH], idx, m);
+    out->devices = constant_of(a, a->in[MFU_SC_DEVICES], idx, m);
+    out->peak_flops_per_s = constant_of(a, a->in[MFU_SC_PEAK_FLOPS_PER_S], idx, m);
+    out->seq_len = constant_of(a, a->in[MFU_SC_SEQ_LEN], idx, m);
+    out->global_batch = constant_of(a, a->in[MFU_SC_GLOBAL_BATCH], idx, m);
     label_of(a, a->dtype, idx, m, out->dtype);
     label_of(a, a->recompute, idx, m, out->recompute);
-    free(tmp);
+    if (!scratch)
+        free(tmp);
     return true;
 }
 
@@ -335,11 +339,11 @@ bool mfu__decompose(const mfu_analysis *a, const size_t *ia, size_t ma, const mf
     memset(out, 0, sizeof *out);
     if (la)
         out->from = *la;
-    else if (!mfu__level_of(a, ia, ma, opt, &out->from))
+    else if (!mfu__level_of(a, ia, ma, opt, &out->from, NULL))
         return false;
     if (lb)
         out->to = *lb;
-    else if (!mfu__level_of(b, ib, mb, opt, &out->to))
+    else if (!mfu__level_of(b, ib, mb, opt, &out->to, NULL))
         return false;
     const mfu_level *A = &out->from, *B = &out->to;
     bool flops = a->has_flops && b->has_flops;

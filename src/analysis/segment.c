@@ -66,6 +66,13 @@ static size_t config_runs(const mfu_analysis *a, size_t *starts)
                                           MFU_SC_SEQ_LEN,
                                           MFU_SC_GLOBAL_BATCH};
     enum { NK = sizeof keys / sizeof keys[0] };
+    /* the keys some row has: an absent one (the NaN column) never changes, and its pages stay
+     * unread (docs/internals/analysis.md "Memory") */
+    const double *col[NK];
+    size_t nk = 0;
+    for (size_t q = 0; q < NK; q++)
+        if (a->in[keys[q]] != a->nan)
+            col[nk++] = a->in[keys[q]];
     double cur[NK];
     int cur_d = 0, cur_r = 0;
     for (size_t q = 0; q < NK; q++)
@@ -73,8 +80,8 @@ static size_t config_runs(const mfu_analysis *a, size_t *starts)
     size_t ns = 0;
     for (size_t i = 0; i < a->n; i++) {
         bool change = false;
-        for (size_t q = 0; q < NK; q++) {
-            double x = a->in[keys[q]][i];
+        for (size_t q = 0; q < nk; q++) {
+            double x = col[q][i];
             if (differs(cur[q], x))
                 change = true;
         }
@@ -83,8 +90,8 @@ static size_t config_runs(const mfu_analysis *a, size_t *starts)
             change = true;
         if (i == 0 || change)
             starts[ns++] = i;
-        for (size_t q = 0; q < NK; q++) {
-            double x = a->in[keys[q]][i];
+        for (size_t q = 0; q < nk; q++) {
+            double x = col[q][i];
             if (isfinite(x))
                 cur[q] = x;
         }

@@ -5,6 +5,9 @@
  * another bit pattern (kept bit for bit), and the analysis reads them; and the analysis of
  * columns read in place (the report's) is the analysis of the series.
  */
+#if defined(__linux__)
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +16,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "analysis/analysis.h"
 #include "analysis/internal.h"
@@ -205,6 +212,55 @@ static void columns_in_place_analyse_alike(void **state)
     }
 }
 
+#if defined(__linux__)
+/* No pass of the analysis reads the caller's NaN column past its first row (its pages would
+ * count as resident: the report's is mapped, docs/internals/analysis.md "Memory"): given one
+ * whose pages after the first cannot be read, the analysis of columns read in place finishes
+ * (a read would be a SIGSEGV) and equals the analysis of the series. */
+static void absent_columns_unread(void **state)
+{
+    (void)state;
+    mfu_analysis_options o;
+    mfu_analysis_options_init(&o);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (N * sizeof(double) + page - 1) / page * page;
+    for (int flops = 0; flops < 2; flops++) {
+        mfu_series *s1 = series_of(flops), *s2 = series_of(flops);
+        mfu_analysis *a1 = NULL, *a2 = NULL;
+        assert_int_equal(mfu_analyze(s1, &o, &a1, NULL), MFU_OK);
+        mfu__analysis_cols in;
+        cols_of(s2, &in);
+        double *cnan = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(cnan != MAP_FAILED);
+        for (size_t i = 0; i < N; i++)
+            cnan[i] = NAN;
+        assert_int_equal(mprotect((char *)cnan + page, bytes - page, PROT_NONE), 0);
+        in.nan = cnan;
+        assert_int_equal(mfu__analyze_cols(&in, NULL, &o, &a2, NULL), MFU_OK);
+        assert_ptr_equal(mfu_analysis_input(a2, MFU_SC_CLOCK_MHZ), cnan);
+        assert_int_equal(mfu_analysis_segment_count(a2), mfu_analysis_segment_count(a1));
+        assert_int_equal(mfu_analysis_finding_count(a2), mfu_analysis_finding_count(a1));
+        for (size_t q = 0; q < mfu_analysis_segment_count(a1); q++) {
+            const mfu_segment *g1 = mfu_analysis_segment(a1, q), *g2 = mfu_analysis_segment(a2, q);
+            assert_int_equal(g1->first, g2->first);
+            assert_int_equal(g1->last, g2->last);
+            assert_memory_equal(&g1->level.tokens_per_s, &g2->level.tokens_per_s,
+                                sizeof g1->level.tokens_per_s);
+            assert_memory_equal(&g1->level.mfu, &g2->level.mfu, sizeof g1->level.mfu);
+        }
+        for (size_t i = 0; i < N; i++)
+            assert_int_equal(mfu_analysis_row_state(a1, i), mfu_analysis_row_state(a2, i));
+        const double *t1 = mfu_analysis_derived(a1, MFU_D_TOKENS_PER_S);
+        const double *t2 = mfu_analysis_derived(a2, MFU_D_TOKENS_PER_S);
+        assert_memory_equal(t1, t2, N * sizeof *t1);
+        mfu_analysis_free(a2);
+        munmap(cnan, bytes);
+        mfu_analysis_free(a1);
+        mfu_series_free(s1);
+        mfu_series_free(s2);
+    }
+}
+#endif
+
 /* Buffers given to mfu__analyze_cols are freed on every path (the sanitizer build checks it),
  * and its errors are those of mfu_analyze. */
 static void given_buffers_and_errors(void **state)
@@ -258,6 +314,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(columns_read_as_appended),
         cmocka_unit_test(columns_in_place_analyse_alike),
+#if defined(__linux__)
+        cmocka_unit_test(absent_columns_unread),
+#endif
         cmocka_unit_test(given_buffers_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
