@@ -582,6 +582,15 @@ size_t mfu__window_index(const mfu_analysis *a, mfu_window w, size_t *idx)
     return m;
 }
 
+/* Scratch for mfu__level_of of m rows while the levels' rows are in slot 0: slot 1 (which the
+ * segment search wrote: no fresh pages) where it is large enough, else slots 2-3 (one block of
+ * 2 n), else NULL (level_of's own). */
+static double *level_tmp(mfu_analysis *a, size_t m)
+{
+    size_t need = mfu__level_scratch(m), slot = a->n + MFU__WORK_PAD;
+    return need <= slot ? mfu__work(a, 1) : need <= 2 * slot ? mfu__work(a, 2) : NULL;
+}
+
 static bool levels_and_boundaries(mfu_analysis *a)
 {
     size_t *idx = mfu__work(a, 0);
@@ -591,7 +600,7 @@ static bool levels_and_boundaries(mfu_analysis *a)
     size_t m = ok ? mfu__window_index(a, all, idx) : 0;
     memset(&a->steady_level, 0, sizeof a->steady_level);
     if (ok && m)
-        ok = mfu__level_of(a, idx, m, &a->opt, &a->steady_level, mfu__work(a, 2));
+        ok = mfu__level_of(a, idx, m, &a->opt, &a->steady_level, level_tmp(a, m));
     if (ok && a->nseg > 1) {
         a->bnd = calloc(a->nseg - 1, sizeof *a->bnd);
         ok = a->bnd != NULL;
@@ -609,7 +618,7 @@ static bool levels_and_boundaries(mfu_analysis *a)
         if (mi == m && m > 0)
             g->level = a->steady_level;
         else
-            ok = mfu__level_of(a, idx, mi, &a->opt, &g->level, mfu__work(a, 2));
+            ok = mfu__level_of(a, idx, mi, &a->opt, &g->level, level_tmp(a, mi));
     }
     for (size_t q = 0; ok && q + 1 < a->nseg; q++) {
         const mfu_segment *g = &a->seg[q], *h = &a->seg[q + 1];

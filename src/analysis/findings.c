@@ -147,10 +147,8 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
         const mfu_segment *g = &a->seg[q];
         size_t m = 0;
         for (size_t i = g->first; i <= g->last; i++)
-            if (a->steady[i]) {
-                s->idx[m] = i;
+            if (a->steady[i])
                 s->x[m++] = log(a->t[i]);
-            }
         if (m < 3)
             continue;
         double base = mfu__median_copy(s->x, m, s->y);
@@ -159,10 +157,13 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
         if (thr < log(1 + STALL_MIN_EXCESS))
             thr = log(1 + STALL_MIN_EXCESS);
         double bt = exp(base);
-        for (size_t j = 0; j < m; j++) {
-            size_t i = s->idx[j];
+        /* the steady rows again, in order: x[j] is the j-th (no index of them written) */
+        for (size_t i = g->first, j = 0; i <= g->last; i++) {
+            if (!a->steady[i])
+                continue;
+            double xj = s->x[j++];
             total += a->t[i];
-            if (s->x[j] - base > thr) {
+            if (xj - base > thr) {
                 lost += a->t[i] - bt;
                 excess[nslow] = a->t[i] / bt - 1;
                 slow[nslow++] = a->step[i];
@@ -700,13 +701,12 @@ static void detect_loss(mfu_analysis *a, scratch *s)
                      sizeof f.next_step);
         mfu__push_finding(a, &f);
     }
-    /* Divergence: block medians of the finite loss after the warm-up. */
+    /* Divergence: block medians of the finite loss after the warm-up (their rows' index only
+     * for a rise found: its pages are not written otherwise) */
     size_t m = 0;
     for (size_t i = a->warmup.steps; i < a->n; i++)
-        if (isfinite(loss[i])) {
-            s->idx[m] = i;
+        if (isfinite(loss[i]))
             s->x[m++] = loss[i];
-        }
     size_t w = m / 50 > 5 ? m / 50 : 5;
     size_t nb = m / w;
     if (nb < 4)
@@ -736,6 +736,9 @@ static void detect_loss(mfu_analysis *a, scratch *s)
     }
     if (!hit)
         return;
+    for (size_t i = a->warmup.steps, j = 0; i < a->n; i++)
+        if (isfinite(loss[i]))
+            s->idx[j++] = i;
     size_t r0 = b_first * w, r1 = b_last * w + w - 1;
     mfu_finding f;
     bool still = last_ratio >= LOSS_RISE;

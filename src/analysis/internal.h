@@ -88,10 +88,10 @@ struct mfu_analysis {
  * contents are what the pass before left, in that pass's type: a pass writes before it reads.
  * Slots 2k and 2k + 1 are one block, the odd one right after the even: mfu__work(a, 2k) has
  * room for 2 (n + MFU__WORK_PAD) doubles for a pass that uses both (only the pages written
- * count). The slots by pass: segment 0 (the rate's logarithms), 1 (its scratch), 2 (the
- * padding share's), 3 (the usable rows' index); levels 0 and 1 (rows of two segments), 2 and 3
- * (mfu__level_of's scratch); detectors 0, 1 (values, scratch) and 2 (rows). NULL when out of
- * memory. */
+ * count). The slots by pass: segment 0 (the rate's logarithms), 1 (its scratch, the level-shift
+ * pruning's too), 2 (the padding share's), 3 (the usable rows' index); levels 0 and 1 (rows of
+ * two segments), 1 also mfu__level_of's scratch before the boundaries (2 and 3 where it needs
+ * more than n); detectors 0, 1 (values, scratch) and 2 (rows). NULL when out of memory. */
 void *mfu__work(mfu_analysis *a, int k);
 /* Free a's scratch (the analysis is done with it). */
 void mfu__work_free(mfu_analysis *a);
@@ -139,10 +139,13 @@ double mfu__acf(const double *v, size_t n, size_t lag);
 /* ---- levels.c ----------------------------------------------------------------------------- */
 
 /* Levels of rows idx[0..m) of a (m >= 0), with intervals when opt->intervals. tmp: scratch of
- * 2 m doubles (NULL: its own, allocated and freed here). Returns false on allocation
- * failure. */
+ * mfu__level_scratch(m) doubles (NULL: its own, allocated and freed here). Returns false on
+ * allocation failure. */
 bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
                    const mfu_analysis_options *opt, mfu_level *out, double *tmp);
+/* The doubles of scratch mfu__level_of reads and writes for m rows: m, or twice the rows the
+ * correlation estimate reads (at most 65536) where that is more. */
+size_t mfu__level_scratch(size_t m);
 /* Decomposition from rows ia of analysis a to rows ib of analysis b, with intervals. The
  * levels from/to are copied from la/lb when given (already computed with the same options),
  * else computed. false on allocation failure. */
@@ -169,6 +172,8 @@ typedef struct mfu__shift_params {
     double alpha;           /* changepoint_alpha */
     double min_level_shift; /* pruning: adjacent medians closer than ln(1 + this) merge */
     double vif[2];          /* variance inflation of each signal (AR(1) correlation) */
+    double *scratch;        /* m doubles for the pruning (NULL: the search's own); the segment
+                               search gives its work slot 1, whose pages are written already */
 } mfu__shift_params;
 
 /* Level shifts of the signals sig[0..nsig) (nsig 1 or 2, m values each, NaN-free): binary

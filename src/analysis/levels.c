@@ -45,6 +45,12 @@ static bool pos(double v)
 
 /* ---- dependence ---------------------------------------------------------------------------- */
 
+size_t mfu__level_scratch(size_t m)
+{
+    size_t mm = m < ACF_MAX_ROWS ? m : ACF_MAX_ROWS;
+    return 2 * mm > m ? 2 * mm : m;
+}
+
 double mfu__level_rho(const mfu_analysis *a, const size_t *idx, size_t m, double *tmp)
 {
     size_t mm = m < ACF_MAX_ROWS ? m : ACF_MAX_ROWS;
@@ -206,7 +212,7 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     out->devices = out->peak_flops_per_s = out->seq_len = out->global_batch = NAN;
     if (m == 0)
         return true;
-    double *tmp = scratch ? scratch : malloc(2 * m * sizeof *tmp);
+    double *tmp = scratch ? scratch : malloc(mfu__level_scratch(m) * sizeof *tmp);
     if (!tmp)
         return false;
     out->first_step = a->step[idx[0]];

@@ -814,7 +814,8 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
             cuts[j] = v;
         }
         _Static_assert(sizeof(double) == sizeof(uint64_t), "the scratch holds doubles");
-        nc = prune(sig, nsig, cuts, c.ncuts, m, p->min_level_shift, (double *)(void *)work);
+        nc = prune(sig, nsig, cuts, c.ncuts, m, p->min_level_shift,
+                   p->scratch ? p->scratch : (double *)(void *)work);
     }
     free(ords);
     free(work);
@@ -916,7 +917,8 @@ bool mfu__segment(mfu_analysis *a)
             const double *sig[2] = {x0 + settle, x1 + settle};
             mfu__shift_params sp = {.min_segment_steps = a->opt.min_segment_steps,
                                     .alpha = a->opt.changepoint_alpha,
-                                    .min_level_shift = a->opt.min_level_shift};
+                                    .min_level_shift = a->opt.min_level_shift,
+                                    .scratch = tmp};
             sp.vif[0] = vif_of(sig[0], mm, tmp, res);
             sp.vif[1] = padvar ? vif_of(sig[1], mm, tmp, res) : 1;
             size_t nc = mfu__level_shifts(sig, padvar ? 2 : 1, mm, &sp, cuts);
