@@ -158,6 +158,17 @@ static bool own_copy(mfu_analysis *a, const void **field, size_t size)
     return true;
 }
 
+/* The views of a's terms (internal.h, mfu__view): after derive, and after the columns move. */
+static void set_views(mfu_analysis *a)
+{
+    a->nan1 = a->n ? a->nan[0] : NAN;
+    a->kv = mfu__view_of(a, a->k, &a->nan1);
+    a->uv = mfu__view_of(a, a->u, &a->nan1);
+    a->fv = mfu__view_of(a, a->f, &a->nan1);
+    a->hv = mfu__view_of(a, a->h, &a->nan1);
+    a->cv = mfu__view_of(a, a->c, &a->nan1);
+}
+
 bool mfu__analysis_own(mfu_analysis *a)
 {
     if (!a || a->n == 0)
@@ -197,6 +208,8 @@ bool mfu__analysis_own(mfu_analysis *a)
     a->flags = flags;
     a->dtype = dt;
     a->recompute = rc;
+    a->nkonst = 0; /* the copies are a's own columns: read as any */
+    set_views(a);
     return ok;
 }
 
@@ -404,8 +417,10 @@ static bool pos(double v)
  * (lazy). false when out of memory. */
 static bool derive(mfu_analysis *a, const double *const *hint)
 {
-    /* every input read through a view: an absent one is one NaN, not the NaN column */
-    double one[1] = {a->n ? a->nan[0] : NAN};
+    /* every input read through a view: an absent one is one NaN, not the NaN column, and a
+     * column of one value is that value */
+    a->nan1 = a->n ? a->nan[0] : NAN;
+    const double *one = &a->nan1;
     mfu__view T = mfu__view_of(a, a->in[MFU_SC_STEP_TIME_S], one);
     mfu__view TOK = mfu__view_of(a, a->in[MFU_SC_TOKENS], one);
     mfu__view TPS = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], one);
@@ -536,6 +551,7 @@ static bool derive(mfu_analysis *a, const double *const *hint)
 #undef GH_
     if (!ok)
         return false;
+    set_views(a);
     /* timing artifacts against the median of the usable rows, again after each removal (in a
      * short log one artifact moves the median); then impossible values */
     double *v = malloc((a->n ? a->n : 1) * sizeof *v);
@@ -754,6 +770,17 @@ mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
     a->recompute = in->recompute ? in->recompute : own_zeros(a, n);
     for (int c = 0; c < MFU_SC_COUNT_; c++)
         a->in[c] = in->col[c] ? in->col[c] : a->nan;
+    a->nkonst = 0;
+    for (int c = 0; ok && n && c < MFU_SC_COUNT_; c++) {
+        int q = 0;
+        while (q < a->nkonst && a->konst[q].p != in->col[c])
+            q++;
+        if (in->col[c] && in->whole[c] && in->col[c] != a->nan && q == a->nkonst) {
+            a->konst[q].p = in->col[c];
+            a->konst[q].v = in->col[c][0];
+            a->nkonst++;
+        }
+    }
     ok = ok && a->flags && a->dtype && a->recompute && finish(a, in->hint, ranks);
     if (!ok) {
         mfu_analysis_free(a);

@@ -25,6 +25,9 @@ typedef struct mfu__analysis_cols {
     size_t n;                         /* rows (steps), in step order */
     const int64_t *step;              /* n step numbers */
     const double *col[MFU_SC_COUNT_]; /* mfu_series_col's columns; NULL: absent (NaN) */
+    /* col[c] holds its row 0 in every row (the report's mapped constant columns, whose rows
+     * would count as resident once read): the analysis reads that row only (mfu__view) */
+    bool whole[MFU_SC_COUNT_];
     /* Columns the caller expects derived ones to equal (NULL: none): a derived column equal
      * to its hint in every row, to the bit, is the hint (no memory); else a's own. */
     const double *hint[MFU_D_COUNT_];

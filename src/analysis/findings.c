@@ -379,7 +379,7 @@ static bool detect_throttle(mfu_analysis *a, scratch *s)
     size_t npw = 0;
     for (size_t j = 0; j < m; j++) {
         size_t i = s->idx[j];
-        double pace = log(a->k[i] / a->t[i]);
+        double pace = log(MFU__AT(a->kv, i) / a->t[i]);
         bool limit_hit = isfinite(pw[i]) && lim[i] > 0 && pw[i] >= POWER_AT_LIMIT * lim[i];
         bool aff = by_clock ? clk[i] < thr : (isfinite(pw[i]) && pw[i] >= 0.98 * lim[i]);
         if (aff) {
@@ -468,8 +468,8 @@ static void detect_padding(mfu_analysis *a)
     double K = 0, U = 0;
     for (size_t i = 0; i < a->n; i++)
         if (a->steady[i]) {
-            K += a->k[i];
-            U += a->u[i];
+            K += MFU__AT(a->kv, i);
+            U += MFU__AT(a->uv, i);
         }
     double waste = K > 0 ? 1 - U / K : NAN;
     if (!(L->steps > 0 && waste >= PADDING_MIN))
@@ -500,16 +500,16 @@ static void detect_recompute(mfu_analysis *a)
     size_t cnt = 0;
     int64_t first = 0, last = 0;
     for (size_t i = 0; i < a->n; i++) {
-        if (!a->steady[i] || !(a->h[i] > a->f[i] * (1 + 1e-9)))
+        if (!a->steady[i] || !(MFU__AT(a->hv, i) > MFU__AT(a->fv, i) * (1 + 1e-9)))
             continue;
         if (!cnt)
             first = a->step[i];
         last = a->step[i];
         cnt++;
-        kh += a->k[i] * a->h[i];
-        kf += a->k[i] * a->f[i];
-        uf += a->u[i] * a->f[i];
-        tc += a->t[i] * a->c[i];
+        kh += MFU__AT(a->kv, i) * MFU__AT(a->hv, i);
+        kf += MFU__AT(a->kv, i) * MFU__AT(a->fv, i);
+        uf += MFU__AT(a->uv, i) * MFU__AT(a->fv, i);
+        tc += a->t[i] * MFU__AT(a->cv, i);
     }
     if (!cnt || !(kf > 0) || !(tc > 0))
         return;
@@ -545,7 +545,7 @@ static void detect_impossible(mfu_analysis *a)
     double max_mfu = NAN, max_hfu = NAN;
     int64_t first = 0, last = 0;
     bool any = false;
-    double one[1] = {a->n ? a->nan[0] : NAN}; /* absent columns: not their pages (internal.h) */
+    const double *one = &a->nan1; /* absent and constant columns: not their pages (internal.h) */
     mfu__view vm = mfu__view_of(a, a->d[MFU_D_MFU], one), vh = mfu__view_of(a, a->d[MFU_D_HFU], one);
     mfu__view vst = mfu__view_of(a, a->d[MFU_D_STEP_TIME_S], one);
     mfu__view vtok = mfu__view_of(a, a->in[MFU_SC_TOKENS], one);
@@ -656,7 +656,7 @@ static double pace_ratio(const mfu_analysis *a, const size_t *idx, size_t m, dou
     size_t c = 0;
     for (size_t j = 0; j < m; j++)
         if (a->usable[idx[j]])
-            tmp[c++] = a->k[idx[j]] / a->t[idx[j]];
+            tmp[c++] = MFU__AT(a->kv, idx[j]) / a->t[idx[j]];
     if (!c || !(steady_med > 0))
         return NAN;
     return mfu__median_inplace(tmp, c) / steady_med;
@@ -668,7 +668,7 @@ static double steady_median_pace(const mfu_analysis *a, double *tmp)
     size_t c = 0;
     for (size_t i = a->warmup.steps; i < a->n; i++)
         if (a->usable[i])
-            tmp[c++] = a->k[i] / a->t[i];
+            tmp[c++] = MFU__AT(a->kv, i) / a->t[i];
     return c ? mfu__median_inplace(tmp, c) : NAN;
 }
 

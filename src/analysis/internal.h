@@ -40,6 +40,19 @@ const char *mfu__series_label(const mfu_series *s, int id);
 
 enum { MFU__WORK = 4, MFU__WORK_PAD = 64 };
 
+/* A per-row column as a pass reads it: row i is MFU__AT(v, i), v.p[i & v.m]. The NaN column
+ * (a->nan: every absent input, and every derived column no row has) reads as the one NaN
+ * one[0] (mask 0), and a column of one value the caller gave (a->konst) as that value, so that
+ * their pages are never touched: each page of a mapped column that is read counts as resident
+ * (the report's NaN and constant columns are mapped: 76 MB each at 10M steps,
+ * docs/internals/analysis.md "Memory"). one must hold a->nan[0] (its bits) and outlive the
+ * view (NULL: a->nan is read as any column). */
+typedef struct mfu__view {
+    const double *p;
+    size_t m;
+} mfu__view;
+
+
 struct mfu_analysis {
     mfu_analysis_options opt;
     size_t n; /* rows of the job's step series */
@@ -54,6 +67,12 @@ struct mfu_analysis {
     const double *in[MFU_SC_COUNT_]; /* the job's input columns; those the series lacks (all
                                         NaN) are nan, one shared column of n NaNs */
     const double *nan;
+    /* the caller's columns of one value (mfu__analysis_cols.whole): p, and its value */
+    struct {
+        const double *p;
+        double v;
+    } konst[MFU_SC_COUNT_];
+    int nkonst;
     const uint32_t *flags;
     const uint8_t *dtype, *recompute;
     int nlabels;
@@ -63,6 +82,10 @@ struct mfu_analysis {
      * t step time, k counted tokens, u useful tokens, f model FLOPs per useful token,
      * h hardware FLOPs per counted token, c capacity (devices × peak). */
     const double *t, *k, *u, *f, *h, *c;
+    /* k, u, f, h, c as the passes read them (derive sets them): a term that is a column of one
+     * value, or the NaN column, is read as that value (mfu__view) */
+    mfu__view kv, uv, fv, hv, cv;
+    double nan1; /* a->nan[0]: the NaN the views of the NaN column read */
     uint8_t *usable;       /* t and k valid (and f, c when the series has them) */
     uint8_t *steady;       /* usable, not warm-up, not settle */
     uint8_t *state;        /* mfu_row_state of each row */
@@ -96,26 +119,23 @@ void *mfu__work(mfu_analysis *a, int k);
 /* Free a's scratch (the analysis is done with it). */
 void mfu__work_free(mfu_analysis *a);
 
-/* A per-row column as a pass reads it: row i is MFU__AT(v, i), v.p[i & v.m]. The NaN column
- * (a->nan: every absent input, and every derived column no row has) reads as the one NaN
- * one[0] (mask 0), so that its pages are never touched: each page of it that is read counts as
- * resident (the report's is mapped: 76 MB at 10M steps, docs/internals/analysis.md "Memory").
- * one must hold a->nan[0] (its bits) and outlive the view. */
-typedef struct mfu__view {
-    const double *p;
-    size_t m;
-} mfu__view;
-
+/* The view of column col of a (above). */
 static inline mfu__view mfu__view_of(const mfu_analysis *a, const double *col, const double *one)
 {
     mfu__view v = {col, SIZE_MAX};
-    if (col == a->nan) {
+    if (col == a->nan && one) {
         v.p = one;
         v.m = 0;
     }
+    for (int q = 0; q < a->nkonst; q++)
+        if (col == a->konst[q].p) {
+            v.p = &a->konst[q].v;
+            v.m = 0;
+        }
     return v;
 }
 #define MFU__AT(v, i) ((v).p[(i) & (v).m])
+
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 

@@ -214,8 +214,8 @@ static size_t values_of(const mfu_analysis *a, const name_def *d, double *v)
         switch (d->src) {
         case S_DERIVED: x = a->d[d->col][i]; break;
         case S_INPUT: x = a->in[d->col][i]; break;
-        case S_HW_FPT: x = a->h[i]; break;
-        case S_PADDING: x = 1 - a->u[i] / a->k[i]; break;
+        case S_HW_FPT: x = MFU__AT(a->hv, i); break;
+        case S_PADDING: x = 1 - MFU__AT(a->uv, i) / MFU__AT(a->kv, i); break;
         default: x = NAN; break;
         }
         if (isfinite(x))

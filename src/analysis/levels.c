@@ -151,8 +151,11 @@ static double constant_of(const mfu_analysis *a, const double *col, const size_t
     double v = NAN;
     if (col == a->nan)
         return v;
+    mfu__view cv = mfu__view_of(a, col, NULL);
+    if (!cv.m && m) /* one value in every row: its first row is every row */
+        m = 1;
     for (size_t j = 0; j < m; j++) {
-        double x = col[idx[j]];
+        double x = MFU__AT(cv, idx[j]);
         if (!isfinite(x))
             continue;
         if (isnan(v))
@@ -181,14 +184,21 @@ static void label_of(const mfu_analysis *a, const uint8_t *ids, const size_t *id
         mfu__strlcpy(out, a->labels[id - 1], MFU_SERIES_LABEL_MAX);
 }
 
-/* The median of a column over rows idx (finite values only) with its interval. */
-static mfu_interval col_median(const double *col, const size_t *idx, size_t m, double *tmp,
+/* Derived column c of a as a view (its NaN column read as one NaN). */
+static mfu__view dv(const mfu_analysis *a, int c)
+{
+    return mfu__view_of(a, a->d[c], &a->nan1);
+}
+
+/* The median of a column (as a view: mfu__view) over rows idx (finite values only) with its
+ * interval. */
+static mfu_interval col_median(mfu__view col, const size_t *idx, size_t m, double *tmp,
                                double vif, const mfu_analysis_options *opt, bool with_ci)
 {
     size_t k = 0;
     for (size_t j = 0; j < m; j++)
-        if (isfinite(col[idx[j]]))
-            tmp[k++] = col[idx[j]];
+        if (isfinite(MFU__AT(col, idx[j])))
+            tmp[k++] = MFU__AT(col, idx[j]);
     if (k == 0) {
         mfu_interval none = {NAN, NAN, NAN};
         return none;
@@ -224,37 +234,37 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     out->flops_relative = a->opt.flops_relative; /* the data's own units, not the caller's */
     bool fl = a->has_flops;
     bool mf = fl && !a->capacity_unknown;
-    out->tokens_per_s = col_median(a->d[MFU_D_TOKENS_PER_S], idx, m, tmp, vif, opt, true);
+    out->tokens_per_s = col_median(dv(a, MFU_D_TOKENS_PER_S), idx, m, tmp, vif, opt, true);
     out->useful_tokens_per_s =
-        col_median(a->d[MFU_D_USEFUL_TOKENS_PER_S], idx, m, tmp, vif, opt, true);
-    out->step_time_s = col_median(a->d[MFU_D_STEP_TIME_S], idx, m, tmp, vif, opt, true);
+        col_median(dv(a, MFU_D_USEFUL_TOKENS_PER_S), idx, m, tmp, vif, opt, true);
+    out->step_time_s = col_median(dv(a, MFU_D_STEP_TIME_S), idx, m, tmp, vif, opt, true);
     if (mf) {
-        out->mfu = col_median(a->d[MFU_D_MFU], idx, m, tmp, vif, opt, true);
-        out->hfu = col_median(a->d[MFU_D_HFU], idx, m, tmp, vif, opt, true);
-        out->capacity_flops_per_s = col_median(a->c, idx, m, tmp, vif, opt, false).value;
+        out->mfu = col_median(dv(a, MFU_D_MFU), idx, m, tmp, vif, opt, true);
+        out->hfu = col_median(dv(a, MFU_D_HFU), idx, m, tmp, vif, opt, true);
+        out->capacity_flops_per_s = col_median(a->cv, idx, m, tmp, vif, opt, false).value;
     }
     if (fl) {
         out->model_flops_per_s_per_device =
-            col_median(a->d[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE], idx, m, tmp, vif, opt, false)
+            col_median(dv(a, MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE), idx, m, tmp, vif, opt, false)
                 .value;
         out->hardware_flops_per_s_per_device =
-            col_median(a->d[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE], idx, m, tmp, vif, opt, false)
+            col_median(dv(a, MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE), idx, m, tmp, vif, opt, false)
                 .value;
-        out->model_flops_per_token = col_median(a->f, idx, m, tmp, vif, opt, false).value;
-        out->hardware_flops_per_token = col_median(a->h, idx, m, tmp, vif, opt, false).value;
+        out->model_flops_per_token = col_median(a->fv, idx, m, tmp, vif, opt, false).value;
+        out->hardware_flops_per_token = col_median(a->hv, idx, m, tmp, vif, opt, false).value;
     }
     for (size_t j = 0; j < m; j++)
-        tmp[j] = a->u[idx[j]] / a->k[idx[j]];
+        tmp[j] = MFU__AT(a->uv, idx[j]) / MFU__AT(a->kv, idx[j]);
     out->useful_fraction = mfu__median_inplace(tmp, m);
     /* totals: ratio of sums over the window */
     double T = 0, K = 0, UF = 0, TC = 0;
     for (size_t j = 0; j < m; j++) {
         size_t i = idx[j];
         T += a->t[i];
-        K += a->k[i];
+        K += MFU__AT(a->kv, i);
         if (mf) {
-            UF += a->u[i] * a->f[i];
-            TC += a->t[i] * a->c[i];
+            UF += MFU__AT(a->uv, i) * MFU__AT(a->fv, i);
+            TC += a->t[i] * MFU__AT(a->cv, i);
         }
     }
     out->total_time_s = T;

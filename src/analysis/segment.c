@@ -867,11 +867,11 @@ bool mfu__segment(mfu_analysis *a)
             bool moves = false, gaps = false;
             for (size_t i = s; i < e; i++)
                 if (a->usable[i]) {
-                    x0[m] = log(a->k[i] / a->t[i]);
+                    x0[m] = log(MFU__AT(a->kv, i) / a->t[i]);
                     if (first_u == e)
                         first_u = i;
-                    else if (memcmp(&a->u[i], &a->u[first_u], sizeof(double)) != 0 ||
-                             memcmp(&a->k[i], &a->k[first_u], sizeof(double)) != 0)
+                    else if (memcmp(&MFU__AT(a->uv, i), &MFU__AT(a->uv, first_u), sizeof(double)) != 0 ||
+                             memcmp(&MFU__AT(a->kv, i), &MFU__AT(a->kv, first_u), sizeof(double)) != 0)
                         moves = true;
                     m++;
                 } else {
@@ -886,7 +886,7 @@ bool mfu__segment(mfu_analysis *a)
             bool padvar = false;
             for (size_t i = s, j = 0; moves && i < e; i++)
                 if (a->usable[i]) {
-                    x1[j] = log(a->u[i] / a->k[i]);
+                    x1[j] = log(MFU__AT(a->uv, i) / MFU__AT(a->kv, i));
                     if (j && fabs(x1[j] - x1[0]) > 1e-12)
                         padvar = true;
                     j++;

@@ -645,6 +645,18 @@ static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size
                     c->same[k] = (uint8_t)(q + 1);
                     return true;
                 }
+        /* a long column whose first block is one value: mapped, and its rows are that value
+         * (before the run's columns: a constant one of the run's is freed with the run, and
+         * readers that know the value read none of its rows, mfu__fcols_const) */
+        size_t eq = 1;
+        while (a == 0 && eq < m && memcmp(&x[eq], &x[0], sizeof *x) == 0)
+            eq++;
+        if (a == 0 && eq == m && (c->v[k] = mfu__const_map(x[0], c->cap, &c->mapped[k])) != NULL) {
+            c->present[k] = true;
+            c->same[k] = 0;
+            c->whole[k] = true;
+            return true;
+        }
         /* a first block that is the run's column: its rows are the run's, until one differs */
         for (int q = 0; a == 0 && rcol && q < MFU_COL_COUNT_; q++)
             if (rcol[q] && memcmp(rcol[q], x, m * sizeof *x) == 0) {
@@ -655,16 +667,6 @@ static bool store_block(mfu__fcols *c, int k, const double *buf, size_t bs, size
                 c->lent[k] = (uint8_t)(q + 1);
                 return true;
             }
-        /* a long column whose first block is one value: mapped, and its rows are that value */
-        size_t eq = 1;
-        while (a == 0 && eq < m && memcmp(&x[eq], &x[0], sizeof *x) == 0)
-            eq++;
-        if (a == 0 && eq == m && (c->v[k] = mfu__const_map(x[0], c->cap, &c->mapped[k])) != NULL) {
-            c->present[k] = true;
-            c->same[k] = 0;
-            c->whole[k] = true;
-            return true;
-        }
         if (!own(c, k, a, n)) /* the rows before NaN; this block and the rest are written */
             return false;
     } else if (c->same[k]) {
@@ -819,6 +821,10 @@ bool mfu__fcols_adopt(mfu__fcols *c, mfu_run *run)
 static bool constant_tokens(const mfu__fcols *c, double *t)
 {
     double t0 = NAN;
+    if (c->n && mfu__fcols_const(c, MFU__FC_TOKENS, &t0)) { /* its mapped rows stay unread */
+        *t = isfinite(t0) ? t0 : NAN;
+        return true;
+    }
     bool same = true;
     for (size_t i = 0; i < c->n; i++) {
         double x = c->v[MFU__FC_TOKENS][i];

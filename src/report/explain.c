@@ -200,6 +200,16 @@ static bool job_cols(const mfu_report *r, const mfu_run *run, mfu__analysis_cols
     in->col[MFU_SC_SEQ_LEN] = fcol(r, MFU__FC_SEQ);
     in->col[MFU_SC_GLOBAL_BATCH] = fcol(r, MFU__FC_BATCH);
     in->col[MFU_SC_LOSS] = fcol(r, MFU__FC_LOSS); /* the run's loss, as the figures read it */
+    /* a figure of one value in every row (mapped: mfu__fcols_const) is read at its first row
+     * only, so that its pages do not count as resident (docs/internals/analysis.md) */
+    for (int c = 0; c < MFU_SC_COUNT_; c++)
+        for (int k = 0; in->col[c] && k < MFU__FC_COUNT; k++) {
+            double x;
+            if (fcol(r, k) == in->col[c] && mfu__fcols_const(&r->cols, k, &x)) {
+                in->whole[c] = true;
+                break;
+            }
+        }
     static const struct {
         mfu_series_col sc;
         mfu_column rc;

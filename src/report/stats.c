@@ -54,6 +54,28 @@ static double const_quantile(double x, size_t k, double q)
     return j + 1 >= k || f == 0 ? x : x + f * (x - x);
 }
 
+mfu_report_stat mfu__stat_one(double x0, const bool *keep, size_t n)
+{
+    mfu_report_stat s = {0, NAN, NAN, NAN, NAN};
+    if (!isfinite(x0))
+        return s;
+    size_t k = 0;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) /* the sum mfu__stat adds, row by row */
+        if (!keep || keep[i]) {
+            sum += x0;
+            k++;
+        }
+    if (k) {
+        s.n = k;
+        s.mean = sum / (double)k;
+        s.median = const_quantile(x0, k, 0.5);
+        s.p10 = const_quantile(x0, k, 0.1);
+        s.p90 = const_quantile(x0, k, 0.9);
+    }
+    return s;
+}
+
 mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch)
 {
     mfu_report_stat s = {0, NAN, NAN, NAN, NAN};

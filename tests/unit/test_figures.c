@@ -783,11 +783,15 @@ static void lent_columns(void **state)
         s.step = 5000;
         assert_int_not_equal(mfu_run_append(b, &s, NULL, NULL), MFU_OK);
         assert_same_cols(&ca, &cb, "adopted");
-        /* the tokens are the run's (lent before mapped); the useful share is mapped, known
-         * constant until a write */
-        assert_int_equal(cb.mapped[MFU__FC_TOKENS], 0);
+        /* the tokens, one value in every row, are mapped, not the run's (mapped before lent:
+         * the run's column goes with the run, readers take the value); the useful share is
+         * mapped, known constant until a write */
         double x = 0;
 #if defined(__linux__)
+        assert_true(cb.mapped[MFU__FC_TOKENS] > 0);
+        assert_true(mfu__fcols_const(&cb, MFU__FC_TOKENS, &x) && x == 524288);
+        assert_non_null(mfu_run_column(b, MFU_COL_TOKENS)); /* still the run's, not taken */
+        assert_ptr_not_equal(cb.v[MFU__FC_TOKENS], mfu_run_column(b, MFU_COL_TOKENS));
         assert_true(cb.mapped[MFU__FC_USEFUL] > 0);
         assert_true(mfu__fcols_const(&cb, MFU__FC_USEFUL, &x) && x == 1);
         assert_true(mfu__fcols_put(&cb, MFU__FC_USEFUL, 7, 0.5));

@@ -197,7 +197,8 @@ static double sorted_quantile(const double *v, size_t n, double q)
 
 /* mfu__stat selects its order statistics instead of sorting: on random series (with ties,
  * constant runs, sorted and reversed input, one value (its shortcut, -0 too), sizes 1 to 5000)
- * it gives what a sort gives, to the bit, and the mean of the sum in row order. */
+ * it gives what a sort gives, to the bit, and the mean of the sum in row order; of one value,
+ * mfu__stat_one gives the same without reading the rows. */
 static void stats_selection_equals_sort(void **state)
 {
     (void)state;
@@ -235,7 +236,22 @@ static void stats_selection_equals_sort(void **state)
             if (memcmp(&want[k], &got[k], sizeof(double)) != 0)
                 fail_msg("case %d (n %zu, kind %d) quantile %d: %.17g, sort gives %.17g", t, n,
                          kind, k, got[k], want[k]);
+        if (kind >= 4) { /* a column of one value, not read (mfu__stat_one): the same bits,
+                            with and without a keep mask */
+            mfu_report_stat o = mfu__stat_one(x[0], NULL, n);
+            assert_memory_equal(&o, &s, sizeof o);
+            bool *keep = malloc(n * sizeof *keep);
+            assert_non_null(keep);
+            for (size_t i = 0; i < n; i++)
+                keep[i] = (i * 7 + (size_t)t) % 3 != 0;
+            mfu_report_stat a = mfu__stat(x, keep, n, sc), b = mfu__stat_one(x[0], keep, n);
+            assert_memory_equal(&a, &b, sizeof a);
+            free(keep);
+        }
     }
+    mfu_report_stat none = mfu__stat_one(NAN, NULL, 10);
+    assert_int_equal(none.n, 0);
+    assert_true(isnan(none.mean) && isnan(none.median));
     free(x);
     free(sc);
     free(ref);
