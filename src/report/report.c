@@ -226,6 +226,10 @@ static void log_notes(mfu_report *r, const run_facts *f, const mfu__stack *prof)
 
 /* mfu_report_compute; drop (NULL, or run itself): the run's columns are freed once the report
  * has read them, before the analysis (mfu__report_compute_consume). */
+/* The run's columns the report never reads (the figures' rule, the notes, the analysis, the
+ * outputs): training state it has no figure for. */
+static const mfu_column unread[] = {MFU_COL_LR, MFU_COL_GRAD_NORM, MFU_COL_MEMORY_BYTES};
+
 static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_input *in_,
                           mfu_report **out, mfu_error *err)
 {
@@ -253,6 +257,13 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
                          "with --format NAME");
     }
     r->n = n;
+    if (drop) /* the run's columns no figure, note or finding reads go first: at 10M steps of
+                 the 8-field log, 228 MB less in the figures' pass */
+        for (size_t k = 0; k < MFU__ARRAY_LEN(unread); k++) {
+            size_t len;
+            double *p = mfu__run_take_column(drop, unread[k], &len);
+            mfu__pages_free(p, len);
+        }
     /* a run freed next lends its step numbers, then hands them over (at done) */
     r->steps = drop ? (int64_t *)(uintptr_t)mfu_run_steps(run) : malloc(n * sizeof *r->steps);
     const double *t = mfu_run_column(run, MFU_COL_TIME_S);
