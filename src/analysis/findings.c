@@ -546,7 +546,8 @@ static void detect_impossible(mfu_analysis *a)
     int64_t first = 0, last = 0;
     bool any = false;
     const double *one = &a->nan1; /* absent and constant columns: not their pages (internal.h) */
-    mfu__view vm = mfu__view_of(a, a->d[MFU_D_MFU], one), vh = mfu__view_of(a, a->d[MFU_D_HFU], one);
+    mfu__view vm = mfu__view_of(a, a->d[MFU_D_MFU], one),
+              vh = mfu__view_of(a, a->d[MFU_D_HFU], one);
     mfu__view vst = mfu__view_of(a, a->d[MFU_D_STEP_TIME_S], one);
     mfu__view vtok = mfu__view_of(a, a->in[MFU_SC_TOKENS], one);
     mfu__view vtps = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], one);

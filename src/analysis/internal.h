@@ -52,7 +52,6 @@ typedef struct mfu__view {
     size_t m;
 } mfu__view;
 
-
 struct mfu_analysis {
     mfu_analysis_options opt;
     size_t n; /* rows of the job's step series */
@@ -85,7 +84,7 @@ struct mfu_analysis {
     /* k, u, f, h, c as the passes read them (derive sets them): a term that is a column of one
      * value, or the NaN column, is read as that value (mfu__view) */
     mfu__view kv, uv, fv, hv, cv;
-    double nan1; /* a->nan[0]: the NaN the views of the NaN column read */
+    double nan1;           /* a->nan[0]: the NaN the views of the NaN column read */
     uint8_t *usable;       /* t and k valid (and f, c when the series has them) */
     uint8_t *steady;       /* usable, not warm-up, not settle */
     uint8_t *state;        /* mfu_row_state of each row */
@@ -135,7 +134,6 @@ static inline mfu__view mfu__view_of(const mfu_analysis *a, const double *col, c
     return v;
 }
 #define MFU__AT(v, i) ((v).p[(i) & (v).m])
-
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 

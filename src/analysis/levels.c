@@ -192,8 +192,8 @@ static mfu__view dv(const mfu_analysis *a, int c)
 
 /* The median of a column (as a view: mfu__view) over rows idx (finite values only) with its
  * interval. */
-static mfu_interval col_median(mfu__view col, const size_t *idx, size_t m, double *tmp,
-                               double vif, const mfu_analysis_options *opt, bool with_ci)
+static mfu_interval col_median(mfu__view col, const size_t *idx, size_t m, double *tmp, double vif,
+                               const mfu_analysis_options *opt, bool with_ci)
 {
     size_t k = 0;
     for (size_t j = 0; j < m; j++)

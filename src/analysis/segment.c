@@ -68,7 +68,7 @@ static size_t config_runs(const mfu_analysis *a, size_t *starts)
     enum { NK = sizeof keys / sizeof keys[0] };
     /* the keys some row has: an absent one (the NaN column) never changes, and its pages stay
      * unread (docs/internals/analysis.md "Memory") */
-    const double *col[NK];
+    const double *col[NK] = {NULL};
     size_t nk = 0;
     for (size_t q = 0; q < NK; q++)
         if (a->in[keys[q]] != a->nan)
@@ -870,8 +870,10 @@ bool mfu__segment(mfu_analysis *a)
                     x0[m] = log(MFU__AT(a->kv, i) / a->t[i]);
                     if (first_u == e)
                         first_u = i;
-                    else if (memcmp(&MFU__AT(a->uv, i), &MFU__AT(a->uv, first_u), sizeof(double)) != 0 ||
-                             memcmp(&MFU__AT(a->kv, i), &MFU__AT(a->kv, first_u), sizeof(double)) != 0)
+                    else if (memcmp(&MFU__AT(a->uv, i), &MFU__AT(a->uv, first_u), sizeof(double)) !=
+                                 0 ||
+                             memcmp(&MFU__AT(a->kv, i), &MFU__AT(a->kv, first_u), sizeof(double)) !=
+                                 0)
                         moves = true;
                     m++;
                 } else {

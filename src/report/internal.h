@@ -35,14 +35,14 @@ struct mfu_report {
                         MFU_RS_COUNT_ columns */
     size_t nmissing;
     mfu_report_missing missing[MFU_REPORT_MAX_MISSING];
-    size_t n;       /* steps */
+    size_t n;         /* steps */
     int64_t *steps;   /* n */
     size_t steps_len; /* its reserved mapping's length (util/pages.h; 0: malloc'd) */
-    double *time_s; /* n: the log's timestamp of each step (s since 1970; NaN none), for the
-                       exports' wall times (export.c); NULL when no step has one */
-    bool *loss_nan; /* n: the step printed its loss as nan or inf (the run's loss_nan flag):
-                       the exports write nan, not "not logged" */
-    uint8_t *state; /* n: each step's mfu_report_step_state */
+    double *time_s;   /* n: the log's timestamp of each step (s since 1970; NaN none), for the
+                         exports' wall times (export.c); NULL when no step has one */
+    bool *loss_nan;   /* n: the step printed its loss as nan or inf (the run's loss_nan flag):
+                         the exports write nan, not "not logged" */
+    uint8_t *state;   /* n: each step's mfu_report_step_state */
     mfu_report_stat stat[MFU_RS_COUNT_];
     mfu_report_warmup warmup;
     size_t ncomparisons;

@@ -320,8 +320,9 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
                           read) */
             r->stat[k] = j < k                 ? r->stat[j]
                          : !r->cols.present[k] ? mfu__stat(NULL, NULL, 0, NULL) /* NaN: none */
-                         : mfu__fcols_const(&r->cols, (int)k, &x0) ? mfu__stat_one(x0, keep, n)
-                                                                   : mfu__stat(r->cols.v[k], keep, n, scratch);
+                         : mfu__fcols_const(&r->cols, (int)k, &x0)
+                             ? mfu__stat_one(x0, keep, n)
+                             : mfu__stat(r->cols.v[k], keep, n, scratch);
         }
         mfu__energy_cols ec = {
             facts.energy_j,

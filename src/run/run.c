@@ -147,8 +147,8 @@ void mfu__run_drop_columns(mfu_run *run)
         run->col_len[i] = 0;
     }
 #define DROP_AUX(kind, name, NAME, arg, map, since, unit, what, help)                              \
-    AUX_IF_##kind(mfu__pages_free(run->a_##name, run->aux_len[AUX_##NAME]);                       \
-                  run->a_##name = NULL; run->aux_len[AUX_##NAME] = 0;)
+    AUX_IF_##kind(mfu__pages_free(run->a_##name, run->aux_len[AUX_##NAME]); run->a_##name = NULL;  \
+                  run->aux_len[AUX_##NAME] = 0;)
     MFU_STEP_FIELDS(DROP_AUX)
     run->max_rows = run->n; /* full: nothing more is appended to what is left */
     run->dropped = true;    /* a repeat too (a merge would make columns again) */

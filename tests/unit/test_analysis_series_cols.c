@@ -222,14 +222,16 @@ static void absent_columns_unread(void **state)
     (void)state;
     mfu_analysis_options o;
     mfu_analysis_options_init(&o);
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (N * sizeof(double) + page - 1) / page * page;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE),
+           bytes = (N * sizeof(double) + page - 1) / page * page;
     for (int flops = 0; flops < 2; flops++) {
         mfu_series *s1 = series_of(flops), *s2 = series_of(flops);
         mfu_analysis *a1 = NULL, *a2 = NULL;
         assert_int_equal(mfu_analyze(s1, &o, &a1, NULL), MFU_OK);
         mfu__analysis_cols in;
         cols_of(s2, &in);
-        double *cnan = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        double *cnan =
+            mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         assert_true(cnan != MAP_FAILED);
         for (size_t i = 0; i < N; i++)
             cnan[i] = NAN;
