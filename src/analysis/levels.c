@@ -234,13 +234,20 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     out->flops_relative = a->opt.flops_relative; /* the data's own units, not the caller's */
     bool fl = a->has_flops;
     bool mf = fl && !a->capacity_unknown;
+    /* a derived column that is another (no padding: the useful tokens/s are the tokens/s; no
+     * recomputation: HFU is MFU) has that one's median, the same numbers */
+    const double *const *d = a->d;
     out->tokens_per_s = col_median(dv(a, MFU_D_TOKENS_PER_S), idx, m, tmp, vif, opt, true);
     out->useful_tokens_per_s =
-        col_median(dv(a, MFU_D_USEFUL_TOKENS_PER_S), idx, m, tmp, vif, opt, true);
+        d[MFU_D_USEFUL_TOKENS_PER_S] == d[MFU_D_TOKENS_PER_S]
+            ? out->tokens_per_s
+            : col_median(dv(a, MFU_D_USEFUL_TOKENS_PER_S), idx, m, tmp, vif, opt, true);
     out->step_time_s = col_median(dv(a, MFU_D_STEP_TIME_S), idx, m, tmp, vif, opt, true);
     if (mf) {
         out->mfu = col_median(dv(a, MFU_D_MFU), idx, m, tmp, vif, opt, true);
-        out->hfu = col_median(dv(a, MFU_D_HFU), idx, m, tmp, vif, opt, true);
+        out->hfu = d[MFU_D_HFU] == d[MFU_D_MFU]
+                       ? out->mfu
+                       : col_median(dv(a, MFU_D_HFU), idx, m, tmp, vif, opt, true);
         out->capacity_flops_per_s = col_median(a->cv, idx, m, tmp, vif, opt, false).value;
     }
     if (fl) {
