@@ -85,6 +85,19 @@ void *mfu__work(mfu_analysis *a, int k)
     return a->work[k];
 }
 
+double *mfu__analysis_take_work(mfu_analysis *a, size_t *doubles)
+{
+    *doubles = 0;
+    if (!a)
+        return NULL;
+    double *p = a->work[0];
+    a->work[0] = a->work[1] = NULL;
+    mfu__work_free(a); /* the other pair goes */
+    if (p)
+        *doubles = 2 * (a->n + MFU__WORK_PAD);
+    return p;
+}
+
 void mfu__work_free(mfu_analysis *a)
 {
     for (int k = 0; k < MFU__WORK; k += 2)
@@ -683,7 +696,8 @@ static bool finish(mfu_analysis *a, const double *const *hint, const mfu_series 
     static const mfu_series no_ranks; /* no rows: detect_straggler finds none */
     bool ok = derive(a, hint) && mfu__segment(a) && levels_and_boundaries(a) &&
               (a->opt.steady_only || mfu__detect(a, ranks ? ranks : &no_ranks));
-    mfu__work_free(a);
+    if (!ok || !a->keep_work)
+        mfu__work_free(a);
     if (!ok)
         return false;
     if (a->warmup.steps) {
@@ -765,6 +779,7 @@ mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
     bool ok = in->nan && n ? (a->nan = in->nan) != NULL : alloc_nan(a, n);
     a->n = n;
     a->step = in->step;
+    a->keep_work = in->keep_work;
     a->flags = in->flags ? in->flags : own_zeros(a, n * sizeof *a->flags);
     a->dtype = in->dtype ? in->dtype : own_zeros(a, n);
     a->recompute = in->recompute ? in->recompute : own_zeros(a, n);

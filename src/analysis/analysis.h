@@ -39,6 +39,9 @@ typedef struct mfu__analysis_cols {
     char labels[MFU_SERIES_MAX_LABELS][MFU_SERIES_LABEL_MAX];
     void *give[16]; /* malloc'ed buffers among the above that the analysis frees */
     size_t ngive;
+    /* the passes' scratch outlives them, for mfu__analysis_take_work (the report's summaries
+     * then write pages the passes wrote, not fresh ones the kernel zeroes) */
+    bool keep_work;
 } mfu__analysis_cols;
 
 /* mfu_analyze of the rows *in (job rows; ranks, NULL or a series of per-rank rows only, for
@@ -54,6 +57,10 @@ mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
  * that it outlives them; arrays that are one stay one. false when out of memory (a is then
  * still the caller's to free, and still reads in place what was not copied). */
 bool mfu__analysis_own(mfu_analysis *a);
+/* The scratch of a's passes, kept by mfu__analysis_cols.keep_work: one block of *doubles
+ * doubles (at least 2 n), the caller's to free(); a keeps none afterwards. NULL (*doubles 0)
+ * when a kept none (a NULL, no pass made one, or keep_work unset). */
+double *mfu__analysis_take_work(mfu_analysis *a, size_t *doubles);
 /* The id of label text among labels[0..*nlabels) (1-based; 0 for NULL or ""), added at the end
  * when new and add is true (else *added says it would be). Negative: -1 text longer than
  * MFU_SERIES_LABEL_MAX - 1 bytes, -2 no room (MFU_SERIES_MAX_LABELS). */

@@ -103,6 +103,7 @@ struct mfu_analysis {
     /* per-row scratch the passes of the analysis share (mfu__work): a pass reuses the pages
      * the one before it wrote, not fresh ones the kernel zeroes */
     void *work[MFU__WORK];
+    bool keep_work; /* finish keeps work[] (mfu__analysis_take_work) */
 };
 
 /* Scratch slot k (< MFU__WORK) of a: room for n + MFU__WORK_PAD doubles, or as many size_t

@@ -132,6 +132,7 @@ static bool job_cols(const mfu_report *r, const mfu_run *run, mfu__analysis_cols
     in->n = n;
     in->step = r->steps;
     in->nan = r->cols.nan; /* the figures' NaN column (mapped where long: no fresh pages) */
+    in->keep_work = true;  /* the summaries' scratch (report.c: mfu__analysis_take_work) */
     const double *st = fcol(r, MFU__FC_STEP_TIME_S);
     const double *tokens = NULL;
     in->col[MFU_SC_STEP_TIME_S] = st;

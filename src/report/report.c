@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "figures/energy.h"
 #include "report/internal.h"
 #include "run/step.h"
@@ -271,7 +272,7 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
     r->loss_nan = calloc(n, sizeof *r->loss_nan);
     r->state = calloc(n, sizeof *r->state);
     double *scratch = NULL; /* 2 n doubles for the summaries: after the analysis, whose peak
-                               it would add to */
+                               it would add to, and its scratch where it kept one */
     if (!r->steps || (t && !r->time_s) || !r->loss_nan || !r->state) {
         if (drop)
             r->steps = NULL; /* the run's */
@@ -303,7 +304,12 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
         goto done;
     {
         bool *keep = calloc(n, sizeof *keep);
-        scratch = malloc(2 * n * sizeof *scratch);
+        size_t room = 0; /* the analysis's scratch, pages its passes wrote: no fresh ones */
+        scratch = mfu__analysis_take_work(r->analysis, &room);
+        if (room < 2 * n) {
+            free(scratch);
+            scratch = malloc(2 * n * sizeof *scratch);
+        }
         if (!keep || !scratch) {
             free(keep);
             st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);

@@ -263,6 +263,40 @@ static void absent_columns_unread(void **state)
 }
 #endif
 
+/* keep_work: the passes' scratch outlives them for the caller (the report's summaries), one
+ * block of at least 2 n doubles, taken once; without it, none is kept. The analysis is the
+ * same either way. */
+static void work_kept_for_the_caller(void **state)
+{
+    (void)state;
+    mfu_analysis_options o;
+    mfu_analysis_options_init(&o);
+    mfu_series *s = series_of(0);
+    mfu_analysis *a1 = NULL, *a2 = NULL;
+    mfu__analysis_cols in;
+    cols_of(s, &in);
+    assert_int_equal(mfu__analyze_cols(&in, NULL, &o, &a1, NULL), MFU_OK);
+    size_t room = 1;
+    assert_null(mfu__analysis_take_work(a1, &room));
+    assert_int_equal(room, 0);
+    cols_of(s, &in);
+    in.keep_work = true;
+    assert_int_equal(mfu__analyze_cols(&in, NULL, &o, &a2, NULL), MFU_OK);
+    double *w = mfu__analysis_take_work(a2, &room);
+    assert_non_null(w);
+    assert_true(room >= 2 * (size_t)N);
+    for (size_t i = 0; i < room; i++) /* all of it writable (the sanitizer build checks) */
+        w[i] = (double)i;
+    free(w);
+    assert_null(mfu__analysis_take_work(a2, &room));
+    assert_int_equal(room, 0);
+    assert_null(mfu__analysis_take_work(NULL, &room));
+    assert_same_analysis(a1, a2);
+    mfu_analysis_free(a1);
+    mfu_analysis_free(a2);
+    mfu_series_free(s);
+}
+
 /* Buffers given to mfu__analyze_cols are freed on every path (the sanitizer build checks it),
  * and its errors are those of mfu_analyze. */
 static void given_buffers_and_errors(void **state)
@@ -320,6 +354,7 @@ int main(void)
         cmocka_unit_test(absent_columns_unread),
 #endif
         cmocka_unit_test(given_buffers_and_errors),
+        cmocka_unit_test(work_kept_for_the_caller),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
