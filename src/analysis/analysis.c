@@ -180,6 +180,7 @@ static void set_views(mfu_analysis *a)
     a->fv = mfu__view_of(a, a->f, &a->nan1);
     a->hv = mfu__view_of(a, a->h, &a->nan1);
     a->cv = mfu__view_of(a, a->c, &a->nan1);
+    a->tpsv = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], &a->nan1);
 }
 
 bool mfu__analysis_own(mfu_analysis *a)
@@ -473,14 +474,19 @@ static bool derive(mfu_analysis *a, const double *const *hint)
     like[MFU_D_TOKENS_PER_S] = like[MFU_D_USEFUL_TOKENS_PER_S] = a->in[MFU_SC_TOKENS_PER_S];
     like[MFU_D_MFU] = a->in[MFU_SC_MFU];
     like[MFU_D_HFU] = a->in[MFU_SC_HFU];
-    lazy D[MFU_D_COUNT_], Lt, Lk, Lu, Lf, Lh, Lc;
+    lazy D[MFU_D_COUNT_], Lk, Lu, Lf, Lh, Lc;
     bool ok = true;
     for (int c = 0; c < MFU_D_COUNT_; c++)
         ok = lazy_start(a, &D[c], &a->d[c], hint && hint[c] ? hint[c] : like[c], one) && ok;
     const double *iT = a->in[MFU_SC_STEP_TIME_S], *iTOK = a->in[MFU_SC_TOKENS];
     const double *iUT = a->in[MFU_SC_USEFUL_TOKENS], *iF = a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN];
     const double *iH = a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN];
-    ok = lazy_start(a, &Lt, &a->t, iT, one) && ok;
+    /* t is k / tokens/s in every usable row where the tokens/s is positive: while all usable
+     * rows so far are such, it is not stored (a->t NULL: mfu__t computes it, the same division
+     * to the bit), and it is stored from the first that is not (the rows before computed) */
+    (void)iT;
+    bool tvirt = true;
+    double *tbuf = NULL;
     ok = lazy_start(a, &Lk, &a->k, iTOK, one) && ok;
     ok = lazy_start(a, &Lu, &a->u, iUT != a->nan ? iUT : iTOK, one) && ok;
     ok = lazy_start(a, &Lf, &a->f, iF, one) && ok;
@@ -527,9 +533,19 @@ static bool derive(mfu_analysis *a, const double *const *hint)
             use = use && pos(f) && pos(c) && pos(h);
         usable[i] = use;
         state[i] = use ? MFU_ROW_STEADY : MFU_ROW_UNUSABLE;
-        ok = lazy_put(a, &Lt, i, use ? t : NAN) && lazy_put(a, &Lk, i, use ? k : NAN) &&
-             lazy_put(a, &Lu, i, use ? u : NAN) && lazy_put(a, &Lf, i, use ? f : NAN) &&
-             lazy_put(a, &Lh, i, use ? h : NAN) && lazy_put(a, &Lc, i, use ? c : NAN);
+        if (tvirt && use && !pos(TPS_(i))) {
+            tbuf = own_alloc(a, a->n * sizeof *tbuf);
+            if (!tbuf)
+                return false;
+            for (size_t j = 0; j < i; j++)
+                tbuf[j] = usable[j] ? (Lk.buf ? Lk.buf[j] : MFU__AT(Lk.view, j)) / TPS_(j) : NAN;
+            tvirt = false;
+        }
+        if (tbuf)
+            tbuf[i] = use ? t : NAN;
+        ok = lazy_put(a, &Lk, i, use ? k : NAN) && lazy_put(a, &Lu, i, use ? u : NAN) &&
+             lazy_put(a, &Lf, i, use ? f : NAN) && lazy_put(a, &Lh, i, use ? h : NAN) &&
+             lazy_put(a, &Lc, i, use ? c : NAN);
         bool rel = a->opt.flops_relative; /* FLOPs in units of an unknown peak: no FLOP/s */
         double v[MFU_D_COUNT_];
         v[MFU_D_STEP_TIME_S] = step_time;
@@ -564,6 +580,7 @@ static bool derive(mfu_analysis *a, const double *const *hint)
 #undef GH_
     if (!ok)
         return false;
+    a->t = tbuf; /* NULL: k / tokens/s (mfu__t) */
     set_views(a);
     /* timing artifacts against the median of the usable rows, again after each removal (in a
      * short log one artifact moves the median); then impossible values */

@@ -148,7 +148,7 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
         size_t m = 0;
         for (size_t i = g->first; i <= g->last; i++)
             if (a->steady[i])
-                s->x[m++] = log(a->t[i]);
+                s->x[m++] = log(mfu__t(a, i));
         if (m < 3)
             continue;
         double base = mfu__median_copy(s->x, m, s->y);
@@ -162,10 +162,10 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
             if (!a->steady[i])
                 continue;
             double xj = s->x[j++];
-            total += a->t[i];
+            total += mfu__t(a, i);
             if (xj - base > thr) {
-                lost += a->t[i] - bt;
-                excess[nslow] = a->t[i] / bt - 1;
+                lost += mfu__t(a, i) - bt;
+                excess[nslow] = mfu__t(a, i) / bt - 1;
                 slow[nslow++] = a->step[i];
             }
         }
@@ -379,7 +379,7 @@ static bool detect_throttle(mfu_analysis *a, scratch *s)
     size_t npw = 0;
     for (size_t j = 0; j < m; j++) {
         size_t i = s->idx[j];
-        double pace = log(MFU__AT(a->kv, i) / a->t[i]);
+        double pace = log(MFU__AT(a->kv, i) / mfu__t(a, i));
         bool limit_hit = isfinite(pw[i]) && lim[i] > 0 && pw[i] >= POWER_AT_LIMIT * lim[i];
         bool aff = by_clock ? clk[i] < thr : (isfinite(pw[i]) && pw[i] >= 0.98 * lim[i]);
         if (aff) {
@@ -509,7 +509,7 @@ static void detect_recompute(mfu_analysis *a)
         kh += MFU__AT(a->kv, i) * MFU__AT(a->hv, i);
         kf += MFU__AT(a->kv, i) * MFU__AT(a->fv, i);
         uf += MFU__AT(a->uv, i) * MFU__AT(a->fv, i);
-        tc += a->t[i] * MFU__AT(a->cv, i);
+        tc += mfu__t(a, i) * MFU__AT(a->cv, i);
     }
     if (!cnt || !(kf > 0) || !(tc > 0))
         return;
@@ -657,7 +657,7 @@ static double pace_ratio(const mfu_analysis *a, const size_t *idx, size_t m, dou
     size_t c = 0;
     for (size_t j = 0; j < m; j++)
         if (a->usable[idx[j]])
-            tmp[c++] = MFU__AT(a->kv, idx[j]) / a->t[idx[j]];
+            tmp[c++] = MFU__AT(a->kv, idx[j]) / mfu__t(a, idx[j]);
     if (!c || !(steady_med > 0))
         return NAN;
     return mfu__median_inplace(tmp, c) / steady_med;
@@ -669,7 +669,7 @@ static double steady_median_pace(const mfu_analysis *a, double *tmp)
     size_t c = 0;
     for (size_t i = a->warmup.steps; i < a->n; i++)
         if (a->usable[i])
-            tmp[c++] = MFU__AT(a->kv, i) / a->t[i];
+            tmp[c++] = MFU__AT(a->kv, i) / mfu__t(a, i);
     return c ? mfu__median_inplace(tmp, c) : NAN;
 }
 

@@ -84,11 +84,12 @@ struct mfu_analysis {
     /* k, u, f, h, c as the passes read them (derive sets them): a term that is a column of one
      * value, or the NaN column, is read as that value (mfu__view) */
     mfu__view kv, uv, fv, hv, cv;
-    double nan1;           /* a->nan[0]: the NaN the views of the NaN column read */
-    uint8_t *usable;       /* t and k valid (and f, c when the series has them) */
-    uint8_t *steady;       /* usable, not warm-up, not settle */
-    uint8_t *state;        /* mfu_row_state of each row */
-    bool has_flops;        /* some row has model FLOPs per token and capacity */
+    mfu__view tpsv;  /* in[MFU_SC_TOKENS_PER_S]: t of a usable row is k / this when t is NULL */
+    double nan1;     /* a->nan[0]: the NaN the views of the NaN column read */
+    uint8_t *usable; /* t and k valid (and f, c when the series has them) */
+    uint8_t *steady; /* usable, not warm-up, not settle */
+    uint8_t *state;  /* mfu_row_state of each row */
+    bool has_flops;  /* some row has model FLOPs per token and capacity */
     bool capacity_unknown; /* FLOPs per token without any peak: capacity is taken as 1 (the
                               MFU columns are NaN, the MFU term is the FLOP/s change) */
     mfu_warmup warmup;
@@ -135,6 +136,14 @@ static inline mfu__view mfu__view_of(const mfu_analysis *a, const double *col, c
     return v;
 }
 #define MFU__AT(v, i) ((v).p[(i) & (v).m])
+
+/* The step time term t of usable row i (a->t[i] where stored; else k / tokens/s, the division
+ * derive made: the same bits). Rows that are not usable hold NaN in a stored t and are not
+ * read through this. */
+static inline double mfu__t(const mfu_analysis *a, size_t i)
+{
+    return a->t ? a->t[i] : MFU__AT(a->kv, i) / MFU__AT(a->tpsv, i);
+}
 
 /* ---- stats.c ------------------------------------------------------------------------------ */
 

@@ -867,7 +867,7 @@ bool mfu__segment(mfu_analysis *a)
             bool moves = false, gaps = false;
             for (size_t i = s; i < e; i++)
                 if (a->usable[i]) {
-                    x0[m] = log(MFU__AT(a->kv, i) / a->t[i]);
+                    x0[m] = log(MFU__AT(a->kv, i) / mfu__t(a, i));
                     if (first_u == e)
                         first_u = i;
                     else if (memcmp(&MFU__AT(a->uv, i), &MFU__AT(a->uv, first_u), sizeof(double)) !=

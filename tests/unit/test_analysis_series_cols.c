@@ -297,6 +297,50 @@ static void work_kept_for_the_caller(void **state)
     mfu_series_free(s);
 }
 
+/* The step time term t is not stored while every usable row has a positive tokens/s (it is
+ * k / tokens/s, computed again where read), and stored from the first usable row without one:
+ * either way the levels' total time is the sum of each steady row's t, to the bit (k / tokens/s
+ * in rows that print it, the step time in rows that do not). */
+static void step_time_term(void **state)
+{
+    (void)state;
+    mfu_analysis_options o;
+    mfu_analysis_options_init(&o);
+    for (int tps_from = 0; tps_from < 3; tps_from++) {
+        size_t cut = tps_from == 0 ? N : tps_from == 1 ? 3000 : 0; /* rows below cut print it */
+        mfu_series *s = mfu_series_new();
+        assert_non_null(s);
+        for (size_t i = 0; i < N; i++) {
+            mfu_series_row r;
+            mfu_series_row_init(&r);
+            r.step = (int64_t)i + 1;
+            r.tokens = 4096;
+            r.step_time_s = 1.0 + 0.01 * (double)(i % 7);
+            if (i < cut)
+                r.tokens_per_s = 4096 / (r.step_time_s * (1 + 1e-3 * (double)(i % 5)));
+            assert_int_equal(mfu_series_append(s, &r, NULL), MFU_OK);
+        }
+        mfu_analysis *a = NULL;
+        assert_int_equal(mfu_analyze(s, &o, &a, NULL), MFU_OK);
+        assert_true(cut == N ? a->t == NULL : a->t != NULL);
+        double want = 0;
+        size_t m = 0;
+        for (size_t i = 0; i < N; i++)
+            if (mfu_analysis_is_steady(a, i)) {
+                double t =
+                    i < cut ? 4096 / s->col[MFU_SC_TOKENS_PER_S][i] : s->col[MFU_SC_STEP_TIME_S][i];
+                want += t;
+                m++;
+                assert_memory_equal(&(double){mfu__t(a, i)}, &t, sizeof t);
+            }
+        assert_true(m > N / 2);
+        const mfu_level *lv = mfu_analysis_steady(a);
+        assert_memory_equal(&lv->total_time_s, &want, sizeof want);
+        mfu_analysis_free(a);
+        mfu_series_free(s);
+    }
+}
+
 /* Buffers given to mfu__analyze_cols are freed on every path (the sanitizer build checks it),
  * and its errors are those of mfu_analyze. */
 static void given_buffers_and_errors(void **state)
@@ -355,6 +399,7 @@ int main(void)
 #endif
         cmocka_unit_test(given_buffers_and_errors),
         cmocka_unit_test(work_kept_for_the_caller),
+        cmocka_unit_test(step_time_term),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
