@@ -202,6 +202,9 @@ typedef struct mfu__shift_params {
     double vif[2];          /* variance inflation of each signal (AR(1) correlation) */
     double *scratch;        /* m doubles for the pruning (NULL: the search's own); the segment
                                search gives its work slot 1, whose pages are written already */
+    uint32_t *gid;          /* room for nsig x m group ids, the search's until the pruning
+                               (NULL: its own); the segment search gives slot 1 too: the ids
+                               are done with before the pruning writes its medians there */
 } mfu__shift_params;
 
 /* Level shifts of the signals sig[0..nsig) (nsig 1 or 2, m values each, NaN-free): binary

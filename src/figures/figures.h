@@ -330,6 +330,10 @@ void mfu__fcols_free(mfu__fcols *c);
 /* Whether column k of c is known to hold one value in every row, without reading them (a
  * mapped column no write changed since): *x gets it. false says nothing about the rows. */
 bool mfu__fcols_const(const mfu__fcols *c, int k, double *x);
+/* Free c's per-row codes (recompute, dtype, tps_source, tok_source, flags: NULL afterwards),
+ * for a reader done with them whose rows are complete (mfu report, once the analysis's input
+ * is made); c must not be built or grown again. */
+void mfu__fcols_drop_codes(mfu__fcols *c);
 /* Make every column c borrows from run (lent) c's own, taking the run's array
  * (mfu__run_take_column: run keeps none for that column and refuses appends from now on) or,
  * where run no longer holds it, a copy. false when out of memory for a copy (the columns

@@ -794,6 +794,17 @@ bool mfu__fcols_const(const mfu__fcols *c, int k, double *x)
     return true;
 }
 
+void mfu__fcols_drop_codes(mfu__fcols *c)
+{
+    free(c->recompute);
+    free(c->dtype);
+    free(c->tps_source);
+    free(c->tok_source);
+    free(c->flags);
+    c->recompute = c->dtype = NULL;
+    c->tps_source = c->tok_source = c->flags = NULL;
+}
+
 bool mfu__fcols_adopt(mfu__fcols *c, mfu_run *run)
 {
     for (int k = 0; k < MFU__FC_COUNT; k++) {

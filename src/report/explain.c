@@ -557,6 +557,9 @@ mfu_status mfu__report_explain(mfu_report *r, const mfu_run *run, mfu_run *drop,
     if (drop && st == MFU_OK && !mfu__fcols_adopt(&r->cols, drop))
         st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for the figures' columns");
     mfu__run_drop_columns(drop);
+    if (drop) /* nothing after the analysis's input reads the per-row codes (a report whose
+                 run goes next: not a live one, which builds more rows) */
+        mfu__fcols_drop_codes(&r->cols);
     if (st == MFU_OK)
         st = mfu__analyze_cols(&cols, ranks, &o, &a, err); /* reads r->cols in place */
     for (size_t i = 0; i < cols.ngive; i++)                /* not given when an error came first */

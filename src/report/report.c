@@ -60,6 +60,8 @@ typedef struct run_facts {
     size_t sentinel, nan_loss, skipped; /* steps flagged so (r->loss_nan gets each step's) */
     const double *energy_j, *power_w, *tensor_active; /* the run's columns, or copies */
     double *copy[3];
+    bool log_mfu, no_peak; /* the MFU shown is the framework's own; its peak is unknown (it
+                              names no device): read before the figures' per-row codes go */
 } run_facts;
 
 bool mfu__report_run_copy(const mfu_run *run, mfu_column c, double **copy)
@@ -127,7 +129,6 @@ static void list_missing(mfu_report *r, const mfu_run *run, const run_facts *fac
     const mfu_report_context *c = &r->fig.c;
     const mfu_report_input *in = &r->fig.in;
     const mfu_run_meta *m = mfu_run_meta_get(run);
-    size_t n = r->n;
     bool any_tps = any_finite(&r->cols, MFU__FC_TOKENS_PER_S);
     bool any_tpd = any_finite(&r->cols, MFU__FC_TOKENS_PER_S_PER_DEVICE);
     bool any_time = any_finite(&r->cols, MFU__FC_STEP_TIME_S);
@@ -140,12 +141,7 @@ static void list_missing(mfu_report *r, const mfu_run *run, const run_facts *fac
                     "FLOPs per token, model TFLOP/s, MFU and HFU");
     else if (in->has_arch && c->seq <= 0)
         add_missing(r, "sequence length", "--seq N", "FLOPs per token, MFU and HFU");
-    bool log_mfu = false, no_peak = false; /* the MFU shown is the framework's own; its peak
-                                              is unknown (it names no device) */
-    for (size_t i = 0; i < n && c->mfu_from_log; i++) {
-        log_mfu = log_mfu || isfinite(r->cols.v[MFU__FC_LOG_MFU][i]);
-        no_peak = no_peak || (r->cols.flags[i] & MFU__FR_LOG_NO_PEAK);
-    }
+    bool log_mfu = facts->log_mfu, no_peak = facts->no_peak;
     if (!isfinite(c->peak_flops_per_s))
         add_missing(r, "device", "--device NAME (see 'mfu devices') or --peak-tflops X",
                     !log_mfu  ? "MFU and HFU"
@@ -294,6 +290,10 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
         goto done;
     }
     mfu__figures_explain(&r->fig, r->steps, &r->cols);
+    for (size_t i = 0; i < n && r->fig.c.mfu_from_log; i++) {
+        facts.log_mfu = facts.log_mfu || isfinite(r->cols.v[MFU__FC_LOG_MFU][i]);
+        facts.no_peak = facts.no_peak || (r->cols.flags[i] & MFU__FR_LOG_NO_PEAK);
+    }
     for (size_t i = 0; i < r->fig.nnotes; i++)
         mfu__report_note(r, "%s", r->fig.notes[i]);
 
