@@ -43,6 +43,7 @@
 
 #include "mfu/report.h"
 #include "mfu/run.h"
+#include "util/pages.h"
 #include "util/util.h"
 
 /* ---- framework profiles (stacks.c) ------------------------------------------------------- */
@@ -308,16 +309,7 @@ typedef struct mfu__fcols {
     uint8_t *tps_source, *tok_source, *flags;
 } mfu__fcols;
 
-/* A column of n rows whose every row reads x, made of one block of x mapped again and again
- * (constant.c; Linux, n x 8 bytes at least mfu__const_map_min): its memory is one block
- * however long the column, and a write copies the page it touches only. *len gets the bytes
- * mapped (free with mfu__pages_free(p, *len), util/pages.h, never free()). NULL (and *len 0)
- * when none is made: a short column, another platform, the kernel refused; the caller
- * allocates. */
-double *mfu__const_map(double x, size_t n, size_t *len);
-/* The fewest bytes of a column mfu__const_map maps (8 MiB: a million rows); the tests lower
- * it. */
-extern size_t mfu__const_map_min;
+/* mfu__const_map (a column of one value, mapped): util/pages.h. */
 
 /* Compute rows [first, mfu_run_count(run)) of c (rows before first are kept): the per-row
  * figures, the framework's printed MFU replayed as it would print it (an EMA), the log's own

@@ -76,6 +76,12 @@ struct mfu_run {
     MFU_STEP_FIELDS(AUX_MEMBER) /* a_tokens_per_s_scope, ..., a_flags, a_rank, a_dtype */
     /* each array's reserved mapping, in bytes (util/pages.h; 0: from malloc) */
     size_t step_len, col_len[MFU_COL_COUNT_], aux_len[AUX_COUNT];
+    /* Columns of one value. umask bit c: every row of double column c holds the bits ubits[c]
+     * so far (made at row 0, not differed since). cmask bit c: the column is mfu__const_map's
+     * mapping of ubits[c] (made so at its first reservation while uniform): a row not written
+     * reads that value, so a row that holds it is not written (no page copied). */
+    uint32_t umask, cmask;
+    uint64_t ubits[MFU_COL_COUNT_];
     mfu_run_meta meta;
     mfu_rank_obs *obs; /* per-rank observations (mfu_run_rank_obs_get) */
     size_t nobs, obs_cap, obs_dropped;
@@ -146,6 +152,7 @@ void mfu__run_drop_columns(mfu_run *run)
         run->col[i] = NULL;
         run->col_len[i] = 0;
     }
+    run->umask = run->cmask = 0;
 #define DROP_AUX(kind, name, NAME, arg, map, since, unit, what, help)                              \
     AUX_IF_##kind(mfu__pages_free(run->a_##name, run->aux_len[AUX_##NAME]); run->a_##name = NULL;  \
                   run->aux_len[AUX_##NAME] = 0;)
@@ -163,6 +170,8 @@ double *mfu__run_take_column(mfu_run *run, mfu_column col, size_t *len)
     *len = run->col_len[col];
     run->col[col] = NULL;
     run->col_len[col] = 0;
+    run->umask &= ~(1u << col);
+    run->cmask &= ~(1u << col);
     run->max_rows = run->n; /* as after mfu__run_drop_columns: nothing more is appended */
     run->dropped = true;
     return p;
@@ -242,6 +251,51 @@ static bool grow_one(void **p, size_t *len, size_t keep, size_t ncap, size_t sz,
         return false;
     *p = q;
     return true;
+}
+
+/* grow_one for double column c of r: a column of one value so far (umask), reaching the size
+ * of a reservation, becomes mfu__const_map's mapping of it instead (its rows need no copy: the
+ * mapping reads the value); a mapping that must move (a raised row limit) is no longer one. */
+static bool grow_col(mfu_run *r, int c, size_t keep, size_t ncap, size_t most)
+{
+    uint32_t bit = 1u << c;
+    size_t bytes = ncap * sizeof(double);
+    if (r->col_len[c] >= bytes)
+        return true;
+    if ((r->umask & bit) && !(r->cmask & bit) && !r->plain_pages && bytes >= HUGE_MIN) {
+        double x;
+        memcpy(&x, &r->ubits[c], sizeof x);
+        size_t nlen;
+        double *q = mfu__const_map(x, most > ncap ? most : ncap, &nlen);
+        if (q) {
+            mfu__pages_free(r->col[c], r->col_len[c]);
+            r->col[c] = q;
+            r->col_len[c] = nlen;
+            r->cmask |= bit;
+            return true;
+        }
+    }
+    void *p = r->col[c];
+    if (!grow_one(&p, &r->col_len[c], keep, ncap, sizeof(double), r->plain_pages, most))
+        return false;
+    if (p != r->col[c])
+        r->cmask &= ~bit; /* moved: an array of its own now */
+    r->col[c] = p;
+    return true;
+}
+
+/* Row i of double column c (allocated, umask or cmask set) gets v: an equal value is not
+ * written to a mapping of it; one that differs ends the column's uniformity. */
+static void put_uniform(mfu_run *r, int c, size_t i, double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    uint32_t bit = 1u << c;
+    bool same = b == r->ubits[c];
+    if (!same || !(r->cmask & bit))
+        r->col[c][i] = v;
+    if (!same)
+        r->umask &= ~bit;
 }
 
 /* The aux arrays' absent values and whether a merge OR-s them. */
@@ -360,8 +414,7 @@ static mfu_status grow_to(mfu_run *r, size_t ncap, mfu_error *err)
     size_t most = r->max_rows;
     bool ok = grow_one((void **)&r->step, &r->step_len, n, ncap, sizeof *r->step, false, most);
     for (int i = 0; ok && i < MFU_COL_COUNT_; i++)
-        ok = !r->col[i] || grow_one((void **)&r->col[i], &r->col_len[i], n, ncap, sizeof(double),
-                                    r->plain_pages, most);
+        ok = !r->col[i] || grow_col(r, i, n, ncap, most);
     for (int k = 0; ok && k < AUX_COUNT; k++) {
         size_t sz;
         void **pp = aux_ptr(r, k, &sz);
@@ -551,6 +604,7 @@ mfu_status mfu__run_load(mfu_run *run, const mfu__run_cols *cols, size_t n, bool
     if (run->a_##name)                                                                             \
         load_put_##kind(run->a_##name + i0, cols, MFU__MEMBER_##NAME, n);
     MFU_STEP_FIELDS(LOAD_PUT)
+    run->umask = 0; /* the rows loaded are not compared: no column is known one value now */
     run->n = need;
     *taken = true;
     return MFU_OK;
@@ -710,9 +764,12 @@ static mfu_status append(mfu_run *run, const mfu_step *in, mfu_step *row, size_t
     /* each double by name (constant offsets, no loop); a row given back gets NAN where the
      * run has no column (mfu_run_get reads NAN there, whatever NaN the step held) */
 #define PUT_COL_1(name, NAME)                                                                      \
-    if (run->col[MFU_COL_##NAME])                                                                  \
-        run->col[MFU_COL_##NAME][i] = s->name;                                                     \
-    else if (!isnan(s->name))                                                                      \
+    if (run->col[MFU_COL_##NAME]) {                                                                \
+        if (!((run->umask | run->cmask) & (1u << MFU_COL_##NAME)))                                 \
+            run->col[MFU_COL_##NAME][i] = s->name;                                                 \
+        else                                                                                       \
+            put_uniform(run, MFU_COL_##NAME, i, s->name);                                          \
+    } else if (!isnan(s->name))                                                                    \
         missing |= 1u << MFU_COL_##NAME;                                                           \
     else if (row)                                                                                  \
         row->name = NAN;
@@ -724,11 +781,23 @@ static mfu_status append(mfu_run *run, const mfu_step *in, mfu_step *row, size_t
         long long a[AUX_COUNT];
         step_values(s, v);
         step_aux(s, a);
-        if (!make_needed(run, v, a))
+        if (!make_needed(run, v, a)) {
+            /* row i stays unseen; a mapped column's row is its value again (an append that
+             * holds the value there writes nothing) */
+            for (int c = 0; c < MFU_COL_COUNT_; c++)
+                if ((run->cmask & (1u << c)) &&
+                    memcmp(&run->col[c][i], &run->ubits[c], sizeof(double)) != 0)
+                    memcpy(&run->col[c][i], &run->ubits[c], sizeof(double));
             return mfu__fail(err, MFU_E_NOMEM, 0, "out of memory adding a column to the run");
+        }
         for (int c = 0; c < MFU_COL_COUNT_; c++)
-            if (missing & (1u << c))
+            if (missing & (1u << c)) {
                 run->col[c][i] = v[c];
+                if (i == 0) { /* a column from the first row: one value so far */
+                    run->umask |= 1u << c;
+                    memcpy(&run->ubits[c], &v[c], sizeof(double));
+                }
+            }
     }
 #define PUT_AUX(kind, name, NAME, arg, map, since, unit, what, help)                               \
     AUX_IF_##kind(if (run->a_##name) run->a_##name[i] = (AUX_TYPE_##kind)AUX_OF_##kind(s->name);)

@@ -20,8 +20,19 @@
 void *mfu__pages_reserve(size_t bytes, size_t *len);
 
 /* Free an array: the mapping of len bytes at p when len > 0 (from mfu__pages_reserve, or any
- * other mapping of that length, as figures/constant.c's), else p from malloc (free(p)). NULL p
+ * other mapping of that length, as mfu__const_map's), else p from malloc (free(p)). NULL p
  * does nothing. */
 void mfu__pages_free(void *p, size_t len);
+
+/* A column of n doubles whose every row reads x, made of one 2 MiB block of x (a memfd) mapped
+ * private again and again (Linux, n x 8 bytes at least mfu__const_map_min): its memory is one
+ * block however long the column, and a write copies the page it touches only (each page read
+ * counts as resident, though). *len gets the bytes mapped (free with mfu__pages_free(p, *len),
+ * never free()). NULL (and *len 0) when none is made: a short column, another platform, the
+ * kernel refused; the caller allocates. */
+double *mfu__const_map(double x, size_t n, size_t *len);
+/* The fewest bytes of a column mfu__const_map maps (8 MiB: a million rows); the tests lower
+ * it. */
+extern size_t mfu__const_map_min;
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +209,105 @@ static void reserved_columns_hold_rows(void **state)
     mfu_run_free(run);
 }
 
+#if defined(__linux__)
+/* Resident memory of this process, bytes (VmRSS). */
+static size_t rss_now(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    assert_non_null(f);
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %zu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb * 1024;
+}
+#endif
+
+/* The run of constant_columns: tokens, lr and memory one value in every row unless vary (then
+ * each row its own), grad_norm one value for 300000 rows and then not, loss varying, seq_len
+ * from row 5. */
+static mfu_run *constants_run(size_t n, bool vary)
+{
+    mfu_run *run = mfu_run_new();
+    assert_non_null(run);
+    for (size_t i = 0; i < n; i++) {
+        mfu_step s;
+        mfu_step_init(&s);
+        s.step = (int64_t)i + 1;
+        double e = vary ? 1e-9 * (double)i : 0;
+        s.tokens = 1048576 + (vary ? (double)i : 0);
+        s.lr = 3e-4 * (1 + e);
+        s.memory_bytes = 7.12e10 * (1 + e);
+        s.grad_norm = i < 300000 ? 1.0 : 1.0 + 1e-6 * (double)(i % 1000);
+        s.loss = 2.0 + 1e-7 * (double)i;
+        if (i >= 5)
+            s.seq_len = 8192;
+        assert_int_equal(mfu_run_append(run, &s, NULL, NULL), MFU_OK);
+    }
+    return run;
+}
+
+/* A column that holds one value from its first row is, once long, a mapping of that value
+ * (run.c, mfu__const_map): every row reads back as appended, a value that differs later (here
+ * at row 300000, after the mapping was made) is kept with the rows after it, a late column and
+ * a varying one are ordinary; and (Linux) the three constant columns of 2M rows cost far less
+ * than the 48 MB they hold when they vary. */
+static void constant_columns(void **state)
+{
+    (void)state;
+    const size_t n = 2000000;
+#if defined(__linux__)
+    size_t r0 = rss_now();
+    mfu_run *v = constants_run(n, true);
+    size_t varying = rss_now() - r0;
+    mfu_run_free(v);
+    r0 = rss_now();
+#endif
+    mfu_run *run = constants_run(n, false);
+#if defined(__linux__)
+    size_t constant = rss_now() - r0;
+    if (!(constant + ((size_t)32 << 20) < varying))
+        fail_msg("resident growth %zu MB with constant columns, %zu MB with varying ones",
+                 constant >> 20, varying >> 20);
+#endif
+    const double *tok = mfu_run_column(run, MFU_COL_TOKENS), *lr = mfu_run_column(run, MFU_COL_LR);
+    const double *mem = mfu_run_column(run, MFU_COL_MEMORY_BYTES);
+    const double *gn = mfu_run_column(run, MFU_COL_GRAD_NORM),
+                 *loss = mfu_run_column(run, MFU_COL_LOSS);
+    const double *seq = mfu_run_column(run, MFU_COL_SEQ_LEN);
+    for (size_t i = 0; i < n; i++) {
+        double g = i < 300000 ? 1.0 : 1.0 + 1e-6 * (double)(i % 1000);
+        if (tok[i] != 1048576 || lr[i] != 3e-4 || mem[i] != 7.12e10 || gn[i] != g ||
+            loss[i] != 2.0 + 1e-7 * (double)i || (i >= 5 ? seq[i] != 8192 : !isnan(seq[i])))
+            fail_msg("row %zu: tokens %.17g lr %.17g memory %.17g grad_norm %.17g (want %.17g)", i,
+                     tok[i], lr[i], mem[i], gn[i], g);
+    }
+    mfu_step r;
+    assert_true(mfu_run_get(run, n - 1, &r));
+    assert_true(r.tokens == 1048576 && r.lr == 3e-4);
+    /* a repeat merges into a constant column's row without writing it (the row has the value) */
+    mfu_step s;
+    mfu_step_init(&s);
+    s.step = (int64_t)n;
+    s.tokens = 5; /* the row has tokens: the first copy wins */
+    bool merged = false;
+    assert_int_equal(mfu_run_append(run, &s, &merged, NULL), MFU_OK);
+    assert_true(merged);
+    assert_true(mfu_run_column(run, MFU_COL_TOKENS)[n - 1] == 1048576);
+    /* taken: a mapping of its own, freed by its length */
+    size_t len = 0;
+    double *t = mfu__run_take_column(run, MFU_COL_TOKENS, &len);
+    assert_non_null(t);
+#if defined(__linux__)
+    assert_true(len >= n * sizeof(double));
+#endif
+    assert_true(t[n - 1] == 1048576 && t[0] == 1048576);
+    mfu__pages_free(t, len);
+    mfu_run_free(run);
+}
+
 /* Random steps with random fields present (most fields rare, a few common): every row reads
  * back as it was appended, whatever the order the columns were made in. */
 /* Row i as the member arrays of run give it (mfu__run_member: the types run/step.h names;
@@ -346,6 +446,7 @@ int main(void)
         cmocka_unit_test(absent_columns_are_null),
         cmocka_unit_test(late_columns_hold_absent_before),
         cmocka_unit_test(reserved_columns_hold_rows),
+        cmocka_unit_test(constant_columns),
         cmocka_unit_test(random_rows_read_back),
         cmocka_unit_test(merge_makes_a_column),
     };
