@@ -72,17 +72,30 @@ static mfu_status check_options(const mfu_analysis_options *o, mfu_error *err)
     return MFU_OK;
 }
 
+/* The doubles of the block of slots k, k + 1 (k even): 2 (n + pad). */
+static size_t work_doubles(const mfu_analysis *a, int k)
+{
+    size_t d = 2 * (a->n + MFU__WORK_PAD);
+    (void)k;
+    return d;
+}
+
 void *mfu__work(mfu_analysis *a, int k)
 {
     _Static_assert(sizeof(size_t) <= sizeof(double), "a slot holds either");
     _Static_assert(MFU__WORK % 2 == 0, "slots come in pairs");
     int even = k & ~1;
     if (!a->work[even]) {
-        double *p = malloc(2 * (a->n + MFU__WORK_PAD) * sizeof(double));
+        double *p = malloc(work_doubles(a, even) * sizeof(double));
         a->work[even] = p;
         a->work[even + 1] = p ? p + a->n + MFU__WORK_PAD : NULL;
     }
     return a->work[k];
+}
+
+const uint8_t *mfu__analysis_steady_rows(const mfu_analysis *a)
+{
+    return a && a->n ? a->steady : NULL;
 }
 
 double *mfu__analysis_take_work(mfu_analysis *a, size_t *doubles)
@@ -94,7 +107,7 @@ double *mfu__analysis_take_work(mfu_analysis *a, size_t *doubles)
     a->work[0] = a->work[1] = NULL;
     mfu__work_free(a); /* the other pair goes */
     if (p)
-        *doubles = 2 * (a->n + MFU__WORK_PAD);
+        *doubles = work_doubles(a, 0);
     return p;
 }
 

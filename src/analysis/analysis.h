@@ -61,6 +61,9 @@ bool mfu__analysis_own(mfu_analysis *a);
  * doubles (at least 2 n), the caller's to free(); a keeps none afterwards. NULL (*doubles 0)
  * when a kept none (a NULL, no pass made one, or keep_work unset). */
 double *mfu__analysis_take_work(mfu_analysis *a, size_t *doubles);
+/* a's steady rows: 1 where mfu_analysis_row_state is MFU_ROW_STEADY, else 0 (n bytes, a's);
+ * NULL for a NULL or empty analysis. */
+const uint8_t *mfu__analysis_steady_rows(const mfu_analysis *a);
 /* The id of label text among labels[0..*nlabels) (1-based; 0 for NULL or ""), added at the end
  * when new and add is true (else *added says it would be). Negative: -1 text longer than
  * MFU_SERIES_LABEL_MAX - 1 bytes, -2 no room (MFU_SERIES_MAX_LABELS). */

@@ -77,7 +77,7 @@ static double at(const double *col, size_t i)
     return col ? col[i] : NAN;
 }
 
-void mfu__energy_compute(const mfu__energy_cols *c, const bool *keep, size_t n, double *scratch,
+void mfu__energy_compute(const mfu__energy_cols *c, const uint8_t *keep, size_t n, double *scratch,
                          mfu_energy *out)
 {
     memset(out, 0, sizeof *out);

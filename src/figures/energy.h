@@ -49,7 +49,7 @@ typedef struct mfu__energy_cols {
  * x its devices; a step without a device count counts as one device for joules per PFLOP and
  * is left out of tokens per kWh), medians for the tensor activity and MFU, and their check.
  * scratch holds 2n doubles (NULL with n > 0: nothing computed). */
-void mfu__energy_compute(const mfu__energy_cols *c, const bool *keep, size_t n, double *scratch,
+void mfu__energy_compute(const mfu__energy_cols *c, const uint8_t *keep, size_t n, double *scratch,
                          mfu_energy *out);
 
 #endif

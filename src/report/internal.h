@@ -17,12 +17,12 @@
 
 /* ---- statistics (stats.c) ---------------------------------------------------------------- */
 
-/* Summary of the values x[i] with keep[i] true and x[i] finite. scratch has room for n
- * doubles (it is overwritten). */
-mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch);
+/* Summary of the values x[i] with keep[i] non-zero (NULL: every row) and x[i] finite. scratch has
+ * room for n doubles (it is overwritten). */
+mfu_report_stat mfu__stat(const double *x, const uint8_t *keep, size_t n, double *scratch);
 /* mfu__stat of a column whose every row is x0, without reading it: the same figures (the mean
  * summed row by row, as mfu__stat sums it). */
-mfu_report_stat mfu__stat_one(double x0, const bool *keep, size_t n);
+mfu_report_stat mfu__stat_one(double x0, const uint8_t *keep, size_t n);
 
 /* ---- the report object ------------------------------------------------------------------- */
 

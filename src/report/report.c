@@ -303,20 +303,26 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
     if (st != MFU_OK)
         goto done;
     {
-        bool *keep = calloc(n, sizeof *keep);
-        size_t room = 0; /* the analysis's scratch, pages its passes wrote: no fresh ones */
+        /* 2 n doubles: the analysis's scratch, pages its passes wrote (no fresh ones), where
+         * it kept one; the steps that count are its steady rows (the report's state
+         * MFU_STEP_STEADY is the analysis's), else flags of the report's states */
+        size_t room = 0;
         scratch = mfu__analysis_take_work(r->analysis, &room);
         if (room < 2 * n) {
             free(scratch);
             scratch = malloc(2 * n * sizeof *scratch);
         }
-        if (!keep || !scratch) {
-            free(keep);
+        const uint8_t *keep = mfu__analysis_steady_rows(r->analysis);
+        uint8_t *own = keep ? NULL : malloc(n);
+        if (!scratch || (!keep && !own)) {
+            free(own);
             st = mfu__fail(err, MFU_E_NOMEM, 0, "out of memory for a report of %zu steps", n);
             goto done;
         }
-        for (size_t i = 0; i < n; i++)
-            keep[i] = r->state[i] == MFU_STEP_STEADY;
+        for (size_t i = 0; own && i < n; i++)
+            own[i] = r->state[i] == MFU_STEP_STEADY;
+        if (own)
+            keep = own;
         for (size_t k = 0; k < MFU_RS_COUNT_; k++) {
             size_t j = 0; /* a column that is another (the figures share equal ones, and
                              every absent one is their NaN column) has its summary */
@@ -341,7 +347,7 @@ static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_in
             r->cols.v[MFU__FC_MFU],
         };
         mfu__energy_compute(&ec, keep, n, scratch, &r->energy);
-        free(keep);
+        free(own);
     }
     list_missing(r, run, &facts);
     precedence_notes(r, scratch);

@@ -54,7 +54,7 @@ static double const_quantile(double x, size_t k, double q)
     return j + 1 >= k || f == 0 ? x : x + f * (x - x);
 }
 
-mfu_report_stat mfu__stat_one(double x0, const bool *keep, size_t n)
+mfu_report_stat mfu__stat_one(double x0, const uint8_t *keep, size_t n)
 {
     mfu_report_stat s = {0, NAN, NAN, NAN, NAN};
     if (!isfinite(x0))
@@ -76,7 +76,7 @@ mfu_report_stat mfu__stat_one(double x0, const bool *keep, size_t n)
     return s;
 }
 
-mfu_report_stat mfu__stat(const double *x, const bool *keep, size_t n, double *scratch)
+mfu_report_stat mfu__stat(const double *x, const uint8_t *keep, size_t n, double *scratch)
 {
     mfu_report_stat s = {0, NAN, NAN, NAN, NAN};
     size_t k = 0;

@@ -99,7 +99,7 @@ static void columns(void **state)
     const double dev[4] = {8, NAN, 8, 8};
     const double mfu[4] = {0.20, 0.21, 0.22, 0.9};
     mfu__energy_cols c = {ej, pw, ta, st, tok, mf, dev, mfu};
-    const bool keep[4] = {true, true, true, false};
+    const uint8_t keep[4] = {1, 1, 1, 0};
     double scratch[8];
     mfu_energy e;
     mfu__energy_compute(&c, keep, 4, scratch, &e);

@@ -160,7 +160,7 @@ static void stats_percentiles(void **state)
 {
     (void)state;
     double x[12] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1, NAN, 100};
-    bool keep[12] = {true, true, true, true, true, true, true, true, true, true, true, false};
+    uint8_t keep[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0};
     double scratch[12];
     mfu_report_stat s = mfu__stat(x, keep, 12, scratch);
     assert_int_equal(s.n, 10); /* NaN and the excluded 100 are left out */
@@ -240,7 +240,7 @@ static void stats_selection_equals_sort(void **state)
                             with and without a keep mask */
             mfu_report_stat o = mfu__stat_one(x[0], NULL, n);
             assert_memory_equal(&o, &s, sizeof o);
-            bool *keep = malloc(n * sizeof *keep);
+            uint8_t *keep = malloc(n * sizeof *keep);
             assert_non_null(keep);
             for (size_t i = 0; i < n; i++)
                 keep[i] = (i * 7 + (size_t)t) % 3 != 0;

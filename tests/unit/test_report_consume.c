@@ -37,6 +37,8 @@ static mfu_run *rich_run(void)
         s.step = i;
         s.time_s = 1.7e9 + 1.3 * i;
         s.step_time_s = (i > 2000 ? 1.45 : 1.3) + 0.01 * (i % 7);
+        if (i <= 5)
+            s.step_time_s *= 2; /* a warm-up: rows that are not steady */
         s.tokens = 2048 * 64;
         s.loss = 3.0 - 1e-4 * i;
         s.samples = 64;
@@ -132,6 +134,15 @@ static void consume_reports_alike(void **state)
     assert_non_null(strstr(ta, "nan on 1 step"));
     assert_non_null(strstr(ta, "skipped"));
     assert_true(mfu_analysis_segment_count(mfu_report_analysis(rb)) >= 2);
+    /* the summaries count the analysis's steady rows (report.c): they are the report's steady
+     * steps, row for row */
+    size_t nsteady = 0;
+    for (size_t i = 0; i < mfu_report_step_count(rb); i++) {
+        bool st = mfu_report_step_state_at(rb, i) == MFU_STEP_STEADY;
+        assert_true(st == mfu_analysis_is_steady(mfu_report_analysis(rb), i));
+        nsteady += st;
+    }
+    assert_true(nsteady > 0 && nsteady < mfu_report_step_count(rb)); /* warm-up, nan, skipped */
     assert_true(isfinite(mfu_report_get_energy(rb)->tokens_per_kwh));
     assert_true(mfu_report_get_energy(rb)->tensor_steps > 0);
     free(ta);
