@@ -13,7 +13,7 @@
 #            the same build, the least of the rounds: its system time, the kernel zeroing the
 #            run's fresh pages, swings 0.3 - 2.3 s at 10M steps on the project's VM, and the
 #            least keeps that swing out of "beyond"): what the analysis and the report add
-#   B/step   peak resident memory (maxrss) / steps
+#   B/step   peak resident memory (maxrss, KiB x 1024) / steps, one decimal
 #   ratio    peer beyond / new beyond (> 1: the new build is faster), and peer / new B/step
 # CPU time, not wall time: the machines are shared, and CPU time moves less under load.
 #
@@ -133,11 +133,11 @@ for kind in $kinds; do
             done
             nc=$(median <"$tmp/new.cpu"); ni=$(least <"$tmp/new.ing"); nr=$(median <"$tmp/new.rss")
             nb=$(awk -v c="$nc" -v i="$ni" 'BEGIN { printf "%.3f", c - i }')
-            nbs=$(awk -v m="$nr" -v n="$n" 'BEGIN { printf "%.0f", m * 1024 / n }')
+            nbs=$(awk -v m="$nr" -v n="$n" 'BEGIN { printf "%.1f", m * 1024 / n }')
             if [ $with_peer = 1 ]; then
                 pc=$(median <"$tmp/peer.cpu"); pi=$(least <"$tmp/peer.ing"); pr=$(median <"$tmp/peer.rss")
                 pb=$(awk -v c="$pc" -v i="$pi" 'BEGIN { printf "%.3f", c - i }')
-                pbs=$(awk -v m="$pr" -v n="$n" 'BEGIN { printf "%.0f", m * 1024 / n }')
+                pbs=$(awk -v m="$pr" -v n="$n" 'BEGIN { printf "%.1f", m * 1024 / n }')
                 ratio=$(awk -v p="$pb" -v q="$nb" 'BEGIN { if (q > 0) printf "%.1fx", p / q; else print "-" }')
                 bratio=$(awk -v p="$pbs" -v q="$nbs" 'BEGIN { printf "%.2fx", p / q }')
             else
