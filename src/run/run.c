@@ -13,6 +13,7 @@
  * and the fresh pages the kernel zeroes were a quarter of the ingest time
  * (docs/internals/ingest.md "Performance"). Only the step numbers are always allocated.
  */
+#define _DEFAULT_SOURCE /* madvise */
 #include "mfu/run.h"
 
 #include <math.h>
@@ -20,6 +21,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "run/step.h"
 #include "util/pages.h"
@@ -204,15 +208,19 @@ mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
     return MFU_OK;
 }
 
-/* Large columns are reserved in 2 MiB pages for the run's most rows at once (util/pages.h): a
- * block of at least HUGE_MIN bytes is a mapping of its own, 2 MiB-aligned and marked for
- * transparent huge pages, that holds max_rows rows, so that the kernel maps it with one fault
- * per 2 MiB instead of one per 4 KiB (the page faults of a column filled row by row cost about
- * a sixth of a whole ingest otherwise: 200k rows, 5800 faults; docs/internals/ingest.md
- * "Performance") and later growth neither moves nor copies it (at 10M rows the blocks of the
- * doublings, zeroed and copied into, were half the CPU time of a JSON-lines ingest). Only
- * the pages the rows write cost memory. */
+/* Large columns are laid out in 2 MiB pages: a block of at least HUGE_MIN bytes is 2 MiB-aligned,
+ * in whole 2 MiB, and (Linux) marked for transparent huge pages, so that the kernel maps it
+ * with one fault per 2 MiB instead of one per 4 KiB (the page faults of a column filled row by
+ * row cost about a sixth of a whole ingest otherwise: 200k rows, 5800 faults;
+ * docs/internals/ingest.md "Performance"). From RESERVE_MIN on, the block is a mapping of its
+ * own reserved for the run's most rows at once (util/pages.h), so that later growth neither
+ * moves nor copies it (at 10M rows the blocks of the doublings, zeroed and copied into, were
+ * half the CPU time of a JSON-lines ingest); only the pages the rows write cost memory. Below
+ * it, a block is malloc's: freed, glibc keeps it for the next run of the process (a monitor's
+ * record of 200k steps took 10 ns longer a record with a fresh mapping for each run). */
+#define HUGE_PAGE ((size_t)2 << 20)
 #define HUGE_MIN ((size_t)3 << 19)
+#define RESERVE_MIN ((size_t)8 << 20)
 
 /* Resize one array to ncap elements of size sz, keeping its first keep elements; on failure
  * the old block is kept. *len is the length of the array's reserved mapping (0: malloc'd);
@@ -224,7 +232,7 @@ static bool grow_one(void **p, size_t *len, size_t keep, size_t ncap, size_t sz,
     size_t bytes = ncap * sz;
     if (*len >= bytes)
         return true; /* reserved already */
-    if (!plain && bytes >= HUGE_MIN) {
+    if (!plain && bytes >= RESERVE_MIN) {
         size_t nlen;
         void *q = mfu__pages_reserve((most > ncap ? most : ncap) * sz, &nlen);
         if (q) {
@@ -244,6 +252,20 @@ static bool grow_one(void **p, size_t *len, size_t keep, size_t ncap, size_t sz,
         mfu__pages_free(*p, *len);
         *p = q;
         *len = 0;
+        return true;
+    }
+    if (!plain && bytes >= HUGE_MIN) { /* 2 MiB-aligned, whole 2 MiB, the rows copied */
+        size_t whole = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        void *q = aligned_alloc(HUGE_PAGE, whole);
+        if (!q)
+            return false;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        (void)madvise(q, whole, MADV_HUGEPAGE); /* a hint: without it the pages are small */
+#endif
+        if (keep)
+            memcpy(q, *p, keep * sz);
+        free(*p);
+        *p = q;
         return true;
     }
     void *q = realloc(*p, bytes);
@@ -288,7 +310,7 @@ static bool grow_col(mfu_run *r, int c, size_t keep, size_t ncap, size_t most)
 
 /* Row i of double column c (allocated, umask or cmask set) gets v: an equal value is not
  * written to a mapping of it; one that differs ends the column's uniformity. */
-static void put_uniform(mfu_run *r, int c, size_t i, double v)
+static inline void put_uniform(mfu_run *r, int c, size_t i, double v)
 {
     uint64_t b;
     memcpy(&b, &v, sizeof b);
@@ -763,11 +785,14 @@ static mfu_status append(mfu_run *run, const mfu_step *in, mfu_step *row, size_t
     if (row) /* then made what the columns hold */
         *row = *s;
     uint32_t missing = 0; /* columns this row is the first to fill */
+    /* the columns of one value (put_uniform), read once: a bit it clears for a later column
+     * of this row only sends that one to put_uniform, which reads the run's own */
+    uint32_t watched = run->umask | run->cmask;
     /* each double by name (constant offsets, no loop); a row given back gets NAN where the
      * run has no column (mfu_run_get reads NAN there, whatever NaN the step held) */
 #define PUT_COL_1(name, NAME)                                                                      \
     if (run->col[MFU_COL_##NAME]) {                                                                \
-        if (!((run->umask | run->cmask) & (1u << MFU_COL_##NAME)))                                 \
+        if (!(watched & (1u << MFU_COL_##NAME)))                                                   \
             run->col[MFU_COL_##NAME][i] = s->name;                                                 \
         else                                                                                       \
             put_uniform(run, MFU_COL_##NAME, i, s->name);                                          \

@@ -149,46 +149,48 @@ static void late_columns_hold_absent_before(void **state)
     late_columns(true);
 }
 
-/* A long run's columns are reserved for its row limit at once (run.c grow_one, util/pages.h):
- * on Linux they do not move as the run grows past the first reservation; a limit raised after
- * the reservation moves them once, rows intact; a taken column is a mapping of its own. */
+/* A long run's columns are reserved for its row limit at once from 8 MiB on (run.c grow_one,
+ * util/pages.h): on Linux they do not move as the run grows past that reservation; a limit
+ * raised past the reservation moves them once, rows intact; a taken column is a mapping of
+ * its own. */
 static void reserved_columns_hold_rows(void **state)
 {
     (void)state;
+    const size_t lim0 = 1100000, n = 1500000;
     mfu_run *run = mfu_run_new();
     assert_non_null(run);
     mfu_error e;
-    assert_int_equal(mfu_run_set_max_steps(run, 300000, &e), MFU_OK);
+    assert_int_equal(mfu_run_set_max_steps(run, lim0, &e), MFU_OK);
     const double *at = NULL;
-    for (size_t i = 0; i < 600000; i++) {
-        if (i == 300000) {
+    for (size_t i = 0; i < n; i++) {
+        if (i == lim0) {
             mfu_step s;
             mfu_step_init(&s);
             s.step = (int64_t)i;
             assert_int_equal(mfu_run_append(run, &s, NULL, &e), MFU_E_LIMIT);
-            assert_int_equal(mfu_run_set_max_steps(run, 600000, &e), MFU_OK);
+            assert_int_equal(mfu_run_set_max_steps(run, n, &e), MFU_OK);
         }
         mfu_step s;
         mfu_step_init(&s);
         s.step = (int64_t)i * 3;
         s.loss = 1.0 / (double)(i + 1);
         if (i >= 1000)
-            s.step_time_s = (double)i;
+            s.step_time_s = 0.5 + 1e-6 * (double)i; /* (a step time is at most 7 days) */
         assert_int_equal(mfu_run_append(run, &s, NULL, &e), MFU_OK);
-        if (i == 250000)
+        if (i == 600000) /* grown to 2^20 rows (8 MiB a column): reserved for the limit */
             at = mfu_run_column(run, MFU_COL_LOSS);
 #if defined(__linux__)
-        if (i == 299999) /* grown from 256 to 300000 rows: reserved for the limit at once */
+        if (i == lim0 - 1) /* grown from 2^20 to the limit: the same block */
             assert_ptr_equal(mfu_run_column(run, MFU_COL_LOSS), at);
 #endif
     }
     (void)at;
-    assert_int_equal(mfu_run_count(run), 600000);
+    assert_int_equal(mfu_run_count(run), n);
     const double *loss = mfu_run_column(run, MFU_COL_LOSS);
     const double *t = mfu_run_column(run, MFU_COL_STEP_TIME_S);
     const int64_t *steps = mfu_run_steps(run);
-    for (size_t i = 0; i < 600000; i++) {
-        double want_t = i >= 1000 ? (double)i : NAN;
+    for (size_t i = 0; i < n; i++) {
+        double want_t = i >= 1000 ? 0.5 + 1e-6 * (double)i : NAN;
         if (steps[i] != (int64_t)i * 3 || loss[i] != 1.0 / (double)(i + 1) ||
             memcmp(&t[i], &want_t, sizeof want_t) != 0)
             fail_msg("row %zu: step %lld loss %.17g time %.17g", i, (long long)steps[i], loss[i],
@@ -198,13 +200,13 @@ static void reserved_columns_hold_rows(void **state)
     double *taken = mfu__run_take_column(run, MFU_COL_LOSS, &len);
     assert_non_null(taken);
 #if defined(__linux__)
-    assert_true(len >= 600000 * sizeof(double)); /* a mapping, not malloc's */
+    assert_true(len >= n * sizeof(double)); /* a mapping, not malloc's */
 #endif
-    assert_true(taken[599999] == 1.0 / 600000.0);
+    assert_true(taken[n - 1] == 1.0 / (double)n);
     mfu__pages_free(taken, len);
     int64_t *st = mfu__run_take_steps(run, &len);
     assert_non_null(st);
-    assert_int_equal(st[599999], 599999 * 3);
+    assert_int_equal(st[n - 1], (int64_t)(n - 1) * 3);
     mfu__pages_free(st, len);
     mfu_run_free(run);
 }
