@@ -72,12 +72,10 @@ static mfu_status check_options(const mfu_analysis_options *o, mfu_error *err)
     return MFU_OK;
 }
 
-/* The doubles of the block of slots k, k + 1 (k even): 2 (n + pad). */
-static size_t work_doubles(const mfu_analysis *a, int k)
+/* The doubles of one block of two slots. */
+static size_t work_doubles(const mfu_analysis *a)
 {
-    size_t d = 2 * (a->n + MFU__WORK_PAD);
-    (void)k;
-    return d;
+    return 2 * (a->n + MFU__WORK_PAD);
 }
 
 void *mfu__work(mfu_analysis *a, int k)
@@ -86,7 +84,7 @@ void *mfu__work(mfu_analysis *a, int k)
     _Static_assert(MFU__WORK % 2 == 0, "slots come in pairs");
     int even = k & ~1;
     if (!a->work[even]) {
-        double *p = malloc(work_doubles(a, even) * sizeof(double));
+        double *p = malloc(work_doubles(a) * sizeof(double));
         a->work[even] = p;
         a->work[even + 1] = p ? p + a->n + MFU__WORK_PAD : NULL;
     }
@@ -107,7 +105,7 @@ double *mfu__analysis_take_work(mfu_analysis *a, size_t *doubles)
     a->work[0] = a->work[1] = NULL;
     mfu__work_free(a); /* the other pair goes */
     if (p)
-        *doubles = work_doubles(a, 0);
+        *doubles = work_doubles(a);
     return p;
 }
 
@@ -187,13 +185,12 @@ static bool own_copy(mfu_analysis *a, const void **field, size_t size)
 /* The views of a's terms (internal.h, mfu__view): after derive, and after the columns move. */
 static void set_views(mfu_analysis *a)
 {
-    a->nan1 = a->n ? a->nan[0] : NAN;
-    a->kv = mfu__view_of(a, a->k, &a->nan1);
-    a->uv = mfu__view_of(a, a->u, &a->nan1);
-    a->fv = mfu__view_of(a, a->f, &a->nan1);
-    a->hv = mfu__view_of(a, a->h, &a->nan1);
-    a->cv = mfu__view_of(a, a->c, &a->nan1);
-    a->tpsv = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], &a->nan1);
+    a->kv = mfu__view_of(a, a->k);
+    a->uv = mfu__view_of(a, a->u);
+    a->fv = mfu__view_of(a, a->f);
+    a->hv = mfu__view_of(a, a->h);
+    a->cv = mfu__view_of(a, a->c);
+    a->tpsv = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S]);
 }
 
 bool mfu__analysis_own(mfu_analysis *a)
@@ -388,13 +385,12 @@ typedef struct lazy {
     double *buf;
 } lazy;
 
-static bool lazy_start(mfu_analysis *a, lazy *l, const double **field, const double *alias,
-                       const double *one)
+static bool lazy_start(mfu_analysis *a, lazy *l, const double **field, const double *alias)
 {
     l->field = field;
     l->alias = alias;
     l->buf = NULL;
-    l->view = mfu__view_of(a, alias, one);
+    l->view = mfu__view_of(a, alias);
     if (!alias) {
         l->buf = own_alloc(a, (a->n ? a->n : 1) * sizeof *l->buf);
         *field = l->buf;
@@ -446,35 +442,23 @@ static bool derive(mfu_analysis *a, const double *const *hint)
 {
     /* every input read through a view: an absent one is one NaN, not the NaN column, and a
      * column of one value is that value */
-    a->nan1 = a->n ? a->nan[0] : NAN;
-    const double *one = &a->nan1;
-    mfu__view T = mfu__view_of(a, a->in[MFU_SC_STEP_TIME_S], one);
-    mfu__view TOK = mfu__view_of(a, a->in[MFU_SC_TOKENS], one);
-    mfu__view TPS = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], one);
-    mfu__view UT = mfu__view_of(a, a->in[MFU_SC_USEFUL_TOKENS], one);
-    mfu__view F = mfu__view_of(a, a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN], one);
-    mfu__view H = mfu__view_of(a, a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN], one);
-    mfu__view DEV = mfu__view_of(a, a->in[MFU_SC_DEVICES], one);
-    mfu__view PEAK = mfu__view_of(a, a->in[MFU_SC_PEAK_FLOPS_PER_S], one);
-    mfu__view TIME = mfu__view_of(a, a->in[MFU_SC_TIME_S], one);
-    mfu__view GM = mfu__view_of(a, a->in[MFU_SC_MFU], one);
-    mfu__view GH = mfu__view_of(a, a->in[MFU_SC_HFU], one);
-#define T_(i) MFU__AT(T, i)
-#define TOK_(i) MFU__AT(TOK, i)
-#define TPS_(i) MFU__AT(TPS, i)
-#define UT_(i) MFU__AT(UT, i)
-#define F_(i) MFU__AT(F, i)
-#define H_(i) MFU__AT(H, i)
-#define DEV_(i) MFU__AT(DEV, i)
-#define PEAK_(i) MFU__AT(PEAK, i)
-#define TIME_(i) MFU__AT(TIME, i)
-#define GM_(i) MFU__AT(GM, i)
-#define GH_(i) MFU__AT(GH, i)
+    a->nan1 = a->n ? a->nan[0] : NAN; /* the one NaN every view of the NaN column reads */
+    mfu__view T = mfu__view_of(a, a->in[MFU_SC_STEP_TIME_S]);
+    mfu__view TOK = mfu__view_of(a, a->in[MFU_SC_TOKENS]);
+    mfu__view TPS = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S]);
+    mfu__view UT = mfu__view_of(a, a->in[MFU_SC_USEFUL_TOKENS]);
+    mfu__view F = mfu__view_of(a, a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN]);
+    mfu__view H = mfu__view_of(a, a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN]);
+    mfu__view DEV = mfu__view_of(a, a->in[MFU_SC_DEVICES]);
+    mfu__view PEAK = mfu__view_of(a, a->in[MFU_SC_PEAK_FLOPS_PER_S]);
+    mfu__view TIME = mfu__view_of(a, a->in[MFU_SC_TIME_S]);
+    mfu__view GM = mfu__view_of(a, a->in[MFU_SC_MFU]);
+    mfu__view GH = mfu__view_of(a, a->in[MFU_SC_HFU]);
     bool any_f = false, any_c = false;
     for (size_t i = 0; i < a->n; i++) {
-        if (pos(F_(i))) {
+        if (pos(MFU__AT(F, i))) {
             any_f = true;
-            any_c = any_c || (pos(DEV_(i)) && pos(PEAK_(i))) || pos(GM_(i));
+            any_c = any_c || (pos(MFU__AT(DEV, i)) && pos(MFU__AT(PEAK, i))) || pos(MFU__AT(GM, i));
         }
     }
     a->has_flops = any_f;
@@ -490,69 +474,72 @@ static bool derive(mfu_analysis *a, const double *const *hint)
     lazy D[MFU_D_COUNT_], Lk, Lu, Lf, Lh, Lc;
     bool ok = true;
     for (int c = 0; c < MFU_D_COUNT_; c++)
-        ok = lazy_start(a, &D[c], &a->d[c], hint && hint[c] ? hint[c] : like[c], one) && ok;
-    const double *iT = a->in[MFU_SC_STEP_TIME_S], *iTOK = a->in[MFU_SC_TOKENS];
+        ok = lazy_start(a, &D[c], &a->d[c], hint && hint[c] ? hint[c] : like[c]) && ok;
+    const double *iTOK = a->in[MFU_SC_TOKENS];
     const double *iUT = a->in[MFU_SC_USEFUL_TOKENS], *iF = a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN];
     const double *iH = a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN];
     /* t is k / tokens/s in every usable row where the tokens/s is positive: while all usable
      * rows so far are such, it is not stored (a->t NULL: mfu__t computes it, the same division
      * to the bit), and it is stored from the first that is not (the rows before computed) */
-    (void)iT;
-    bool tvirt = true;
-    double *tbuf = NULL;
-    ok = lazy_start(a, &Lk, &a->k, iTOK, one) && ok;
-    ok = lazy_start(a, &Lu, &a->u, iUT != a->nan ? iUT : iTOK, one) && ok;
-    ok = lazy_start(a, &Lf, &a->f, iF, one) && ok;
-    ok = lazy_start(a, &Lh, &a->h, iH != a->nan ? iH : iF, one) && ok;
-    ok = lazy_start(a, &Lc, &a->c, a->nan, one) && ok;
+    double *tbuf = NULL; /* t's array, from the first usable row without a tokens/s */
+    ok = lazy_start(a, &Lk, &a->k, iTOK) && ok;
+    ok = lazy_start(a, &Lu, &a->u, iUT != a->nan ? iUT : iTOK) && ok;
+    ok = lazy_start(a, &Lf, &a->f, iF) && ok;
+    ok = lazy_start(a, &Lh, &a->h, iH != a->nan ? iH : iF) && ok;
+    ok = lazy_start(a, &Lc, &a->c, a->nan) && ok;
     uint8_t *usable = own_zeros(a, a->n), *state = own_zeros(a, a->n);
     a->usable = usable;
     a->state = state;
     if (!ok || !usable || !state)
         return false;
     for (size_t i = 0; i < a->n && ok; i++) {
-        double step_time = T_(i);
-        if (isnan(step_time) && isfinite(TOK_(i)) && pos(TPS_(i)))
-            step_time = TOK_(i) / TPS_(i);
+        double step_time = MFU__AT(T, i);
+        if (isnan(step_time) && isfinite(MFU__AT(TOK, i)) && pos(MFU__AT(TPS, i)))
+            step_time = MFU__AT(TOK, i) / MFU__AT(TPS, i);
         /* from timestamps; equal ones (a coarse clock) give none, not a zero */
-        if (isnan(step_time) && i > 0 && isfinite(TIME_(i)) && isfinite(TIME_(i - 1)) &&
-            a->step[i] > a->step[i - 1] && TIME_(i) > TIME_(i - 1))
-            step_time = (TIME_(i) - TIME_(i - 1)) / (double)(a->step[i] - a->step[i - 1]);
+        if (isnan(step_time) && i > 0 && isfinite(MFU__AT(TIME, i)) &&
+            isfinite(MFU__AT(TIME, i - 1)) && a->step[i] > a->step[i - 1] &&
+            MFU__AT(TIME, i) > MFU__AT(TIME, i - 1))
+            step_time =
+                (MFU__AT(TIME, i) - MFU__AT(TIME, i - 1)) / (double)(a->step[i] - a->step[i - 1]);
         double t = NAN, k = NAN;
-        bool real_tokens = pos(TOK_(i));
-        if (pos(TPS_(i))) {
+        bool real_tokens = pos(MFU__AT(TOK, i));
+        if (pos(MFU__AT(TPS, i))) {
             if (real_tokens)
-                k = TOK_(i);
+                k = MFU__AT(TOK, i);
             else if (pos(step_time))
-                k = TPS_(i) * step_time;
+                k = MFU__AT(TPS, i) * step_time;
             else
                 k = 1;
-            t = k / TPS_(i);
+            t = k / MFU__AT(TPS, i);
         } else if (real_tokens && pos(step_time)) {
-            k = TOK_(i);
+            k = MFU__AT(TOK, i);
             t = step_time;
         }
-        double u = (real_tokens && isfinite(UT_(i))) ? UT_(i) : k;
-        double f = F_(i);
-        double dev = pos(DEV_(i)) ? DEV_(i) : a->capacity_unknown ? 1 : DEV_(i);
-        double c = a->capacity_unknown ? dev : DEV_(i) * PEAK_(i);
+        double u = (real_tokens && isfinite(MFU__AT(UT, i))) ? MFU__AT(UT, i) : k;
+        double f = MFU__AT(F, i);
+        double dev = pos(MFU__AT(DEV, i))  ? MFU__AT(DEV, i)
+                     : a->capacity_unknown ? 1
+                                           : MFU__AT(DEV, i);
+        double c = a->capacity_unknown ? dev : MFU__AT(DEV, i) * MFU__AT(PEAK, i);
         /* no devices x peak but a given MFU: the capacity that MFU was measured against */
-        if (!a->capacity_unknown && !pos(c) && pos(GM_(i)) && pos(f) && pos(t) && pos(k))
-            c = (isfinite(UT_(i)) && real_tokens ? UT_(i) : k) / t * f / GM_(i);
-        double h = isfinite(H_(i)) ? H_(i) : f;
+        if (!a->capacity_unknown && !pos(c) && pos(MFU__AT(GM, i)) && pos(f) && pos(t) && pos(k))
+            c = (isfinite(MFU__AT(UT, i)) && real_tokens ? MFU__AT(UT, i) : k) / t * f /
+                MFU__AT(GM, i);
+        double h = isfinite(MFU__AT(H, i)) ? MFU__AT(H, i) : f;
         bool bad_time = isfinite(step_time) && step_time <= 0;
         bool use = !bad_time && pos(t) && pos(k) && pos(u);
         if (a->has_flops)
             use = use && pos(f) && pos(c) && pos(h);
         usable[i] = use;
         state[i] = use ? MFU_ROW_STEADY : MFU_ROW_UNUSABLE;
-        if (tvirt && use && !pos(TPS_(i))) {
+        if (!tbuf && use && !pos(MFU__AT(TPS, i))) {
             tbuf = own_alloc(a, a->n * sizeof *tbuf);
             if (!tbuf)
                 return false;
             for (size_t j = 0; j < i; j++)
-                tbuf[j] = usable[j] ? (Lk.buf ? Lk.buf[j] : MFU__AT(Lk.view, j)) / TPS_(j) : NAN;
-            tvirt = false;
+                tbuf[j] =
+                    usable[j] ? (Lk.buf ? Lk.buf[j] : MFU__AT(Lk.view, j)) / MFU__AT(TPS, j) : NAN;
         }
         if (tbuf)
             tbuf[i] = use ? t : NAN;
@@ -564,13 +551,13 @@ static bool derive(mfu_analysis *a, const double *const *hint)
         v[MFU_D_STEP_TIME_S] = step_time;
         v[MFU_D_CAPACITY_FLOPS_PER_S] = pos(c) && !a->capacity_unknown && !rel ? c : NAN;
         if (use) {
-            double tps = pos(TPS_(i)) ? TPS_(i) : k / t;
+            double tps = pos(MFU__AT(TPS, i)) ? MFU__AT(TPS, i) : k / t;
             double utps = u == k ? tps : tps * (u / k);
             v[MFU_D_TOKENS_PER_S] = tps;
             v[MFU_D_USEFUL_TOKENS_PER_S] = utps;
             bool fl = a->has_flops, mf = fl && !a->capacity_unknown;
-            v[MFU_D_MFU] = !mf ? NAN : isfinite(GM_(i)) ? GM_(i) : utps * f / c;
-            v[MFU_D_HFU] = !mf ? NAN : isfinite(GH_(i)) ? GH_(i) : tps * h / c;
+            v[MFU_D_MFU] = !mf ? NAN : isfinite(MFU__AT(GM, i)) ? MFU__AT(GM, i) : utps * f / c;
+            v[MFU_D_HFU] = !mf ? NAN : isfinite(MFU__AT(GH, i)) ? MFU__AT(GH, i) : tps * h / c;
             v[MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE] = fl && !rel ? utps * f / dev : NAN;
             v[MFU_D_HARDWARE_FLOPS_PER_S_PER_DEVICE] = fl && !rel ? tps * h / dev : NAN;
         } else {
@@ -580,17 +567,6 @@ static bool derive(mfu_analysis *a, const double *const *hint)
         for (int col = 0; col < MFU_D_COUNT_ && ok; col++)
             ok = lazy_put(a, &D[col], i, v[col]);
     }
-#undef T_
-#undef TOK_
-#undef TPS_
-#undef UT_
-#undef F_
-#undef H_
-#undef DEV_
-#undef PEAK_
-#undef TIME_
-#undef GM_
-#undef GH_
     if (!ok)
         return false;
     a->t = tbuf; /* NULL: k / tokens/s (mfu__t) */

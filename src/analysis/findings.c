@@ -545,15 +545,14 @@ static void detect_impossible(mfu_analysis *a)
     double max_mfu = NAN, max_hfu = NAN;
     int64_t first = 0, last = 0;
     bool any = false;
-    const double *one = &a->nan1; /* absent and constant columns: not their pages (internal.h) */
-    mfu__view vm = mfu__view_of(a, a->d[MFU_D_MFU], one),
-              vh = mfu__view_of(a, a->d[MFU_D_HFU], one);
-    mfu__view vst = mfu__view_of(a, a->d[MFU_D_STEP_TIME_S], one);
-    mfu__view vtok = mfu__view_of(a, a->in[MFU_SC_TOKENS], one);
-    mfu__view vtps = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S], one);
-    mfu__view vut = mfu__view_of(a, a->in[MFU_SC_USEFUL_TOKENS], one);
-    mfu__view vF = mfu__view_of(a, a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN], one);
-    mfu__view vH = mfu__view_of(a, a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN], one);
+    /* absent and constant columns read by value, not their pages (internal.h) */
+    mfu__view vm = mfu__view_of(a, a->d[MFU_D_MFU]), vh = mfu__view_of(a, a->d[MFU_D_HFU]);
+    mfu__view vst = mfu__view_of(a, a->d[MFU_D_STEP_TIME_S]);
+    mfu__view vtok = mfu__view_of(a, a->in[MFU_SC_TOKENS]);
+    mfu__view vtps = mfu__view_of(a, a->in[MFU_SC_TOKENS_PER_S]);
+    mfu__view vut = mfu__view_of(a, a->in[MFU_SC_USEFUL_TOKENS]);
+    mfu__view vF = mfu__view_of(a, a->in[MFU_SC_MODEL_FLOPS_PER_TOKEN]);
+    mfu__view vH = mfu__view_of(a, a->in[MFU_SC_HARDWARE_FLOPS_PER_TOKEN]);
     for (size_t i = 0; i < a->n; i++) {
         double mfu = MFU__AT(vm, i), hfu = MFU__AT(vh, i);
         double st = MFU__AT(vst, i);

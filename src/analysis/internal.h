@@ -41,12 +41,11 @@ const char *mfu__series_label(const mfu_series *s, int id);
 enum { MFU__WORK = 4, MFU__WORK_PAD = 64 };
 
 /* A per-row column as a pass reads it: row i is MFU__AT(v, i), v.p[i & v.m]. The NaN column
- * (a->nan: every absent input, and every derived column no row has) reads as the one NaN
- * one[0] (mask 0), and a column of one value the caller gave (a->konst) as that value, so that
- * their pages are never touched: each page of a mapped column that is read counts as resident
- * (the report's NaN and constant columns are mapped: 76 MB each at 10M steps,
- * docs/internals/analysis.md "Memory"). one must hold a->nan[0] (its bits) and outlive the
- * view (NULL: a->nan is read as any column). */
+ * (a->nan: every absent input, and every derived column no row has) reads as a->nan1 (mask 0),
+ * and a column of one value the caller gave (a->konst) as that value, so that their pages are
+ * never touched: each page of a mapped column that is read counts as resident (the report's
+ * NaN and constant columns are mapped: 76 MB each at 10M steps, docs/internals/analysis.md
+ * "Memory"). */
 typedef struct mfu__view {
     const double *p;
     size_t m;
@@ -85,7 +84,7 @@ struct mfu_analysis {
      * value, or the NaN column, is read as that value (mfu__view) */
     mfu__view kv, uv, fv, hv, cv;
     mfu__view tpsv;  /* in[MFU_SC_TOKENS_PER_S]: t of a usable row is k / this when t is NULL */
-    double nan1;     /* a->nan[0]: the NaN the views of the NaN column read */
+    double nan1;     /* a->nan[0] (derive sets it): the NaN the views of the NaN column read */
     uint8_t *usable; /* t and k valid (and f, c when the series has them) */
     uint8_t *steady; /* usable, not warm-up, not settle */
     uint8_t *state;  /* mfu_row_state of each row */
@@ -120,12 +119,12 @@ void *mfu__work(mfu_analysis *a, int k);
 /* Free a's scratch (the analysis is done with it). */
 void mfu__work_free(mfu_analysis *a);
 
-/* The view of column col of a (above). */
-static inline mfu__view mfu__view_of(const mfu_analysis *a, const double *col, const double *one)
+/* The view of column col of a (above); from derive on (a->nan1 set). */
+static inline mfu__view mfu__view_of(const mfu_analysis *a, const double *col)
 {
     mfu__view v = {col, SIZE_MAX};
-    if (col == a->nan && one) {
-        v.p = one;
+    if (col == a->nan) {
+        v.p = &a->nan1;
         v.m = 0;
     }
     for (int q = 0; q < a->nkonst; q++)
@@ -200,11 +199,10 @@ typedef struct mfu__shift_params {
     double alpha;           /* changepoint_alpha */
     double min_level_shift; /* pruning: adjacent medians closer than ln(1 + this) merge */
     double vif[2];          /* variance inflation of each signal (AR(1) correlation) */
-    double *scratch;        /* m doubles for the pruning (NULL: the search's own); the segment
-                               search gives its work slot 1, whose pages are written already */
-    uint32_t *gid;          /* room for nsig x m group ids, the search's until the pruning
-                               (NULL: its own); the segment search gives slot 1 too: the ids
-                               are done with before the pruning writes its medians there */
+    /* m doubles (NULL: the search's own): the signals' group ids (nsig x m uint32) until the
+     * search is done, then the pruning's medians; the segment search gives its work slot 1,
+     * whose pages are written already */
+    double *scratch;
 } mfu__shift_params;
 
 /* Level shifts of the signals sig[0..nsig) (nsig 1 or 2, m values each, NaN-free): binary

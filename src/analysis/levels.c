@@ -149,10 +149,8 @@ static mfu_interval median_ci(double *v, size_t m, double vif, double conf, bool
 static double constant_of(const mfu_analysis *a, const double *col, const size_t *idx, size_t m)
 {
     double v = NAN;
-    if (col == a->nan)
-        return v;
-    mfu__view cv = mfu__view_of(a, col, NULL);
-    if (!cv.m && m) /* one value in every row: its first row is every row */
+    mfu__view cv = mfu__view_of(a, col); /* the NaN column reads one NaN: v stays NaN */
+    if (!cv.m && m)                      /* one value in every row: its first row is every row */
         m = 1;
     for (size_t j = 0; j < m; j++) {
         double x = MFU__AT(cv, idx[j]);
@@ -187,7 +185,7 @@ static void label_of(const mfu_analysis *a, const uint8_t *ids, const size_t *id
 /* Derived column c of a as a view (its NaN column read as one NaN). */
 static mfu__view dv(const mfu_analysis *a, int c)
 {
-    return mfu__view_of(a, a->d[c], &a->nan1);
+    return mfu__view_of(a, a->d[c]);
 }
 
 /* The median of a column (as a view: mfu__view) over rows idx (finite values only) with its

@@ -767,9 +767,9 @@ size_t mfu__level_shifts(const double *const *sig, int nsig, size_t m, const mfu
         c.sig[s] = sig[s];
         c.vif[s] = p->vif[s];
         c.ord[s] = ords ? ords + (size_t)s * mm : NULL;
-        c.gid[s] = p->gid ? p->gid + (size_t)s * mm
-                   : ords ? (uint32_t *)(void *)(ords + (size_t)nsig * mm) + (size_t)s * mm
-                          : NULL;
+        c.gid[s] = p->scratch ? (uint32_t *)(void *)p->scratch + (size_t)s * mm
+                   : ords     ? (uint32_t *)(void *)(ords + (size_t)nsig * mm) + (size_t)s * mm
+                              : NULL;
         /* few distinct values: their groups by hashing, the value order only where an interval
          * needs it (order_by_count); else the groups from the sorted order */
         if (ok && m >= 16 * GROUP_HASH_MIN)
@@ -922,8 +922,7 @@ bool mfu__segment(mfu_analysis *a)
             mfu__shift_params sp = {.min_segment_steps = a->opt.min_segment_steps,
                                     .alpha = a->opt.changepoint_alpha,
                                     .min_level_shift = a->opt.min_level_shift,
-                                    .scratch = tmp,
-                                    .gid = (uint32_t *)(void *)tmp};
+                                    .scratch = tmp};
             sp.vif[0] = vif_of(sig[0], mm, tmp, res);
             sp.vif[1] = padvar ? vif_of(sig[1], mm, tmp, res) : 1;
             size_t nc = mfu__level_shifts(sig, padvar ? 2 : 1, mm, &sp, cuts);

@@ -308,6 +308,17 @@ static bool unlend(mfu__fcols *c, int k, size_t keep, size_t to)
     return true;
 }
 
+void mfu__fcols_drop_codes(mfu__fcols *c)
+{
+    free(c->recompute);
+    free(c->dtype);
+    free(c->tps_source);
+    free(c->tok_source);
+    free(c->flags);
+    c->recompute = c->dtype = NULL;
+    c->tps_source = c->tok_source = c->flags = NULL;
+}
+
 void mfu__fcols_free(mfu__fcols *c)
 {
     if (!c)
@@ -316,11 +327,7 @@ void mfu__fcols_free(mfu__fcols *c)
         if (owns(c, k) && !c->lent[k])
             mfu__pages_free(c->v[k], c->mapped[k]);
     mfu__pages_free(c->nan, c->nan_mapped);
-    free(c->recompute);
-    free(c->dtype);
-    free(c->tps_source);
-    free(c->tok_source);
-    free(c->flags);
+    mfu__fcols_drop_codes(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -792,17 +799,6 @@ bool mfu__fcols_const(const mfu__fcols *c, int k, double *x)
         return false;
     *x = c->v[o][0];
     return true;
-}
-
-void mfu__fcols_drop_codes(mfu__fcols *c)
-{
-    free(c->recompute);
-    free(c->dtype);
-    free(c->tps_source);
-    free(c->tok_source);
-    free(c->flags);
-    c->recompute = c->dtype = NULL;
-    c->tps_source = c->tok_source = c->flags = NULL;
 }
 
 bool mfu__fcols_adopt(mfu__fcols *c, mfu_run *run)

@@ -54,18 +54,10 @@ static double const_quantile(double x, size_t k, double q)
     return j + 1 >= k || f == 0 ? x : x + f * (x - x);
 }
 
-mfu_report_stat mfu__stat_one(double x0, const uint8_t *keep, size_t n)
+/* The summary of k values that are all x0 and add up to sum (none when k is 0). */
+static mfu_report_stat one_value(double x0, size_t k, double sum)
 {
     mfu_report_stat s = {0, NAN, NAN, NAN, NAN};
-    if (!isfinite(x0))
-        return s;
-    size_t k = 0;
-    double sum = 0;
-    for (size_t i = 0; i < n; i++) /* the sum mfu__stat adds, row by row */
-        if (!keep || keep[i]) {
-            sum += x0;
-            k++;
-        }
     if (k) {
         s.n = k;
         s.mean = sum / (double)k;
@@ -74,6 +66,18 @@ mfu_report_stat mfu__stat_one(double x0, const uint8_t *keep, size_t n)
         s.p90 = const_quantile(x0, k, 0.9);
     }
     return s;
+}
+
+mfu_report_stat mfu__stat_one(double x0, const uint8_t *keep, size_t n)
+{
+    size_t k = 0;
+    double sum = 0;
+    for (size_t i = 0; isfinite(x0) && i < n; i++) /* the sum mfu__stat adds, row by row */
+        if (!keep || keep[i]) {
+            sum += x0;
+            k++;
+        }
+    return one_value(x0, k, sum);
 }
 
 mfu_report_stat mfu__stat(const double *x, const uint8_t *keep, size_t n, double *scratch)
@@ -93,16 +97,8 @@ mfu_report_stat mfu__stat(const double *x, const uint8_t *keep, size_t n, double
         sum += x[i];
         k++;
     }
-    if (one) {
-        if (k) {
-            s.n = k;
-            s.mean = sum / (double)k;
-            s.median = const_quantile(x0, k, 0.5);
-            s.p10 = const_quantile(x0, k, 0.1);
-            s.p90 = const_quantile(x0, k, 0.9);
-        }
-        return s;
-    }
+    if (one)
+        return one_value(x0, k, sum);
     k = 0;
     sum = 0;
     for (size_t i = 0; i < n; i++) {

@@ -82,8 +82,8 @@ struct mfu_run {
     size_t step_len, col_len[MFU_COL_COUNT_], aux_len[AUX_COUNT];
     /* Columns of one value. umask bit c: every row of double column c holds the bits ubits[c]
      * so far (made at row 0, not differed since). cmask bit c: the column is mfu__const_map's
-     * mapping of ubits[c] (made so at its first reservation while uniform): a row not written
-     * reads that value, so a row that holds it is not written (no page copied). */
+     * mapping of ubits[c] (made so at 8 MiB while uniform, grow_col): a row not written reads
+     * that value, so a row that holds it is not written (no page copied). */
     uint32_t umask, cmask;
     uint64_t ubits[MFU_COL_COUNT_];
     mfu_run_meta meta;
@@ -297,8 +297,6 @@ static bool grow_col(mfu_run *r, int c, size_t keep, size_t ncap, size_t most)
             return true;
         }
     }
-    if (r->col_len[c] >= bytes)
-        return true; /* reserved already */
     void *p = r->col[c];
     if (!grow_one(&p, &r->col_len[c], keep, ncap, sizeof(double), r->plain_pages, most))
         return false;

@@ -122,6 +122,18 @@ static void cols_of(const mfu_series *s, mfu__analysis_cols *in)
     memcpy(in->labels, s->labels, sizeof in->labels);
 }
 
+/* Two series of the same rows (flops as series_of): *a1 the analysis of the first, *in the
+ * second's columns for mfu__analyze_cols. */
+static void analysed_pair(bool flops, const mfu_analysis_options *o, mfu_series **s1,
+                          mfu_series **s2, mfu_analysis **a1, mfu__analysis_cols *in)
+{
+    *s1 = series_of(flops);
+    *s2 = series_of(flops);
+    *a1 = NULL;
+    assert_int_equal(mfu_analyze(*s1, o, a1, NULL), MFU_OK);
+    cols_of(*s2, in);
+}
+
 static void assert_same_analysis(const mfu_analysis *a1, const mfu_analysis *a2)
 {
     json_t *t1 = mfu__analysis_json(a1), *t2 = mfu__analysis_json(a2);
@@ -157,11 +169,10 @@ static void columns_in_place_analyse_alike(void **state)
     mfu_analysis_options o;
     mfu_analysis_options_init(&o);
     for (int flops = 0; flops < 2; flops++) {
-        mfu_series *s1 = series_of(flops), *s2 = series_of(flops);
-        mfu_analysis *a1 = NULL, *a2 = NULL;
-        assert_int_equal(mfu_analyze(s1, &o, &a1, NULL), MFU_OK);
+        mfu_series *s1, *s2;
+        mfu_analysis *a1, *a2 = NULL;
         mfu__analysis_cols in;
-        cols_of(s2, &in);
+        analysed_pair(flops, &o, &s1, &s2, &a1, &in);
         /* a hint equal to the derived FLOP/s per device but in one row, and one that is not
          * a column the analysis has */
         const double *mfs = mfu_analysis_derived(a1, MFU_D_MODEL_FLOPS_PER_S_PER_DEVICE);
@@ -225,11 +236,10 @@ static void absent_columns_unread(void **state)
     size_t page = (size_t)sysconf(_SC_PAGESIZE),
            bytes = (N * sizeof(double) + page - 1) / page * page;
     for (int flops = 0; flops < 2; flops++) {
-        mfu_series *s1 = series_of(flops), *s2 = series_of(flops);
-        mfu_analysis *a1 = NULL, *a2 = NULL;
-        assert_int_equal(mfu_analyze(s1, &o, &a1, NULL), MFU_OK);
+        mfu_series *s1, *s2;
+        mfu_analysis *a1, *a2 = NULL;
         mfu__analysis_cols in;
-        cols_of(s2, &in);
+        analysed_pair(flops, &o, &s1, &s2, &a1, &in);
         double *cnan =
             mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         assert_true(cnan != MAP_FAILED);
