@@ -98,6 +98,10 @@ port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0
 # The scrape and the rules are the ones docs/prometheus.md gives (at a 1 s interval).
 rules=$(cd "${MFU_SOURCE_DIR:?}" && pwd)/docs/prometheus/mfu-rules.yml
 promtool check rules "$rules" >"$tmp/rules.out" 2>&1 || fail "promtool check rules: $(cat "$tmp/rules.out")"
+# docs/prometheus.md shows the same rules (the file less its comments).
+doc=$(cd "$MFU_SOURCE_DIR" && pwd)/docs/prometheus.md
+diff <(awk '/^## Recording rules/ { r = 1 } r && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' "$doc") \
+    <(grep -v '^#' "$rules") >"$tmp/rules.diff" || fail "docs/prometheus.md's rules differ from $rules: $(cat "$tmp/rules.diff")"
 cat >"$tmp/prom.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -153,6 +157,17 @@ wait_until 30000 rule_up || fail "the recording rule run:mfu_ratio:cluster has n
 got_r=$(query 'run:mfu_ratio:cluster{run="job"}')
 awk -v g="$got_r" -v w="$want" 'BEGIN { d = (g - w) * 100; if (d < 0) d = -d; exit !(d <= 0.1) }' ||
     fail "run:mfu_ratio:cluster = $got_r, want $want"
+# Every evaluation of the rule so far, not only the latest: a rule that divides two recorded sums
+# reads them at different moments, so a scrape committed between the two halves gives a sample
+# with one instance's FLOP/s over both instances' peaks (half the MFU). Let it run for a few
+# evaluations first, both instances scraped.
+sleep 3
+for agg in min max; do
+    v=$(query "${agg}_over_time(run:mfu_ratio:cluster{run=\"job\"}[10m])")
+    n=$(query "count_over_time(run:mfu_ratio:cluster{run=\"job\"}[10m])")
+    awk -v g="$v" -v w="$want" 'BEGIN { d = (g - w) * 100; if (d < 0) d = -d; exit !(g != "" && d <= 0.1) }' ||
+        fail "the $agg of $n evaluations of run:mfu_ratio:cluster is $v, want $want"
+done
 # The relabelling of docs/prometheus.md gives DCGM's modelName label.
 [ "$(query 'count(mfu_ratio{run="job",modelName="NVIDIA H100 80GB HBM3"})')" = 2 ] ||
     fail "modelName after relabelling: $(query 'count(mfu_ratio{run="job"})')"
