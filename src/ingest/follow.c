@@ -9,7 +9,8 @@
  * the file is opened and either the bytes after what was read are read (pread from the
  * consumed offset plus the carried bytes), or, when it is no longer the file read, it is read
  * from its start into a fresh session, which takes the old one's place only once it has read
- * everything (a failed fresh read leaves the old one in place).
+ * everything (a failed fresh read leaves the old one in place). A read that failed on the
+ * file or on memory sets a time to try again (retry_at), with a wait that doubles.
  */
 #define _FILE_OFFSET_BITS 64
 #include <errno.h>
@@ -46,9 +47,11 @@ struct mfu__follow {
     mfu_ingest *ing;
     int64_t fdev, fino;
     cursor cur;
-    bool compressed; /* gzip / zstd: read whole */
-    bool broken;     /* the session failed: the next change starts afresh */
-    bool stopped;    /* the last read was abandoned (opts.stop) */
+    bool compressed;   /* gzip / zstd: read whole */
+    bool broken;       /* the session failed: the next change starts afresh */
+    bool stopped;      /* the last read was abandoned (opts.stop) */
+    double retry_at;   /* > 0: monotonic seconds from which a failed read is tried again */
+    double retry_wait; /* the wait before the next try after a failure (0: none failed) */
     unsigned char head[MFU__FOLLOW_HEAD_BYTES];
     size_t head_len;
     mfu_run *preview; /* the file read whole while the session detects (opt-in) */
@@ -296,6 +299,55 @@ static mfu_status not_regular(const mfu__follow *f, mfu_error *err)
                      f->path);
 }
 
+/* Open the file and read on, or afresh when it is not the file read (mfu__follow_poll's
+ * rules); whole: a last line without a newline too. */
+static mfu_status read_file(mfu__follow *f, bool whole, mfu__follow_event *ev, mfu_error *err)
+{
+    FILE *fp = mfu__open_log(f->path, err); /* a directory is refused here */
+    if (!fp)
+        return MFU_E_IO;
+    int fd = fileno(fp);
+    struct stat sb;
+    mfu_status st;
+    if (fstat(fd, &sb) != 0) {
+        st = mfu__fail(err, MFU_E_IO, 0, "%s: cannot read (%s)", f->path, strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        st = not_regular(f, err);
+    } else {
+        ev->read = true;
+        f->stopped = false;
+        if (!same_file(f, fd, &sb)) {
+            st = fresh(f, fp, &sb, whole, ev, err);
+        } else {
+            st = read_lines(f, fd, f->ing, true, &f->cur, whole, &ev->fed, err);
+            if (st == MFU_OK)
+                remember_head(f, fd);
+            else
+                f->broken = !f->stopped; /* a stopped read left the session as it was */
+        }
+        if (st == MFU_OK && ev->fed && f->o.preview_while_detecting)
+            st = update_preview(f, err);
+    }
+    fclose(fp);
+    return st;
+}
+
+/* After a read that ended with st at now: a failure of the file or of memory is tried again
+ * after a wait that doubles; anything else waits for the file to change. */
+static void retry_after(mfu__follow *f, mfu_status st, double now)
+{
+    if ((st != MFU_E_IO && st != MFU_E_NOMEM) || f->stopped) {
+        f->retry_at = 0;
+        f->retry_wait = 0;
+        return;
+    }
+    double first = f->o.retry_s > 0 ? f->o.retry_s : MFU__FOLLOW_RETRY_S;
+    f->retry_wait = f->retry_wait > 0 ? 2 * f->retry_wait : first;
+    if (f->retry_wait > MFU__FOLLOW_RETRY_MAX_S)
+        f->retry_wait = MFU__FOLLOW_RETRY_MAX_S;
+    f->retry_at = now + f->retry_wait;
+}
+
 mfu_status mfu__follow_poll(mfu__follow *f, bool flush, mfu__follow_event *ev, mfu_error *err)
 {
     if (!f || !ev)
@@ -326,37 +378,13 @@ mfu_status mfu__follow_poll(mfu__follow *f, bool flush, mfu__follow_event *ev, m
     }
     bool settled =
         !changed && f->cur.carry > 0 && f->o.settle_s > 0 && now - f->changed_at >= f->o.settle_s;
-    if (!changed && !settled && !flush) {
+    bool retry = f->retry_at > 0 && now >= f->retry_at;
+    if (!changed && !settled && !flush && !retry) {
         ev->partial = f->cur.carry > 0;
         return MFU_OK;
     }
-    FILE *fp = mfu__open_log(f->path, err); /* a directory is refused here */
-    if (!fp)
-        return MFU_E_IO;
-    int fd = fileno(fp);
-    struct stat sb;
-    mfu_status st;
-    if (fstat(fd, &sb) != 0) {
-        st = mfu__fail(err, MFU_E_IO, 0, "%s: cannot read (%s)", f->path, strerror(errno));
-    } else if (!S_ISREG(sb.st_mode)) {
-        st = not_regular(f, err);
-    } else {
-        ev->read = true;
-        f->stopped = false;
-        bool whole = flush || settled;
-        if (!same_file(f, fd, &sb)) {
-            st = fresh(f, fp, &sb, whole, ev, err);
-        } else {
-            st = read_lines(f, fd, f->ing, true, &f->cur, whole, &ev->fed, err);
-            if (st == MFU_OK)
-                remember_head(f, fd);
-            else
-                f->broken = !f->stopped; /* a stopped read left the session as it was */
-        }
-        if (st == MFU_OK && ev->fed && f->o.preview_while_detecting)
-            st = update_preview(f, err);
-    }
-    fclose(fp);
+    mfu_status st = read_file(f, flush || settled, ev, err);
+    retry_after(f, st, now);
     ev->partial = f->cur.carry > 0;
     return st;
 }

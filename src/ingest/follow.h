@@ -35,6 +35,8 @@
 #define MFU__FOLLOW_CHUNK_BYTES (1L << 20) /* bytes read from the file per read call, at most */
 #define MFU__FOLLOW_HEAD_BYTES 1024        /* first bytes compared to recognise the file */
 #define MFU__FOLLOW_SETTLE_S 1.0 /* a still file's last line without newline: read after this */
+#define MFU__FOLLOW_RETRY_S 1.0  /* first wait before a read that failed on I/O is tried again */
+#define MFU__FOLLOW_RETRY_MAX_S 60.0 /* the wait doubles after each failure up to this */
 
 typedef struct mfu__follow mfu__follow;
 
@@ -63,6 +65,10 @@ typedef struct mfu__follow_opts {
     /* Asked between blocks of a long read: true abandons the read (the poll fails with
      * MFU_E_INVALID; the follower stays usable). NULL: never. */
     bool (*stop)(void *ctx);
+    /* > 0: the first wait, in seconds, before a read that failed on I/O or memory is tried
+     * again although the file did not change (doubling after each failure up to
+     * MFU__FOLLOW_RETRY_MAX_S); 0: MFU__FOLLOW_RETRY_S. */
+    double retry_s;
     void *ctx;
 } mfu__follow_opts;
 
@@ -91,7 +97,12 @@ void mfu__follow_free(mfu__follow *f);
  * what happened (zeroed first). Errors: MFU_E_IO (cannot open or read; a directory), the
  * session's (MFU_E_PARSE with the line, MFU_E_LIMIT, MFU_E_NOMEM), MFU_E_INVALID (stopped).
  * After an error the follower stays usable: a failed fresh read keeps the session it had,
- * a session that failed is replaced at the next change of the file. */
+ * a session that failed is replaced at the next read. A failure of the file (MFU_E_IO: it
+ * cannot be opened or read, as a network file system can fail for a while) or of memory
+ * (MFU_E_NOMEM) is tried again at a later poll even when the file does not change, after
+ * opts.retry_s, then twice as long after each further failure (up to
+ * MFU__FOLLOW_RETRY_MAX_S); a failure of the content (MFU_E_PARSE, MFU_E_LIMIT) waits for
+ * the file to change, and a stopped read for the next change or flush. */
 mfu_status mfu__follow_poll(mfu__follow *f, bool flush, mfu__follow_event *ev, mfu_error *err);
 
 /* The current session (NULL before the first successful read). Owned by the follower; valid

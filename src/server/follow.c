@@ -15,7 +15,9 @@
  * ended without one is read once it has been still for MFU__FOLLOW_SETTLE_S) the follower
  * reads it again from its start into a fresh session; its run replaces the served one (the
  * follower's on_fresh hook) and pages get a "run" event with "reset" when rows far behind its
- * end changed. A missing file is waited for; errors are logged once and following goes on.
+ * end changed. A missing file is waited for; errors are logged once and following goes on (a
+ * read that failed on the file is tried again by the follower, with a wait that doubles), and
+ * the first read after an error is logged too.
  *
  * Rows reach the store through mfu_store_ingest_path() at most every MFU_SERVER_STORE_SYNC_MS
  * (or 10x the last write's duration, so the store is free most of the time) and once more at
@@ -38,6 +40,7 @@ typedef struct mfu__follower {
     bool started;
     mfu__follow *fl; /* the file and the session reading it */
     bool dirty, missing;
+    bool read_failed; /* the last read failed (the next one that works is logged) */
     double next_read, next_sync;
     char last_error[MFU_ERROR_MESSAGE_MAX + MFU__NAME_BYTES + 64];
 } mfu__follower;
@@ -150,6 +153,7 @@ static void update(mfu__follower *f)
         char msg[MFU_ERROR_MESSAGE_MAX + 64];
         snprintf(msg, sizeof msg, "%s; still following", e.message);
         note(f, msg);
+        f->read_failed = true;
         return;
     }
     if (ev.missing) {
@@ -162,6 +166,10 @@ static void update(mfu__follower *f)
         return;
     }
     f->missing = false;
+    if (ev.read && f->read_failed) { /* read again after an error: say so */
+        mfu__srv_log(f->s, "%s: read again after the error above", f->path);
+        f->read_failed = false;
+    }
 }
 
 static void sync_store(mfu__follower *f)

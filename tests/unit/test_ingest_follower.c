@@ -2,7 +2,8 @@
  * test_ingest_follower.c - the log follower of `mfu watch` and `mfu serve LOG`
  * (ingest/follow.h) on real files in a scratch directory: appends in pieces, a partial last
  * line, truncation, rotation by rename, a rewrite in place, a file that appears later, a line
- * over the limit, the preview of a log still being detected, the hooks, and errors.
+ * over the limit, the preview of a log still being detected, the hooks, errors, and a failed
+ * read tried again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -442,6 +443,116 @@ static void errors_name_the_file(void **state)
     mfu__follow_free(NULL);
 }
 
+/* A feed hook that fails as told (h->fail: the status; MFU_OK feeds). */
+typedef struct failing {
+    mfu_status fail;
+    int calls;
+} failing;
+
+static mfu_status failing_feed(void *ctx, mfu_ingest *ing, const char *p, size_t n,
+                               const char *name, mfu_error *err)
+{
+    failing *h = ctx;
+    h->calls++;
+    if (h->fail == MFU_OK)
+        return mfu_ingest_feed_buffer(ing, p, n, name, err);
+    err->code = h->fail;
+    snprintf(err->message, sizeof err->message, "%s: injected failure", name);
+    return h->fail;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A read that failed on the file (an NFS server gone for a while) is tried again without the
+ * file changing, after opts.retry_s and then a wait that doubles; a failure of the content is
+ * not (it waits for the file to change). */
+static void retried_after_a_failure(void **state)
+{
+    (void)state;
+    char path[512];
+    path_of(path, sizeof path, "retry.log");
+    append_steps(path, 1, 20);
+    failing h = {MFU_OK, 0};
+    mfu__follow_opts o;
+    memset(&o, 0, sizeof o);
+    o.feed = failing_feed;
+    o.ctx = &h;
+    o.retry_s = 0.2;
+    mfu__follow *f = new_follower(path, &o);
+    poll_ok(f, false);
+    assert_int_equal(rows(f), 20);
+    /* lines appended, the read fails on I/O once; the file does not change again */
+    append_steps(path, 21, 30);
+    h.fail = MFU_E_IO;
+    mfu__follow_event ev;
+    mfu_error e;
+    memset(&e, 0, sizeof e);
+    double failed_at = mono_now();
+    assert_int_equal(mfu__follow_poll(f, false, &ev, &e), MFU_E_IO);
+    assert_non_null(strstr(e.message, "injected"));
+    h.fail = MFU_OK;
+    ev = poll_ok(f, false);
+    if (mono_now() - failed_at < o.retry_s) /* before the wait: nothing read */
+        assert_false(ev.read);
+    sleep_s(o.retry_s + 0.05);
+    ev = poll_ok(f, false);
+    assert_true(ev.read);
+    assert_true(ev.fresh); /* the session that failed is replaced */
+    assert_int_equal(rows(f), 30);
+    assert_int_equal(last_step(f), 30);
+    /* once it worked, an unchanged file is not read again */
+    sleep_s(o.retry_s + 0.05);
+    ev = poll_ok(f, false);
+    assert_false(ev.read);
+    /* a failure of the content is not retried: the lines stay the same until the file changes */
+    append_steps(path, 31, 32);
+    h.fail = MFU_E_PARSE;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(mfu__follow_poll(f, false, &ev, &e), MFU_E_PARSE);
+    h.fail = MFU_OK;
+    sleep_s(o.retry_s + 0.05);
+    ev = poll_ok(f, false);
+    assert_false(ev.read);
+    assert_int_equal(rows(f), 30);
+    append_steps(path, 33, 33);
+    ev = poll_ok(f, false);
+    assert_true(ev.fresh);
+    assert_int_equal(rows(f), 33);
+    mfu__follow_free(f);
+
+    /* a path that cannot be opened (a directory) is tried again with a wait that doubles:
+     * over 1.6 s from a 0.05 s wait, tries at about 0.05, 0.15, 0.35, 0.75 and 1.55 s (a fixed
+     * wait would make 32) */
+    o.retry_s = 0.05;
+    o.feed = NULL;
+    f = new_follower(dir, &o);
+    int tries = 0, polls = 0;
+    double t0 = mono_now();
+    while (mono_now() - t0 < 1.6) {
+        memset(&e, 0, sizeof e);
+        mfu_status st = mfu__follow_poll(f, false, &ev, &e);
+        assert_true(st == MFU_OK || st == MFU_E_IO);
+        tries += st == MFU_E_IO;
+        polls++;
+        sleep_s(0.002);
+    }
+    assert_true(tries >= 3);
+    assert_true(tries <= 8);
+    assert_true(polls > 2 * tries);
+    mfu__follow_free(f);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -470,6 +581,7 @@ int main(void)
         cmocka_unit_test(preview_while_detecting),
         cmocka_unit_test(hooks_are_called),
         cmocka_unit_test(errors_name_the_file),
+        cmocka_unit_test(retried_after_a_failure),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
