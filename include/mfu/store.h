@@ -131,12 +131,14 @@ MFU_API mfu_status mfu_store_append_steps(mfu_store *s, int64_t id, const mfu_st
 
 /* Read run id back into a new mfu_run (*out; free with mfu_run_free). Values round-trip
  * exactly (NULL <-> NaN), per-rank observations included (mfu_run_rank_obs_append, in their
- * stored order). The rows are appended with mfu_run_append(), so rows written by
- * mfu_store_append_steps() whose step numbers repeat within MFU_RUN_DEDUP_WINDOW merge as they
- * would in any run (a stored observation goes to the row its row merged into); a run that was
- * stored whole comes back row for row. As in any run, a double column that no row fills has no
- * array (mfu_run_column() is NULL; mfu_run_get() gives NaN). *out is NULL on failure. Errors:
- * MFU_E_INVALID (no run id), MFU_E_LIMIT (more than MFU_RUN_MAX_STEPS rows), MFU_E_IO, MFU_E_NOMEM.
+ * stored order). The rows are taken by mfu_run_append()'s rule: stored chunks whose step
+ * numbers rise are read as whole columns, other rows one by one through mfu_run_append(), so
+ * rows written by mfu_store_append_steps() whose step numbers repeat within
+ * MFU_RUN_DEDUP_WINDOW merge as they would in any run (a stored observation goes to the row its
+ * row merged into); a run that was stored whole comes back row for row. As in any run, a double
+ * column that no row fills has no array (mfu_run_column() is NULL; mfu_run_get() gives NaN). *out
+ * is NULL on failure. Errors: MFU_E_INVALID (no run id), MFU_E_LIMIT (more than MFU_RUN_MAX_STEPS
+ * rows), MFU_E_IO, MFU_E_NOMEM.
  */
 MFU_API mfu_status mfu_store_get_run(mfu_store *s, int64_t id, mfu_run **out, mfu_error *err);
 
