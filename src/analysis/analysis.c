@@ -793,14 +793,11 @@ mfu_status mfu__analyze_cols(mfu__analysis_cols *in, const mfu_series *ranks,
         a->in[c] = in->col[c] ? in->col[c] : a->nan;
     a->nkonst = 0;
     for (int c = 0; ok && n && c < MFU_SC_COUNT_; c++) {
-        int q = 0;
-        while (q < a->nkonst && a->konst[q].p != in->col[c])
-            q++;
-        if (in->col[c] && in->whole[c] && in->col[c] != a->nan && q == a->nkonst) {
-            a->konst[q].p = in->col[c];
-            a->konst[q].v = in->col[c][0];
-            a->nkonst++;
-        }
+        const double *p = in->col[c];
+        if (!p || !in->whole[c] || p == a->nan || mfu__view_of(a, p).m == 0)
+            continue; /* not one value, or listed already */
+        a->konst[a->nkonst].p = p;
+        a->konst[a->nkonst++].v = p[0];
     }
     ok = ok && a->flags && a->dtype && a->recompute && finish(a, in->hint, ranks);
     if (!ok) {

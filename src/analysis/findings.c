@@ -161,11 +161,11 @@ static bool detect_stall(mfu_analysis *a, scratch *s)
         for (size_t i = g->first, j = 0; i <= g->last; i++) {
             if (!a->steady[i])
                 continue;
-            double xj = s->x[j++];
-            total += mfu__t(a, i);
+            double xj = s->x[j++], t = mfu__t(a, i);
+            total += t;
             if (xj - base > thr) {
-                lost += mfu__t(a, i) - bt;
-                excess[nslow] = mfu__t(a, i) / bt - 1;
+                lost += t - bt;
+                excess[nslow] = t / bt - 1;
                 slow[nslow++] = a->step[i];
             }
         }

@@ -122,17 +122,12 @@ void mfu__work_free(mfu_analysis *a);
 /* The view of column col of a (above); from derive on (a->nan1 set). */
 static inline mfu__view mfu__view_of(const mfu_analysis *a, const double *col)
 {
-    mfu__view v = {col, SIZE_MAX};
-    if (col == a->nan) {
-        v.p = &a->nan1;
-        v.m = 0;
-    }
+    if (col == a->nan)
+        return (mfu__view){&a->nan1, 0};
     for (int q = 0; q < a->nkonst; q++)
-        if (col == a->konst[q].p) {
-            v.p = &a->konst[q].v;
-            v.m = 0;
-        }
-    return v;
+        if (col == a->konst[q].p)
+            return (mfu__view){&a->konst[q].v, 0};
+    return (mfu__view){col, SIZE_MAX};
 }
 #define MFU__AT(v, i) ((v).p[(i) & (v).m])
 

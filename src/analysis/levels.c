@@ -265,11 +265,12 @@ bool mfu__level_of(const mfu_analysis *a, const size_t *idx, size_t m,
     double T = 0, K = 0, UF = 0, TC = 0;
     for (size_t j = 0; j < m; j++) {
         size_t i = idx[j];
-        T += mfu__t(a, i);
+        double t = mfu__t(a, i);
+        T += t;
         K += MFU__AT(a->kv, i);
         if (mf) {
             UF += MFU__AT(a->uv, i) * MFU__AT(a->fv, i);
-            TC += mfu__t(a, i) * MFU__AT(a->cv, i);
+            TC += t * MFU__AT(a->cv, i);
         }
     }
     out->total_time_s = T;

@@ -43,7 +43,6 @@
 
 #include "mfu/report.h"
 #include "mfu/run.h"
-#include "util/pages.h"
 #include "util/util.h"
 
 /* ---- framework profiles (stacks.c) ------------------------------------------------------- */
@@ -286,11 +285,11 @@ void mfu__figures_row(mfu__fctx *f, const mfu_step *s, const mfu_step *prev, siz
  * shares its rows: v[k] is the earlier column's array and same[k] is that column's number + 1
  * (0: its own rows), until a row or a write makes them differ. A column whose first block is
  * one value in every row (tokens per step, devices, peak; at 10M rows 80 MB each) and the NaN
- * column are mapped (mfu__const_map) where the column is long. With lend set (a report whose
- * run is freed next: mfu__report_compute_consume), a column equal bit for bit, row for row, to
- * one of the run's double columns (the printed step time, tokens/s and loss are) is the run's
- * array itself, lent[k] its column number + 1, until a row makes them differ; the run must not
- * change or go while any is lent, and mfu__fcols_adopt makes them c's own. Readers index every
+ * column are mapped (mfu__const_map, util/pages.h) where the column is long. With lend set
+ * (a report whose run is freed next: mfu__report_compute_consume), a column equal bit for bit, row
+ * for row, to one of the run's double columns (the printed step time, tokens/s and loss are) is the
+ * run's array itself, lent[k] its column number + 1, until a row makes them differ; the run must
+ * not change or go while any is lent, and mfu__fcols_adopt makes them c's own. Readers index every
  * column alike (v[k][i], i < n) and never write; only rows.c and implied.c write, through
  * mfu__fcols_put and mfu__fcols_own. An 8-field log has about 11 of the 29. */
 typedef struct mfu__fcols {
@@ -308,8 +307,6 @@ typedef struct mfu__fcols {
     int8_t *recompute, *dtype;
     uint8_t *tps_source, *tok_source, *flags;
 } mfu__fcols;
-
-/* mfu__const_map (a column of one value, mapped): util/pages.h. */
 
 /* Compute rows [first, mfu_run_count(run)) of c (rows before first are kept): the per-row
  * figures, the framework's printed MFU replayed as it would print it (an EMA), the log's own

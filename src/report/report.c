@@ -221,12 +221,12 @@ static void log_notes(mfu_report *r, const run_facts *f, const mfu__stack *prof)
                          skipped, skipped == 1 ? "" : "s", skipped == 1 ? "s" : "");
 }
 
-/* mfu_report_compute; drop (NULL, or run itself): the run's columns are freed once the report
- * has read them, before the analysis (mfu__report_compute_consume). */
 /* The run's columns the report never reads (the figures' rule, the notes, the analysis, the
  * outputs): training state it has no figure for. */
 static const mfu_column unread[] = {MFU_COL_LR, MFU_COL_GRAD_NORM, MFU_COL_MEMORY_BYTES};
 
+/* mfu_report_compute; drop (NULL, or run itself): the run's columns are freed once the report
+ * has read them, before the analysis (mfu__report_compute_consume). */
 static mfu_status compute(const mfu_run *run, mfu_run *drop, const mfu_report_input *in_,
                           mfu_report **out, mfu_error *err)
 {

@@ -218,7 +218,6 @@ mfu_status mfu_run_set_max_steps(mfu_run *run, size_t max_steps, mfu_error *err)
  * half the CPU time of a JSON-lines ingest); only the pages the rows write cost memory. Below
  * it, a block is malloc's: freed, glibc keeps it for the next run of the process (a monitor's
  * record of 200k steps took 10 ns longer a record with a fresh mapping for each run). */
-#define HUGE_PAGE ((size_t)2 << 20)
 #define HUGE_MIN ((size_t)3 << 19)
 #define RESERVE_MIN ((size_t)8 << 20)
 
@@ -255,8 +254,8 @@ static bool grow_one(void **p, size_t *len, size_t keep, size_t ncap, size_t sz,
         return true;
     }
     if (!plain && bytes >= HUGE_MIN) { /* 2 MiB-aligned, whole 2 MiB, the rows copied */
-        size_t whole = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-        void *q = aligned_alloc(HUGE_PAGE, whole);
+        size_t whole = (bytes + MFU__HUGE_PAGE - 1) / MFU__HUGE_PAGE * MFU__HUGE_PAGE;
+        void *q = aligned_alloc(MFU__HUGE_PAGE, whole);
         if (!q)
             return false;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

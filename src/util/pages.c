@@ -23,25 +23,23 @@
 
 #include "util/pages.h"
 
-#define HUGE ((size_t)2 << 20)
-
 void *mfu__pages_reserve(size_t bytes, size_t *len)
 {
     *len = 0;
 #if defined(__linux__) && defined(MAP_NORESERVE)
-    if (bytes == 0 || bytes > SIZE_MAX / 2 - 2 * HUGE)
+    if (bytes == 0 || bytes > SIZE_MAX / 2 - 2 * MFU__HUGE_PAGE)
         return NULL;
-    size_t want = (bytes + HUGE - 1) / HUGE * HUGE;
+    size_t want = (bytes + MFU__HUGE_PAGE - 1) / MFU__HUGE_PAGE * MFU__HUGE_PAGE;
     /* one 2 MiB more, so that an aligned range of `want` lies inside; the ends are given back */
-    char *raw = mmap(NULL, want + HUGE, PROT_READ | PROT_WRITE,
+    char *raw = mmap(NULL, want + MFU__HUGE_PAGE, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED)
         return NULL;
-    char *p = (char *)(((uintptr_t)raw + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+    char *p = (char *)(((uintptr_t)raw + MFU__HUGE_PAGE - 1) & ~(uintptr_t)(MFU__HUGE_PAGE - 1));
     if (p > raw)
         munmap(raw, (size_t)(p - raw));
-    if (raw + want + HUGE > p + want)
-        munmap(p + want, (size_t)(raw + want + HUGE - (p + want)));
+    if (raw + want + MFU__HUGE_PAGE > p + want)
+        munmap(p + want, (size_t)(raw + want + MFU__HUGE_PAGE - (p + want)));
 #if defined(MADV_HUGEPAGE)
     (void)madvise(p, want, MADV_HUGEPAGE); /* a hint: without it the pages are small */
 #endif

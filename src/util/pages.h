@@ -13,6 +13,10 @@
 
 #include <stddef.h>
 
+/* The size of a transparent huge page (x86-64, arm64 with 4 KiB pages): the alignment and the
+ * unit of the reservations, and of the run's 2 MiB-aligned blocks (run.c). */
+#define MFU__HUGE_PAGE ((size_t)2 << 20)
+
 /* Reserve a zeroed, 2 MiB-aligned mapping of at least `bytes` (rounded up to 2 MiB), marked for
  * transparent huge pages. *len gets its length, for mfu__pages_free. NULL (and *len 0) when
  * bytes is 0, when the platform has no such mappings (not Linux) or when the kernel refuses:

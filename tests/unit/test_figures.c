@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "figures/figures.h"
+#include "util/pages.h"
 #include "flops_test.h"
 
 #define REL(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (tol)*fabs((double)(b)))

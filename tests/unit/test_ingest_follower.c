@@ -16,6 +16,7 @@
 
 #include "ingest/follow.h"
 #include "ingest_test.h"
+#include "util/util.h"
 
 static char dir[256];
 
@@ -467,13 +468,6 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A read that failed on the file (an NFS server gone for a while) is tried again without the
  * file changing, after opts.retry_s and then a wait that doubles; a failure of the content is
  * not (it waits for the file to change). */
@@ -498,12 +492,12 @@ static void retried_after_a_failure(void **state)
     mfu__follow_event ev;
     mfu_error e;
     memset(&e, 0, sizeof e);
-    double failed_at = mono_now();
+    double failed_at = mfu__now();
     assert_int_equal(mfu__follow_poll(f, false, &ev, &e), MFU_E_IO);
     assert_non_null(strstr(e.message, "injected"));
     h.fail = MFU_OK;
     ev = poll_ok(f, false);
-    if (mono_now() - failed_at < o.retry_s) /* before the wait: nothing read */
+    if (mfu__now() - failed_at < o.retry_s) /* before the wait: nothing read */
         assert_false(ev.read);
     sleep_s(o.retry_s + 0.05);
     ev = poll_ok(f, false);
@@ -538,8 +532,8 @@ static void retried_after_a_failure(void **state)
     o.feed = NULL;
     f = new_follower(dir, &o);
     int tries = 0, polls = 0;
-    double t0 = mono_now();
-    while (mono_now() - t0 < 1.6) {
+    double t0 = mfu__now();
+    while (mfu__now() - t0 < 1.6) {
         memset(&e, 0, sizeof e);
         mfu_status st = mfu__follow_poll(f, false, &ev, &e);
         assert_true(st == MFU_OK || st == MFU_E_IO);
